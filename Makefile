@@ -1,0 +1,78 @@
+# sextant build. One binary (./sextant), one static library (build/libsextant.a) shared by the
+# binary, the tests and the benchmarks. Sources are found by wildcard, so adding a module needs no edit here.
+# Only micro-kernel files (*_avx512.c, *_avx2.c, *_bf16.c) get ISA flags; everything else is portable.
+
+CC      ?= gcc
+# CFLAGS / LDFLAGS are the user's knobs (optimisation, sanitizers); the project's own flags are separate so
+# that `make CFLAGS=...` cannot drop them.
+CFLAGS  ?= -O3 -g
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -fopenmp -Isrc -MMD -MP
+LDLIBS  += -lgsl -lgslcblas -ljansson -lutf8proc -lz -lm
+BASE_LDFLAGS := -fopenmp
+BUILD   ?= build
+SEXTANT ?= sextant
+
+ISA_avx512 = -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mavx2
+ISA_bf16   = $(ISA_avx512) -mavx512bf16
+ISA_avx2   = -mavx2 -mfma
+
+LIB_SRC  := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all test test-only check bench demo fuzz clean setup
+all: $(SEXTANT)
+
+setup:
+	@scripts/setup
+
+$(BUILD)/%_avx512.o: %_avx512.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx512) -c $< -o $@
+$(BUILD)/%_bf16.o: %_bf16.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_bf16) -c $< -o $@
+$(BUILD)/%_avx2.o: %_avx2.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx2) -c $< -o $@
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libsextant.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SEXTANT): $(BUILD)/src/cli/main.o $(BUILD)/libsextant.a
+	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/support/testlib.o $(BUILD)/libsextant.a
+	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libsextant.a
+	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS)
+
+# make test: install what is missing, build, run every test binary and the shell tests.
+test: setup
+	@$(MAKE) --no-print-directory test-only
+
+# make check: the same suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build dir.
+check: setup
+	@$(MAKE) --no-print-directory BUILD=build-san \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" SEXTANT=build-san/sextant test-only
+test-only: $(SEXTANT) $(TEST_BIN)
+	@SEXTANT=$(abspath $(SEXTANT)) tests/run-all $(BUILD) $(TEST_BIN)
+
+bench: setup $(SEXTANT) $(BENCH_BIN)
+	@bench/run-all $(BUILD)
+
+demo: setup $(SEXTANT)
+	@scripts/demo
+
+clean:
+	rm -rf build build-san sextant
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

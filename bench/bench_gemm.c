@@ -1,0 +1,185 @@
+// bench_gemm: GFLOP/s of gemm() at the model's shapes and on squares, fp32 and bf16, against OpenBLAS
+// sgemm measured in the same run, and as a fraction of the FMA peak measured here with 16 independent zmm
+// accumulators per thread. OpenBLAS (Debian libopenblas0-openmp) is loaded with dlopen after clearing
+// OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, so it picks its AVX-512 kernels (see /work/shared/BENCH.md) and
+// no link flags are needed; without it the baseline columns read n/a.
+// Usage: bench_gemm [reps-seconds]   (threads: OMP_NUM_THREADS, default all cores)
+#include <dlfcn.h>
+#include <immintrin.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/rng.h"
+#include "kernels/gemm.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+// ---- peak -------------------------------------------------------------------------------------------
+
+enum { PEAK_ITERS = 20000000 };
+
+__attribute__((target("avx512f"), noinline)) static float fma_loop(float x) {
+    __m512 a[16], m = _mm512_set1_ps(1.0f - 1e-7f), s = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 16; i++) a[i] = _mm512_set1_ps(x + i);
+    for (long it = 0; it < PEAK_ITERS; it++)
+        for (int i = 0; i < 16; i++) a[i] = _mm512_fmadd_ps(a[i], m, s);
+    for (int i = 1; i < 16; i++) a[0] = _mm512_add_ps(a[0], a[i]);
+    return _mm512_reduce_add_ps(a[0]);
+}
+
+__attribute__((target("avx512f,avx512bf16"), noinline)) static float dpbf16_loop(float x) {
+    __m512 a[16];
+    __m512bh m = (__m512bh)_mm512_set1_epi32(0x3f803f80); // (1, 1) in bf16
+    for (int i = 0; i < 16; i++) a[i] = _mm512_set1_ps(x + i);
+    for (long it = 0; it < PEAK_ITERS; it++)
+        for (int i = 0; i < 16; i++) a[i] = _mm512_dpbf16_ps(a[i], m, m);
+    for (int i = 1; i < 16; i++) a[0] = _mm512_add_ps(a[0], a[i]);
+    return _mm512_reduce_add_ps(a[0]);
+}
+
+// GFLOP/s of all threads together, each running its own loop: 16 vectors x 16 lanes x 2 flops
+// (x2 again for the pair products of vdpbf16ps).
+static double measure_peak(bool bf16) {
+    double t0 = now(), sink = 0;
+#pragma omp parallel reduction(+ : sink)
+    sink += bf16 ? dpbf16_loop((float)omp_get_thread_num()) : fma_loop((float)omp_get_thread_num());
+    double dt = now() - t0;
+    if (sink == 42.0) puts("");
+    return omp_get_max_threads() * (double)PEAK_ITERS * 16 * 16 * 2 * (bf16 ? 2 : 1) / dt * 1e-9;
+}
+
+// ---- OpenBLAS ---------------------------------------------------------------------------------------
+
+typedef void (*sgemm_fn)(int order, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                         const float *B, int ldb, float beta, float *C, int ldc);
+static sgemm_fn g_sgemm;
+
+static void load_openblas(void) {
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("OPENBLAS_L2_SIZE");
+    const char *libs[] = {"/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0", "libopenblas.so.0"};
+    for (size_t i = 0; i < 2 && !g_sgemm; i++) {
+        void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) continue;
+        g_sgemm = (sgemm_fn)dlsym(h, "cblas_sgemm");
+        const char *(*cfg)(void) = (const char *(*)(void))dlsym(h, "openblas_get_config");
+        char *(*core)(void) = (char *(*)(void))dlsym(h, "openblas_get_corename");
+        if (g_sgemm) printf("# OpenBLAS: %s (%s, core %s)\n", libs[i], cfg ? cfg() : "?", core ? core() : "?");
+    }
+    if (!g_sgemm) printf("# OpenBLAS not found: baseline columns n/a\n");
+}
+
+// ---- cases ------------------------------------------------------------------------------------------
+
+typedef struct {
+    const char *name;
+    bool ta, tb, acc;
+    size_t M, N, K;
+} bench_case;
+
+typedef struct {
+    const bench_case *c;
+    const float *A, *B;
+    float *C;
+    int who; // 0 ours, 1 OpenBLAS
+} run_args;
+
+static void run_once(const run_args *r) {
+    const bench_case *c = r->c;
+    size_t lda = c->ta ? c->M : c->K, ldb = c->tb ? c->K : c->N;
+    if (r->who == 0) {
+        gemm(c->ta, c->tb, c->M, c->N, c->K, r->A, lda, r->B, ldb, r->C, c->N, c->acc);
+    } else {
+        g_sgemm(101, c->ta ? 112 : 111, c->tb ? 112 : 111, (int)c->M, (int)c->N, (int)c->K, 1.0f, r->A, (int)lda,
+                r->B, (int)ldb, c->acc ? 1.0f : 0.0f, r->C, (int)c->N);
+    }
+}
+
+// Median GFLOP/s over repetitions filling about `seconds` (at least 5, after one warm-up call).
+static double gflops(const run_args *r, double seconds) {
+    const bench_case *c = r->c;
+    double flop = 2.0 * c->M * c->N * c->K, t[64];
+    run_once(r);
+    double t0 = now();
+    run_once(r);
+    double one = now() - t0;
+    int n = (int)(seconds / (one + 1e-9));
+    n = n < 5 ? 5 : n > 64 ? 64 : n;
+    for (int i = 0; i < n; i++) {
+        double s = now();
+        run_once(r);
+        t[i] = now() - s;
+    }
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
+            double x = t[k];
+            t[k] = t[k - 1], t[k - 1] = x;
+        }
+    return flop / t[n / 2] * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    double seconds = argc > 1 ? atof(argv[1]) : 0.3;
+    load_openblas();
+    int nt = omp_get_max_threads();
+    double peak = measure_peak(false);
+    double peak_bf = __builtin_cpu_supports("avx512bf16") ? measure_peak(true) : 0;
+    printf("# threads %d, gemm path %s, measured peak fp32 %.0f GFLOP/s, bf16 %.0f GFLOP/s\n", nt,
+           gemm_path_name(), peak, peak_bf);
+    // d6: M = B*T = 2048 tokens, C = 384, F = 4C = 1536, V = 8192.
+    const bench_case cases[] = {
+        {"x·Wᵀ qkv  2048x1152x384", false, true, false, 2048, 1152, 384},
+        {"x·Wᵀ fc   2048x1536x384", false, true, false, 2048, 1536, 384},
+        {"x·Wᵀ proj 2048x384x1536", false, true, false, 2048, 384, 1536},
+        {"x·Wᵀ head 2048x8192x384", false, true, false, 2048, 8192, 384},
+        {"dy·W fc   2048x384x1536", false, false, false, 2048, 384, 1536},
+        {"dy·W proj 2048x1536x384", false, false, false, 2048, 1536, 384},
+        {"dy·W head 2048x384x8192", false, false, false, 2048, 384, 8192},
+        {"dyᵀ·x fc  1536x384x2048", true, false, true, 1536, 384, 2048},
+        {"dyᵀ·x proj 384x1536x2048", true, false, true, 384, 1536, 2048},
+        {"dyᵀ·x head 8192x384x2048", true, false, true, 8192, 384, 2048},
+        {"square 512", false, false, false, 512, 512, 512},
+        {"square 1024", false, false, false, 1024, 1024, 1024},
+        {"square 2048", false, false, false, 2048, 2048, 2048},
+        {"tile 64x64x64", false, true, false, 64, 64, 64},
+    };
+    printf("%-26s %9s %9s %9s %7s %7s %7s\n", "case (MxNxK)", "fp32", "bf16", "OpenBLAS", "ratio", "%peak",
+           "bf%peak");
+    rng_state rng;
+    rng_seed(&rng, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bench_case *c = &cases[i];
+        float *A = malloc(c->M * c->K * sizeof *A), *B = malloc(c->K * c->N * sizeof *B),
+              *C = calloc(c->M * c->N, sizeof *C);
+        rng_fill_uniform(&rng, A, c->M * c->K, -1, 1);
+        rng_fill_uniform(&rng, B, c->K * c->N, -1, 1);
+        run_args r = {c, A, B, C, 0};
+        gemm_set_precision(GEMM_FP32);
+        double ours = gflops(&r, seconds);
+        gemm_set_precision(GEMM_BF16);
+        double ours_bf = gflops(&r, seconds);
+        gemm_set_precision(GEMM_FP32);
+        double blas = 0;
+        if (g_sgemm) {
+            r.who = 1;
+            blas = gflops(&r, seconds);
+        }
+        printf("%-26s %9.1f %9.1f ", c->name, ours, ours_bf);
+        if (g_sgemm)
+            printf("%9.1f %6.2fx", blas, ours / blas);
+        else
+            printf("%9s %7s", "n/a", "n/a");
+        printf(" %6.1f%% %6.1f%%\n", 100 * ours / peak, peak_bf > 0 ? 100 * ours_bf / peak_bf : 0.0);
+        fflush(stdout);
+        free(A), free(B), free(C);
+    }
+    return 0;
+}

@@ -1,0 +1,254 @@
+// cmd_tokenize: `sextant tokenize train|encode|decode|shard`, the command-line edge of the tokenizer
+// (src/tok) and the shard writer (src/data/shard). Reads files or stdin, prints one-line errors.
+// Not responsible for any tokenization logic.
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "data/shard.h"
+#include "tok/bpe_train.h"
+#include "tok/corpus.h"
+#include "tok/vocab_io.h"
+
+#define MAX_INPUTS 64
+#define NFLAGS(a) (sizeof(a) / sizeof *(a))
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int fail(sx_status st) { return cli_report("tokenize", st); }
+
+// Reads a file ("-" or NULL: stdin) into out (overwritten).
+static sx_status read_input(const char *path, tok_bytes *out) {
+    if (path && strcmp(path, "-")) return vocab_read_file(path, out);
+    out->n = 0;
+    uint8_t buf[1 << 16];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, stdin)) > 0) {
+        sx_status st = tok_bytes_append(out, buf, got);
+        if (st) return st;
+    }
+    return ferror(stdin) ? sx_fail(SX_ERR_IO, "cannot read standard input") : SX_OK;
+}
+
+static sx_status write_output(const char *path, const void *data, size_t n) {
+    FILE *f = (path && *path && strcmp(path, "-")) ? fopen(path, "wb") : stdout;
+    if (!f) return sx_fail(SX_ERR_IO, "cannot create %s", path);
+    int bad = fwrite(data, 1, n, f) != n;
+    bad |= (f == stdout ? fflush(f) : fclose(f)) != 0;
+    return bad ? sx_fail(SX_ERR_IO, "cannot write %s", f == stdout ? "standard output" : path) : SX_OK;
+}
+
+static int usage_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int *npos,
+                          const char *synopsis, const char *about) {
+    bool help;
+    sx_status st = flags_parse(defs, n, argc, argv, pos, MAX_INPUTS, npos, &help);
+    if (help) { flags_usage(stdout, synopsis, about, defs, n); return 0; }
+    if (st) { fail(st); flags_usage(stderr, synopsis, about, defs, n); return 2; }
+    return -1;
+}
+
+static int do_train(int argc, char **argv) {
+    const char *out = NULL, *pretok = NULL, *name = NULL;
+    long vocab_size = 0;
+    flag_def defs[] = {
+        { "out", FLAG_STR, &out, "vocab.sxv", "vocabulary file to write" },
+        { "vocab-size", FLAG_INT, &vocab_size, "8192", "tokens: 256 bytes + merges + <|endoftext|>" },
+        { "pretok", FLAG_STR, &pretok, "gpt2", "pre-tokenizer: gpt2, cl100k or o200k" },
+        { "name", FLAG_STR, &name, "", "vocabulary name (default sextant-bpe-SIZE)" },
+    };
+    const char *pos[MAX_INPUTS];
+    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize train [flags] CORPUS...",
+                                  "Learns a byte-level BPE vocabulary from corpus files (documents separated by "
+                                  "<|endoftext|> lines; - for stdin).");
+    if (rc >= 0) return rc;
+    int kind = pretok_from_name(pretok);
+    if (kind < 0) return fail(sx_fail(SX_ERR_ARG, "--pretok %s: use gpt2, cl100k or o200k", pretok));
+    if (npos == 0) pos[npos++] = "-";
+    char def_name[64];
+    snprintf(def_name, sizeof def_name, "sextant-bpe-%ld", vocab_size);
+    double t0 = now_s();
+    bpe_trainer *tr = NULL;
+    bpe_vocab *v = NULL;
+    tok_bytes text = {0};
+    uint64_t bytes = 0;
+    sx_status st = bpe_trainer_create(&tr, (pretok_kind)kind);
+    for (int i = 0; i < npos && !st; i++) {
+        if ((st = read_input(pos[i], &text))) break;
+        bytes += text.n;
+        size_t p = 0, len;
+        const uint8_t *doc;
+        while (!st && corpus_next_doc(text.data, text.n, &p, &doc, &len)) st = bpe_trainer_add_text(tr, doc, len);
+    }
+    tok_bytes_free(&text);
+    double t1 = now_s();
+    size_t uniq = 0, merges = 0;
+    uint64_t words = 0;
+    if (!st) {
+        bpe_trainer_stats(tr, &uniq, &words);
+        st = bpe_trainer_run(tr, vocab_size < 0 ? 0 : (size_t)vocab_size, *name ? name : def_name, &v, NULL, &merges);
+    }
+    if (!st) st = vocab_save_sx(v, out);
+    double t2 = now_s();
+    if (!st)
+        fprintf(stderr, "trained %s: %zu merges from %.1f MB (%llu words, %zu unique); counting %.2f s, merging "
+                "%.2f s, total %.2f s\n", out, merges, bytes / 1e6, (unsigned long long)words, uniq, t1 - t0,
+                t2 - t1, t2 - t0);
+    bpe_trainer_free(tr);
+    bpe_vocab_free(v);
+    return st ? fail(st) : 0;
+}
+
+static sx_status load_vocab(const char *spec, bpe_vocab **v) {
+    if (!spec || !*spec) return sx_fail(SX_ERR_ARG, "--vocab is required (a .sxv file, a GPT-2 directory or a "
+                                        ".tiktoken file; scripts/fetch-data puts them in data/vocab)");
+    return vocab_load(spec, v);
+}
+
+static int do_encode(int argc, char **argv) {
+    const char *vocab = NULL, *out = NULL;
+    bool special = false, stats = false;
+    flag_def defs[] = {
+        { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
+        { "out", FLAG_STR, &out, "-", "where to write the ids (one line, space-separated)" },
+        { "special", FLAG_BOOL, &special, NULL, "turn special-token strings such as <|endoftext|> into their ids" },
+        { "stats", FLAG_BOOL, &stats, NULL, "print bytes, tokens and encoding speed to stderr" },
+    };
+    const char *pos[MAX_INPUTS];
+    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize encode --vocab V [FILE]",
+                                  "Encodes a file (or stdin) to token ids.");
+    if (rc >= 0) return rc;
+    bpe_vocab *v = NULL;
+    tok_bytes text = {0}, txt = {0};
+    tok_ids ids = {0};
+    sx_status st = npos > 1 ? sx_fail(SX_ERR_ARG, "encode takes one input file") : load_vocab(vocab, &v);
+    if (!st) st = read_input(npos ? pos[0] : NULL, &text);
+    double t0 = now_s();
+    if (!st) st = bpe_encode(v, text.data, text.n, special, &ids);
+    double dt = now_s() - t0;
+    for (size_t i = 0; i < ids.n && !st; i++) {
+        char num[16];
+        int len = snprintf(num, sizeof num, i + 1 < ids.n ? "%u " : "%u", ids.ids[i]);
+        st = tok_bytes_append(&txt, num, (size_t)len);
+    }
+    if (!st) st = tok_bytes_append(&txt, "\n", 1);
+    if (!st) st = write_output(out, txt.data, txt.n);
+    if (!st && stats)
+        fprintf(stderr, "encoded %zu bytes into %zu tokens in %.3f s: %.2f MB/s\n", text.n, ids.n, dt,
+                text.n / 1e6 / (dt > 0 ? dt : 1e-9));
+    bpe_vocab_free(v);
+    tok_bytes_free(&text);
+    tok_bytes_free(&txt);
+    tok_ids_free(&ids);
+    return st ? fail(st) : 0;
+}
+
+static int do_decode(int argc, char **argv) {
+    const char *vocab = NULL, *out = NULL;
+    flag_def defs[] = {
+        { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
+        { "out", FLAG_STR, &out, "-", "where to write the bytes" },
+    };
+    const char *pos[MAX_INPUTS];
+    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize decode --vocab V [FILE]",
+                                  "Decodes token ids (decimal, separated by spaces, commas or newlines) to bytes.");
+    if (rc >= 0) return rc;
+    bpe_vocab *v = NULL;
+    tok_bytes text = {0}, bytes = {0};
+    tok_ids ids = {0};
+    sx_status st = npos > 1 ? sx_fail(SX_ERR_ARG, "decode takes one input file") : load_vocab(vocab, &v);
+    if (!st) st = read_input(npos ? pos[0] : NULL, &text);
+    if (!st) st = tok_bytes_append(&text, "", 1);
+    for (char *p = (char *)text.data; !st && p && *p;) {
+        while (*p == ' ' || *p == ',' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '[' || *p == ']') p++;
+        if (!*p) break;
+        char *end;
+        unsigned long id = strtoul(p, &end, 10);
+        if (end == p || id > UINT32_MAX) st = sx_fail(SX_ERR_ARG, "not a token id: '%.20s'", p);
+        else st = tok_ids_push(&ids, (uint32_t)id);
+        p = end;
+    }
+    if (!st) st = bpe_decode(v, ids.ids, ids.n, &bytes);
+    if (!st) st = write_output(out, bytes.data, bytes.n);
+    bpe_vocab_free(v);
+    tok_bytes_free(&text);
+    tok_bytes_free(&bytes);
+    tok_ids_free(&ids);
+    return st ? fail(st) : 0;
+}
+
+static int do_shard(int argc, char **argv) {
+    const char *vocab = NULL, *out = NULL;
+    flag_def defs[] = {
+        { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
+        { "out", FLAG_STR, &out, NULL, "shard file to write" },
+    };
+    const char *pos[MAX_INPUTS];
+    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize shard --vocab V --out SHARD CORPUS...",
+                                  "Tokenizes corpus files into a token shard; every document is preceded by "
+                                  "<|endoftext|>.");
+    if (rc >= 0) return rc;
+    bpe_vocab *v = NULL;
+    tok_bytes text = {0};
+    tok_ids ids = {0};
+    shard_writer w;
+    int open = 0;
+    uint64_t bytes = 0;
+    double t0 = now_s();
+    sx_status st = (!out || !*out) ? sx_fail(SX_ERR_ARG, "--out is required") : load_vocab(vocab, &v);
+    if (!st && v->eot == TOK_NONE) st = sx_fail(SX_ERR_ARG, "vocabulary %s has no <|endoftext|> token", v->name);
+    if (!st) st = shard_writer_open(&w, out, (uint32_t)v->n_ids, v->eot, v->hash);
+    open = !st;
+    if (npos == 0) pos[npos++] = "-";
+    for (int i = 0; i < npos && !st; i++) {
+        if ((st = read_input(pos[i], &text))) break;
+        bytes += text.n;
+        size_t p = 0, len;
+        const uint8_t *doc;
+        while (!st && corpus_next_doc(text.data, text.n, &p, &doc, &len)) {
+            ids.n = 0;
+            st = tok_ids_push(&ids, v->eot);
+            if (!st) st = bpe_encode(v, doc, len, false, &ids);
+            if (!st) st = shard_writer_append(&w, ids.ids, ids.n);
+        }
+    }
+    if (open) {
+        if (st) shard_writer_abort(&w);
+        else st = shard_writer_close(&w);
+    }
+    double dt = now_s() - t0;
+    if (!st)
+        fprintf(stderr, "wrote %s: %llu documents, %llu tokens (%u-bit) from %.1f MB in %.2f s, vocab %s (%zu ids)\n",
+                out, (unsigned long long)w.h.n_docs, (unsigned long long)w.h.n_tokens, w.h.token_bytes * 8,
+                bytes / 1e6, dt, v->name, v->n_ids);
+    bpe_vocab_free(v);
+    tok_bytes_free(&text);
+    tok_ids_free(&ids);
+    return st ? fail(st) : 0;
+}
+
+// argv[0] may be "tokenize" (skipped); then ACTION and its arguments.
+int cmd_tokenize(int argc, char **argv) {
+    if (argc > 0 && !strcmp(argv[0], "tokenize")) { argc--; argv++; }
+    static const char usage[] =
+        "usage: sextant tokenize ACTION [flags]   (ACTION --help for its flags)\n"
+        "  train    learn a byte-level BPE vocabulary from corpus files\n"
+        "  encode   text -> token ids\n"
+        "  decode   token ids -> text\n"
+        "  shard    corpus files -> token shard for training\n";
+    if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+        fputs(usage, argc < 1 ? stderr : stdout);
+        return argc < 1 ? 2 : 0;
+    }
+    const char *action = argv[0];
+    if (!strcmp(action, "train")) return do_train(argc - 1, argv + 1);
+    if (!strcmp(action, "encode")) return do_encode(argc - 1, argv + 1);
+    if (!strcmp(action, "decode")) return do_decode(argc - 1, argv + 1);
+    if (!strcmp(action, "shard")) return do_shard(argc - 1, argv + 1);
+    fprintf(stderr, "sextant tokenize: unknown action '%s'\n%s", action, usage);
+    return 2;
+}

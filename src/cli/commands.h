@@ -1,0 +1,14 @@
+// commands: the subcommands of the sextant binary. Each takes the arguments after its name and returns
+// the process exit code (0 ok, 1 runtime error, 2 usage error); each prints its own --help.
+#ifndef SEXTANT_COMMANDS_H
+#define SEXTANT_COMMANDS_H
+
+int cmd_train(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+
+// Prints "sextant <cmd>: <message>" for a failed status and returns the exit code for it.
+#include "core/status.h"
+int cli_report(const char *cmd, sx_status st);
+
+#endif

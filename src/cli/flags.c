@@ -1,0 +1,108 @@
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/flags.h"
+
+static sx_status set_value(const flag_def *d, const char *text) {
+    char *end;
+    switch (d->type) {
+    case FLAG_STR:
+        *(const char **)d->target = text ? text : "";
+        return SX_OK;
+    case FLAG_INT: {
+        errno = 0;
+        long v = strtol(text ? text : "0", &end, 10);
+        if (errno || end == text || *end)
+            return sx_fail(SX_ERR_ARG, "--%s: '%s' is not an integer", d->name, text);
+        *(long *)d->target = v;
+        return SX_OK;
+    }
+    case FLAG_DOUBLE: {
+        errno = 0;
+        double v = strtod(text ? text : "0", &end);
+        if (errno || end == text || *end || !isfinite(v))
+            return sx_fail(SX_ERR_ARG, "--%s: '%s' is not a finite number", d->name, text);
+        *(double *)d->target = v;
+        return SX_OK;
+    }
+    case FLAG_BOOL:
+        if (!text || !strcmp(text, "false") || !strcmp(text, "0")) *(bool *)d->target = false;
+        else if (!strcmp(text, "true") || !strcmp(text, "1")) *(bool *)d->target = true;
+        else return sx_fail(SX_ERR_ARG, "--%s: '%s' is not true or false", d->name, text);
+        return SX_OK;
+    }
+    return SX_ERR_ARG;
+}
+
+static const flag_def *find(const flag_def *defs, size_t n, const char *name, size_t len) {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(defs[i].name) == len && !strncmp(defs[i].name, name, len)) return &defs[i];
+    return NULL;
+}
+
+sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
+                      int *npos, bool *help) {
+    *npos = 0;
+    *help = false;
+    for (size_t i = 0; i < n; i++) {
+        sx_status s = set_value(&defs[i], defs[i].defval);
+        if (s) return s;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { *help = true; continue; }
+        if (strncmp(a, "--", 2) || !a[2]) {
+            if (*npos >= max_pos) return sx_fail(SX_ERR_ARG, "unexpected argument '%s' (see --help)", a);
+            pos[(*npos)++] = a;
+            continue;
+        }
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const flag_def *d = find(defs, n, name, len);
+        if (!d && !eq && !strncmp(name, "no-", 3) && (d = find(defs, n, name + 3, len - 3)) && d->type == FLAG_BOOL) {
+            *(bool *)d->target = false;
+            continue;
+        }
+        if (!d) return sx_fail(SX_ERR_ARG, "unknown flag --%.*s (see --help)", (int)len, name);
+        const char *val = eq ? eq + 1 : NULL;
+        if (!val && d->type == FLAG_BOOL) val = "true";
+        else if (!val) {
+            if (i + 1 >= argc) return sx_fail(SX_ERR_ARG, "--%s needs a value", d->name);
+            val = argv[++i];
+        }
+        sx_status s = set_value(d, val);
+        if (s) return s;
+    }
+    return SX_OK;
+}
+
+void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n) {
+    fprintf(out, "usage: sextant %s\n", synopsis);
+    if (about) fprintf(out, "\n%s\n", about);
+    fprintf(out, "\nflags:\n");
+    static const char *kinds[] = {"TEXT", "INT", "NUM", ""};
+    for (size_t i = 0; i < n; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s %s", defs[i].name, kinds[defs[i].type]);
+        fprintf(out, "  %-26s %s", left, defs[i].help);
+        if (defs[i].defval && *defs[i].defval) fprintf(out, " [%s]", defs[i].defval);
+        fputc('\n', out);
+    }
+}
+
+json_t *flags_to_json(const flag_def *defs, size_t n) {
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++) {
+        const flag_def *d = &defs[i];
+        json_t *v = NULL;
+        switch (d->type) {
+        case FLAG_STR: v = json_string(*(const char **)d->target); break;
+        case FLAG_INT: v = json_integer(*(long *)d->target); break;
+        case FLAG_DOUBLE: v = json_real(*(double *)d->target); break;
+        case FLAG_BOOL: v = json_boolean(*(bool *)d->target); break;
+        }
+        json_object_set_new(o, d->name, v);
+    }
+    return o;
+}

@@ -1,0 +1,32 @@
+// sextant: the command-line edge. Dispatches to a subcommand; the only place (with the cmd_* files) that
+// prints errors and chooses exit codes.
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *about;
+} commands[] = {
+    {"train", cmd_train, "train a model on token shards (or synthetic tokens)"},
+    {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: sextant <command> [flags]   (sextant <command> --help for its flags)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].about);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+    fprintf(stderr, "sextant: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

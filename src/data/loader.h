@@ -1,0 +1,50 @@
+// loader: draws training batches from a memory-mapped token shard. A batch is B windows of T+1 consecutive
+// tokens written as int32 into a (B, T+1) row-major buffer (inputs are [:, :T], targets [:, 1:]).
+// Two modes:
+//   LOADER_RANDOM: each window starts at a uniform random position in [0, n_tokens - T - 1] (seeded rng).
+//   LOADER_EPOCH:  the shard is cut into n_windows = (n_tokens - 1) / T windows starting at w*T (neighbours
+//                  share one token), so every token up to n_windows*T is a target exactly once per epoch; the
+//                  windows are visited in a fresh seeded permutation each epoch. The last < T tokens are not
+//                  used.
+// The position is a loader_pos of plain integers; saving it in a checkpoint and restoring it with
+// loader_set_pos continues the exact same sequence of batches. Not responsible for tokenizing or for
+// spreading windows across processes.
+#ifndef SEXTANT_LOADER_H
+#define SEXTANT_LOADER_H
+#include <stdint.h>
+#include "core/rng.h"
+#include "data/shard.h"
+
+typedef enum { LOADER_RANDOM = 0, LOADER_EPOCH = 1 } loader_mode;
+
+typedef struct {
+    uint64_t mode;   // loader_mode
+    uint64_t seed;
+    uint64_t epoch;  // epochs completed (LOADER_EPOCH)
+    uint64_t cursor; // windows drawn in this epoch (LOADER_EPOCH) / in total (LOADER_RANDOM)
+    uint64_t rng[4]; // window-start generator state (LOADER_RANDOM)
+} loader_pos;
+
+typedef struct {
+    shard_file shard;
+    size_t T;
+    loader_mode mode;
+    uint64_t seed, epoch, cursor;
+    rng_state rng;
+    uint64_t n_windows;  // LOADER_EPOCH: windows per epoch
+    uint64_t *perm;      // LOADER_EPOCH: (n_windows) this epoch's order
+} data_loader;
+
+// Opens and validates the shard at path (expected_vocab != 0: it must match, see shard_open) for windows
+// of T+1 tokens. Fails if the shard has fewer than T+1 tokens.
+sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode mode, uint64_t seed,
+                      size_t expected_vocab);
+void loader_close(data_loader *ld);
+// Overwrites out (B, T+1) with the next B windows.
+void loader_next(data_loader *ld, size_t B, int32_t *out);
+void loader_get_pos(const data_loader *ld, loader_pos *pos);
+// Restores a position saved by loader_get_pos on a loader opened on the same shard with the same T;
+// SX_ERR_MISMATCH if the mode or the position does not fit.
+sx_status loader_set_pos(data_loader *ld, const loader_pos *pos);
+
+#endif

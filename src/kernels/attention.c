@@ -1,0 +1,432 @@
+// attention: causal grouped-query attention with optional sliding window and logit soft-cap.
+// The *_ref functions are the specification: one query row at a time, direct softmax, double accumulation.
+// The fast functions tile queries and keys, keep an online softmax (running max and sum) so no T×T matrix
+// exists, skip causal and out-of-window tiles, share each K/V tile across the query heads of its group,
+// and recompute probabilities from lse in the backward (FlashAttention-2).
+// -std=c11 turns off FMA contraction; the tile products and exp polynomials need it (2x the FLOP rate). It
+// only fuses a·b+c in this file's own expressions, deterministically for a given build.
+#pragma GCC optimize("fp-contract=fast")
+
+#include "kernels/attention.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "kernels/vecmath.h"
+
+// First key query t may see.
+static size_t attn_first_key(const attn_shape *s, size_t t) {
+    return (s->window > 0 && t + 1 > s->window) ? t + 1 - s->window : 0;
+}
+
+static void attn_check_shape(const attn_shape *s) {
+    assert(s->Hkv > 0 && s->H % s->Hkv == 0 && "H must be a multiple of Hkv");
+    assert(s->hd > 0);
+    assert(s->softcap >= 0);
+}
+
+// Scored logit of one query/key pair (scale, then soft-cap), in double.
+static double attn_ref_logit(const attn_shape *s, const float *qr, const float *kr) {
+    double dot = 0;
+    for (size_t d = 0; d < s->hd; d++) dot += (double)qr[d] * kr[d];
+    double z = dot * s->scale;
+    return s->softcap > 0 ? s->softcap * tanh(z / s->softcap) : z;
+}
+
+void attention_forward_ref(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
+                           float *lse) {
+    attn_check_shape(s);
+    size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
+    double *z = malloc(T * sizeof(double)), *acc = malloc(hd * sizeof(double));
+    assert(z && acc);
+    for (size_t b = 0; b < s->B; b++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t t = 0; t < T; t++) {
+                const float *qr = q + ((b * T + t) * H + h) * hd;
+                size_t j0 = attn_first_key(s, t);
+                double mx = -INFINITY, sum = 0;
+                for (size_t j = j0; j <= t; j++) {
+                    z[j] = attn_ref_logit(s, qr, k + ((b * T + j) * Hkv + h / G) * hd);
+                    if (z[j] > mx) mx = z[j];
+                }
+                for (size_t d = 0; d < hd; d++) acc[d] = 0;
+                for (size_t j = j0; j <= t; j++) {
+                    double p = exp(z[j] - mx);
+                    sum += p;
+                    const float *vr = v + ((b * T + j) * Hkv + h / G) * hd;
+                    for (size_t d = 0; d < hd; d++) acc[d] += p * vr[d];
+                }
+                float *o = out + ((b * T + t) * H + h) * hd;
+                for (size_t d = 0; d < hd; d++) o[d] = (float)(acc[d] / sum);
+                lse[(b * H + h) * T + t] = (float)(mx + log(sum));
+            }
+    free(z);
+    free(acc);
+}
+
+// With z_j the scored logits of row t and p_j = exp(z_j − lse_t): out_t = Σ_j p_j v_j, so
+// dv_j += p_j·dout_t; dp_j = dout_t·v_j; dz_j = p_j (dp_j − Σ_i p_i dp_i); through the soft-cap
+// ds_j = dz_j (1 − (z_j/c)²); dq_t += scale·Σ_j ds_j k_j; dk_j += scale·ds_j q_t.
+void attention_backward_ref(const attn_shape *s, const float *q, const float *k, const float *v,
+                            const float *out, const float *lse, const float *dout, float *dq, float *dk,
+                            float *dv) {
+    attn_check_shape(s);
+    size_t B = s->B, T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
+    size_t nkv = B * T * Hkv * hd;
+    double *dkd = calloc(nkv, sizeof(double)), *dvd = calloc(nkv, sizeof(double));
+    double *p = malloc(T * sizeof(double)), *dp = malloc(T * sizeof(double)), *z = malloc(T * sizeof(double));
+    double *dqd = malloc(hd * sizeof(double));
+    assert(dkd && dvd && p && dp && z && dqd);
+    for (size_t b = 0; b < B; b++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t t = 0; t < T; t++) {
+                size_t qi = ((b * T + t) * H + h) * hd;
+                const float *qr = q + qi, *dor = dout + qi;
+                double l = lse[(b * H + h) * T + t], dsum = 0;
+                size_t j0 = attn_first_key(s, t);
+                for (size_t j = j0; j <= t; j++) {
+                    size_t kj = ((b * T + j) * Hkv + h / G) * hd;
+                    z[j] = attn_ref_logit(s, qr, k + kj);
+                    p[j] = exp(z[j] - l);
+                    double acc = 0;
+                    for (size_t d = 0; d < hd; d++) acc += (double)dor[d] * v[kj + d];
+                    dp[j] = acc;
+                    dsum += p[j] * dp[j];
+                }
+                for (size_t d = 0; d < hd; d++) dqd[d] = 0;
+                for (size_t j = j0; j <= t; j++) {
+                    size_t kj = ((b * T + j) * Hkv + h / G) * hd;
+                    double ds = p[j] * (dp[j] - dsum);
+                    if (s->softcap > 0) ds *= 1.0 - (z[j] / s->softcap) * (z[j] / s->softcap);
+                    ds *= s->scale;
+                    for (size_t d = 0; d < hd; d++) {
+                        dvd[kj + d] += p[j] * dor[d];
+                        dqd[d] += ds * k[kj + d];
+                        dkd[kj + d] += ds * qr[d];
+                    }
+                }
+                for (size_t d = 0; d < hd; d++) dq[qi + d] = (float)dqd[d];
+            }
+    for (size_t i = 0; i < nkv; i++) {
+        dk[i] = (float)dkd[i];
+        dv[i] = (float)dvd[i];
+    }
+    free(dkd), free(dvd), free(p), free(dp), free(z), free(dqd);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Fast path. Tiles of ATT_BQ queries × ATT_BK keys; every product is a small dense matrix product done by
+// tile_mm, whose register tile is 4 rows × 64 columns of GCC vectors (cloned for AVX-512, AVX2 and
+// baseline x86-64 and picked at load time).
+
+enum { ATT_BQ = 64, ATT_BK = 64 };
+
+#define ATT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+
+// acc[r][v] (+)= Σ_p A(r,p)·B(p, 16v..16v+15) for R rows and NV 16-wide column vectors.
+static inline __attribute__((always_inline)) void mm_block(int R, int NV, size_t k, const float *A, size_t ars,
+                                                           size_t acs, const float *B, size_t ldb, float *C,
+                                                           size_t ldc, bool accumulate) {
+    v16 acc[4][4];
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < NV; v++) acc[r][v] = accumulate ? *(const v16 *)(C + r * ldc + 16 * v) : (v16){0};
+    for (size_t p = 0; p < k; p++) {
+        v16 b[4];
+        for (int v = 0; v < NV; v++) b[v] = *(const v16 *)(B + p * ldb + 16 * v);
+        for (int r = 0; r < R; r++) {
+            float a = A[r * ars + p * acs];
+            for (int v = 0; v < NV; v++) acc[r][v] += a * b[v];
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < NV; v++) *(v16 *)(C + r * ldc + 16 * v) = acc[r][v];
+}
+
+// Which part of a product a causal diagonal tile (first query = first key, so query i sees keys j <= i)
+// needs; everything skipped would only meet zeros or masked logits.
+typedef enum {
+    TRI_NONE,   // the whole product
+    TRI_COLS,   // C rows are queries, columns keys: columns past the row (a 16-wide chunk) are set to 0
+    TRI_K_HI,   // C rows are queries, k runs over keys: k < row + 1
+    TRI_K_LO,   // C rows are keys, k runs over queries: k >= row
+} tri_mode;
+
+// C (m,n) = A·B, or C += A·B when accumulate. A(i,p) is A[i·ars + p·acs] (so a transposed operand is just
+// other strides); row p of B starts at B + p·ldb; row i of C at C + i·ldc. All rows contiguous in n.
+// tri restricts the work on a diagonal tile as described above (ranges rounded to the register tile).
+ATT_CLONES static void tile_mm(size_t m, size_t n, size_t k, const float *A, size_t ars, size_t acs,
+                               const float *B, size_t ldb, float *C, size_t ldc, bool accumulate, tri_mode tri) {
+    for (size_t i = 0; i < m; i += 4) {
+        int R = m - i < 4 ? (int)(m - i) : 4;
+        size_t kb = tri == TRI_K_LO ? (i < k ? i : k) : 0;
+        size_t ke = tri == TRI_K_HI && i + R < k ? i + R : k;
+        size_t ne = tri == TRI_COLS && (i + R + 15) / 16 * 16 < n ? (i + R + 15) / 16 * 16 : n;
+        size_t n64 = ne / 64 * 64, n16 = ne / 16 * 16, kk = ke - kb;
+        const float *Ai = A + i * ars + kb * acs, *Bk = B + kb * ldb;
+        float *Ci = C + i * ldc;
+        for (size_t j = 0; j < n64; j += 64) switch (R) {
+            case 4: mm_block(4, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            case 3: mm_block(3, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            case 2: mm_block(2, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            default: mm_block(1, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            }
+        for (size_t j = n64; j < n16; j += 16) switch (R) {
+            case 4: mm_block(4, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            case 3: mm_block(3, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            case 2: mm_block(2, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            default: mm_block(1, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
+            }
+        for (int r = 0; r < R; r++) {
+            for (size_t j = n16; j < ne; j++) {
+                float sum = accumulate ? Ci[r * ldc + j] : 0.0f;
+                for (size_t p = 0; p < kk; p++) sum += Ai[r * ars + p * acs] * Bk[p * ldb + j];
+                Ci[r * ldc + j] = sum;
+            }
+            if (!accumulate)
+                for (size_t j = ne; j < n; j++) Ci[r * ldc + j] = 0;
+        }
+    }
+}
+
+// Columns [*c0, *c1) of the key tile starting at k0 (nk keys) that query t may see; empty when c0 >= c1.
+static void attn_row_range(const attn_shape *s, size_t t, size_t k0, size_t nk, size_t *c0, size_t *c1) {
+    size_t lo = attn_first_key(s, t), hi = t + 1;
+    *c0 = lo > k0 ? lo - k0 : 0;
+    *c1 = hi > k0 ? (hi - k0 < nk ? hi - k0 : nk) : 0;
+}
+
+// In place on a row of raw dot products x[0..n): the scored logits z = cap·tanh(scale·x/cap) (or scale·x).
+ATT_CLONES static void attn_score_row(size_t n, float *x, float scale, float cap) {
+    if (cap > 0) {
+        float inv = scale / cap;
+#pragma omp simd
+        for (size_t j = 0; j < n; j++) x[j] = cap * vm_tanhf(x[j] * inv);
+    } else {
+#pragma omp simd
+        for (size_t j = 0; j < n; j++) x[j] *= scale;
+    }
+}
+
+// Online-softmax step for one query row: z[c0..c1) are this tile's scored logits, *m and *l the running max
+// and sum. Overwrites p[0..nk) with exp(z − m_new) (0 outside [c0,c1)), updates *m, *l and returns the
+// factor exp(m_old − m_new) by which the row's output accumulator must be rescaled.
+ATT_CLONES static float attn_online_row(size_t nk, size_t c0, size_t c1, float *p, float *m, float *l) {
+    float mx = *m;
+#pragma omp simd reduction(max : mx)
+    for (size_t j = c0; j < c1; j++) mx = p[j] > mx ? p[j] : mx;
+    float corr = vm_expf(*m - mx), sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (size_t j = 0; j < nk; j++) {
+        float e = (j >= c0 && j < c1) ? vm_expf(p[j] - mx) : 0.0f;
+        p[j] = e;
+        sum += e;
+    }
+    *m = mx;
+    *l = *l * corr + sum;
+    return corr;
+}
+
+// Scratch of one forward task, owned by one thread.
+typedef struct {
+    float *kt;        // (hd, ATT_BK): the key tile transposed
+    float *sp;        // (ATT_BQ, ATT_BK): logits, then probabilities
+    float *o;         // (G, ATT_BQ, hd): unnormalised output accumulators
+    float *m, *l;     // (G, ATT_BQ): running max and sum
+} attn_fwd_scratch;
+
+// Queries q0..q0+nq−1 of the G heads sharing KV head kvh of sequence b.
+static void attn_forward_block(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
+                               float *lse, size_t b, size_t kvh, size_t q0, size_t nq, attn_fwd_scratch *w) {
+    size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
+    for (size_t i = 0; i < G * nq * hd; i++) w->o[i] = 0;
+    for (size_t i = 0; i < G * nq; i++) w->m[i] = -INFINITY, w->l[i] = 0;
+    // Key tiles from the diagonal one [q0, q0+nq) backwards to the first key the block's first query sees.
+    size_t kbeg = attn_first_key(s, q0);
+    for (size_t hi = q0 + nq; hi > kbeg;) {
+        size_t k0 = hi == q0 + nq ? q0 : (hi - kbeg > ATT_BK ? hi - ATT_BK : kbeg), nk = hi - k0;
+        tri_mode diag = k0 == q0 ? TRI_COLS : TRI_NONE;
+        hi = k0;
+        const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
+        for (size_t j = 0; j < nk; j++)
+            for (size_t d = 0; d < hd; d++) w->kt[d * ATT_BK + j] = kb[j * Hkv * hd + d];
+        for (size_t g = 0; g < G; g++) {
+            size_t h = kvh * G + g;
+            const float *qb = q + ((b * T + q0) * H + h) * hd;
+            float *o = w->o + g * nq * hd, *m = w->m + g * nq, *l = w->l + g * nq;
+            tile_mm(nq, nk, hd, qb, H * hd, 1, w->kt, ATT_BK, w->sp, ATT_BK, false, diag);
+            for (size_t i = 0; i < nq; i++) {
+                size_t c0, c1;
+                float *row = w->sp + i * ATT_BK;
+                attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
+                if (c0 >= c1) {
+                    for (size_t j = 0; j < nk; j++) row[j] = 0;
+                    continue;
+                }
+                attn_score_row(nk, row, s->scale, s->softcap);
+                float corr = attn_online_row(nk, c0, c1, row, m + i, l + i);
+                if (corr != 1.0f)
+                    for (size_t d = 0; d < hd; d++) o[i * hd + d] *= corr;
+            }
+            tile_mm(nq, hd, nk, w->sp, ATT_BK, 1, vb, Hkv * hd, o, hd, true, diag ? TRI_K_HI : TRI_NONE);
+        }
+    }
+    for (size_t g = 0; g < G; g++) {
+        size_t h = kvh * G + g;
+        for (size_t i = 0; i < nq; i++) {
+            float inv = 1.0f / w->l[g * nq + i];
+            float *dst = out + ((b * T + q0 + i) * H + h) * hd;
+            const float *src = w->o + (g * nq + i) * hd;
+            for (size_t d = 0; d < hd; d++) dst[d] = src[d] * inv;
+            lse[(b * H + h) * T + q0 + i] = w->m[g * nq + i] + logf(w->l[g * nq + i]);
+        }
+    }
+}
+
+void attention_forward(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
+                       float *lse) {
+    attn_check_shape(s);
+    size_t G = s->H / s->Hkv, hd = s->hd, nqb = (s->T + ATT_BQ - 1) / ATT_BQ;
+    size_t ntasks = s->B * s->Hkv * nqb;
+    double work = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * hd;
+#pragma omp parallel if (work > 1e6)
+    {
+        attn_fwd_scratch w;
+        w.kt = malloc(hd * ATT_BK * sizeof(float));
+        w.sp = malloc(ATT_BQ * ATT_BK * sizeof(float));
+        w.o = malloc(G * ATT_BQ * hd * sizeof(float));
+        w.m = malloc(2 * G * ATT_BQ * sizeof(float));
+        assert(w.kt && w.sp && w.o && w.m);
+        w.l = w.m + G * ATT_BQ;
+        // Latest query blocks (the most keys) first, so the dynamic schedule ends balanced.
+#pragma omp for schedule(dynamic, 1)
+        for (size_t task = 0; task < ntasks; task++) {
+            size_t qb = nqb - 1 - task / (s->B * s->Hkv), bh = task % (s->B * s->Hkv);
+            size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
+            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+        }
+        free(w.kt), free(w.sp), free(w.o), free(w.m);
+    }
+}
+
+// Scratch of one backward task, owned by one thread.
+typedef struct {
+    float *kt, *vt;   // (hd, ATT_BK): key and value tiles transposed
+    float *p, *ds;    // (ATT_BQ, ATT_BK): probabilities; dP, then dS
+    float *f;         // (ATT_BQ, ATT_BK): ∂z/∂(q·k) = scale·(1 − (z/c)²), or scale without a cap
+    float *dk, *dv;   // (ATT_BK, hd): accumulators for the key tile
+    float *D;         // (G, T): rowsum(dout ⊙ out) of each query row
+} attn_bwd_scratch;
+
+// One query row of a tile, given its raw dot products x[0..nk) (overwritten): p = exp(z − lse) inside
+// [c0, c1) and 0 outside, and f = ∂z/∂x.
+ATT_CLONES static void attn_prob_row(size_t nk, size_t c0, size_t c1, float scale, float cap, float lse,
+                                     float *x, float *p, float *f) {
+    if (cap > 0) {
+        float inv = scale / cap;
+#pragma omp simd
+        for (size_t j = 0; j < nk; j++) {
+            float th = vm_tanhf(x[j] * inv);
+            p[j] = (j >= c0 && j < c1) ? vm_expf(cap * th - lse) : 0.0f;
+            f[j] = scale * (1.0f - th * th);
+        }
+    } else {
+#pragma omp simd
+        for (size_t j = 0; j < nk; j++) {
+            p[j] = (j >= c0 && j < c1) ? vm_expf(scale * x[j] - lse) : 0.0f;
+            f[j] = scale;
+        }
+    }
+}
+
+// dS = P ⊙ (dP − D) ⊙ f on one row, in place on dp.
+ATT_CLONES static void attn_ds_row(size_t nk, const float *p, const float *f, float D, float *dp) {
+#pragma omp simd
+    for (size_t j = 0; j < nk; j++) dp[j] = p[j] * (dp[j] - D) * f[j];
+}
+
+// Keys k0..k0+nk−1 of KV head kvh of sequence b, against every query of the group's G heads that sees them.
+// Accumulates into dq (zeroed by the caller) and overwrites those rows of dk and dv.
+static void attn_backward_block(const attn_shape *s, const float *q, const float *k, const float *v,
+                                const float *lse, const float *dout, float *dq, float *dk, float *dv, size_t b,
+                                size_t kvh, size_t k0, size_t nk, attn_bwd_scratch *w) {
+    size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
+    const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
+    for (size_t j = 0; j < nk; j++)
+        for (size_t d = 0; d < hd; d++) {
+            w->kt[d * ATT_BK + j] = kb[j * Hkv * hd + d];
+            w->vt[d * ATT_BK + j] = vb[j * Hkv * hd + d];
+        }
+    for (size_t i = 0; i < nk * hd; i++) w->dk[i] = 0, w->dv[i] = 0;
+    // The last query that sees key k0+nk−1 is k0+nk−1 + window−1.
+    size_t qend = s->window && k0 + nk - 1 + s->window < T ? k0 + nk - 1 + s->window : T;
+    for (size_t g = 0; g < G; g++) {
+        size_t h = kvh * G + g;
+        for (size_t q0 = k0; q0 < qend; q0 += ATT_BQ) {
+            size_t nq = qend - q0 < ATT_BQ ? qend - q0 : ATT_BQ;
+            size_t row = (b * T + q0) * H + h;
+            const float *qb = q + row * hd, *dob = dout + row * hd;
+            float *dqb = dq + row * hd;
+            bool diag = q0 == k0;  // the first query tile of a key tile is its causal diagonal
+            tile_mm(nq, nk, hd, qb, H * hd, 1, w->kt, ATT_BK, w->ds, ATT_BK, false, diag ? TRI_COLS : TRI_NONE);
+            for (size_t i = 0; i < nq; i++) {
+                size_t c0, c1;
+                attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
+                attn_prob_row(nk, c0, c1, s->scale, s->softcap, lse[(b * H + h) * T + q0 + i],
+                              w->ds + i * ATT_BK, w->p + i * ATT_BK, w->f + i * ATT_BK);
+            }
+            tri_mode kq = diag ? TRI_K_HI : TRI_NONE, kk = diag ? TRI_K_LO : TRI_NONE;
+            tri_mode cols = diag ? TRI_COLS : TRI_NONE;
+            tile_mm(nk, hd, nq, w->p, 1, ATT_BK, dob, H * hd, w->dv, hd, true, kk);        // dV += Pᵀ dO
+            tile_mm(nq, nk, hd, dob, H * hd, 1, w->vt, ATT_BK, w->ds, ATT_BK, false, cols); // dP = dO Vᵀ
+            for (size_t i = 0; i < nq; i++)
+                attn_ds_row(nk, w->p + i * ATT_BK, w->f + i * ATT_BK, w->D[g * T + q0 + i], w->ds + i * ATT_BK);
+            tile_mm(nq, hd, nk, w->ds, ATT_BK, 1, kb, Hkv * hd, dqb, H * hd, true, kq);    // dQ += dS K
+            tile_mm(nk, hd, nq, w->ds, 1, ATT_BK, qb, H * hd, w->dk, hd, true, kk);        // dK += dSᵀ Q
+        }
+    }
+    for (size_t j = 0; j < nk; j++)
+        for (size_t d = 0; d < hd; d++) {
+            dk[((b * T + k0 + j) * Hkv + kvh) * hd + d] = w->dk[j * hd + d];
+            dv[((b * T + k0 + j) * Hkv + kvh) * hd + d] = w->dv[j * hd + d];
+        }
+}
+
+// Parallel over (sequence, KV head): a task owns dk/dv of its KV head and dq of the G query heads that read
+// it, so nothing is shared between threads and the result does not depend on the thread count.
+void attention_backward(const attn_shape *s, const float *q, const float *k, const float *v, const float *out,
+                        const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+    attn_check_shape(s);
+    size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
+    double work = (double)s->B * H * T * (double)(s->window ? s->window : T) * hd;
+#pragma omp parallel if (work > 1e6)
+    {
+        attn_bwd_scratch w;
+        float *buf = malloc((2 * hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * hd + G * T) * sizeof(float));
+        assert(buf);
+        w.kt = buf, w.vt = w.kt + hd * ATT_BK, w.p = w.vt + hd * ATT_BK, w.ds = w.p + ATT_BQ * ATT_BK;
+        w.f = w.ds + ATT_BQ * ATT_BK, w.dk = w.f + ATT_BQ * ATT_BK, w.dv = w.dk + ATT_BK * hd;
+        w.D = w.dv + ATT_BK * hd;
+#pragma omp for schedule(dynamic, 1)
+        for (size_t task = 0; task < s->B * Hkv; task++) {
+            size_t b = task / Hkv, kvh = task % Hkv;
+            for (size_t t = 0; t < T; t++) {
+                size_t row = ((b * T + t) * H + kvh * G) * hd;  // the G heads of the group are adjacent
+                for (size_t i = 0; i < G * hd; i++) dq[row + i] = 0;
+                for (size_t g = 0; g < G; g++) {
+                    float acc = 0;
+#pragma omp simd reduction(+ : acc)
+                    for (size_t d = 0; d < hd; d++) acc += dout[row + g * hd + d] * out[row + g * hd + d];
+                    w.D[g * T + t] = acc;
+                }
+            }
+            for (size_t k0 = 0; k0 < T; k0 += ATT_BK)
+                attn_backward_block(s, q, k, v, lse, dout, dq, dk, dv, b, kvh, k0,
+                                    T - k0 < ATT_BK ? T - k0 : ATT_BK, &w);
+        }
+        free(buf);
+    }
+}

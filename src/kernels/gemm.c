@@ -1,0 +1,381 @@
+// gemm: the portable blocking framework behind src/kernels/gemm.h. Packs op(A) and op(B) into zero-padded
+// micro-panels (fp32, fp32 rounded to bf16, or bf16 pairs), blocks for the caches (KC deep, MC rows of A
+// per L2 block, NC columns of B per shared block), threads over the blocks with OpenMP and hands each
+// MR x NR tile to the micro-kernel chosen at run time from CPUID (gemm_ukernel.h).
+// Not responsible for: the micro-kernels themselves (gemm_ukernel_<isa>.c), batching (callers loop).
+#include "kernels/gemm.h"
+
+#include <assert.h>
+#include <omp.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gemm_ukernel.h"
+
+// Cache blocking. A KC x NR micro-panel of B (32 KiB for fp32 at NR = 32) stays in the 48 KiB L1 while
+// the MC x KC block of A (~240 KiB) streams from the 1 MiB L2; the KC x NC block of B is shared by the
+// threads from L3. bf16 panels hold twice the depth in the same bytes.
+enum { KC_F32 = 256, KC_BF16 = 512, MC = 240, NC = 4096 };
+// Below this many multiply-adds a product runs on the calling thread: the fork costs more than it saves.
+#define GEMM_PARALLEL_MIN_MACS ((size_t)1 << 20)
+// Largest micro-kernel tile, for the partial-tile scratch.
+enum { TILE_MAX = 12 * 32 };
+
+// ---- bf16 rounding ----------------------------------------------------------------------------------
+
+static inline uint16_t bf16_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet_nan = (u >> 16) | 0x0040u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded); // NaN stays NaN
+}
+
+// bf16 bits of lo in the low half and of hi in the high half: one (k, k+1) pair as vdpbf16ps reads it.
+static inline uint32_t bf16_pair(float lo, float hi) { return bf16_bits(lo) | (uint32_t)bf16_bits(hi) << 16; }
+
+float bf16_round(float x) {
+    uint32_t u = (uint32_t)bf16_bits(x) << 16;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// ---- precision and dispatch -------------------------------------------------------------------------
+
+static _Atomic int g_precision = GEMM_FP32;
+
+void gemm_set_precision(gemm_precision p) {
+    assert(p == GEMM_FP32 || p == GEMM_BF16);
+    atomic_store(&g_precision, (int)p);
+}
+gemm_precision gemm_get_precision(void) { return (gemm_precision)atomic_load(&g_precision); }
+
+typedef struct {
+    const char *name;
+    const gemm_ukernel *f32;  // fp32 kernel; also runs GEMM_BF16 exactly on bf16-rounded fp32 panels
+    const gemm_ukernel *bf16; // native bf16 kernel, or NULL
+} gemm_path;
+
+// Best first.
+static const gemm_path g_paths[] = {
+    {"avx512bf16", &gemm_ukernel_avx512, &gemm_ukernel_bf16},
+    {"avx512", &gemm_ukernel_avx512, NULL},
+    {"avx2", &gemm_ukernel_avx2, NULL},
+    {"generic", &gemm_ukernel_generic, NULL},
+};
+enum { NPATHS = sizeof g_paths / sizeof g_paths[0] };
+
+static bool path_supported(size_t i) {
+    __builtin_cpu_init();
+    const char *n = g_paths[i].name;
+    if (strcmp(n, "avx512bf16") == 0)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    if (strcmp(n, "avx512") == 0) return __builtin_cpu_supports("avx512f");
+    if (strcmp(n, "avx2") == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return true;
+}
+
+static int path_index(const char *name) {
+    for (size_t i = 0; i < NPATHS; i++)
+        if (name && strcmp(name, g_paths[i].name) == 0 && path_supported(i)) return (int)i;
+    return -1;
+}
+
+static _Atomic int g_path = -1;
+
+static const gemm_path *current_path(void) {
+    int p = atomic_load(&g_path);
+    if (p < 0) {
+        p = path_index(getenv("SEXTANT_GEMM_PATH"));
+        for (size_t i = 0; p < 0 && i < NPATHS; i++)
+            if (path_supported(i)) p = (int)i;
+        atomic_store(&g_path, p);
+    }
+    return &g_paths[p];
+}
+
+bool gemm_force_path(const char *name) {
+    int p = path_index(name);
+    if (p < 0) return false;
+    atomic_store(&g_path, p);
+    return true;
+}
+
+const char *gemm_path_name(void) { return current_path()->name; }
+
+const char *const *gemm_supported_paths(void) {
+    static const char *names[NPATHS + 1];
+    static _Atomic int done = 0;
+    if (!atomic_load(&done)) {
+        size_t n = 0;
+        for (size_t i = 0; i < NPATHS; i++)
+            if (path_supported(i)) names[n++] = g_paths[i].name;
+        names[n] = NULL;
+        atomic_store(&done, 1);
+    }
+    return names;
+}
+
+// ---- reference --------------------------------------------------------------------------------------
+
+void gemm_ref(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
+              const float *B, size_t ldb, float *C, size_t ldc, bool accumulate) {
+    for (size_t i = 0; i < M; i++) {
+        for (size_t j = 0; j < N; j++) {
+            double s = 0.0;
+            for (size_t k = 0; k < K; k++) {
+                float a = trans_a ? A[k * lda + i] : A[i * lda + k];
+                float b = trans_b ? B[j * ldb + k] : B[k * ldb + j];
+                s += (double)a * (double)b;
+            }
+            C[i * ldc + j] = accumulate ? (float)(C[i * ldc + j] + s) : (float)s;
+        }
+    }
+}
+
+// ---- packing ----------------------------------------------------------------------------------------
+
+typedef enum { PACK_F32, PACK_F32_BF16_ROUNDED, PACK_BF16_PAIRS } pack_mode;
+
+// The packing loops are hot for bf16 and for narrow products; cloned per ISA (the file stays portable, the
+// loader picks a clone for this CPU) so that the compiler vectorises the conversions with wide registers.
+#define PACK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// Converts n contiguous values for the panel (branch-free, so the compiler vectorises it).
+static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t n) {
+    if (mode == PACK_BF16_PAIRS) {
+        uint16_t *d = dst;
+        for (size_t i = 0; i < n; i++) d[i] = bf16_bits(s[i]);
+    } else if (mode == PACK_F32_BF16_ROUNDED) {
+        float *d = dst;
+        for (size_t i = 0; i < n; i++) d[i] = bf16_round(s[i]);
+    } else {
+        memcpy(dst, s, n * sizeof *s);
+    }
+}
+
+// Panels of an operand whose element (k, i) is s[k*ld + i] (A when trans_a, B when !trans_b): n columns
+// cut into ceil(n/W) panels W wide, kc of kcp deep, in the k-major layout of gemm_ukernel.h, panel q at
+// dst + q*panel_bytes; zero-padded; overwritten. Walks the source row by row (one TLB page at a time).
+PACK_CLONES static void pack_kmajor(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
+                                    size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
+    const size_t npan = (n + W - 1) / W;
+    for (size_t k = 0; k < kc; k += mode == PACK_BF16_PAIRS ? 2 : 1) {
+        const float *s0 = s + k * ld, *s1 = s0 + ld;
+        for (size_t q = 0; q < npan; q++) {
+            size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
+            if (mode == PACK_BF16_PAIRS) {
+                uint32_t *d = (uint32_t *)(dst + q * panel_bytes) + k / 2 * W; // one (k, k+1) pair each
+                if (k + 1 < kc)
+                    for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], s1[i0 + i]);
+                else
+                    for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], 0.0f);
+                memset(d + w, 0, (W - w) * sizeof *d);
+            } else {
+                float *d = (float *)(dst + q * panel_bytes) + k * W;
+                convert_row(d, mode, s0 + i0, w);
+                memset(d + w, 0, (W - w) * sizeof *d);
+            }
+        }
+    }
+}
+
+// Panels of an operand whose element (k, i) is s[i*ld + k] (B when trans_b), same layout and arguments
+// as pack_kmajor. Walks the source column by column: each is contiguous.
+PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
+                                        size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
+    for (size_t q = 0; q * W < n; q++) {
+        size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
+        if (mode == PACK_BF16_PAIRS) {
+            uint32_t *d = (uint32_t *)(dst + q * panel_bytes); // one (k, k+1) pair each
+            if (w < W) memset(d, 0, kcp / 2 * W * sizeof *d);
+            for (size_t i = 0; i < w; i++) {
+                const float *si = s + (i0 + i) * ld;
+                for (size_t k = 0; k + 1 < kc; k += 2) d[k / 2 * W + i] = bf16_pair(si[k], si[k + 1]);
+                if (kc % 2) d[kc / 2 * W + i] = bf16_pair(si[kc - 1], 0.0f);
+            }
+        } else {
+            float *d = (float *)(dst + q * panel_bytes);
+            if (w < W) memset(d, 0, kcp * W * sizeof *d);
+            for (size_t i = 0; i < w; i++) {
+                const float *si = s + (i0 + i) * ld;
+                if (mode == PACK_F32_BF16_ROUNDED)
+                    for (size_t k = 0; k < kc; k++) d[k * W + i] = bf16_round(si[k]);
+                else
+                    for (size_t k = 0; k < kc; k++) d[k * W + i] = si[k];
+            }
+        }
+    }
+}
+
+// Panel of an operand whose element (r, k) is s[r*ld + k] (A when !trans_a): h of H rows, kc of kcp
+// deep, into the row-major layout (a_rows) of gemm_ukernel.h; zero-padded; dst overwritten.
+PACK_CLONES static void pack_rows(void *dst, pack_mode mode, const float *s, size_t ld, size_t h, size_t H, size_t kc,
+                      size_t kcp) {
+    size_t es = mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
+    unsigned char *d = dst;
+    for (size_t r = 0; r < h; r++) {
+        convert_row(d + r * kcp * es, mode, s + r * ld, kc);
+        memset(d + (r * kcp + kc) * es, 0, (kcp - kc) * es);
+    }
+    memset(d + h * kcp * es, 0, (H - h) * kcp * es);
+}
+
+// ---- blocked driver ---------------------------------------------------------------------------------
+
+typedef struct {
+    bool trans_a, trans_b, accumulate;
+    size_t M, N, K, lda, ldb, ldc;
+    const float *A, *B;
+    float *C;
+    const gemm_ukernel *uk;
+    pack_mode mode;
+    size_t esize, kc_blk, mc_blk;
+    unsigned char *bbuf; // shared KC x NC block of packed B
+    unsigned char *abuf; // nthreads private MC x KC blocks of packed A
+    size_t abuf_stride;  // bytes per thread in abuf
+} gemm_job;
+
+// Writes one tile of the micro-kernel's product, clipped to m x n, through scratch when it is partial.
+static void tile(const gemm_job *j, const void *ap, const void *bp, size_t kcp, float *c, size_t m, size_t n,
+                 bool acc) {
+    const gemm_ukernel *uk = j->uk;
+    if (m == uk->mr && n == uk->nr) {
+        uk->fn(kcp, ap, !j->trans_a, bp, c, j->ldc, acc);
+        return;
+    }
+    alignas(64) float t[TILE_MAX];
+    uk->fn(kcp, ap, !j->trans_a, bp, t, uk->nr, false);
+    for (size_t r = 0; r < m; r++)
+        for (size_t q = 0; q < n; q++) c[r * j->ldc + q] = acc ? c[r * j->ldc + q] + t[r * uk->nr + q] : t[r * uk->nr + q];
+}
+
+// Thread tid of nt: all blocks of the product. Threads pack shared B blocks cooperatively, then each
+// computes a disjoint part of C: a range of rows when M has enough tiles, else a range of B panels.
+static void gemm_thread(const gemm_job *j, int tid, int nt) {
+    const gemm_ukernel *uk = j->uk;
+    const size_t mr = uk->mr, nr = uk->nr, ks = uk->kstep;
+    unsigned char *abuf = j->abuf + (size_t)tid * j->abuf_stride;
+    const size_t mtiles = (j->M + mr - 1) / mr;
+    for (size_t jc = 0; jc < j->N; jc += NC) {
+        const size_t nc = j->N - jc < NC ? j->N - jc : NC;
+        const size_t npan = (nc + nr - 1) / nr;
+        const bool split_m = mtiles >= 2 * (size_t)nt || mtiles >= npan;
+        const size_t m0 = split_m ? mtiles * tid / nt * mr : 0;
+        const size_t m1 = split_m ? (mtiles * (tid + 1) / nt * mr < j->M ? mtiles * (tid + 1) / nt * mr : j->M) : j->M;
+        const size_t p0 = split_m ? 0 : npan * tid / nt, p1 = split_m ? npan : npan * (tid + 1) / nt;
+        for (size_t pc = 0; pc < j->K; pc += j->kc_blk) {
+            const size_t kc = j->K - pc < j->kc_blk ? j->K - pc : j->kc_blk;
+            const size_t kcp = (kc + ks - 1) / ks * ks;
+            const size_t bpanel = nr * kcp * j->esize, apanel = mr * kcp * j->esize;
+            // This thread's share of the B panels: pb0 .. pb1.
+            const size_t pb0 = npan * tid / nt, pb1 = npan * (tid + 1) / nt;
+            const size_t pbw = nc - pb0 * nr < (pb1 - pb0) * nr ? nc - pb0 * nr : (pb1 - pb0) * nr;
+            if (j->trans_b)
+                pack_transposed(j->bbuf + pb0 * bpanel, bpanel, j->mode, j->B + (jc + pb0 * nr) * j->ldb + pc, j->ldb,
+                                pbw, nr, kc, kcp);
+            else if (pb1 > pb0)
+                pack_kmajor(j->bbuf + pb0 * bpanel, bpanel, j->mode, j->B + pc * j->ldb + jc + pb0 * nr, j->ldb, pbw,
+                            nr, kc, kcp);
+            if (nt > 1) {
+#pragma omp barrier
+            }
+            const bool acc = j->accumulate || pc > 0;
+            for (size_t ic = m0; ic < m1; ic += j->mc_blk) {
+                const size_t mc = m1 - ic < j->mc_blk ? m1 - ic : j->mc_blk;
+                if (j->trans_a)
+                    pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ic, j->lda, mc, mr, kc, kcp);
+                else
+                    for (size_t ir = 0; ir < mc; ir += mr) {
+                        size_t h = mc - ir < mr ? mc - ir : mr;
+                        pack_rows(abuf + ir / mr * apanel, j->mode, j->A + (ic + ir) * j->lda + pc, j->lda, h, mr, kc,
+                                  kcp);
+                    }
+                for (size_t p = p0; p < p1; p++) {
+                    size_t col = jc + p * nr, n = nc - p * nr < nr ? nc - p * nr : nr;
+                    for (size_t ir = 0; ir < mc; ir += mr) {
+                        size_t row = ic + ir, h = mc - ir < mr ? mc - ir : mr;
+                        tile(j, abuf + ir / mr * apanel, j->bbuf + p * bpanel, kcp, j->C + row * j->ldc + col, h, n,
+                             acc);
+                    }
+                }
+            }
+            if (nt > 1) {
+#pragma omp barrier
+            }
+        }
+    }
+}
+
+// Packing buffers, one per calling thread, kept between calls (products repeat every training step).
+static _Thread_local unsigned char *tl_buf;
+static _Thread_local size_t tl_cap;
+
+static unsigned char *scratch(size_t bytes) {
+    if (bytes > tl_cap) {
+        free(tl_buf);
+        tl_cap = (bytes + 4095) / 4096 * 4096;
+        tl_buf = aligned_alloc(64, tl_cap);
+        if (!tl_buf) tl_cap = 0;
+    }
+    return tl_buf;
+}
+
+// Unpacked loops for when the packing buffers cannot be allocated: slow, but C is still right.
+static void gemm_unpacked(const gemm_job *j) {
+    bool round = j->mode != PACK_F32;
+    for (size_t i = 0; i < j->M; i++) {
+        float *c = j->C + i * j->ldc;
+        if (!j->accumulate) memset(c, 0, j->N * sizeof *c);
+        for (size_t k = 0; k < j->K; k++) {
+            float a = j->trans_a ? j->A[k * j->lda + i] : j->A[i * j->lda + k];
+            if (round) a = bf16_round(a);
+            for (size_t q = 0; q < j->N; q++) {
+                float b = j->trans_b ? j->B[q * j->ldb + k] : j->B[k * j->ldb + q];
+                c[q] += a * (round ? bf16_round(b) : b);
+            }
+        }
+    }
+}
+
+void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
+          const float *B, size_t ldb, float *C, size_t ldc, bool accumulate) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) {
+        if (!accumulate)
+            for (size_t i = 0; i < M; i++) memset(C + i * ldc, 0, N * sizeof *C);
+        return;
+    }
+    const gemm_path *path = current_path();
+    const bool bf16 = gemm_get_precision() == GEMM_BF16;
+    gemm_job j = {.trans_a = trans_a, .trans_b = trans_b, .accumulate = accumulate, .M = M, .N = N, .K = K,
+                  .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B, .C = C};
+    j.uk = bf16 && path->bf16 ? path->bf16 : path->f32;
+    j.mode = !bf16 ? PACK_F32 : path->bf16 ? PACK_BF16_PAIRS : PACK_F32_BF16_ROUNDED;
+    j.esize = j.mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
+    j.kc_blk = j.mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32;
+    assert(j.uk->mr * j.uk->nr <= TILE_MAX && MC >= j.uk->mr);
+    j.mc_blk = MC / j.uk->mr * j.uk->mr;
+
+    int nt = 1;
+    if (!omp_in_parallel() && M * N * K >= GEMM_PARALLEL_MIN_MACS) nt = omp_get_max_threads();
+    const size_t kc = K < j.kc_blk ? K : j.kc_blk, kcp = (kc + 1) / 2 * 2;
+    const size_t nc = N < NC ? N : NC, mc = M < j.mc_blk ? M : j.mc_blk;
+    const size_t bbytes = (nc + j.uk->nr - 1) / j.uk->nr * j.uk->nr * kcp * j.esize;
+    j.abuf_stride = ((mc + j.uk->mr - 1) / j.uk->mr * j.uk->mr * kcp * j.esize + 63) / 64 * 64;
+    unsigned char *buf = scratch((bbytes + 63) / 64 * 64 + (size_t)nt * j.abuf_stride);
+    if (!buf) {
+        gemm_unpacked(&j);
+        return;
+    }
+    j.bbuf = buf;
+    j.abuf = buf + (bbytes + 63) / 64 * 64;
+    if (nt == 1) {
+        gemm_thread(&j, 0, 1);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    gemm_thread(&j, omp_get_thread_num(), omp_get_num_threads());
+}

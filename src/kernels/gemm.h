@@ -1,0 +1,41 @@
+// gemm: the matrix products training needs, row-major, fp32 in and out.
+// Layers: this file is the portable blocking framework (packing, cache blocking, threading, dispatch);
+// the register-tiled micro-kernels live in gemm_ukernel_<isa>.c and are chosen at run time from CPUID.
+// Not responsible for: batching over heads or experts (callers loop), anything but plain products.
+#ifndef SEXTANT_GEMM_H
+#define SEXTANT_GEMM_H
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { GEMM_FP32 = 0, GEMM_BF16 = 1 } gemm_precision;
+
+// C (M,N) = op(A) · op(B), or C += op(A) · op(B) when accumulate.
+// op(A) is (M,K): A is stored (M,K) with row stride lda, or (K,M) with row stride lda when trans_a.
+// op(B) is (K,N): B is stored (K,N) with row stride ldb, or (N,K) with row stride ldb when trans_b.
+// Training uses: y = x·Wᵀ  (trans_b), dx = dy·W (plain), dW += dyᵀ·x (trans_a, accumulate).
+// Threads with OpenMP when called outside a parallel region; single-threaded inside one.
+// M, N or K may be 0 (K == 0 leaves C, or zeroes it when !accumulate).
+void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
+          const float *B, size_t ldb, float *C, size_t ldc, bool accumulate);
+
+// The specification: same contract as gemm(), scalar, accumulates each dot product in double.
+void gemm_ref(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
+              const float *B, size_t ldb, float *C, size_t ldc, bool accumulate);
+
+// Process-wide operand precision. GEMM_BF16 rounds A and B to bf16 (round-to-nearest-even) while packing
+// and accumulates in fp32 (vdpbf16ps where available; an exact emulation elsewhere).
+void gemm_set_precision(gemm_precision p);
+gemm_precision gemm_get_precision(void);
+
+// Micro-kernel path: chosen from CPUID on first use; SEXTANT_GEMM_PATH=generic|avx2|avx512 in the
+// environment, or gemm_force_path(), overrides it (tests use this to cover every path the machine has).
+// gemm_force_path returns false (and changes nothing) for an unknown name or one this CPU cannot run.
+bool gemm_force_path(const char *name);
+const char *gemm_path_name(void);
+// Names of the paths this CPU supports, NULL-terminated (for tests and benchmarks).
+const char *const *gemm_supported_paths(void);
+
+// Rounds fp32 to the nearest bf16 (ties to even), returned as fp32. NaN stays NaN.
+float bf16_round(float x);
+
+#endif

@@ -1,0 +1,36 @@
+// gemm_ukernel: the register-tiled micro-kernels behind gemm() (internal to src/kernels/gemm*.c).
+// Each computes one MR x NR tile of C from two packed micro-panels and knows nothing of strides in A or
+// B, transposes, edges (the framework zero-pads panels and writes partial tiles back) or threading.
+//
+// Packed layouts, for a depth of kc (the framework pads kc to a multiple of the kernel's k step):
+//   fp32 kernels (k step 1):  b[k*NR + j] = op(B)(k, j), and A either k-major, a[k*MR + r] = op(A)(r, k),
+//     or row-major (a_rows), a[r*kc + k] = op(A)(r, k): each layout is a plain copy of one storage of A.
+//   bf16 kernels (k step 2, uint16_t bf16 bit patterns, K interleaved in pairs as vdpbf16ps reads them):
+//     b[(k/2*NR + j)*2 + k%2] = op(B)(k, j), and A k-major a[(k/2*MR + r)*2 + k%2] = op(A)(r, k),
+//     or row-major (a_rows) a[r*kc + k] = op(A)(r, k) (consecutive k already form the pairs).
+// Panels are 64-byte aligned. C is a full MR x NR tile with row stride ldc:
+// C = a·b (accumulate false) or C += a·b (accumulate true). kc may be 0.
+#ifndef SEXTANT_GEMM_UKERNEL_H
+#define SEXTANT_GEMM_UKERNEL_H
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef void (*gemm_ukernel_fn)(size_t kc, const void *a, bool a_rows, const void *b, float *c, size_t ldc,
+                                bool accumulate);
+
+typedef struct {
+    size_t mr, nr;   // tile shape
+    size_t kstep;    // 1 for fp32 panels, 2 for bf16 pair-interleaved panels
+    gemm_ukernel_fn fn;
+} gemm_ukernel;
+
+// Portable C, vectorised by the compiler for the baseline ISA: 6 x 8 (any x86-64).
+extern const gemm_ukernel gemm_ukernel_generic;
+// AVX2 + FMA, ymm: 6 x 16 (12 accumulators).
+extern const gemm_ukernel gemm_ukernel_avx2;
+// AVX-512F, zmm: 12 x 32 (24 accumulators), broadcast A, two B vectors per k.
+extern const gemm_ukernel gemm_ukernel_avx512;
+// AVX-512 BF16 vdpbf16ps: 12 x 32 over bf16 pair-interleaved panels, fp32 accumulation.
+extern const gemm_ukernel gemm_ukernel_bf16;
+
+#endif

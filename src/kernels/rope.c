@@ -1,0 +1,64 @@
+// rope: rotary position embedding (half-split pairing, partial rotation), in place on (B,T,heads,hd).
+// rope_forward_ref computes its angles itself in double and is the specification; the fast forward and
+// backward read precomputed cos/sin tables. Not responsible for which tensors are rotated (the model).
+#include "kernels/rope.h"
+
+#include <assert.h>
+#include <math.h>
+
+void rope_tables(size_t T, size_t rot_dim, double base, float *cos_t, float *sin_t) {
+    assert(rot_dim % 2 == 0 && rot_dim > 0);
+    size_t half = rot_dim / 2;
+    for (size_t t = 0; t < T; t++)
+        for (size_t j = 0; j < half; j++) {
+            double ang = (double)t * pow(base, -2.0 * (double)j / (double)rot_dim);
+            cos_t[t * half + j] = (float)cos(ang);
+            sin_t[t * half + j] = (float)sin(ang);
+        }
+}
+
+void rope_forward_ref(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, double base, float *x) {
+    assert(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd);
+    size_t half = rot_dim / 2;
+    for (size_t b = 0; b < B; b++)
+        for (size_t t = 0; t < T; t++)
+            for (size_t h = 0; h < n_heads; h++) {
+                float *xh = x + ((b * T + t) * n_heads + h) * hd;
+                for (size_t j = 0; j < half; j++) {
+                    double ang = (double)t * pow(base, -2.0 * (double)j / (double)rot_dim);
+                    double c = cos(ang), s = sin(ang), x0 = xh[j], x1 = xh[j + half];
+                    xh[j] = (float)(x0 * c - x1 * s);
+                    xh[j + half] = (float)(x0 * s + x1 * c);
+                }
+            }
+}
+
+// Rotates every head by +θ (sign = 1) or −θ (sign = −1).
+static void rope_apply(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,
+                       const float *sin_t, float sign, float *x) {
+    assert(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd);
+    size_t half = rot_dim / 2;
+    for (size_t b = 0; b < B; b++)
+        for (size_t t = 0; t < T; t++) {
+            const float *ct = cos_t + t * half, *st = sin_t + t * half;
+            for (size_t h = 0; h < n_heads; h++) {
+                float *x0 = x + ((b * T + t) * n_heads + h) * hd, *x1 = x0 + half;
+#pragma omp simd
+                for (size_t j = 0; j < half; j++) {
+                    float a = x0[j], c = x1[j], s = sign * st[j];
+                    x0[j] = a * ct[j] - c * s;
+                    x1[j] = a * s + c * ct[j];
+                }
+            }
+        }
+}
+
+void rope_forward(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,
+                  const float *sin_t, float *x) {
+    rope_apply(B, T, n_heads, hd, rot_dim, cos_t, sin_t, 1.0f, x);
+}
+
+void rope_backward(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,
+                   const float *sin_t, float *d) {
+    rope_apply(B, T, n_heads, hd, rot_dim, cos_t, sin_t, -1.0f, d);
+}

@@ -1,0 +1,132 @@
+// attn_gqa: grouped-query self-attention (MHA when kv heads = heads, MQA when 1) with optional QK-norm and
+// partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ; [qknorm]; rope; a = attention(q, k, v); out += a·woᵀ.
+#include <math.h>
+#include <string.h>
+#include "kernels/attention.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "model/block.h"
+#include "model/linear.h"
+
+enum { WQ, WK, WV, WO };
+#define QK_NORM_EPS 1e-6f
+
+typedef struct {          // views into one layer's saved block; shapes with BT = B·T rows
+    float *q, *k, *v;     // (BT, H·hd), (BT, Hkv·hd) x2: q and k after QK-norm and RoPE
+    float *q_raw, *k_raw; // before QK-norm (only with qk_norm)
+    float *q_rstd, *k_rstd; // (BT·H), (BT·Hkv)
+    float *att;           // (BT, H·hd) attention output
+    float *lse;           // (B, H, T)
+} saved_views;
+
+static size_t q_dim(const model_config *c) { return c->n_head * c->head_dim; }
+static size_t kv_dim(const model_config *c) { return c->n_kv_head * c->head_dim; }
+
+static saved_views views(const model_config *c, size_t BT, float *p) {
+    saved_views v = {0};
+    size_t qd = q_dim(c), kd = kv_dim(c);
+    v.q = p; p += BT * qd;
+    v.k = p; p += BT * kd;
+    v.v = p; p += BT * kd;
+    v.att = p; p += BT * qd;
+    v.lse = p; p += BT * c->n_head;
+    if (c->qk_norm) {
+        v.q_raw = p; p += BT * qd;
+        v.k_raw = p; p += BT * kd;
+        v.q_rstd = p; p += BT * c->n_head;
+        v.k_rstd = p;
+    }
+    return v;
+}
+
+static size_t saved_floats(const model_config *c, size_t BT) {
+    size_t qd = q_dim(c), kd = kv_dim(c);
+    size_t n = BT * (2 * qd + 2 * kd + c->n_head);
+    if (c->qk_norm) n += BT * (qd + kd + c->n_head + c->n_kv_head);
+    return n;
+}
+
+static size_t scratch_floats(const model_config *c, size_t BT) {
+    return BT * (2 * q_dim(c) + 2 * kv_dim(c)) + (c->qk_norm ? BT * (q_dim(c) + kv_dim(c)) : 0);
+}
+
+static sx_status declare(const model_config *c, size_t layer, param_table *t) {
+    char name[48];
+    float std = 1.0f / sqrtf((float)c->width);
+    const struct { const char *n; size_t rows, cols; param_init init; } tensors[] = {
+        {"wq", q_dim(c), c->width, INIT_NORMAL}, {"wk", kv_dim(c), c->width, INIT_NORMAL},
+        {"wv", kv_dim(c), c->width, INIT_NORMAL}, {"wo", c->width, q_dim(c), INIT_ZERO},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "l%zu.%s", layer, tensors[i].n);
+        sx_status s = param_table_add(t, name, tensors[i].rows, tensors[i].cols, tensors[i].init, std, PGROUP_MATRIX);
+        if (s) return s;
+    }
+    return SX_OK;
+}
+
+static attn_shape shape_of(const block_shape *s) {
+    const model_config *c = s->cfg;
+    return (attn_shape){.B = s->B, .T = s->T, .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
+                        .scale = 1.0f / sqrtf((float)c->head_dim), .window = 0, .softcap = 0};
+}
+
+// Projects h to one of q or k and applies QK-norm and RoPE.
+static void project_qk(const block_shape *s, const float *h, const float *W, size_t heads, float *raw, float *rstd,
+                       float *out) {
+    const model_config *c = s->cfg;
+    size_t BT = s->B * s->T, dim = heads * c->head_dim;
+    if (c->qk_norm) {
+        linear_forward(BT, c->width, dim, h, W, raw, false);
+        rmsnorm_forward(BT * heads, c->head_dim, raw, NULL, QK_NORM_EPS, out, rstd);
+    } else {
+        linear_forward(BT, c->width, dim, h, W, out, false);
+    }
+    if (c->rope_dim)
+        rope_forward(s->B, s->T, heads, c->head_dim, c->rope_dim, s->rope_cos, s->rope_sin, out);
+}
+
+static void forward(const block_shape *s, float *const *w, const float *h, float *out, float *saved, float *scratch) {
+    const model_config *c = s->cfg;
+    size_t BT = s->B * s->T;
+    saved_views a = views(c, BT, saved);
+    project_qk(s, h, w[WQ], c->n_head, a.q_raw, a.q_rstd, a.q);
+    project_qk(s, h, w[WK], c->n_kv_head, a.k_raw, a.k_rstd, a.k);
+    linear_forward(BT, c->width, kv_dim(c), h, w[WV], a.v, false);
+    attn_shape as = shape_of(s);
+    attention_forward(&as, a.q, a.k, a.v, a.att, a.lse);
+    linear_forward(BT, q_dim(c), c->width, a.att, w[WO], out, true);
+}
+
+// Undoes RoPE and QK-norm on the gradient d (of q or k after both); returns the gradient of the projection.
+static float *unproject_qk(const block_shape *s, size_t heads, const float *raw, const float *rstd, float *d,
+                           float *d_raw) {
+    const model_config *c = s->cfg;
+    if (c->rope_dim)
+        rope_backward(s->B, s->T, heads, c->head_dim, c->rope_dim, s->rope_cos, s->rope_sin, d);
+    if (!c->qk_norm) return d;
+    rmsnorm_backward(s->B * s->T * heads, c->head_dim, raw, NULL, rstd, d, d_raw, NULL, false);
+    return d_raw;
+}
+
+static void backward(const block_shape *s, float *const *w, float *const *dw, const float *h, const float *dout,
+                     float *dh, const float *saved, float *scratch) {
+    const model_config *c = s->cfg;
+    size_t BT = s->B * s->T, qd = q_dim(c), kd = kv_dim(c), C = c->width;
+    saved_views a = views(c, BT, (float *)saved);
+    float *d_att = scratch, *dq = d_att + BT * qd, *dk = dq + BT * qd, *dv = dk + BT * kd;
+    float *dq_raw = dv + BT * kd, *dk_raw = c->qk_norm ? dq_raw + BT * qd : NULL;
+    linear_backward(BT, qd, C, a.att, w[WO], dout, dw[WO], d_att, false);
+    attn_shape as = shape_of(s);
+    attention_backward(&as, a.q, a.k, a.v, a.att, a.lse, d_att, dq, dk, dv);
+    float *gq = unproject_qk(s, c->n_head, a.q_raw, a.q_rstd, dq, dq_raw);
+    float *gk = unproject_qk(s, c->n_kv_head, a.k_raw, a.k_rstd, dk, dk_raw);
+    linear_backward(BT, C, qd, h, w[WQ], gq, dw[WQ], dh, false);
+    linear_backward(BT, C, kd, h, w[WK], gk, dw[WK], dh, true);
+    linear_backward(BT, C, kd, h, w[WV], dv, dw[WV], dh, true);
+}
+
+const block_module attn_gqa_module = {
+    .name = "gqa", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
+    .forward = forward, .backward = backward,
+};

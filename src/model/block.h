@@ -1,0 +1,35 @@
+// block: the one interface every sub-layer variant implements. A transformer layer is
+// x += mixer(rmsnorm(x)); x += ffn(rmsnorm(x)), where the mixer (MHA/GQA today, MLA next) and the FFN
+// (dense today, MoE next) are block_modules chosen by the config. A module declares its own parameters
+// into the model's table, says how much activation memory it keeps, and runs forward and backward.
+#ifndef SEXTANT_BLOCK_H
+#define SEXTANT_BLOCK_H
+#include <stddef.h>
+#include "model/config.h"
+#include "model/params.h"
+
+typedef struct {
+    const model_config *cfg;
+    size_t B, T;
+    const float *rope_cos, *rope_sin;   // (T, rope_dim/2), NULL when rope_dim == 0
+} block_shape;
+
+typedef struct {
+    const char *name;
+    // Appends this module's tensors for layer `layer` to the table (names "l<layer>.<tensor>").
+    sx_status (*declare)(const model_config *c, size_t layer, param_table *t);
+    // Floats of activations kept per layer from forward to backward, and of temporary scratch (shared).
+    size_t (*saved_floats)(const model_config *c, size_t BT);
+    size_t (*scratch_floats)(const model_config *c, size_t BT);
+    // h (B,T,C) -> ADDS the module's output to out (B,T,C). w: this module's tensors in declaration order.
+    void (*forward)(const block_shape *s, float *const *w, const float *h, float *out, float *saved,
+                    float *scratch);
+    // dout (B,T,C) -> OVERWRITES dh (B,T,C); ACCUMULATES weight gradients into dw (same order as w).
+    void (*backward)(const block_shape *s, float *const *w, float *const *dw, const float *h, const float *dout,
+                     float *dh, const float *saved, float *scratch);
+} block_module;
+
+extern const block_module attn_gqa_module;   // MHA / GQA / MQA, QK-norm, partial RoPE
+extern const block_module ffn_dense_module;  // ReLU², GELU or SwiGLU MLP
+
+#endif

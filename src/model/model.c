@@ -1,0 +1,258 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels/embedding.h"
+#include "kernels/gemm.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/xent.h"
+#include "model/linear.h"
+#include "model/model.h"
+
+#define NORM_EPS 1e-5f
+#define HEAD_ROWS 256   // rows of logits materialised at once by the fused head + cross-entropy
+
+// Activation layout for shape (B, T), BT = B·T, C = width, L layers:
+//   x      (2L+1, BT, C)  residual stream: x[0] embeddings, x[2l+1] after layer l's mixer, x[2l+2] after its FFN
+//   hn     (2L+1, BT, C)  normed inputs of each sub-layer; hn[2L] the final norm's output
+//   rstd   (2L+1, BT)
+//   mixer_saved (L, ...), ffn_saved (L, ...)
+//   dx, dh (BT, C)        gradient of the residual stream and of a norm's output
+//   scratch               max of the modules' scratch and the head's (HEAD_ROWS, V)
+//   rope cos/sin (T, rope_dim/2)
+typedef struct {
+    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *scratch, *cos, *sin;
+    size_t mixer_per_layer, ffn_per_layer;
+} act_views;
+
+static sx_status build_table(model *m) {
+    const model_config *c = &m->cfg;
+    param_table *t = &m->table;
+    float emb_std = c->untied ? 1.0f : 1.0f / sqrtf((float)c->width);
+    sx_status s = param_table_add(t, "emb", c->vocab, c->width, INIT_NORMAL, emb_std, PGROUP_EMBED);
+    m->layer_first = calloc(c->n_layer, sizeof *m->layer_first);
+    if (!m->layer_first) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    char name[48];
+    for (size_t l = 0; l < c->n_layer && !s; l++) {
+        m->layer_first[l] = t->n;
+        snprintf(name, sizeof name, "l%zu.attn_norm", l);
+        s = param_table_add(t, name, 1, c->width, INIT_ONES, 0, PGROUP_GAIN);
+        size_t before = t->n;
+        if (!s) s = m->mixer->declare(c, l, t);
+        m->mixer_tensors = t->n - before;
+        snprintf(name, sizeof name, "l%zu.mlp_norm", l);
+        if (!s) s = param_table_add(t, name, 1, c->width, INIT_ONES, 0, PGROUP_GAIN);
+        before = t->n;
+        if (!s) s = m->ffn->declare(c, l, t);
+        m->ffn_tensors = t->n - before;
+    }
+    m->norm_f = t->n;
+    if (!s) s = param_table_add(t, "norm_f", 1, c->width, INIT_ONES, 0, PGROUP_GAIN);
+    m->head = m->emb = 0;
+    if (!s && c->untied) {
+        m->head = t->n;
+        s = param_table_add(t, "head", c->vocab, c->width, INIT_ZERO, 0, PGROUP_HEAD);
+    }
+    return s;
+}
+
+sx_status model_init(model *m, const model_config *cfg) {
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->mixer = &attn_gqa_module;
+    m->ffn = &ffn_dense_module;
+    sx_status s = build_table(m);
+    if (s) { model_free(m); return s; }
+    size_t n = m->table.total, bytes;
+    if (!sx_mul_size(n, 2 * sizeof(float), &bytes)) { model_free(m); return SX_ERR_ARG; }
+    m->params = sx_calloc(bytes, "model parameters and gradients");
+    m->p = calloc(m->table.n, sizeof *m->p);
+    m->g = calloc(m->table.n, sizeof *m->g);
+    if (!m->params || !m->p || !m->g) { model_free(m); return sx_fail(SX_ERR_NOMEM, "out of memory for the model (%zu parameters)", n); }
+    m->grads = m->params + n;
+    for (size_t i = 0; i < m->table.n; i++) {
+        m->p[i] = m->params + m->table.v[i].offset;
+        m->g[i] = m->grads + m->table.v[i].offset;
+    }
+    return SX_OK;
+}
+
+void model_free(model *m) {
+    sx_free(m->params);
+    sx_free(m->acts);
+    free(m->p);
+    free(m->g);
+    free(m->layer_first);
+    param_table_free(&m->table);
+    memset(m, 0, sizeof *m);
+}
+
+void model_init_weights(model *m, uint64_t seed) { param_table_init_values(&m->table, m->params, seed); }
+
+static size_t scratch_floats(const model *m, size_t BT) {
+    size_t a = m->mixer->scratch_floats(&m->cfg, BT), b = m->ffn->scratch_floats(&m->cfg, BT);
+    size_t head = (BT < HEAD_ROWS ? BT : HEAD_ROWS) * m->cfg.vocab;
+    size_t s = a > b ? a : b;
+    return s > head ? s : head;
+}
+
+// Carves the activation block into views (sizes as in the layout comment); returns the float count.
+static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *v) {
+    const model_config *c = &m->cfg;
+    size_t BT = B * T, C = c->width, L = c->n_layer, off = 0;
+    v->mixer_per_layer = (m->mixer->saved_floats(c, BT) + 15) & ~(size_t)15;
+    v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
+    const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
+                            L * v->ffn_per_layer, BT * C, BT * C, scratch_floats(m, BT), T * c->rope_dim / 2,
+                            T * c->rope_dim / 2};
+    float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->scratch,
+                     &v->cos, &v->sin};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        *dst[i] = base ? base + off : NULL;
+        off += (sizes[i] + 15) & ~(size_t)15;
+    }
+    return off;
+}
+
+sx_status model_reserve(model *m, size_t B, size_t T) {
+    if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
+    if (m->acts && m->B == B && m->T == T) return SX_OK;
+    sx_free(m->acts);
+    m->acts = NULL;
+    act_views v;
+    size_t n = carve(m, B, T, NULL, &v), bytes;
+    if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;
+    m->acts = sx_calloc(bytes, "activations");
+    if (!m->acts) return SX_ERR_NOMEM;
+    m->acts_floats = n;
+    m->B = B;
+    m->T = T;
+    carve(m, B, T, m->acts, &v);
+    if (m->cfg.rope_dim) rope_tables(T, m->cfg.rope_dim, m->cfg.rope_base, v.cos, v.sin);
+    return SX_OK;
+}
+
+static act_views views(const model *m) {
+    act_views v;
+    carve(m, m->B, m->T, m->acts, &v);
+    return v;
+}
+
+static block_shape shape_of(const model *m, const act_views *v) {
+    return (block_shape){.cfg = &m->cfg, .B = m->B, .T = m->T, .rope_cos = v->cos, .rope_sin = v->sin};
+}
+
+// inputs tokens[b, 0..T), targets tokens[b, 1..T]; both read from the (B, T+1) batch.
+static void split_tokens(const model *m, const int32_t *tokens, int32_t *inputs, int32_t *targets) {
+    size_t T = m->T;
+    for (size_t b = 0; b < m->B; b++) {
+        memcpy(inputs + b * T, tokens + b * (T + 1), T * sizeof *inputs);
+        memcpy(targets + b * T, tokens + b * (T + 1) + 1, T * sizeof *targets);
+    }
+}
+
+static void forward_layers(model *m, const int32_t *inputs, const act_views *v) {
+    const model_config *c = &m->cfg;
+    size_t BT = m->B * m->T, C = c->width;
+    block_shape bs = shape_of(m, v);
+    embedding_forward(BT, C, inputs, m->p[m->emb], v->x);
+    for (size_t l = 0; l < c->n_layer; l++) {
+        for (size_t half = 0; half < 2; half++) {
+            size_t k = 2 * l + half;
+            const block_module *mod = half ? m->ffn : m->mixer;
+            size_t first = m->layer_first[l] + (half ? 1 + m->mixer_tensors : 0);
+            float *saved = half ? v->ffn_saved + l * v->ffn_per_layer : v->mixer_saved + l * v->mixer_per_layer;
+            float *x_in = v->x + k * BT * C, *x_out = x_in + BT * C, *h = v->hn + k * BT * C;
+            rmsnorm_forward(BT, C, x_in, m->p[first], NORM_EPS, h, v->rstd + k * BT);
+            memcpy(x_out, x_in, BT * C * sizeof *x_out);
+            mod->forward(&bs, m->p + first + 1, h, x_out, saved, v->scratch);
+        }
+    }
+    size_t k = 2 * c->n_layer;
+    rmsnorm_forward(BT, C, v->x + k * BT * C, m->p[m->norm_f], NORM_EPS, v->hn + k * BT * C, v->rstd + k * BT);
+}
+
+// The fused head: logits for HEAD_ROWS rows at a time, cross-entropy and (if backward) its gradient, which
+// is immediately turned into dh_final (overwritten) and the head's weight gradient (accumulated).
+static double head_loss(model *m, const int32_t *targets, const act_views *v, float grad_scale, bool backward,
+                        float *logits_out) {
+    const model_config *c = &m->cfg;
+    size_t BT = m->B * m->T, C = c->width, V = c->vocab;
+    const float *h = v->hn + 2 * c->n_layer * BT * C, *W = m->p[m->head];
+    double total = 0;
+    for (size_t r0 = 0; r0 < BT; r0 += HEAD_ROWS) {
+        size_t rows = BT - r0 < HEAD_ROWS ? BT - r0 : HEAD_ROWS;
+        float *logits = v->scratch;
+        linear_forward(rows, C, V, h + r0 * C, W, logits, false);
+        if (logits_out) {
+            float *z = logits_out + r0 * V;
+            for (size_t i = 0; i < rows * V; i++)
+                z[i] = c->softcap > 0 ? c->softcap * tanhf(logits[i] / c->softcap) : logits[i];
+        }
+        total += xent_forward_backward(rows, V, logits, targets + r0, c->softcap, grad_scale, backward ? logits : NULL);
+        if (backward) linear_backward(rows, C, V, h + r0 * C, W, logits, m->g[m->head], v->dh + r0 * C, false);
+    }
+    return total / (double)BT;
+}
+
+double model_loss(model *m, const int32_t *tokens, float *logits_out) {
+    act_views v = views(m);
+    size_t BT = m->B * m->T;
+    int32_t *buf = malloc(2 * BT * sizeof *buf);
+    if (!buf) return NAN;
+    split_tokens(m, tokens, buf, buf + BT);
+    forward_layers(m, buf, &v);
+    double loss = head_loss(m, buf + BT, &v, 0, false, logits_out);
+    free(buf);
+    return loss;
+}
+
+double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
+    const model_config *c = &m->cfg;
+    act_views v = views(m);
+    size_t BT = m->B * m->T, C = c->width;
+    int32_t *buf = malloc(2 * BT * sizeof *buf);
+    if (!buf) return NAN;
+    split_tokens(m, tokens, buf, buf + BT);
+    forward_layers(m, buf, &v);
+    double loss = head_loss(m, buf + BT, &v, grad_scale / (float)BT, true, NULL);
+    size_t k = 2 * c->n_layer;
+    rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false);
+    block_shape bs = shape_of(m, &v);
+    for (size_t l = c->n_layer; l-- > 0;) {
+        for (size_t half = 2; half-- > 0;) {
+            k = 2 * l + half;
+            const block_module *mod = half ? m->ffn : m->mixer;
+            size_t first = m->layer_first[l] + (half ? 1 + m->mixer_tensors : 0);
+            const float *saved = half ? v.ffn_saved + l * v.ffn_per_layer : v.mixer_saved + l * v.mixer_per_layer;
+            mod->backward(&bs, m->p + first + 1, m->g + first + 1, v.hn + k * BT * C, v.dx, v.dh, saved, v.scratch);
+            rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[first], v.rstd + k * BT, v.dh, v.dx, m->g[first], true);
+        }
+    }
+    embedding_backward(BT, C, buf, v.dx, m->g[m->emb]);
+    free(buf);
+    return loss;
+}
+
+void model_zero_grad(model *m) { memset(m->grads, 0, m->table.total * sizeof *m->grads); }
+
+void model_param_refs(const model *m, param_ref *refs) {
+    for (size_t i = 0; i < m->table.n; i++) {
+        const param_spec *s = &m->table.v[i];
+        refs[i] = (param_ref){.name = s->name, .data = m->p[i], .grad = m->g[i], .rows = s->rows, .cols = s->cols,
+                              .group = s->group};
+    }
+}
+
+size_t model_param_count(const model *m) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->table.n; i++) n += m->table.v[i].rows * m->table.v[i].cols;
+    return n;
+}
+
+size_t model_param_count_nonembed(const model *m) {
+    size_t n = model_param_count(m) - m->cfg.vocab * m->cfg.width;
+    return m->cfg.untied ? n - m->cfg.vocab * m->cfg.width : n;
+}
+
+size_t model_arena_bytes(const model *m) { return (2 * m->table.total + m->acts_floats) * sizeof(float); }

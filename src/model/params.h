@@ -1,0 +1,37 @@
+// params: the one declarative parameter table. Every tensor of a model is declared once here (name,
+// shape, initialisation, optimizer group); the tensor list, checkpoint names, initialisation and optimizer
+// groups are all generated from it. Not responsible for what the tensors compute.
+#ifndef SEXTANT_PARAMS_H
+#define SEXTANT_PARAMS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "core/status.h"
+#include "optim/optimizer.h"
+
+typedef enum { INIT_NORMAL, INIT_ZERO, INIT_ONES } param_init;
+
+typedef struct {
+    char name[48];
+    size_t rows, cols;   // a 1-D tensor has rows = 1
+    param_init init;
+    float std;           // for INIT_NORMAL
+    param_group group;
+    size_t offset;       // floats from the start of the parameter block
+} param_spec;
+
+typedef struct {
+    param_spec *v;
+    size_t n, cap;
+    size_t total;        // floats in all tensors
+} param_table;
+
+// Appends a tensor; returns its index. Sizes are checked against overflow by the caller's config limits.
+sx_status param_table_add(param_table *t, const char *name, size_t rows, size_t cols, param_init init, float std,
+                          param_group group);
+void param_table_free(param_table *t);
+// Index of the tensor with this name, or -1.
+long param_table_find(const param_table *t, const char *name);
+// Fills params per the table's init column from a seeded generator (deterministic for a seed).
+void param_table_init_values(const param_table *t, float *params, uint64_t seed);
+
+#endif

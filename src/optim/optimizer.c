@@ -1,0 +1,228 @@
+// optimizer: see optimizer.h.
+#include "optim/optimizer.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "optim/adamw.h"
+#include "optim/muon.h"
+
+void optimizer_config_default(optimizer_config *cfg) {
+    *cfg = (optimizer_config){
+        .kind = OPT_ADAMW,
+        .lr = 6e-4f,
+        .beta1 = 0.9f,
+        .beta2 = 0.95f,
+        .eps = 1e-8f,
+        .weight_decay = 0.1f,
+        .decay_embed = false,
+        .muon_lr = 0.02f,
+        .muon_momentum = 0.95f,
+        .muon_weight_decay = 0.0f,
+        .clip_norm = 1.0f,
+    };
+}
+
+static sx_status check_range(const char *name, float x, float lo, bool lo_open, float hi, bool hi_open) {
+    bool ok = isfinite(x) && (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi);
+    if (ok) return SX_OK;
+    return sx_fail(SX_ERR_ARG, "optimizer setting %s = %g is out of range %c%g, %g%c", name, x,
+                   lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+}
+
+sx_status optimizer_config_check(const optimizer_config *cfg) {
+    const struct { const char *name; float x, lo; bool lo_open; float hi; bool hi_open; } r[] = {
+        {"lr", cfg->lr, 0, false, INFINITY, true},
+        {"beta1", cfg->beta1, 0, false, 1, true},
+        {"beta2", cfg->beta2, 0, false, 1, true},
+        {"eps", cfg->eps, 0, true, INFINITY, true},
+        {"weight_decay", cfg->weight_decay, 0, false, INFINITY, true},
+        {"muon_lr", cfg->muon_lr, 0, false, INFINITY, true},
+        {"muon_momentum", cfg->muon_momentum, 0, false, 1, true},
+        {"muon_weight_decay", cfg->muon_weight_decay, 0, false, INFINITY, true},
+        {"clip_norm", cfg->clip_norm, 0, false, INFINITY, true},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        sx_status st = check_range(r[i].name, r[i].x, r[i].lo, r[i].lo_open, r[i].hi, r[i].hi_open);
+        if (st != SX_OK) return st;
+    }
+    if (cfg->kind != OPT_ADAMW && cfg->kind != OPT_MUON)
+        return sx_fail(SX_ERR_ARG, "unknown optimizer kind %d", (int)cfg->kind);
+    return SX_OK;
+}
+
+sx_status optimizer_kind_parse(const char *name, optimizer_kind *out) {
+    if (strcmp(name, "adamw") == 0) *out = OPT_ADAMW;
+    else if (strcmp(name, "muon") == 0) *out = OPT_MUON;
+    else return sx_fail(SX_ERR_ARG, "unknown optimizer '%s' (expected adamw or muon)", name);
+    return SX_OK;
+}
+
+const char *optimizer_kind_name(optimizer_kind kind) { return kind == OPT_MUON ? "muon" : "adamw"; }
+
+json_t *optimizer_config_to_json(const optimizer_config *cfg) {
+    return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
+                     "kind", optimizer_kind_name(cfg->kind), "lr", (double)cfg->lr, "beta1",
+                     (double)cfg->beta1, "beta2", (double)cfg->beta2, "eps", (double)cfg->eps,
+                     "weight_decay", (double)cfg->weight_decay, "decay_embed", (int)cfg->decay_embed,
+                     "muon_lr", (double)cfg->muon_lr, "muon_momentum", (double)cfg->muon_momentum,
+                     "muon_weight_decay", (double)cfg->muon_weight_decay, "clip_norm",
+                     (double)cfg->clip_norm);
+}
+
+double optim_sumsq(const float *x, size_t n) {
+    enum { PARTS = 64, LANES = 8 };
+    double part[PARTS];
+    const size_t chunk = (n + PARTS - 1) / PARTS;
+#pragma omp parallel for schedule(static) if (n >= 65536)
+    for (int k = 0; k < PARTS; k++) {
+        size_t lo = (size_t)k * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        double s[LANES] = {0};
+        size_t i = lo;
+        for (; i + LANES <= hi; i += LANES)
+            for (int l = 0; l < LANES; l++) s[l] += (double)x[i + l] * (double)x[i + l];
+        for (; i < hi; i++) s[0] += (double)x[i] * (double)x[i];
+        double t = 0;
+        for (int l = 0; l < LANES; l++) t += s[l];
+        part[k] = t;
+    }
+    double total = 0;
+    for (int k = 0; k < PARTS; k++) total += part[k];
+    return total;
+}
+
+double grad_global_norm(const param_ref *params, size_t n) {
+    double total = 0;
+    for (size_t i = 0; i < n; i++) total += optim_sumsq(params[i].grad, params[i].rows * params[i].cols);
+    return sqrt(total);
+}
+
+double grad_clip_global_norm(const param_ref *params, size_t n, double max_norm) {
+    double norm = grad_global_norm(params, n);
+    if (!(max_norm > 0) || !(norm > max_norm)) return norm;
+    const float scale = (float)(max_norm / (norm + 1e-6));
+    for (size_t k = 0; k < n; k++) {
+        float *g = params[k].grad;
+        size_t numel = params[k].rows * params[k].cols;
+#pragma omp parallel for schedule(static) if (numel >= 32768)
+        for (size_t i = 0; i < numel; i++) g[i] *= scale;
+    }
+    return norm;
+}
+
+static bool uses_muon(const optimizer_config *cfg, const param_ref *p) {
+    return cfg->kind == OPT_MUON && p->group == PGROUP_MATRIX;
+}
+
+static bool decays(const optimizer_config *cfg, const param_ref *p) {
+    switch (p->group) {
+    case PGROUP_MATRIX:
+    case PGROUP_HEAD: return true;
+    case PGROUP_EMBED: return cfg->decay_embed;
+    case PGROUP_GAIN: return false;
+    }
+    return false;
+}
+
+void optimizer_free(optimizer *o) {
+    if (o->arrays)
+        for (size_t i = 0; i < o->n_arrays; i++) sx_free(o->arrays[i].name);
+    sx_free(o->arrays);
+    sx_free(o->params);
+    sx_free(o->slots);
+    sx_free(o->state);
+    sx_free(o->scratch);
+    memset(o, 0, sizeof *o);
+}
+
+static sx_status add_array(optimizer *o, const char *prefix, const param_ref *p, float *data, size_t numel) {
+    size_t len = strlen(prefix) + strlen(p->name) + 2;
+    char *name = sx_alloc(len, "optimizer state name");
+    if (!name) return SX_ERR_NOMEM;
+    snprintf(name, len, "%s.%s", prefix, p->name);
+    o->arrays[o->n_arrays++] = (optimizer_state_array){name, data, numel};
+    return SX_OK;
+}
+
+sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_ref *params, size_t n) {
+    memset(o, 0, sizeof *o);
+    sx_status st = optimizer_config_check(cfg);
+    if (st != SX_OK) return st;
+    o->cfg = *cfg;
+    size_t state = 0, scratch = 0, numel;
+    for (size_t i = 0; i < n; i++) {
+        const param_ref *p = &params[i];
+        assert(p->name && p->data && p->grad && "optimizer_init: every param_ref needs name, data and grad");
+        if (!sx_mul_size(p->rows, p->cols, &numel)) return SX_ERR_ARG;
+        for (size_t j = 0; j < i; j++)
+            assert(strcmp(params[j].name, p->name) != 0 && "optimizer_init: parameter names must be unique");
+        if (uses_muon(cfg, p)) {
+            size_t s = muon_scratch_floats(p->rows, p->cols);
+            if (s > scratch) scratch = s;
+            state += numel;
+        } else {
+            state += 2 * numel;
+        }
+    }
+    o->params = sx_alloc(n * sizeof *o->params, "optimizer parameter list");
+    o->slots = sx_calloc(n * sizeof *o->slots, "optimizer slots");
+    o->arrays = sx_calloc(2 * n * sizeof *o->arrays, "optimizer state index");
+    o->state = sx_calloc(state * sizeof(float), "optimizer state (Adam moments, Muon momentum)");
+    o->scratch = scratch ? sx_alloc(scratch * sizeof(float), "Muon workspace") : NULL;
+    if (!o->params || !o->slots || !o->arrays || !o->state || (scratch && !o->scratch)) {
+        optimizer_free(o);
+        return SX_ERR_NOMEM;
+    }
+    o->n_params = n;
+    o->state_floats = state;
+    float *next = o->state;
+    for (size_t i = 0; i < n; i++) {
+        const param_ref *p = &params[i];
+        optimizer_slot *s = &o->slots[i];
+        numel = p->rows * p->cols;
+        o->params[i] = *p;
+        s->muon = uses_muon(cfg, p);
+        s->decay = decays(cfg, p);
+        s->m = next;
+        next += numel;
+        st = add_array(o, s->muon ? "muon_b" : "adam_m", p, s->m, numel);
+        if (st == SX_OK && !s->muon) {
+            s->v = next;
+            next += numel;
+            st = add_array(o, "adam_v", p, s->v, numel);
+        }
+        if (st != SX_OK) {
+            optimizer_free(o);
+            return st;
+        }
+    }
+    return SX_OK;
+}
+
+double optimizer_step(optimizer *o, double lr_mult) {
+    const optimizer_config *c = &o->cfg;
+    double norm = grad_clip_global_norm(o->params, o->n_params, c->clip_norm);
+    if (!isfinite(norm)) return norm;
+    o->t++;
+    const double lr = c->lr * lr_mult, muon_lr = c->muon_lr * lr_mult;
+    for (size_t i = 0; i < o->n_params; i++) {
+        const param_ref *p = &o->params[i];
+        const optimizer_slot *s = &o->slots[i];
+        if (s->muon) {
+            muon_step_args a = {muon_lr, c->muon_momentum, c->muon_weight_decay};
+            muon_update(p->data, p->grad, s->m, p->rows, p->cols, &a, o->scratch);
+        } else {
+            adamw_step_args a = {lr, c->beta1, c->beta2, c->eps, s->decay ? c->weight_decay : 0.0, o->t};
+            adamw_update(p->data, p->grad, s->m, s->v, p->rows * p->cols, &a);
+        }
+    }
+    return norm;
+}
+
+optimizer_state_array *optimizer_state_find(optimizer *o, const char *name) {
+    for (size_t i = 0; i < o->n_arrays; i++)
+        if (strcmp(o->arrays[i].name, name) == 0) return &o->arrays[i];
+    return NULL;
+}

@@ -1,0 +1,114 @@
+// optimizer: one training step over a list of parameter tensors — global-norm gradient clipping, then
+// AdamW or Muon per tensor according to its group (docs/MODEL.md "Optimizers" is the contract) — and the
+// optimizer state (Adam moments, Muon momentum, step counter) as named arrays for checkpoints.
+// Not responsible for: computing or accumulating gradients (the trainer sums micro-batch gradients and
+// scales them to the mean before calling optimizer_step), the LR schedule (optim/schedule.h; the caller
+// passes the multiplier), or which tensor is in which group (the model's parameter table says so).
+// Independent of src/model: it only sees param_ref records.
+#ifndef SEXTANT_OPTIMIZER_H
+#define SEXTANT_OPTIMIZER_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/status.h"
+
+// Optimizer groups, as in the model's parameter table.
+//   MATRIX: 2-D hidden weights (Muon under OPT_MUON; AdamW with weight decay otherwise)
+//   EMBED:  token embedding (AdamW; decayed only when decay_embed)
+//   GAIN:   RMSNorm gains (AdamW; never decayed)
+//   HEAD:   untied output head (AdamW; decayed)
+typedef enum { PGROUP_MATRIX, PGROUP_EMBED, PGROUP_GAIN, PGROUP_HEAD } param_group;
+
+// One parameter tensor, rows x cols row-major (a 1-D gain has rows = 1). For Muon, rows is the fan-out
+// (PyTorch layout (out_features, in_features)). data and grad are owned by the caller and must stay valid
+// while the optimizer uses them; name is borrowed too (it is used to name the state arrays).
+typedef struct {
+    const char *name;
+    float *data;
+    float *grad;
+    size_t rows, cols;
+    param_group group;
+} param_ref;
+
+typedef enum { OPT_ADAMW = 0, OPT_MUON = 1 } optimizer_kind;
+
+typedef struct {
+    optimizer_kind kind;     // OPT_ADAMW: AdamW for everything; OPT_MUON: Muon for MATRIX, AdamW for the rest
+    float lr;                // AdamW base learning rate (multiplied by the schedule's lr_mult each step)
+    float beta1, beta2, eps; // AdamW moments
+    float weight_decay;      // AdamW decoupled weight decay: p *= 1 - lr*wd (MATRIX, HEAD; EMBED if asked)
+    bool decay_embed;        // also decay the EMBED group under AdamW
+    float muon_lr;           // Muon base learning rate (also multiplied by lr_mult)
+    float muon_momentum;     // mu in B = mu*B + (1-mu)*G
+    float muon_weight_decay; // Muon decoupled weight decay: p *= 1 - muon_lr*wd
+    float clip_norm;         // global gradient-norm clip; 0 disables clipping
+} optimizer_config;
+
+// Defaults: AdamW lr 6e-4, betas (0.9, 0.95), eps 1e-8, wd 0.1, embeddings not decayed; Muon lr 0.02,
+// momentum 0.95, wd 0; clip 1.0; kind OPT_ADAMW. Overwrites *cfg.
+void optimizer_config_default(optimizer_config *cfg);
+// Checks ranges (lr >= 0, 0 <= beta < 1, eps > 0, wd >= 0, 0 <= momentum < 1, clip >= 0, all finite);
+// SX_ERR_ARG naming the offending setting.
+sx_status optimizer_config_check(const optimizer_config *cfg);
+// "adamw" | "muon".
+sx_status optimizer_kind_parse(const char *name, optimizer_kind *out);
+const char *optimizer_kind_name(optimizer_kind kind);
+// A new JSON object with every setting (for the resolved-config echo). Caller owns the reference.
+json_t *optimizer_config_to_json(const optimizer_config *cfg);
+
+// How params[i] is updated, decided once at init.
+typedef struct {
+    bool muon;            // Muon (momentum in m) or AdamW (moments in m, v)
+    bool decay;           // weight decay applies
+    float *m, *v;         // state inside optimizer.state; v is NULL for Muon tensors
+} optimizer_slot;
+
+// One named state array, for checkpoints: "adam_m.<param>", "adam_v.<param>" or "muon_b.<param>".
+// data points into optimizer.state (writable: restoring a checkpoint copies into it).
+typedef struct {
+    char *name;
+    float *data;
+    size_t numel;
+} optimizer_state_array;
+
+typedef struct {
+    optimizer_config cfg;
+    param_ref *params;                // (n_params) copy of the caller's list (tensors stay the caller's)
+    optimizer_slot *slots;            // (n_params) how params[i] is updated
+    size_t n_params;
+    float *state;                     // one contiguous allocation holding every m, v and momentum
+    size_t state_floats;
+    optimizer_state_array *arrays;    // (n_arrays) in parameter order, m before v
+    size_t n_arrays;
+    float *scratch;                   // Muon workspace, sized for the largest Muon tensor (NULL if none)
+    long t;                           // completed steps; bias correction of step k uses t = k
+} optimizer;
+
+// Validates cfg, copies the parameter list (the tensors themselves stay the caller's) and allocates
+// zeroed state; t = 0. On error nothing needs freeing. params: (n) records, names unique.
+sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_ref *params, size_t n);
+// Frees everything optimizer_init allocated; safe on a zeroed struct.
+void optimizer_free(optimizer *o);
+
+// ||all grads||_2, summed per tensor in double in a fixed order (the result does not depend on the
+// number of threads).
+double grad_global_norm(const param_ref *params, size_t n);
+// If max_norm > 0 and the norm exceeds it, scales every grad in place by max_norm / (norm + 1e-6).
+// Returns the pre-clip norm.
+double grad_clip_global_norm(const param_ref *params, size_t n, double max_norm);
+
+// One step: clip (if clip_norm > 0), t += 1, then update every tensor in place with learning rates
+// cfg.lr * lr_mult (AdamW) and cfg.muon_lr * lr_mult (Muon). Gradients may be scaled by the clip; they are
+// not zeroed. Returns the pre-clip gradient norm. If that norm is not finite, nothing is changed (no clip,
+// no update, t unchanged) and the norm is returned so the caller can stop with a message.
+double optimizer_step(optimizer *o, double lr_mult);
+
+// Deterministic sum of squares of x (n), accumulated in double over a fixed partition of the array, so
+// the value is the same for any thread count. Used for the gradient norm and Muon's Frobenius norm.
+double optim_sumsq(const float *x, size_t n);
+
+// The state array called name, or NULL.
+optimizer_state_array *optimizer_state_find(optimizer *o, const char *name);
+
+#endif

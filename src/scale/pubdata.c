@@ -1,0 +1,319 @@
+// pubdata: CSV loaders for shared/data's multi-power-law and Chinchilla files. See pubdata.h.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scale/pubdata.h"
+
+#define CSV_MAX_FIELDS 32
+#define CSV_LINE 4096
+
+// A CSV file read line by line: header names, and the current row split in place.
+typedef struct {
+    FILE *f;
+    const char *path;
+    char header[CSV_LINE], line[CSV_LINE];
+    char *names[CSV_MAX_FIELDS], *fields[CSV_MAX_FIELDS];
+    size_t n_names, n_fields;
+} csv;
+
+static size_t csv_split(char *s, char **out) {
+    size_t n = 0;
+    s[strcspn(s, "\r\n")] = 0;
+    for (char *p = s;; p++) {
+        if (n < CSV_MAX_FIELDS) out[n++] = p;
+        p = strchr(p, ',');
+        if (!p) break;
+        *p = 0;
+    }
+    return n;
+}
+
+static sx_status csv_open(csv *c, const char *dir, const char *name, char *path, size_t path_cap) {
+    snprintf(path, path_cap, "%s/%s", dir, name);
+    c->path = path;
+    c->f = fopen(path, "r");
+    if (!c->f) return sx_fail(SX_ERR_IO, "cannot open %s (is the shared data directory right?)", path);
+    if (!fgets(c->header, sizeof c->header, c->f)) {
+        fclose(c->f);
+        return sx_fail(SX_ERR_FORMAT, "%s: empty file", path);
+    }
+    c->n_names = csv_split(c->header, c->names);
+    return SX_OK;
+}
+
+// Index of a named column, or -1 (and a recorded error).
+static int csv_col(csv *c, const char *name) {
+    for (size_t i = 0; i < c->n_names; i++)
+        if (strcmp(c->names[i], name) == 0) return (int)i;
+    sx_fail(SX_ERR_FORMAT, "%s: no column '%s'", c->path, name);
+    return -1;
+}
+
+// Reads the next row; 0 at end of file.
+static int csv_next(csv *c) {
+    while (fgets(c->line, sizeof c->line, c->f)) {
+        if (c->line[0] == '\n' || c->line[0] == 0) continue;
+        c->n_fields = csv_split(c->line, c->fields);
+        return 1;
+    }
+    return 0;
+}
+
+static const char *csv_get(const csv *c, int col) { return (size_t)col < c->n_fields ? c->fields[col] : ""; }
+
+// ---- MPL schedules -------------------------------------------------------------------------------------
+
+typedef struct {
+    char name[32], type[32];
+    size_t warmup, total, decay_start;
+    double peak, final;
+} mpl_sched_def;
+
+static double mpl_lr_at(const mpl_sched_def *d, size_t s) {
+    if (s < d->warmup) return d->peak * (double)s / (double)(d->warmup - 1);
+    if (strcmp(d->type, "constant") == 0) return d->peak;
+    if (strcmp(d->type, "cosine") == 0)
+        return d->final + 0.5 * (d->peak - d->final) *
+                              (1 + cos(M_PI * (double)(s - d->warmup) / (double)(d->total - d->warmup)));
+    if (s < d->decay_start) return d->peak;
+    double r = (double)(s - d->decay_start) / (double)(d->total - d->decay_start);
+    if (strcmp(d->type, "wsd_exponential_decay") == 0) return pow(d->peak, 1 - r) * pow(d->final, r);
+    if (strcmp(d->type, "wsd_linear_decay") == 0) return d->peak * (1 - r) + d->final * r;
+    return d->final; // two_stage_step
+}
+
+static sx_status mpl_load_schedules(const char *dir, mpl_sched_def *defs, size_t cap, size_t *n) {
+    csv c;
+    char path[1024];
+    sx_status st = csv_open(&c, dir, "mpl_schedules.csv", path, sizeof path);
+    if (st != SX_OK) return st;
+    int cs = csv_col(&c, "schedule"), ct = csv_col(&c, "type"), cw = csv_col(&c, "warmup_steps"),
+        cn = csv_col(&c, "total_steps"), cd = csv_col(&c, "decay_start_step"), cp = csv_col(&c, "peak_lr"),
+        cf = csv_col(&c, "final_lr");
+    if (cs < 0 || ct < 0 || cw < 0 || cn < 0 || cd < 0 || cp < 0 || cf < 0) {
+        fclose(c.f);
+        return SX_ERR_FORMAT;
+    }
+    static const char *types[] = {"constant", "cosine", "wsd_exponential_decay", "wsd_linear_decay",
+                                  "two_stage_step"};
+    *n = 0;
+    while (csv_next(&c) && *n < cap) {
+        mpl_sched_def *d = &defs[(*n)++];
+        snprintf(d->name, sizeof d->name, "%s", csv_get(&c, cs));
+        snprintf(d->type, sizeof d->type, "%s", csv_get(&c, ct));
+        d->warmup = strtoull(csv_get(&c, cw), NULL, 10);
+        d->total = strtoull(csv_get(&c, cn), NULL, 10);
+        d->decay_start = strtoull(csv_get(&c, cd), NULL, 10);
+        d->peak = strtod(csv_get(&c, cp), NULL);
+        d->final = strtod(csv_get(&c, cf), NULL);
+        int known = 0;
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) known |= strcmp(d->type, types[t]) == 0;
+        if (!known || d->warmup < 2 || d->total <= d->warmup) {
+            fclose(c.f);
+            return sx_fail(SX_ERR_FORMAT, "%s: schedule '%s' has an unknown type or bad steps", path, d->name);
+        }
+    }
+    fclose(c.f);
+    return SX_OK;
+}
+
+void pub_mpl_free(pub_mpl *m) {
+    for (size_t i = 0; i < m->n_curves; i++) {
+        free(m->curves[i].lr);
+        free(m->curves[i].steps);
+        free(m->curves[i].loss);
+    }
+    free(m->curves);
+    memset(m, 0, sizeof *m);
+}
+
+// Appends one point to a curve, growing its arrays.
+static int curve_push(pub_mpl_curve *cv, size_t *cap, size_t step, double loss) {
+    if (cv->n_points == *cap) {
+        size_t nc = *cap ? 2 * *cap : 256;
+        size_t *s = realloc(cv->steps, nc * sizeof(size_t));
+        if (s) cv->steps = s;
+        double *l = realloc(cv->loss, nc * sizeof(double));
+        if (l) cv->loss = l;
+        if (!s || !l) return 0;
+        *cap = nc;
+    }
+    cv->steps[cv->n_points] = step;
+    cv->loss[cv->n_points++] = loss;
+    return 1;
+}
+
+sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
+    memset(out, 0, sizeof *out);
+    mpl_sched_def defs[32];
+    size_t n_defs;
+    sx_status st = mpl_load_schedules(dir, defs, 32, &n_defs);
+    if (st != SX_OK) return st;
+    csv c;
+    char path[1024];
+    st = csv_open(&c, dir, "mpl_loss_curves.csv", path, sizeof path);
+    if (st != SX_OK) return st;
+    int cm = csv_col(&c, "model"), cs = csv_col(&c, "schedule"), cr = csv_col(&c, "authors_role"),
+        cst = csv_col(&c, "step"), clr = csv_col(&c, "lr"), cs1 = csv_col(&c, "lr_sum_S1"),
+        cl = csv_col(&c, "loss");
+    if (cm < 0 || cs < 0 || cr < 0 || cst < 0 || clr < 0 || cs1 < 0 || cl < 0) {
+        fclose(c.f);
+        return SX_ERR_FORMAT;
+    }
+    size_t cap_curves = 0, cap_points = 0, s1_step = 0;
+    double s1_acc = 0; // running S1 of the current curve up to s1_step
+    pub_mpl_curve *cur = NULL;
+    while (csv_next(&c)) {
+        const char *m = csv_get(&c, cm), *s = csv_get(&c, cs);
+        if (model && strcmp(m, model) != 0) continue;
+        if (!cur || strcmp(cur->model, m) != 0 || strcmp(cur->schedule, s) != 0) {
+            const mpl_sched_def *d = NULL;
+            for (size_t i = 0; i < n_defs; i++)
+                if (strcmp(defs[i].name, s) == 0) d = &defs[i];
+            if (!d) {
+                st = sx_fail(SX_ERR_FORMAT, "%s: schedule '%s' is not in mpl_schedules.csv", path, s);
+                goto fail;
+            }
+            if (out->n_curves == cap_curves) {
+                cap_curves = cap_curves ? 2 * cap_curves : 32;
+                pub_mpl_curve *nc = realloc(out->curves, cap_curves * sizeof *nc);
+                if (!nc) goto nomem;
+                out->curves = nc;
+            }
+            cur = &out->curves[out->n_curves++];
+            memset(cur, 0, sizeof *cur);
+            cap_points = 0;
+            snprintf(cur->model, sizeof cur->model, "%s", m);
+            snprintf(cur->schedule, sizeof cur->schedule, "%s", s);
+            cur->heldout = strcmp(csv_get(&c, cr), "heldout") == 0;
+            cur->n_steps = d->total;
+            cur->lr = malloc(d->total * sizeof(double));
+            if (!cur->lr) goto nomem;
+            for (size_t i = 0; i < d->total; i++) cur->lr[i] = mpl_lr_at(d, i);
+            s1_step = 0;
+            s1_acc = cur->lr[0];
+        }
+        size_t step = strtoull(csv_get(&c, cst), NULL, 10);
+        double lr = strtod(csv_get(&c, clr), NULL), s1 = strtod(csv_get(&c, cs1), NULL);
+        if (step >= cur->n_steps) {
+            st = sx_fail(SX_ERR_FORMAT, "%s: %s %s step %zu past the schedule", path, m, s, step);
+            goto fail;
+        }
+        if (step < s1_step) {
+            st = sx_fail(SX_ERR_FORMAT, "%s: %s %s steps are not ascending at %zu", path, m, s, step);
+            goto fail;
+        }
+        for (; s1_step < step; s1_step++) s1_acc += cur->lr[s1_step + 1];
+        double acc = s1_acc;
+        if (fabs(cur->lr[step] - lr) > 1e-12 * lr || fabs(acc - s1) > 1e-8 * s1) {
+            st = sx_fail(SX_ERR_FORMAT, "%s: %s %s step %zu: rebuilt lr %.10g / S1 %.10g vs released %.10g / %.10g",
+                         path, m, s, step, cur->lr[step], acc, lr, s1);
+            goto fail;
+        }
+        if (!curve_push(cur, &cap_points, step, strtod(csv_get(&c, cl), NULL))) goto nomem;
+    }
+    fclose(c.f);
+    if (out->n_curves == 0) {
+        pub_mpl_free(out);
+        return sx_fail(SX_ERR_FORMAT, "%s: no curves for model %s", path, model ? model : "(any)");
+    }
+    return SX_OK;
+nomem:
+    st = sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
+fail:
+    fclose(c.f);
+    pub_mpl_free(out);
+    return st;
+}
+
+sx_status pub_mpl_fitted_params(const char *dir, const char *model, double p[LAW_MPL_NPARAM]) {
+    csv c;
+    char path[1024];
+    sx_status st = csv_open(&c, dir, "mpl_fitted_params.csv", path, sizeof path);
+    if (st != SX_OK) return st;
+    static const struct { const char *name; int idx; } cols[] = {
+        {"L0", LAW_MPL_L0}, {"A", LAW_MPL_A}, {"alpha", LAW_MPL_ALPHA}, {"B", LAW_MPL_B},
+        {"C", LAW_MPL_C},   {"beta", LAW_MPL_BETA}, {"gamma", LAW_MPL_GAMMA}};
+    int cm = csv_col(&c, "model"), ci[7];
+    int ok = cm >= 0;
+    for (size_t k = 0; k < 7; k++) ok &= (ci[k] = csv_col(&c, cols[k].name)) >= 0;
+    int found = 0;
+    while (ok && !found && csv_next(&c)) {
+        if (strcmp(csv_get(&c, cm), model) != 0) continue;
+        for (size_t k = 0; k < 7; k++) p[cols[k].idx] = strtod(csv_get(&c, ci[k]), NULL);
+        found = 1;
+    }
+    fclose(c.f);
+    if (!ok) return SX_ERR_FORMAT;
+    return found ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no row for model %s", path, model);
+}
+
+sx_status pub_mpl_reported(const char *dir, const char *model, const char *schedule, double *prede,
+                           double *worste) {
+    csv c;
+    char path[1024];
+    sx_status st = csv_open(&c, dir, "mpl_reported_fit_metrics.csv", path, sizeof path);
+    if (st != SX_OK) return st;
+    int cm = csv_col(&c, "model"), cs = csv_col(&c, "schedule"), cp = csv_col(&c, "prede_mean_abs_rel_err"),
+        cw = csv_col(&c, "worste_max_abs_rel_err");
+    int found = 0;
+    while (cm >= 0 && cs >= 0 && cp >= 0 && cw >= 0 && !found && csv_next(&c)) {
+        if (strcmp(csv_get(&c, cm), model) != 0 || strcmp(csv_get(&c, cs), schedule) != 0) continue;
+        *prede = strtod(csv_get(&c, cp), NULL);
+        *worste = strtod(csv_get(&c, cw), NULL);
+        found = 1;
+    }
+    fclose(c.f);
+    return found ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no row for %s %s", path, model, schedule);
+}
+
+// ---- Chinchilla ----------------------------------------------------------------------------------------
+
+void pub_chinchilla_free(pub_chinchilla *c) {
+    free(c->params);
+    free(c->tokens);
+    free(c->loss);
+    free(c->excluded);
+    memset(c, 0, sizeof *c);
+}
+
+sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
+    memset(out, 0, sizeof *out);
+    csv c;
+    char path[1024];
+    sx_status st = csv_open(&c, dir, "chinchilla_epoch_extracted.csv", path, sizeof path);
+    if (st != SX_OK) return st;
+    int cn = csv_col(&c, "params"), cd = csv_col(&c, "tokens"), cl = csv_col(&c, "loss"),
+        cx = csv_col(&c, "epoch_excluded_high_loss");
+    if (cn < 0 || cd < 0 || cl < 0 || cx < 0) {
+        fclose(c.f);
+        return SX_ERR_FORMAT;
+    }
+    size_t cap = 0;
+    while (csv_next(&c)) {
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *a = realloc(out->params, cap * sizeof(double));
+            if (a) out->params = a;
+            double *b = realloc(out->tokens, cap * sizeof(double));
+            if (b) out->tokens = b;
+            double *l = realloc(out->loss, cap * sizeof(double));
+            if (l) out->loss = l;
+            int *x = realloc(out->excluded, cap * sizeof(int));
+            if (x) out->excluded = x;
+            if (!a || !b || !l || !x) {
+                fclose(c.f);
+                pub_chinchilla_free(out);
+                return sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
+            }
+        }
+        out->params[out->n] = strtod(csv_get(&c, cn), NULL);
+        out->tokens[out->n] = strtod(csv_get(&c, cd), NULL);
+        out->loss[out->n] = strtod(csv_get(&c, cl), NULL);
+        out->excluded[out->n] = atoi(csv_get(&c, cx));
+        out->n++;
+    }
+    fclose(c.f);
+    return out->n ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no data rows", path);
+}

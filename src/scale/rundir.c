@@ -1,0 +1,141 @@
+// rundir: run-directory reader (config.json, metrics.jsonl, DONE). See rundir.h.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "scale/rundir.h"
+
+void rundir_free(rundir_run *r) {
+    json_decref(r->config);
+    free(r->lr);
+    free(r->train_loss);
+    free(r->evals);
+    memset(r, 0, sizeof *r);
+}
+
+static sx_status read_config(const char *dir, rundir_run *r) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_error_t err;
+    r->config = json_load_file(path, 0, &err);
+    if (!r->config) {
+        FILE *f = fopen(path, "r");
+        if (!f) return sx_fail(SX_ERR_IO, "cannot open %s (not a run directory?)", path);
+        fclose(f);
+        return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    }
+    const char *model = json_string_value(json_object_get(r->config, "model"));
+    if (!model) return sx_fail(SX_ERR_FORMAT, "%s: missing string \"model\"", path);
+    snprintf(r->model, sizeof r->model, "%s", model);
+    static const struct { const char *key; size_t off; } ints[] = {
+        {"n_params", offsetof(rundir_run, n_params)},
+        {"n_params_nonembed", offsetof(rundir_run, n_params_nonembed)},
+        {"total_steps", offsetof(rundir_run, total_steps)},
+        {"total_tokens", offsetof(rundir_run, total_tokens)},
+        {"batch_tokens", offsetof(rundir_run, batch_tokens)},
+        {"seed", offsetof(rundir_run, seed)},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        json_t *v = json_object_get(r->config, ints[i].key);
+        if (!json_is_integer(v)) return sx_fail(SX_ERR_FORMAT, "%s: missing integer \"%s\"", path, ints[i].key);
+        *(int64_t *)((char *)r + ints[i].off) = (int64_t)json_integer_value(v);
+    }
+    json_t *fpt = json_object_get(r->config, "flops_per_token");
+    if (!json_is_number(fpt)) return sx_fail(SX_ERR_FORMAT, "%s: missing number \"flops_per_token\"", path);
+    r->flops_per_token = json_number_value(fpt);
+    return SX_OK;
+}
+
+// A numeric field of a metrics record; 0 if absent or not a number (see `have`).
+static double num(json_t *o, const char *key, int *have) {
+    json_t *v = json_object_get(o, key);
+    if (have) *have = json_is_number(v);
+    return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+static sx_status read_metrics(const char *dir, rundir_run *r) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return sx_fail(SX_ERR_IO, "cannot open %s", path);
+    sx_status st = SX_OK;
+    char *line = NULL;
+    size_t line_cap = 0, cap_steps = 0, cap_evals = 0, lineno = 0;
+    ssize_t len;
+    while ((len = getline(&line, &line_cap, f)) > 0) {
+        lineno++;
+        int complete = line[len - 1] == '\n';
+        json_error_t err;
+        json_t *o = json_loads(line, JSON_DISABLE_EOF_CHECK, &err);
+        int have_step = 0, have_lr = 0;
+        double stepd = o ? num(o, "step", &have_step) : 0, lr = o ? num(o, "lr", &have_lr) : 0;
+        if (!o || !have_step || !have_lr || stepd < 1) {
+            json_decref(o);
+            if (!complete) break; // a partial last line of a killed run
+            // a complete line may still be the last one, cut before its newline was lost: check for EOF
+            int c = fgetc(f);
+            if (c == EOF) break;
+            ungetc(c, f);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: not a metrics record with \"step\" and \"lr\"", path, lineno);
+            break;
+        }
+        size_t step = (size_t)stepd;
+        if (step <= r->n_steps) { // resumed run re-logging: drop what followed the resume point
+            r->n_steps = step - 1;
+            while (r->n_evals > 0 && r->evals[r->n_evals - 1].step >= step) r->n_evals--;
+        }
+        if (step != r->n_steps + 1) {
+            json_decref(o);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: step %zu follows step %zu (steps must be contiguous)", path,
+                         lineno, step, r->n_steps);
+            break;
+        }
+        if (r->n_steps == cap_steps) {
+            cap_steps = cap_steps ? 2 * cap_steps : 1024;
+            double *a = realloc(r->lr, cap_steps * sizeof(double));
+            if (a) r->lr = a;
+            double *b = realloc(r->train_loss, cap_steps * sizeof(double));
+            if (b) r->train_loss = b;
+            if (!a || !b) {
+                json_decref(o);
+                st = sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
+                break;
+            }
+        }
+        r->lr[r->n_steps] = lr;
+        r->train_loss[r->n_steps] = num(o, "train_loss", NULL);
+        r->n_steps++;
+        int have_val = 0;
+        double val = num(o, "val_loss", &have_val);
+        if (have_val) {
+            if (r->n_evals == cap_evals) {
+                cap_evals = cap_evals ? 2 * cap_evals : 64;
+                rundir_eval *e = realloc(r->evals, cap_evals * sizeof *e);
+                if (!e) {
+                    json_decref(o);
+                    st = sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
+                    break;
+                }
+                r->evals = e;
+            }
+            r->evals[r->n_evals++] = (rundir_eval){.step = step, .frac = num(o, "frac", NULL),
+                                                   .tokens = num(o, "tokens", NULL),
+                                                   .flops = num(o, "flops", NULL), .val_loss = val};
+        }
+        json_decref(o);
+    }
+    free(line);
+    fclose(f);
+    return st;
+}
+
+sx_status rundir_read(const char *dir, rundir_run *out) {
+    memset(out, 0, sizeof *out);
+    sx_status st = read_config(dir, out);
+    if (st == SX_OK) st = read_metrics(dir, out);
+    if (st != SX_OK) return st;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/DONE", dir);
+    out->done = access(path, F_OK) == 0;
+    return SX_OK;
+}

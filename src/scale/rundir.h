@@ -1,0 +1,46 @@
+// rundir: reads a training run directory written by the trainer, for fitting and forecasting:
+//   <run>/config.json    {"model", "n_params", "n_params_nonembed", "flops_per_token", "total_steps",
+//                         "total_tokens", "batch_tokens", "seed", "schedule": {...}, ...}
+//   <run>/metrics.jsonl  one object per step: {"step" (1-based, after the update), "tokens", "lr",
+//                         "train_loss", "grad_norm", "flops" (cumulative), "frac"} plus "val_loss" on evals
+//   <run>/DONE           present when the run finished
+// A partial last line (killed run) is ignored. A resumed run that re-logs steps replaces what followed:
+// a line with step s <= the last step read drops every earlier record with step >= s.
+//
+// Not responsible for: writing run directories (the trainer), or interpreting the schedule object
+// (kept as JSON in `config`).
+#ifndef SEXTANT_SCALE_RUNDIR_H
+#define SEXTANT_SCALE_RUNDIR_H
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "core/status.h"
+
+typedef struct {
+    size_t step;     // 1-based; the schedule laws' 0-based index is step - 1
+    double frac;     // step / total_steps
+    double tokens;   // tokens seen
+    double flops;    // cumulative training FLOPs
+    double val_loss;
+} rundir_eval;
+
+typedef struct {
+    char model[64];
+    int64_t n_params, n_params_nonembed, total_steps, total_tokens, batch_tokens, seed;
+    double flops_per_token;
+    json_t *config;     // the whole config.json (owned reference)
+    size_t n_steps;     // steps logged (contiguous from 1)
+    double *lr;         // [n_steps] lr[i] = LR used at step i+1 (the schedule laws' lr array)
+    double *train_loss; // [n_steps]
+    size_t n_evals;
+    rundir_eval *evals; // [n_evals] ascending by step
+    int done;           // DONE exists
+} rundir_run;
+
+// Reads dir into out (overwritten; free with rundir_free even on error is safe). Errors: SX_ERR_IO (missing
+// files), SX_ERR_FORMAT (bad JSON, a missing config scalar, a gap in the steps, a malformed non-final
+// metrics line), SX_ERR_NOMEM.
+sx_status rundir_read(const char *dir, rundir_run *out);
+void rundir_free(rundir_run *r);
+
+#endif

@@ -1,0 +1,120 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "data/loader.h"
+#include "train/batches.h"
+
+struct batch_source {
+    bool is_shard;
+    data_loader ld;         // shard
+    synthetic_source syn;   // synthetic
+    rng_state rng;          // synthetic
+    size_t T;
+    char spec[512];
+};
+
+// RNG states travel through JSON as hex strings (uint64 does not fit JSON's integers).
+static json_t *rng_to_json(const rng_state *r) {
+    json_t *a = json_array();
+    char buf[24];
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf, sizeof buf, "%016llx", (unsigned long long)r->s[i]);
+        json_array_append_new(a, json_string(buf));
+    }
+    return a;
+}
+
+static int rng_from_json(json_t *a, rng_state *r) {
+    if (json_array_size(a) != 4) return 0;
+    for (int i = 0; i < 4; i++) {
+        const char *s = json_string_value(json_array_get(a, i));
+        char *end;
+        if (!s || strlen(s) != 16) return 0;
+        r->s[i] = strtoull(s, &end, 16);
+        if (*end) return 0;
+    }
+    return 1;
+}
+
+sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool epoch_order, uint64_t seed) {
+    batch_source *s = calloc(1, sizeof *s);
+    if (!s) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    snprintf(s->spec, sizeof s->spec, "%s", spec);
+    s->T = T;
+    rng_seed(&s->rng, seed);
+    sx_status st;
+    if (!strncmp(spec, "synthetic:", 10)) st = synthetic_open(spec, &s->syn);
+    else {
+        s->is_shard = true;
+        st = loader_open(&s->ld, spec, T, epoch_order ? LOADER_EPOCH : LOADER_RANDOM, seed, 0);
+    }
+    if (st) { free(s); return st; }
+    *out = s;
+    return SX_OK;
+}
+
+void batch_source_close(batch_source *s) {
+    if (!s) return;
+    if (s->is_shard) loader_close(&s->ld);
+    else synthetic_close(&s->syn);
+    free(s);
+}
+
+size_t batch_source_vocab(const batch_source *s) { return s->is_shard ? s->ld.shard.h.vocab_size : s->syn.vocab; }
+
+sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens) {
+    if (s->is_shard) loader_next(&s->ld, B, tokens);
+    else synthetic_batch(&s->syn, &s->rng, B, s->T, tokens);
+    return SX_OK;
+}
+
+// Evaluation window j starts at frac(j·φ) of the shard: a low-discrepancy spread over the whole shard that
+// does not depend on how many windows are evaluated.
+sx_status batch_source_eval(batch_source *s, size_t index, size_t B, int32_t *tokens) {
+    size_t T = s->T;
+    if (!s->is_shard) {
+        rng_state r;
+        rng_seed(&r, 0xe7a1 + index);
+        synthetic_batch(&s->syn, &r, B, T, tokens);
+        return SX_OK;
+    }
+    const shard_file *sh = &s->ld.shard;
+    uint64_t span = sh->h.n_tokens - T - 1;
+    for (size_t b = 0; b < B; b++) {
+        double j = (double)(index * B + b), frac = fmod(j * 0.6180339887498949, 1.0);
+        uint64_t start = (uint64_t)(frac * (double)(span + 1));
+        if (start > span) start = span;
+        for (size_t t = 0; t <= T; t++) tokens[b * (T + 1) + t] = (int32_t)shard_token(sh, start + t);
+    }
+    return SX_OK;
+}
+
+json_t *batch_source_state(const batch_source *s) {
+    if (!s->is_shard) return json_pack("{s:s, s:o}", "spec", s->spec, "rng", rng_to_json(&s->rng));
+    loader_pos p;
+    loader_get_pos(&s->ld, &p);
+    rng_state r;
+    memcpy(r.s, p.rng, sizeof r.s);
+    char seed[24];
+    snprintf(seed, sizeof seed, "%016llx", (unsigned long long)p.seed);
+    return json_pack("{s:s, s:I, s:s, s:I, s:I, s:o}", "spec", s->spec, "mode", (json_int_t)p.mode, "seed", seed,
+                     "epoch", (json_int_t)p.epoch, "cursor", (json_int_t)p.cursor, "rng", rng_to_json(&r));
+}
+
+sx_status batch_source_restore(batch_source *s, json_t *state) {
+    rng_state r;
+    if (!rng_from_json(json_object_get(state, "rng"), &r))
+        return sx_fail(SX_ERR_FORMAT, "checkpoint: data position is missing or malformed");
+    if (!s->is_shard) {
+        s->rng = r;
+        return SX_OK;
+    }
+    const char *seed = json_string_value(json_object_get(state, "seed"));
+    loader_pos p = {.mode = (uint64_t)json_integer_value(json_object_get(state, "mode")),
+                    .seed = seed ? strtoull(seed, NULL, 16) : 0,
+                    .epoch = (uint64_t)json_integer_value(json_object_get(state, "epoch")),
+                    .cursor = (uint64_t)json_integer_value(json_object_get(state, "cursor"))};
+    memcpy(p.rng, r.s, sizeof p.rng);
+    return loader_set_pos(&s->ld, &p);
+}

@@ -1,0 +1,29 @@
+// batches: where training and evaluation batches come from — a token shard (data/loader) or the synthetic
+// stream (data/synthetic) — behind one small interface, with a position that checkpoints can store and
+// restore exactly. Evaluation windows are fixed: the same windows at every evaluation of a run.
+#ifndef SEXTANT_BATCHES_H
+#define SEXTANT_BATCHES_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "core/rng.h"
+#include "core/status.h"
+#include "data/synthetic.h"
+
+typedef struct batch_source batch_source;
+
+// spec: a shard path or "synthetic:V"; windows of T+1 tokens. seed drives the order of training windows;
+// epoch_order: every window of a shard once per epoch in a seeded order (else uniform random windows).
+sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool epoch_order, uint64_t seed);
+void batch_source_close(batch_source *s);
+size_t batch_source_vocab(const batch_source *s);
+// Overwrites tokens (B, T+1) with the next training batch.
+sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens);
+// Overwrites tokens (B, T+1) with evaluation batch `index` (same windows for the same index, always).
+sx_status batch_source_eval(batch_source *s, size_t index, size_t B, int32_t *tokens);
+// The position (new reference) and its restoration.
+json_t *batch_source_state(const batch_source *s);
+sx_status batch_source_restore(batch_source *s, json_t *state);
+
+#endif

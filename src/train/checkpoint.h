@@ -1,0 +1,21 @@
+// checkpoint: a model's parameters plus optimizer state and free-form training metadata in one tensor file
+// (core/tensorfile: versioned, checksummed, written atomically). Loading checks that the file belongs to
+// this model (descriptor, vocabulary, every tensor's shape). Not responsible for what the metadata means.
+#ifndef SEXTANT_CHECKPOINT_H
+#define SEXTANT_CHECKPOINT_H
+#include <jansson.h>
+#include "core/status.h"
+#include "model/model.h"
+#include "optim/optimizer.h"
+
+// Writes path atomically. o may be NULL (weights only). meta (borrowed, may be NULL) is stored under
+// "train"; the model config under "model".
+sx_status checkpoint_save(const char *path, const model *m, const optimizer *o, json_t *meta);
+// Restores parameters (and optimizer state and step counter when o is non-NULL) from path into an
+// initialised model of the same configuration. *meta_out (may be NULL) receives a new reference to the
+// "train" metadata. On error m and o may be partly overwritten only if the file passed validation.
+sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **meta_out);
+// Reads only the model descriptor and vocabulary stored in a checkpoint (to build the model first).
+sx_status checkpoint_peek_model(const char *path, char *descriptor, size_t descriptor_size, size_t *vocab);
+
+#endif

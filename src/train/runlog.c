@@ -1,0 +1,101 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "train/runlog.h"
+
+double runlog_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+sx_status runlog_mkdir(const char *dir) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) return sx_fail(SX_ERR_ARG, "path too long: %s", dir);
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(path, 0755) != 0 && errno != EEXIST)
+                return sx_fail(SX_ERR_IO, "%s: cannot create directory (%s)", path, strerror(errno));
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return SX_OK;
+}
+
+// Keeps the complete lines of path whose "step" is <= last (a partial last line from a kill is dropped).
+static sx_status cut_metrics(const char *path, long last) {
+    FILE *in = fopen(path, "r");
+    if (!in) return SX_OK;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) { fclose(in); return sx_fail(SX_ERR_IO, "%s: cannot create (%s)", tmp, strerror(errno)); }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, in)) > 0) {
+        if (line[len - 1] != '\n') break;
+        json_t *j = json_loads(line, 0, NULL);
+        long step = j ? (long)json_integer_value(json_object_get(j, "step")) : last + 1;
+        json_decref(j);
+        if (step <= last) fputs(line, out);
+    }
+    free(line);
+    fclose(in);
+    if (fclose(out) != 0 || rename(tmp, path) != 0) return sx_fail(SX_ERR_IO, "%s: cannot rewrite (%s)", path, strerror(errno));
+    return SX_OK;
+}
+
+sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool progress) {
+    memset(r, 0, sizeof *r);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    if (keep_until_step >= 0) {
+        sx_status s = cut_metrics(path, keep_until_step);
+        if (s) return s;
+    }
+    r->metrics = fopen(path, keep_until_step >= 0 ? "a" : "w");
+    if (!r->metrics) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    r->tty = progress && isatty(STDERR_FILENO);
+    r->start = runlog_now();
+    return SX_OK;
+}
+
+sx_status runlog_write(runlog *r, json_t *line) {
+    char *s = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(9));
+    json_decref(line);
+    if (!s) return sx_fail(SX_ERR_NOMEM, "cannot format a metrics line");
+    int bad = fprintf(r->metrics, "%s\n", s) < 0 || fflush(r->metrics) != 0;
+    free(s);
+    return bad ? sx_fail(SX_ERR_IO, "metrics.jsonl: write failed (%s)", strerror(errno)) : SX_OK;
+}
+
+void runlog_close(runlog *r) {
+    if (r->metrics) fclose(r->metrics);
+    r->metrics = NULL;
+}
+
+sx_status runlog_write_json(const char *dir, const char *name, json_t *doc) {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0 || rename(tmp, path) != 0)
+        return sx_fail(SX_ERR_IO, "%s: cannot write (%s)", path, strerror(errno));
+    return SX_OK;
+}
+
+void runlog_progress(const runlog *r, const char *text) {
+    if (!r->tty) return;
+    fprintf(stderr, "\r\033[K%s", text);
+    fflush(stderr);
+}
+
+void runlog_progress_end(const runlog *r) {
+    if (r->tty) fputc('\n', stderr);
+}

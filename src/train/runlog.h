@@ -1,0 +1,33 @@
+// runlog: what a training run writes besides checkpoints — metrics.jsonl (one JSON object per line,
+// flushed as written), config.json, the DONE marker, and the live progress line on a terminal.
+// Not responsible for deciding what to log.
+#ifndef SEXTANT_RUNLOG_H
+#define SEXTANT_RUNLOG_H
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "core/status.h"
+
+typedef struct {
+    FILE *metrics;
+    bool tty;        // show the progress line
+    double start;    // wall clock at open (s)
+} runlog;
+
+// Creates dir (and parents) if needed.
+sx_status runlog_mkdir(const char *dir);
+// Opens dir/metrics.jsonl for appending. When keep_until_step >= 0 the existing file is first cut to the
+// lines with "step" <= keep_until_step (a resumed run rewrites what came after its checkpoint); < 0 starts
+// a fresh file.
+sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool progress);
+// Appends one line (steals the reference to line).
+sx_status runlog_write(runlog *r, json_t *line);
+void runlog_close(runlog *r);
+// Writes dir/name atomically (temp + rename) with a JSON document (borrowed).
+sx_status runlog_write_json(const char *dir, const char *name, json_t *doc);
+// Prints "\r<text>" on stderr when the log is on a terminal; runlog_progress_end finishes the line.
+void runlog_progress(const runlog *r, const char *text);
+void runlog_progress_end(const runlog *r);
+double runlog_now(void);
+
+#endif

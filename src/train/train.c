@@ -1,0 +1,286 @@
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kernels/gemm.h"
+#include "model/model.h"
+#include "optim/schedule.h"
+#include "scale/flops.h"
+#include "train/batches.h"
+#include "train/checkpoint.h"
+#include "train/runlog.h"
+#include "train/train.h"
+
+#define PEAK_FP32_GFLOPS 464.0  // this machine's measured FMA peak on 2 cores (shared/REFERENCE.md)
+#define PEAK_BF16_GFLOPS 925.0
+
+static volatile sig_atomic_t stop_requested;
+void train_request_stop(void) { stop_requested = 1; }
+
+typedef struct {
+    const train_options *o;
+    model m;
+    optimizer opt;
+    param_ref *refs;
+    lr_schedule sched;
+    batch_source *train, *val;
+    int32_t *tokens;
+    size_t B, T;
+    long total_steps, step;     // step = completed optimizer steps
+    double tokens_seen, flops_seen, flops_per_token, peak;
+    double *eval_fracs;
+    size_t n_eval_fracs;
+    runlog log;
+    char ckpt_path[4096];
+} run;
+
+// Parses "0.05,0.1,..." into sorted fractions in (0, 1].
+static sx_status parse_fracs(const char *s, double **out, size_t *n) {
+    *n = 0;
+    *out = NULL;
+    if (!s || !*s) return SX_OK;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++) cap += *p == ',';
+    double *f = malloc(cap * sizeof *f);
+    char *copy = strdup(s), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        double v = strtod(tok, &end);
+        if (*end || !(v > 0 && v <= 1)) {
+            free(f);
+            free(copy);
+            return sx_fail(SX_ERR_ARG, "--eval-at: '%s' is not a fraction in (0, 1]", tok);
+        }
+        f[(*n)++] = v;
+    }
+    free(copy);
+    *out = f;
+    return SX_OK;
+}
+
+static bool eval_due(const run *r, long step) {
+    if (step == r->total_steps) return true;
+    if (r->o->eval_every > 0 && step % r->o->eval_every == 0) return true;
+    for (size_t i = 0; i < r->n_eval_fracs; i++)
+        if (step == (long)llround(r->eval_fracs[i] * (double)r->total_steps)) return true;
+    return false;
+}
+
+static double evaluate(run *r, sx_status *st) {
+    batch_source *src = r->val ? r->val : r->train;
+    double sum = 0;
+    for (long i = 0; i < r->o->eval_batches; i++) {
+        *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
+        if (*st) return NAN;
+        sum += model_loss(&r->m, r->tokens, NULL);
+    }
+    return sum / (double)r->o->eval_batches;
+}
+
+static json_t *train_meta(const run *r) {
+    return json_pack("{s:I, s:f, s:f, s:o}", "step", (json_int_t)r->step, "tokens_seen", r->tokens_seen,
+                     "flops_seen", r->flops_seen, "data", batch_source_state(r->train));
+}
+
+static sx_status save_checkpoint(run *r) {
+    json_t *meta = train_meta(r);
+    sx_status st = checkpoint_save(r->ckpt_path, &r->m, &r->opt, meta);
+    json_decref(meta);
+    return st;
+}
+
+static sx_status resume(run *r) {
+    if (access(r->ckpt_path, F_OK) != 0) return SX_OK;
+    json_t *meta = NULL;
+    sx_status st = checkpoint_load(r->ckpt_path, &r->m, &r->opt, &meta);
+    if (!st) {
+        r->step = (long)json_integer_value(json_object_get(meta, "step"));
+        r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
+        r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
+        st = batch_source_restore(r->train, json_object_get(meta, "data"));
+        if (!st && r->step > r->total_steps)
+            st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", r->ckpt_path,
+                         r->step, r->total_steps);
+    }
+    json_decref(meta);
+    return st;
+}
+
+static sx_status write_config(run *r) {
+    const train_options *o = r->o;
+    model_flops f = model_flops_count(&r->m.cfg, r->T);
+    json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+                          "model", r->m.cfg.descriptor, "n_params", (json_int_t)f.params_total,
+                          "n_params_nonembed", (json_int_t)f.params_nonembed, "flops_per_token", f.train_per_token,
+                          "total_steps", (json_int_t)r->total_steps,
+                          "total_tokens", (json_int_t)((double)r->total_steps * (double)(r->B * r->T) * (double)o->grad_accum),
+                          "batch_tokens", (json_int_t)(r->B * r->T * (size_t)o->grad_accum), "batch", (json_int_t)r->B,
+                          "seq", (json_int_t)r->T, "grad_accum", (json_int_t)o->grad_accum, "seed", (json_int_t)o->seed,
+                          "schedule", lr_schedule_to_json(&r->sched), "optimizer", optimizer_config_to_json(&o->opt),
+                          "model_config", model_config_to_json(&r->m.cfg));
+    json_object_set_new(c, "train_data", json_string(o->train_data));
+    json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
+    json_object_set_new(c, "dtype", json_string(o->dtype));
+    if (o->echo) json_object_set(c, "flags", o->echo);
+    sx_status st = runlog_write_json(o->out, "config.json", c);
+    json_decref(c);
+    return st;
+}
+
+static sx_status setup(run *r) {
+    const train_options *o = r->o;
+    if (o->batch <= 0 || o->seq <= 0 || o->grad_accum <= 0 || o->eval_batches <= 0)
+        return sx_fail(SX_ERR_ARG, "--batch, --seq, --grad-accum and --eval-batches must be positive");
+    if (strcmp(o->dtype, "fp32") && strcmp(o->dtype, "bf16"))
+        return sx_fail(SX_ERR_ARG, "--dtype must be fp32 or bf16, not '%s'", o->dtype);
+    if (!o->out || !*o->out) return sx_fail(SX_ERR_ARG, "--out: a run directory is required");
+    if (o->threads > 0) omp_set_num_threads((int)o->threads);
+    gemm_set_precision(strcmp(o->dtype, "bf16") ? GEMM_FP32 : GEMM_BF16);
+    r->B = (size_t)o->batch;
+    r->T = (size_t)o->seq;
+    bool epoch = !strcmp(o->data_order, "epoch");
+    if (!epoch && strcmp(o->data_order, "random"))
+        return sx_fail(SX_ERR_ARG, "--data-order must be random or epoch, not '%s'", o->data_order);
+    sx_status st = batch_source_open(&r->train, o->train_data, r->T, epoch, (uint64_t)o->seed);
+    if (!st && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
+    if (st) return st;
+    size_t vocab = batch_source_vocab(r->train);
+    if (r->val && batch_source_vocab(r->val) != vocab)
+        return sx_fail(SX_ERR_MISMATCH, "validation data has vocabulary %zu, training data %zu",
+                       batch_source_vocab(r->val), vocab);
+    model_config cfg;
+    if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
+    if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->B, r->T))) return st;
+    model_init_weights(&r->m, (uint64_t)o->seed);
+    r->refs = calloc(r->m.table.n, sizeof *r->refs);
+    if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    model_param_refs(&r->m, r->refs);
+    if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
+    double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum;
+    r->total_steps = o->steps > 0 ? o->steps : (long)floor(o->tokens / batch_tokens);
+    if (r->total_steps <= 0)
+        return sx_fail(SX_ERR_ARG, "give --steps or a --tokens budget of at least one batch (%.0f tokens)", batch_tokens);
+    if ((st = lr_schedule_parse(o->schedule, r->total_steps, &r->sched))) return st;
+    if (o->warmup && *o->warmup && (st = lr_schedule_set_warmup(&r->sched, o->warmup))) return st;
+    if ((st = parse_fracs(o->eval_at, &r->eval_fracs, &r->n_eval_fracs))) return st;
+    r->tokens = malloc(r->B * (r->T + 1) * sizeof *r->tokens);
+    if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
+    r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
+    if ((st = runlog_mkdir(o->out))) return st;
+    snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
+    if (o->resume && (st = resume(r))) return st;
+    if (!o->resume && access(r->ckpt_path, F_OK) == 0)
+        return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
+                       o->out);
+    if ((st = write_config(r))) return st;
+    return runlog_open(&r->log, o->out, o->resume ? r->step : -1, !o->quiet);
+}
+
+static void teardown(run *r) {
+    runlog_close(&r->log);
+    optimizer_free(&r->opt);
+    model_free(&r->m);
+    batch_source_close(r->train);
+    batch_source_close(r->val);
+    free(r->refs);
+    free(r->tokens);
+    free(r->eval_fracs);
+}
+
+static void format_eta(double s, char *buf, size_t n) {
+    if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+// One optimizer step over grad_accum micro-batches; returns the mean loss and sets *norm.
+static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
+    model_zero_grad(&r->m);
+    double loss = 0;
+    for (long k = 0; k < r->o->grad_accum; k++) {
+        if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
+        loss += model_loss_and_grad(&r->m, r->tokens, 1.0f / (float)r->o->grad_accum);
+    }
+    loss /= (double)r->o->grad_accum;
+    *norm = isfinite(loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
+    return loss;
+}
+
+static sx_status loop(run *r) {
+    const train_options *o = r->o;
+    double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum, t_start = runlog_now();
+    long first = r->step;
+    sx_status st = SX_OK;
+    while (r->step < r->total_steps && !st) {
+        double t0 = runlog_now(), norm;
+        long step = r->step + 1;
+        double lr_mult = lr_schedule_mult(&r->sched, step);
+        double loss = train_step(r, lr_mult, &norm, &st);
+        if (st) break;
+        if (!isfinite(loss) || !isfinite(norm))
+            return sx_fail(SX_ERR_NUMERIC,
+                           "step %ld: %s is not finite (loss %g, grad norm %g); the last checkpoint is intact. "
+                           "Hint: lower --lr or --muon-lr, add warmup, or check the data", step,
+                           isfinite(loss) ? "the gradient norm" : "the loss", loss, norm);
+        r->step = step;
+        r->tokens_seen += batch_tokens;
+        r->flops_seen += batch_tokens * r->flops_per_token;
+        double dt = runlog_now() - t0, tps = batch_tokens / dt;
+        json_t *line = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "step", (json_int_t)step,
+                                 "tokens", r->tokens_seen, "frac", (double)step / (double)r->total_steps, "lr",
+                                 o->opt.lr * lr_mult, "train_loss", loss, "grad_norm", norm, "flops", r->flops_seen,
+                                 "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
+        double val = NAN;
+        if (eval_due(r, step)) {
+            val = evaluate(r, &st);
+            if (st) { json_decref(line); break; }
+            json_object_set_new(line, "val_loss", json_real(val));
+        }
+        if ((st = runlog_write(&r->log, line))) break;
+        bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || stop_requested;
+        if (ckpt && (st = save_checkpoint(r))) break;
+        char text[256], eta[32];
+        double avg = (runlog_now() - t_start) / (double)(step - first);
+        format_eta(avg * (double)(r->total_steps - step), eta, sizeof eta);
+        int n = snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%% | ETA %s", step,
+                         r->total_steps, loss, o->opt.lr * lr_mult, tps, 100 * tps * r->flops_per_token / (r->peak * 1e9), eta);
+        if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f", val);
+        runlog_progress(&r->log, text);
+        if (stop_requested) {
+            runlog_progress_end(&r->log);
+            return sx_fail(SX_ERR_INTERRUPTED, "stopped at step %ld; checkpoint written, rerun with --resume to continue", step);
+        }
+    }
+    runlog_progress_end(&r->log);
+    return st;
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+}
+
+sx_status train_run(const train_options *o) {
+    run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    stop_requested = 0;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sx_status st = setup(&r);
+    if (!st) st = loop(&r);
+    if (!st) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/DONE", o->out);
+        FILE *f = fopen(path, "w");
+        if (f) fclose(f);
+    }
+    teardown(&r);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return st;
+}

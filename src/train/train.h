@@ -1,0 +1,42 @@
+// train: the training loop. Builds the model and optimizer from options, draws batches, steps, evaluates
+// on a cadence, writes metrics.jsonl and checkpoints into the run directory, resumes bit for bit, and stops
+// with a diagnosis on non-finite loss. Not responsible for parsing flags (cli/cmd_train.c) or kernels.
+#ifndef SEXTANT_TRAIN_H
+#define SEXTANT_TRAIN_H
+#include <stdbool.h>
+#include <jansson.h>
+#include "core/status.h"
+#include "optim/optimizer.h"
+
+typedef struct {
+    const char *model;          // descriptor, e.g. "d4-kv2"
+    const char *train_data;     // token shard path, or "synthetic:V"
+    const char *val_data;       // token shard path, "synthetic:V", or "" (validate on train_data windows)
+    const char *data_order;     // "random" windows or "epoch" (every window once per epoch, seeded order)
+    long batch, seq, grad_accum;
+    long steps;                 // total optimizer steps (0: derive from tokens)
+    double tokens;              // token budget when steps == 0
+    const char *schedule;       // lr_schedule spec
+    const char *warmup;         // "" or warmup override (fraction or steps)
+    optimizer_config opt;
+    long seed;
+    long eval_every;            // steps; 0 = off
+    const char *eval_at;        // "" or comma-separated fractions of the run
+    long eval_batches;          // batches of (batch, seq) per evaluation
+    long ckpt_every;            // steps; 0 = only at the end
+    const char *out;            // run directory
+    const char *dtype;          // "fp32" | "bf16"
+    long threads;               // 0 = OpenMP default
+    bool resume;                // continue from out/checkpoint.sxt if present
+    const char *forecast;       // "" or forecast.json to verify against while training
+    double peak_gflops;         // for MFU; 0 = the machine's default for the dtype
+    bool quiet;                 // no progress line
+    json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+} train_options;
+
+sx_status train_run(const train_options *o);
+
+// Asks a running train_run to write a checkpoint and stop after the current step (signal-safe).
+void train_request_stop(void);
+
+#endif

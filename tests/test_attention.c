@@ -1,0 +1,165 @@
+// Tests for kernels/attention: the reference backward against central finite differences of the reference
+// forward, and the fast forward/backward against the reference on awkward shapes (T=1, odd T, tile
+// boundaries, hd not a multiple of 16, windows 1/3/>=T, MHA/GQA/MQA, soft-cap on and off), plus
+// determinism of the fast kernels.
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "kernels/attention.h"
+#include "support/testlib.h"
+
+typedef struct {
+    attn_shape s;
+    float *q, *k, *v, *out, *lse, *w;  // w: random weights of the scalar loss L = Σ out ⊙ w
+} fd_case;
+
+static float *randn(rng_state *r, size_t n, float std) {
+    float *x = malloc(n * sizeof(float));
+    rng_fill_normal(r, x, n, std);
+    return x;
+}
+
+static double fd_loss(fd_case *c) {
+    attention_forward_ref(&c->s, c->q, c->k, c->v, c->out, c->lse);
+    size_t n = c->s.B * c->s.T * c->s.H * c->s.hd;
+    double L = 0;
+    for (size_t i = 0; i < n; i++) L += (double)c->out[i] * c->w[i];
+    return L;
+}
+
+// Central differences with step 1e-3 on O(1) inputs: truncation error ~1e-6·|L'''|, rounding of the fp32
+// outputs ~6e-8·Σ|out·w|/1e-3 ≈ 1e-4 absolute on these tiny sizes, so atol 5e-4 + rtol 1e-3 is a real test
+// (a wrong term, e.g. a missing soft-cap factor, changes gradients by O(0.1)).
+static void fd_check_array(fd_case *c, float *x, const float *grad, size_t n, const char *what) {
+    const float eps = 1e-3f;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x0 = x[i];
+        x[i] = x0 + eps;
+        double lp = fd_loss(c);
+        x[i] = x0 - eps;
+        double lm = fd_loss(c);
+        x[i] = x0;
+        double fd = (lp - lm) / (2.0 * (double)eps);
+        if (fabs(fd - grad[i]) > 5e-4 + 1e-3 * fabs(fd)) {
+            if (bad++ < 3) fprintf(stderr, "  %s[%zu]: analytic %.7g, finite difference %.7g\n", what, i, grad[i], fd);
+        }
+    }
+    CHECK(bad == 0);
+}
+
+static void fd_run(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t window, float softcap) {
+    rng_state r;
+    rng_seed(&r, 42 + T + window);
+    fd_case c = {.s = {B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd), window, softcap}};
+    size_t nq = B * T * H * hd, nk = B * T * Hkv * hd;
+    c.q = randn(&r, nq, 1.5f), c.k = randn(&r, nk, 1.5f), c.v = randn(&r, nk, 1.0f), c.w = randn(&r, nq, 1.0f);
+    c.out = malloc(nq * sizeof(float)), c.lse = malloc(B * H * T * sizeof(float));
+    float *dq = malloc(nq * sizeof(float)), *dk = malloc(nk * sizeof(float)), *dv = malloc(nk * sizeof(float));
+    fd_loss(&c);
+    attention_backward_ref(&c.s, c.q, c.k, c.v, c.out, c.lse, c.w, dq, dk, dv);
+    fd_check_array(&c, c.q, dq, nq, "dq");
+    fd_check_array(&c, c.k, dk, nk, "dk");
+    fd_check_array(&c, c.v, dv, nk, "dv");
+    free(c.q), free(c.k), free(c.v), free(c.w), free(c.out), free(c.lse), free(dq), free(dk), free(dv);
+}
+
+static void test_ref_backward_matches_finite_differences(void) {
+    fd_run(1, 5, 2, 1, 4, 0, 0);     // MQA, full causal
+    fd_run(2, 6, 2, 2, 3, 3, 0);     // MHA, window 3
+    fd_run(1, 7, 4, 2, 4, 0, 1.5f);  // GQA with a soft-cap that bites (logits ~ ±3)
+    fd_run(1, 4, 2, 1, 5, 1, 2.0f);  // window 1: each query sees only itself
+}
+
+// The fast kernels accumulate in fp32 with a different summation order (tiles, online rescaling), against
+// double in the reference. Inputs are O(1), so outputs are O(1) convex combinations and lse is O(log T):
+// errors are a few fp32 ulps times sqrt(terms) — rtol 1e-4 / atol 2e-5 for the forward. The backward sums
+// up to T·H/Hkv products into dk/dv with cancellation (dS has zero row sums), so atol 1e-4 / rtol 1e-3;
+// a logic error (wrong mask, missing tile, wrong head) produces errors of O(0.1-1).
+static void compare_case(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t window, float softcap) {
+    rng_state r;
+    rng_seed(&r, 7 * T + 13 * hd + window + H);
+    attn_shape s = {B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd), window, softcap};
+    size_t nq = B * T * H * hd, nk = B * T * Hkv * hd, nl = B * H * T;
+    float *q = randn(&r, nq, 1.5f), *k = randn(&r, nk, 1.5f), *v = randn(&r, nk, 1.0f);
+    float *dout = randn(&r, nq, 1.0f);
+    float *o1 = malloc(nq * 4), *o2 = malloc(nq * 4), *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
+    float *dq1 = malloc(nq * 4), *dq2 = malloc(nq * 4), *dk1 = malloc(nk * 4), *dk2 = malloc(nk * 4);
+    float *dv1 = malloc(nk * 4), *dv2 = malloc(nk * 4);
+    // Poison the outputs: the contract says "overwrites", so stale values must not leak through.
+    memset(o2, 0x7f, nq * 4), memset(l2, 0x7f, nl * 4);
+    memset(dq2, 0x7f, nq * 4), memset(dk2, 0x7f, nk * 4), memset(dv2, 0x7f, nk * 4);
+    attention_forward_ref(&s, q, k, v, o1, l1);
+    attention_forward(&s, q, k, v, o2, l2);
+    bool ok = CHECK_ARRAYS_CLOSE(o2, o1, nq, 1e-4, 2e-5);
+    ok &= CHECK_ARRAYS_CLOSE(l2, l1, nl, 1e-4, 2e-5);
+    attention_backward_ref(&s, q, k, v, o1, l1, dout, dq1, dk1, dv1);
+    attention_backward(&s, q, k, v, o1, l1, dout, dq2, dk2, dv2);
+    ok &= CHECK_ARRAYS_CLOSE(dq2, dq1, nq, 1e-3, 1e-4);
+    ok &= CHECK_ARRAYS_CLOSE(dk2, dk1, nk, 1e-3, 1e-4);
+    ok &= CHECK_ARRAYS_CLOSE(dv2, dv1, nk, 1e-3, 1e-4);
+    if (!ok)
+        fprintf(stderr, "  in case B=%zu T=%zu H=%zu Hkv=%zu hd=%zu window=%zu softcap=%g\n", B, T, H, Hkv, hd,
+                window, softcap);
+    free(q), free(k), free(v), free(dout), free(o1), free(o2), free(l1), free(l2);
+    free(dq1), free(dq2), free(dk1), free(dk2), free(dv1), free(dv2);
+}
+
+static void test_fast_matches_ref_tiny(void) {
+    compare_case(1, 1, 1, 1, 8, 0, 0);     // T = 1
+    compare_case(1, 1, 4, 2, 8, 3, 5.0f);  // T = 1 with window and cap
+    compare_case(2, 37, 4, 2, 8, 0, 0);    // GQA, odd T
+    compare_case(1, 37, 4, 1, 8, 3, 0);    // MQA, window 3
+    compare_case(1, 37, 4, 4, 8, 1, 0);    // MHA, window 1
+    compare_case(2, 37, 4, 2, 8, 37, 0);   // window = T
+    compare_case(1, 37, 4, 2, 8, 100, 0);  // window > T
+    compare_case(1, 37, 4, 2, 8, 0, 5.0f); // soft-cap
+    compare_case(1, 13, 3, 3, 1, 0, 0);    // hd = 1
+    compare_case(1, 29, 2, 1, 17, 5, 2.0f);// hd odd and > 16
+}
+
+static void test_fast_matches_ref_tiles(void) {
+    compare_case(1, 130, 4, 2, 64, 0, 0);      // crosses 64-row tiles, partial last tile
+    compare_case(1, 130, 2, 1, 64, 70, 30.0f); // window straddles tiles, cap
+    compare_case(1, 200, 2, 2, 24, 65, 0);     // hd not a multiple of 16, window just over a tile
+    compare_case(2, 128, 2, 1, 32, 64, 0);     // exact tiles, window = tile
+    compare_case(1, 97, 6, 1, 40, 0, 10.0f);   // group of 6 heads on one KV head
+}
+
+// Same inputs, same thread count -> bit-identical outputs (training runs must be reproducible); and the
+// result must not depend on the number of threads either, since no reduction crosses threads.
+static void test_fast_deterministic(void) {
+    rng_state r;
+    rng_seed(&r, 99);
+    attn_shape s = {2, 150, 4, 2, 64, 0.125f, 0, 0};
+    size_t nq = 2 * 150 * 4 * 64, nk = nq / 2, nl = 2 * 4 * 150;
+    float *q = randn(&r, nq, 1), *k = randn(&r, nk, 1), *v = randn(&r, nk, 1), *dout = randn(&r, nq, 1);
+    float *o[2], *l[2], *dq[2], *dk[2], *dv[2];
+    int saved = omp_get_max_threads();
+    for (int i = 0; i < 2; i++) {
+        o[i] = malloc(nq * 4), l[i] = malloc(nl * 4), dq[i] = malloc(nq * 4), dk[i] = malloc(nk * 4),
+        dv[i] = malloc(nk * 4);
+        omp_set_num_threads(i == 0 ? saved : 1);
+        attention_forward(&s, q, k, v, o[i], l[i]);
+        attention_backward(&s, q, k, v, o[i], l[i], dout, dq[i], dk[i], dv[i]);
+    }
+    omp_set_num_threads(saved);
+    CHECK(memcmp(o[0], o[1], nq * 4) == 0);
+    CHECK(memcmp(l[0], l[1], nl * 4) == 0);
+    CHECK(memcmp(dq[0], dq[1], nq * 4) == 0);
+    CHECK(memcmp(dk[0], dk[1], nk * 4) == 0);
+    CHECK(memcmp(dv[0], dv[1], nk * 4) == 0);
+    for (int i = 0; i < 2; i++) free(o[i]), free(l[i]), free(dq[i]), free(dk[i]), free(dv[i]);
+    free(q), free(k), free(v), free(dout);
+}
+
+int main(void) {
+    TEST_RUN(test_ref_backward_matches_finite_differences);
+    TEST_RUN(test_fast_matches_ref_tiny);
+    TEST_RUN(test_fast_matches_ref_tiles);
+    TEST_RUN(test_fast_deterministic);
+    return testlib_finish("attention");
+}

@@ -1,0 +1,206 @@
+// Tests for src/kernels/gemm: every micro-kernel path this CPU supports, both precisions, all four
+// transpose combinations, accumulate on and off, awkward sizes with padded leading dimensions, threaded
+// and single-threaded splits, against gemm_ref.
+//
+// Tolerance. For any summation order, with or without fused multiply-adds, the fp32 result of a length-K
+// dot product satisfies |c - c_exact| <= gamma_K * sum_k |a_k||b_k|, gamma_K ~= K*u, u = 2^-24 (Higham,
+// Accuracy and Stability of Numerical Algorithms, 3.1). gemm_ref is accurate to one rounding (double
+// accumulation, one final rounding), so each element must satisfy
+//     |c - c_ref| <= (K + 2) * u * (sum_k |a_ik||b_kj| + |c_in|).
+// We check the worst ratio to that bound (<= 1) per product: a deterministic bound, not a statistical one.
+// bf16: gemm rounds A and B to bf16 while packing, and a product of two bf16 numbers (8-bit significands)
+// is exact in fp32, so the bf16 path is fp32 arithmetic on rounded inputs; comparing with gemm_ref on
+// bf16_round()ed inputs gives the same bound (vdpbf16ps flushes subnormals; our inputs have none).
+// Against the unrounded fp32 product it can be off by the input rounding, 2 * 2^-9 relative per term,
+// which one case also checks.
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "kernels/gemm.h"
+#include "support/testlib.h"
+
+static float *fill(rng_state *r, size_t n) {
+    float *x = malloc(n * sizeof *x);
+    rng_fill_uniform(r, x, n, -1.0f, 1.0f);
+    return x;
+}
+
+// Stores the logical rows x cols matrix m (row-major, dense) as op-storage: transposed if trans, with
+// leading dimension ld >= stored cols. Padding holds NaN so any read outside the matrix shows.
+static float *store(const float *m, size_t rows, size_t cols, bool trans, size_t ld) {
+    size_t srows = trans ? cols : rows;
+    float *s = malloc(srows * ld * sizeof *s);
+    for (size_t i = 0; i < srows * ld; i++) s[i] = NAN;
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) *(trans ? &s[j * ld + i] : &s[i * ld + j]) = m[i * cols + j];
+    return s;
+}
+
+typedef struct {
+    size_t M, N, K;
+} shape;
+
+// Checks gemm against gemm_ref for one shape in the current precision and path, over all transposes and
+// accumulate on/off. Returns the worst normalised error seen.
+static double check_shape(shape s, rng_state *r, double tol_units) {
+    const size_t M = s.M, N = s.N, K = s.K;
+    const bool bf16 = gemm_get_precision() == GEMM_BF16;
+    float *a = fill(r, M * K), *b = fill(r, K * N), *c0 = fill(r, M * N);
+    // Reference on the values the kernels see, and the magnitude sum_k |a||b| for the error bound.
+    float *ar = malloc(M * K * sizeof *ar), *br = malloc(K * N * sizeof *br);
+    float *aa = malloc(M * K * sizeof *aa), *ba = malloc(K * N * sizeof *ba);
+    for (size_t i = 0; i < M * K; i++) ar[i] = bf16 ? bf16_round(a[i]) : a[i], aa[i] = fabsf(a[i]);
+    for (size_t i = 0; i < K * N; i++) br[i] = bf16 ? bf16_round(b[i]) : b[i], ba[i] = fabsf(b[i]);
+    float *ref = malloc(M * N * sizeof *ref), *mag = malloc(M * N * sizeof *mag);
+    gemm_ref(false, false, M, N, K, ar, K, br, N, ref, N, false);
+    gemm_ref(false, false, M, N, K, aa, K, ba, N, mag, N, false);
+    const double u = ldexp(1.0, -24);
+    double worst = 0;
+    for (int t = 0; t < 8; t++) {
+        bool ta = t & 1, tb = t & 2, acc = t & 4;
+        size_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7;
+        float *as = store(a, M, K, ta, lda), *bs = store(b, K, N, tb, ldb);
+        float *c = malloc(M * ldc * sizeof *c);
+        for (size_t i = 0; i < M * ldc; i++) c[i] = -7.0f;
+        for (size_t i = 0; i < M; i++)
+            for (size_t j = 0; j < N; j++) c[i * ldc + j] = acc ? c0[i * N + j] : NAN;
+        gemm(ta, tb, M, N, K, as, lda, bs, ldb, c, ldc, acc);
+        double w = 0;
+        bool pad_ok = true;
+        for (size_t i = 0; i < M; i++) {
+            for (size_t j = 0; j < N; j++) {
+                double want = ref[i * N + j] + (acc ? (double)c0[i * N + j] : 0.0);
+                double bound = (K + 2) * u * tol_units * (mag[i * N + j] + (acc ? fabsf(c0[i * N + j]) : 0.0f));
+                double e = fabs(c[i * ldc + j] - want) / (bound + 1e-30);
+                if (!(e <= w)) w = isnan(e) ? INFINITY : e;
+            }
+            for (size_t j = N; j < ldc && i + 1 < M; j++) pad_ok &= c[i * ldc + j] == -7.0f;
+        }
+        if (!CHECK(w <= 1.0) || !CHECK(pad_ok))
+            fprintf(stderr, "  path %s %s M=%zu N=%zu K=%zu ta=%d tb=%d acc=%d: normalised error %.3g\n",
+                    gemm_path_name(), bf16 ? "bf16" : "fp32", M, N, K, ta, tb, acc, w);
+        if (w > worst) worst = w;
+        free(as), free(bs), free(c);
+    }
+    free(a), free(b), free(c0), free(ar), free(br), free(aa), free(ba), free(ref), free(mag);
+    return worst;
+}
+
+static const shape g_shapes[] = {
+    {1, 1, 1},     {3, 17, 31},   {17, 3, 33},   {31, 33, 1},   {33, 65, 17},   {65, 127, 3},
+    {127, 31, 257}, {257, 33, 65}, {13, 257, 127}, {257, 257, 257}, {33, 40, 600}, // K over both KC
+    {300, 70, 150},                                                               // threaded, rows split
+    {5, 4100, 64},                                                                // threaded, columns split, N over NC
+};
+
+static void all_paths_all_shapes(gemm_precision p) {
+    const char *saved = gemm_path_name();
+    gemm_set_precision(p);
+    rng_state r;
+    rng_seed(&r, 42);
+    for (const char *const *path = gemm_supported_paths(); *path; path++) {
+        CHECK(gemm_force_path(*path));
+        double worst = 0;
+        for (size_t i = 0; i < sizeof g_shapes / sizeof g_shapes[0]; i++) {
+            double w = check_shape(g_shapes[i], &r, 1.0);
+            if (w > worst) worst = w;
+        }
+        printf("     %-10s %s worst normalised error %.3g\n", *path, p == GEMM_BF16 ? "bf16" : "fp32", worst);
+    }
+    gemm_set_precision(GEMM_FP32);
+    gemm_force_path(saved);
+}
+
+static void test_fp32_every_path(void) { all_paths_all_shapes(GEMM_FP32); }
+static void test_bf16_every_path(void) { all_paths_all_shapes(GEMM_BF16); }
+
+// bf16 against the unrounded fp32 product: each term carries at most 2 * 2^-9 relative error from the
+// two roundings, on top of the fp32 summation bound.
+static void test_bf16_close_to_fp32(void) {
+    const size_t M = 64, N = 96, K = 200;
+    rng_state r;
+    rng_seed(&r, 7);
+    float *a = fill(&r, M * K), *b = fill(&r, K * N), *c = malloc(M * N * sizeof *c), *ref = malloc(M * N * sizeof *ref);
+    float *mag = malloc(M * N * sizeof *mag);
+    gemm_ref(false, true, M, N, K, a, K, b, K, ref, N, false);
+    for (size_t i = 0; i < M * K; i++) a[i] = fabsf(a[i]);
+    for (size_t i = 0; i < K * N; i++) b[i] = fabsf(b[i]);
+    gemm_ref(false, true, M, N, K, a, K, b, K, mag, N, false);
+    rng_seed(&r, 7);
+    rng_fill_uniform(&r, a, M * K, -1.0f, 1.0f);
+    rng_fill_uniform(&r, b, K * N, -1.0f, 1.0f);
+    gemm_set_precision(GEMM_BF16);
+    CHECK(gemm_get_precision() == GEMM_BF16);
+    gemm(false, true, M, N, K, a, K, b, K, c, N, false);
+    gemm_set_precision(GEMM_FP32);
+    double worst = 0, mean_rel = 0;
+    for (size_t i = 0; i < M * N; i++) {
+        double bound = (2 * ldexp(1.0, -9) + (K + 2) * ldexp(1.0, -24)) * mag[i];
+        double e = fabs(c[i] - ref[i]) / bound;
+        if (e > worst) worst = e;
+        mean_rel += fabs(c[i] - ref[i]) / mag[i] / (M * N);
+    }
+    CHECK(worst <= 1.0);
+    // Random rounding errors cancel: the typical error is far below the worst case, but not zero.
+    CHECK(mean_rel > 1e-6 && mean_rel < 2e-3);
+    free(a), free(b), free(c), free(ref), free(mag);
+}
+
+static void test_bf16_round(void) {
+    CHECK(bf16_round(1.0f) == 1.0f);
+    CHECK(bf16_round(1.0f + 0x1p-8f) == 1.0f);                 // tie, rounds to even (down)
+    CHECK(bf16_round(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);   // tie, rounds to even (up)
+    CHECK(bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);
+    CHECK(bf16_round(-2.5f) == -2.5f);
+    CHECK(bf16_round(0x1.fffffep127f) == INFINITY);            // FLT_MAX rounds up out of range
+    CHECK(isinf(bf16_round(-INFINITY)) && bf16_round(-INFINITY) < 0);
+    CHECK(isnan(bf16_round(NAN)));
+    CHECK(bf16_round(0.0f) == 0.0f);
+}
+
+static void test_edges_and_dispatch(void) {
+    float a[6] = {1, 2, 3, 4, 5, 6}, c[4] = {9, 9, 9, 9};
+    gemm(false, false, 2, 2, 0, a, 1, a, 2, c, 2, true); // K == 0, accumulate: C unchanged
+    CHECK(c[0] == 9 && c[3] == 9);
+    gemm(false, false, 2, 2, 0, a, 1, a, 2, c, 2, false); // K == 0: zeroed
+    CHECK(c[0] == 0 && c[3] == 0);
+    gemm(false, false, 0, 2, 3, a, 3, a, 2, c, 2, false); // M == 0: nothing touched
+    // 2x3 · 3x2 by hand: [1 2 3; 4 5 6] · [1 2; 3 4; 5 6] = [22 28; 49 64].
+    gemm(false, false, 2, 2, 3, a, 3, a, 2, c, 2, false);
+    CHECK(c[0] == 22 && c[1] == 28 && c[2] == 49 && c[3] == 64);
+    CHECK(!gemm_force_path("no-such-path"));
+    CHECK(!gemm_force_path(NULL));
+    const char *const *paths = gemm_supported_paths();
+    CHECK(paths[0] != NULL);
+    bool has_generic = false;
+    for (const char *const *p = paths; *p; p++) has_generic |= strcmp(*p, "generic") == 0;
+    CHECK(has_generic);
+    CHECK(gemm_force_path(paths[0]) && strcmp(gemm_path_name(), paths[0]) == 0);
+}
+
+// gemm inside a parallel region runs single-threaded per caller, with its own packing buffers.
+static void test_inside_parallel_region(void) {
+    enum { M = 70, N = 90, K = 110, T = 4 };
+    rng_state r;
+    rng_seed(&r, 3);
+    float *a = fill(&r, T * M * K), *b = fill(&r, K * N), *c = malloc(T * M * N * sizeof *c),
+          *ref = malloc(T * M * N * sizeof *ref);
+    for (int t = 0; t < T; t++) gemm_ref(false, false, M, N, K, a + t * M * K, K, b, N, ref + t * M * N, N, false);
+#pragma omp parallel for num_threads(2)
+    for (int t = 0; t < T; t++) gemm(false, false, M, N, K, a + t * M * K, K, b, N, c + t * M * N, N, false);
+    CHECK_ARRAYS_CLOSE(c, ref, T * M * N, 1e-4, 1e-4);
+    free(a), free(b), free(c), free(ref);
+}
+
+int main(void) {
+    TEST_RUN(test_bf16_round);
+    TEST_RUN(test_edges_and_dispatch);
+    TEST_RUN(test_fp32_every_path);
+    TEST_RUN(test_bf16_every_path);
+    TEST_RUN(test_bf16_close_to_fp32);
+    TEST_RUN(test_inside_parallel_region);
+    return testlib_finish("gemm");
+}

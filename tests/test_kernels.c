@@ -1,0 +1,301 @@
+// Tests for the elementwise and row kernels: rmsnorm, rope, activations, cross-entropy, embedding.
+// Each reference backward is checked against central finite differences of its reference forward, and each
+// fast function against its reference on awkward sizes (1, odd, not multiples of the SIMD width, large
+// enough to take the threaded path).
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "kernels/activation.h"
+#include "kernels/embedding.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/xent.h"
+#include "support/testlib.h"
+
+static rng_state rng;
+
+static float *randn(size_t n, float std) {
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    rng_fill_normal(&rng, x, n, std);
+    return x;
+}
+
+static float *dup(const float *x, size_t n) {
+    float *y = malloc((n ? n : 1) * sizeof(float));
+    memcpy(y, x, n * sizeof(float));
+    return y;
+}
+
+// Finite differences: a scalar loss L(x) of fp32 inputs evaluated in double from fp32 outputs. Step 1e-3 on
+// O(1) inputs: truncation ~1e-6, fp32 output rounding ~6e-8·Σ|terms|/1e-3 ≈ 1e-4 on these tiny sizes, hence
+// atol 5e-4 + rtol 1e-3 (a wrong formula is off by O(0.1)).
+typedef double (*loss_fn)(void *ctx);
+static void fd_check(loss_fn f, void *ctx, float *x, const float *grad, size_t n, const char *what) {
+    const float eps = 1e-3f;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x0 = x[i];
+        x[i] = x0 + eps;
+        double lp = f(ctx);
+        x[i] = x0 - eps;
+        double lm = f(ctx);
+        x[i] = x0;
+        double fd = (lp - lm) / (2.0 * (double)eps);
+        if (fabs(fd - grad[i]) > 5e-4 + 1e-3 * fabs(fd) && bad++ < 3)
+            fprintf(stderr, "  %s[%zu]: analytic %.7g, finite difference %.7g\n", what, i, grad[i], fd);
+    }
+    CHECK(bad == 0);
+}
+
+static double dot(const float *a, const float *w, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * w[i];
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// rmsnorm
+
+typedef struct { size_t N, C; float *x, *g, *y, *rstd, *w; bool gain; } norm_ctx;
+static double norm_loss(void *p) {
+    norm_ctx *c = p;
+    rmsnorm_forward_ref(c->N, c->C, c->x, c->gain ? c->g : NULL, 1e-5f, c->y, c->rstd);
+    return dot(c->y, c->w, c->N * c->C);
+}
+
+static void test_rmsnorm_ref_fd(void) {
+    for (int gain = 0; gain < 2; gain++) {
+        norm_ctx c = {3, 7, randn(21, 1), randn(7, 1), randn(21, 1), randn(3, 1), randn(21, 1), gain};
+        norm_loss(&c);
+        float *dx = randn(21, 1), *dg = calloc(7, sizeof(float));
+        rmsnorm_backward_ref(3, 7, c.x, gain ? c.g : NULL, c.rstd, c.w, dx, gain ? dg : NULL, false);
+        fd_check(norm_loss, &c, c.x, dx, 21, "dx");
+        if (gain) fd_check(norm_loss, &c, c.g, dg, 7, "dg");
+        free(c.x), free(c.g), free(c.y), free(c.rstd), free(c.w), free(dx), free(dg);
+    }
+}
+
+// fp32 row sums of up to C=1000 squares vs double: relative error ~1e-6; dg sums N rows: atol 1e-4.
+static void test_rmsnorm_fast(void) {
+    size_t shapes[][2] = {{1, 1}, {3, 17}, {5, 64}, {130, 384}, {257, 33}, {64, 1000}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        size_t N = shapes[si][0], C = shapes[si][1], n = N * C;
+        for (int gain = 0; gain < 2; gain++)
+            for (int acc = 0; acc < 2; acc++) {
+                float *x = randn(n, 2), *g = randn(C, 1), *dy = randn(n, 1), *dx0 = randn(n, 1);
+                float *y1 = malloc(n * 4), *y2 = malloc(n * 4), *r1 = malloc(N * 4), *r2 = malloc(N * 4);
+                float *dx1 = dup(dx0, n), *dx2 = dup(dx0, n), *dg1 = randn(C, 1), *dg2 = dup(dg1, C);
+                if (!acc)  // "overwritten": stale NaNs in dx must not leak through
+                    for (size_t i = 0; i < n; i++) dx2[i] = NAN;
+                const float *gp = gain ? g : NULL;
+                rmsnorm_forward_ref(N, C, x, gp, 1e-6f, y1, r1);
+                rmsnorm_forward(N, C, x, gp, 1e-6f, y2, r2);
+                CHECK_ARRAYS_CLOSE(y2, y1, n, 1e-5, 1e-6);
+                CHECK_ARRAYS_CLOSE(r2, r1, N, 1e-5, 1e-6);
+                rmsnorm_backward_ref(N, C, x, gp, r1, dy, dx1, dg1, acc);
+                rmsnorm_backward(N, C, x, gp, r1, dy, dx2, dg2, acc);
+                CHECK_ARRAYS_CLOSE(dx2, dx1, n, 1e-4, 1e-5);
+                CHECK_ARRAYS_CLOSE(dg2, dg1, C, 1e-4, 1e-4);
+                free(x), free(g), free(dy), free(dx0), free(y1), free(y2), free(r1), free(r2);
+                free(dx1), free(dx2), free(dg1), free(dg2);
+            }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// rope
+
+typedef struct { size_t B, T, nh, hd, rot; float *x, *y, *w; } rope_ctx;
+static double rope_loss(void *p) {
+    rope_ctx *c = p;
+    size_t n = c->B * c->T * c->nh * c->hd;
+    memcpy(c->y, c->x, n * 4);
+    rope_forward_ref(c->B, c->T, c->nh, c->hd, c->rot, 100.0, c->y);
+    return dot(c->y, c->w, n);
+}
+
+// rope_backward (there is no separate reference) against finite differences of rope_forward_ref.
+static void test_rope_backward_fd(void) {
+    rope_ctx c = {2, 5, 3, 6, 4, randn(180, 1), randn(180, 1), randn(180, 1)};
+    float *ct = malloc(5 * 2 * 4), *st = malloc(5 * 2 * 4), *d = dup(c.w, 180);
+    rope_tables(5, 4, 100.0, ct, st);
+    rope_backward(2, 5, 3, 6, 4, ct, st, d);
+    fd_check(rope_loss, &c, c.x, d, 180, "dx");
+    free(c.x), free(c.y), free(c.w), free(ct), free(st), free(d);
+}
+
+// Table angles are rounded to fp32 once (|θ| up to T, so cos/sin have abs error ~T·6e-8 in the tables
+// vs double in the reference): atol 1e-5 at T <= 70.
+static void test_rope_fast(void) {
+    size_t shapes[][5] = {{1, 1, 1, 2, 2}, {2, 37, 3, 64, 64}, {1, 70, 4, 64, 32}, {3, 9, 2, 10, 6}};
+    for (size_t si = 0; si < 4; si++) {
+        size_t B = shapes[si][0], T = shapes[si][1], nh = shapes[si][2], hd = shapes[si][3], rot = shapes[si][4];
+        size_t n = B * T * nh * hd;
+        float *x = randn(n, 1), *y1 = dup(x, n), *y2 = dup(x, n);
+        float *ct = malloc(T * rot / 2 * 4), *st = malloc(T * rot / 2 * 4);
+        rope_tables(T, rot, 10000.0, ct, st);
+        rope_forward_ref(B, T, nh, hd, rot, 10000.0, y1);
+        rope_forward(B, T, nh, hd, rot, ct, st, y2);
+        CHECK_ARRAYS_CLOSE(y2, y1, n, 1e-5, 1e-5);
+        for (size_t i = 0; i < n; i++)  // the channels past rot_dim pass through untouched
+            if (i % hd >= rot) CHECK(y2[i] == x[i]);
+        rope_backward(B, T, nh, hd, rot, ct, st, y2);  // R(−θ)R(θ) = I
+        CHECK_ARRAYS_CLOSE(y2, x, n, 1e-5, 1e-5);
+        free(x), free(y1), free(y2), free(ct), free(st);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// activations
+
+enum { ACT_RELU2, ACT_GELU, ACT_SWIGLU_G, ACT_SWIGLU_U };
+typedef struct { int kind; size_t n; float *h, *u, *a, *w; } act_ctx;
+static double act_loss(void *p) {
+    act_ctx *c = p;
+    if (c->kind == ACT_RELU2) relu2_forward_ref(c->n, c->h, c->a);
+    else if (c->kind == ACT_GELU) gelu_forward_ref(c->n, c->h, c->a);
+    else swiglu_forward_ref(c->n, c->h, c->u, c->a);
+    return dot(c->a, c->w, c->n);
+}
+
+static void test_activation_ref_fd(void) {
+    size_t n = 41;
+    act_ctx c = {0, n, randn(n, 2), randn(n, 1), randn(n, 1), randn(n, 1)};
+    for (size_t i = 0; i < n; i++)  // keep ReLU² away from its kink at 0, where differences straddle it
+        if (fabsf(c.h[i]) < 0.01f) c.h[i] = 0.5f;
+    float *d = malloc(n * 4), *du = malloc(n * 4);
+    c.kind = ACT_RELU2;
+    relu2_backward_ref(n, c.h, c.w, d);
+    fd_check(act_loss, &c, c.h, d, n, "relu2 dh");
+    c.kind = ACT_GELU;
+    gelu_backward_ref(n, c.h, c.w, d);
+    fd_check(act_loss, &c, c.h, d, n, "gelu dh");
+    c.kind = ACT_SWIGLU_G;
+    swiglu_backward_ref(n, c.h, c.u, c.w, d, du);
+    fd_check(act_loss, &c, c.h, d, n, "swiglu dg");
+    fd_check(act_loss, &c, c.u, du, n, "swiglu du");
+    free(c.h), free(c.u), free(c.a), free(c.w), free(d), free(du);
+}
+
+// Elementwise, so the fast versions differ from double only by their own rounding and by the exp/erf
+// approximations they use (a few ulp): rtol 1e-5 with atol 1e-6 for values near zero.
+static void test_activation_fast(void) {
+    size_t sizes[] = {1, 15, 17, 1000, 1 << 17};
+    for (size_t si = 0; si < 5; si++) {
+        size_t n = sizes[si];
+        float *h = randn(n, 3), *u = randn(n, 1), *d = randn(n, 1);
+        h[0] = si == 0 ? 0.0f : -40.0f;  // exact zero, and a far tail where exp underflows
+        float *a1 = malloc(n * 4), *a2 = malloc(n * 4), *b1 = malloc(n * 4), *b2 = malloc(n * 4);
+        relu2_forward_ref(n, h, a1), relu2_forward(n, h, a2);
+        CHECK_ARRAYS_CLOSE(a2, a1, n, 1e-5, 1e-6);
+        relu2_backward_ref(n, h, d, a1), relu2_backward(n, h, d, a2);
+        CHECK_ARRAYS_CLOSE(a2, a1, n, 1e-5, 1e-6);
+        gelu_forward_ref(n, h, a1), gelu_forward(n, h, a2);
+        CHECK_ARRAYS_CLOSE(a2, a1, n, 1e-5, 1e-6);
+        gelu_backward_ref(n, h, d, a1), gelu_backward(n, h, d, a2);
+        CHECK_ARRAYS_CLOSE(a2, a1, n, 1e-5, 1e-6);
+        swiglu_forward_ref(n, h, u, a1), swiglu_forward(n, h, u, a2);
+        CHECK_ARRAYS_CLOSE(a2, a1, n, 1e-5, 1e-6);
+        swiglu_backward_ref(n, h, u, d, a1, b1), swiglu_backward(n, h, u, d, a2, b2);
+        CHECK_ARRAYS_CLOSE(a2, a1, n, 1e-5, 1e-6);
+        CHECK_ARRAYS_CLOSE(b2, b1, n, 1e-5, 1e-6);
+        free(h), free(u), free(d), free(a1), free(a2), free(b1), free(b2);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// cross-entropy
+
+typedef struct { size_t N, V; float *l; int32_t *t; float cap; } xent_ctx;
+static double xent_loss(void *p) {
+    xent_ctx *c = p;
+    return xent_forward_backward_ref(c->N, c->V, c->l, c->t, c->cap, 1.0f, NULL);
+}
+
+static void test_xent_ref_fd(void) {
+    int32_t t[4] = {2, -1, 0, 8};
+    for (int cap = 0; cap < 2; cap++) {
+        xent_ctx c = {4, 9, randn(36, 3), t, cap ? 4.0f : 0.0f};
+        float *d = malloc(36 * 4);
+        xent_forward_backward_ref(4, 9, c.l, t, c.cap, 1.0f, d);
+        fd_check(xent_loss, &c, c.l, d, 36, "dlogits");
+        for (size_t j = 0; j < 9; j++) CHECK(d[9 + j] == 0);  // ignored row
+        free(c.l), free(d);
+    }
+    // Known value: uniform logits over V give loss log V per counted row.
+    float z[6] = {0};
+    int32_t tt[2] = {1, -5};
+    CHECK_CLOSE(xent_forward_backward_ref(2, 3, z, tt, 0, 1, NULL), log(3.0), 1e-12, 0);
+}
+
+// Loss per row is a log-sum-exp of up to V=8192 terms in fp32 (relative ~1e-6, with the exp
+// approximation a few ulp); gradients are probabilities (≤ 1) with the same relative error: atol 1e-7·scale.
+static void test_xent_fast(void) {
+    size_t shapes[][2] = {{1, 1}, {3, 17}, {5, 100}, {37, 8192}, {300, 257}};
+    for (size_t si = 0; si < 5; si++)
+        for (int cap = 0; cap < 2; cap++)
+            for (int alias = 0; alias < 2; alias++) {
+                size_t N = shapes[si][0], V = shapes[si][1], n = N * V;
+                float *l = randn(n, 4), *d1 = malloc(n * 4), *d2 = malloc(n * 4);
+                l[0] = 60.0f;  // a large logit (and, with the cap of 15, a saturated tanh)
+                int32_t *t = malloc(N * 4);
+                for (size_t i = 0; i < N; i++) t[i] = i % 5 == 1 ? -1 : (int32_t)rng_below(&rng, V);
+                float c = cap ? 15.0f : 0.0f, scale = 0.37f;
+                double L1 = xent_forward_backward_ref(N, V, l, t, c, scale, d1);
+                double L2;
+                if (alias) {
+                    memcpy(d2, l, n * 4);
+                    L2 = xent_forward_backward(N, V, d2, t, c, scale, d2);
+                } else {
+                    L2 = xent_forward_backward(N, V, l, t, c, scale, d2);
+                }
+                CHECK_CLOSE(L2, L1, 1e-5, 1e-6);
+                CHECK_ARRAYS_CLOSE(d2, d1, n, 1e-4, 1e-7);
+                CHECK_CLOSE(xent_forward_backward(N, V, l, t, c, scale, NULL), L1, 1e-5, 1e-6);
+                free(l), free(d1), free(d2), free(t);
+            }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// embedding
+
+static void test_embedding(void) {
+    size_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {2048, 384, 100}, {333, 65, 2}};
+    for (size_t si = 0; si < 4; si++) {
+        size_t N = shapes[si][0], C = shapes[si][1], V = shapes[si][2];
+        int32_t *tok = malloc(N * 4);
+        for (size_t i = 0; i < N; i++) tok[i] = (int32_t)rng_below(&rng, V);
+        float *E = randn(V * C, 1), *x = malloc(N * C * 4), *dx = randn(N * C, 1);
+        embedding_forward(N, C, tok, E, x);
+        bool same = true;
+        for (size_t i = 0; i < N; i++) same &= memcmp(x + i * C, E + (size_t)tok[i] * C, C * 4) == 0;
+        CHECK(same);
+        // Backward accumulates: start from E and compare against a double scatter-add.
+        double *want = malloc(V * C * sizeof(double));
+        for (size_t i = 0; i < V * C; i++) want[i] = E[i];
+        for (size_t i = 0; i < N; i++)
+            for (size_t c = 0; c < C; c++) want[(size_t)tok[i] * C + c] += dx[i * C + c];
+        float *wf = malloc(V * C * 4);
+        for (size_t i = 0; i < V * C; i++) wf[i] = (float)want[i];
+        embedding_backward(N, C, tok, dx, E);
+        CHECK_ARRAYS_CLOSE(E, wf, V * C, 1e-5, 1e-5);  // fp32 sums of up to ~N/V·... O(1) terms
+        free(tok), free(E), free(x), free(dx), free(want), free(wf);
+    }
+}
+
+int main(void) {
+    rng_seed(&rng, 1234);
+    TEST_RUN(test_rmsnorm_ref_fd);
+    TEST_RUN(test_rmsnorm_fast);
+    TEST_RUN(test_rope_backward_fd);
+    TEST_RUN(test_rope_fast);
+    TEST_RUN(test_activation_ref_fd);
+    TEST_RUN(test_activation_fast);
+    TEST_RUN(test_xent_ref_fd);
+    TEST_RUN(test_xent_fast);
+    TEST_RUN(test_embedding);
+    return testlib_finish("kernels");
+}

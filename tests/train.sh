@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End-to-end checks of `sextant train` on synthetic tokens: the loss falls, two runs with the same seed are
+# bit-identical, train k + resume equals training straight through (byte-identical checkpoints), and bad
+# input gets a clear message with a non-zero exit, never a crash.
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+common=(--model d1-w32-hd16 --train synthetic:64 --batch 4 --seq 32 --steps 60 --lr 1e-2 --eval-every 20
+        --eval-batches 2 --threads 2 --quiet --schedule wsd:decay=0.3 --warmup 5)
+
+"$S" train "${common[@]}" --out "$tmp/a" || fail "training run a failed"
+"$S" train "${common[@]}" --out "$tmp/b" || fail "training run b failed"
+cmp -s "$tmp/a/checkpoint.sxt" "$tmp/b/checkpoint.sxt" || fail "same seed gave different parameters"
+
+# The loss falls: the last validation loss is well below the first training loss (ln 64 = 4.16).
+first=$(head -1 "$tmp/a/metrics.jsonl" | sed 's/.*"train_loss":\([0-9.e+-]*\).*/\1/')
+last=$(grep val_loss "$tmp/a/metrics.jsonl" | tail -1 | sed 's/.*"val_loss":\([0-9.e+-]*\).*/\1/')
+awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < f - 1.0) }' || fail "loss did not fall ($first -> $last)"
+[ "$(wc -l < "$tmp/a/metrics.jsonl")" -eq 60 ] || fail "metrics.jsonl should have 60 lines"
+[ -f "$tmp/a/DONE" ] && [ -f "$tmp/a/config.json" ] || fail "run directory incomplete"
+
+# Killed (-9) right after its step-25 checkpoint, then resumed to step 60.
+"$S" train "${common[@]}" --ckpt-every 25 --out "$tmp/c" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -f "$tmp/c/checkpoint.sxt" ] && break; sleep 0.05; done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+"$S" train "${common[@]}" --out "$tmp/c" --resume || fail "resume failed"
+cmp -s "$tmp/a/checkpoint.sxt" "$tmp/c/checkpoint.sxt" || fail "kill + resume differs from the uninterrupted run"
+[ "$(wc -l < "$tmp/c/metrics.jsonl")" -eq 60 ] || fail "resumed metrics.jsonl should have exactly 60 lines"
+
+# Bad input: one-line message naming the problem, exit code 1 or 2, never a signal.
+expect_error() {  # pattern, args...
+    local pat=$1; shift
+    out=$("$S" "$@" 2>&1); rc=$?
+    if [ $rc -eq 0 ] || [ $rc -gt 2 ]; then fail "'$*' exited $rc"; return; fi
+    echo "$out" | grep -q -- "$pat" || fail "'$*' said: $out (expected /$pat/)"
+}
+expect_error "unknown option 'foo'" train --model d2-foo --train synthetic:64 --steps 2 --out "$tmp/e1"
+expect_error "does not divide" train --model d2-w40-hd16 --train synthetic:64 --steps 2 --out "$tmp/e2"
+expect_error "KV heads do not divide" train --model d2-kv3 --train synthetic:64 --steps 2 --out "$tmp/e3"
+expect_error "unknown flag --nope" train --nope 1
+expect_error "not a finite number" train --lr abc --train synthetic:64
+expect_error "already holds a run" train "${common[@]}" --out "$tmp/a"
+expect_error "is not finite" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 5 --lr 1e30 --clip 0 --out "$tmp/e4" --quiet
+mkdir -p "$tmp/trunc"; head -c 1000 "$tmp/a/checkpoint.sxt" > "$tmp/trunc/checkpoint.sxt"
+expect_error "truncated" train "${common[@]}" --out "$tmp/trunc" --resume
+mkdir -p "$tmp/other"; cp "$tmp/a/checkpoint.sxt" "$tmp/other/"
+expect_error "checkpoint is for model d1-w32-hd16" train --model d1-w64-hd16 --train synthetic:64 --batch 4 --seq 32 --steps 60 --out "$tmp/other" --resume --quiet
+
+echo "train.sh: $fails failed"
+[ $fails -eq 0 ]
