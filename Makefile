@@ -6,8 +6,8 @@ CC      ?= gcc
 # CFLAGS / LDFLAGS are the user's knobs (optimisation, sanitizers); the project's own flags are separate so
 # that `make CFLAGS=...` cannot drop them.
 CFLAGS  ?= -O3 -g
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -fopenmp -Isrc -MMD -MP
-LDLIBS  += -lgsl -lgslcblas -ljansson -lutf8proc -lz -lm
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wno-unused-parameter -fopenmp -Isrc -MMD -MP
+LDLIBS  += -lgsl -lgslcblas -ljansson -lutf8proc -lnettle -lz -lm
 BASE_LDFLAGS := -fopenmp
 BUILD   ?= build
 SEXTANT ?= sextant

@@ -57,6 +57,8 @@ static void heldout_errors(const pub_mpl *m, predict_fn predict, const double *p
     *mean_prede = n_curves ? sum / (double)n_curves : NAN;
 }
 
+#define MPL_BLOCK 16 // LR changes merged per term while fitting (exact polish afterwards)
+
 static int fit_curves(const pub_mpl *m, int mpl, fit_result *r, double *secs) {
     law_curve curves[16];
     size_t nc = 0, n_pts = 0;
@@ -71,16 +73,18 @@ static int fit_curves(const pub_mpl *m, int mpl, fit_result *r, double *secs) {
     for (size_t c = 0; c < m->n_curves; c++)
         if (!m->curves[c].heldout)
             for (size_t i = 0; i < m->curves[c].n_points; i++) obs[k++] = m->curves[c].loss[i];
-    fit_law law;
-    sx_status st = mpl ? law_mpl_bind(curves, nc, &law) : law_tissue_bind(curves, nc, &law);
+    fit_law law, fast = {0};
+    sx_status st = mpl ? law_mpl_bind(curves, nc, 1, &law) : law_tissue_bind(curves, nc, &law);
+    if (st == SX_OK && mpl) st = law_mpl_bind(curves, nc, MPL_BLOCK, &fast);
     fit_options o;
     fit_options_default(&o);
     o.n_starts = 3;
     o.max_iter = 100;
     double t0 = now();
-    if (st == SX_OK) st = fit_law_run(&law, obs, NULL, &o, r);
+    if (st == SX_OK) st = mpl ? fit_law_run_staged(&fast, &law, obs, NULL, &o, r) : fit_law_run(&law, obs, NULL, &o, r);
     *secs = now() - t0;
     fit_law_free(&law);
+    fit_law_free(&fast);
     free(obs);
     if (st != SX_OK) fprintf(stderr, "fit failed: %s\n", sx_last_error());
     return st == SX_OK;
@@ -115,7 +119,7 @@ static void bench_mpl(const char *dir) {
             const law_param *names = NULL;
             fit_law probe; // parameter names only
             law_curve one = {m.curves[0].lr, m.curves[0].n_steps, m.curves[0].steps, 1};
-            if ((mpl ? law_mpl_bind(&one, 1, &probe) : law_tissue_bind(&one, 1, &probe)) == SX_OK) {
+            if ((mpl ? law_mpl_bind(&one, 1, 1, &probe) : law_tissue_bind(&one, 1, &probe)) == SX_OK) {
                 names = probe.params;
                 for (size_t j = 0; j < r.n_params; j++) printf(" %s=%.5g", names[j].name, r.params[j]);
                 fit_law_free(&probe);

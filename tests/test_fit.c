@@ -253,6 +253,10 @@ static void test_tissue_synthetic(void) {
     double worst = 0;
     for (size_t i = 0; i < 60; i++) worst = fmax(worst, fabs(got[i] / want[i] - 1));
     CHECK(worst < 0.003);
+    // a deliberately bad start (L0 and A off 40%, alpha doubled) refined at the chosen lambda
+    double bad[LAW_TIS_NPARAM] = {1.5, 2.0, 1.0, 0.9, 0.995}, p[LAW_TIS_NPARAM], obj;
+    CHECK(fit_refine(&law, y, NULL, &o, bad, p, &obj) == SX_OK);
+    CHECK_CLOSE(p[LAW_TIS_L0], r.params[LAW_TIS_L0], 1e-3, 0);
     // group bootstrap over the three curves runs and brackets the estimate
     size_t group[180];
     for (size_t i = 0; i < 180; i++) group[i] = i / 60;
@@ -278,13 +282,19 @@ static void test_mpl_synthetic(void) {
     }
     add_noise(y, 180, 0.0005, 4);
     fit_law law;
-    CHECK(law_mpl_bind(s.curves, 3, &law) == SX_OK);
+    CHECK(law_mpl_bind(s.curves, 3, 1, &law) == SX_OK);
     // the binding's prediction equals law_mpl_predict's
     double pred[180];
     law.eval(law.ctx, truth, pred, NULL);
     double direct[60];
     law_mpl_predict(truth, sch[1], s.steps[1], 60, direct);
     CHECK_CLOSE(pred[60 + 17], direct[17], 1e-14, 0);
+    // the blocked (fast-fitting) binding agrees with the exact sum to a few 1e-5
+    fit_law fast;
+    CHECK(law_mpl_bind(s.curves, 3, 16, &fast) == SX_OK);
+    double approx[180];
+    fast.eval(fast.ctx, truth, approx, NULL);
+    for (size_t i = 0; i < 180; i++) CHECK_CLOSE(approx[i], pred[i], 5e-5, 0);
     // the analytic Jacobian matches central differences
     double jac[180 * LAW_MPL_NPARAM];
     law.eval(law.ctx, truth, pred, jac);
@@ -302,7 +312,7 @@ static void test_mpl_synthetic(void) {
     fit_options o;
     fit_options_default(&o);
     fit_result r;
-    CHECK(fit_law_run(&law, y, NULL, &o, &r) == SX_OK);
+    CHECK(fit_law_run_staged(&fast, &law, y, NULL, &o, &r) == SX_OK);
     CHECK(r.mean_abs_rel < 0.001);
     CHECK_CLOSE(r.params[LAW_MPL_L0], truth[LAW_MPL_L0], 0.03, 0);
     CHECK_CLOSE(r.params[LAW_MPL_ALPHA], truth[LAW_MPL_ALPHA], 0.15, 0);
@@ -315,8 +325,16 @@ static void test_mpl_synthetic(void) {
     CHECK(worst < 0.003);
     printf("  mpl synthetic: L0 %.4f A %.4f alpha %.4f B %.1f C %.3f beta %.3f gamma %.3f, held-out worst %.4f%%\n",
            r.params[0], r.params[1], r.params[3], r.params[2], r.params[4], r.params[5], r.params[6], 100 * worst);
+    // a deliberately bad start (exponents off by 40-60%, B /5) refined on the exact law still predicts
+    double bad[LAW_MPL_NPARAM] = {2.5, 0.2, 60, 0.8, 0.8, 0.3, 0.9}, p[LAW_MPL_NPARAM], obj;
+    CHECK(fit_refine(&law, y, NULL, &o, bad, p, &obj) == SX_OK);
+    law_mpl_predict(p, sch[3], s.steps[3], 60, got);
+    worst = 0;
+    for (size_t i = 0; i < 60; i++) worst = fmax(worst, fabs(got[i] / want[i] - 1));
+    CHECK(worst < 0.003 && obj < 2 * r.objective);
     fit_result_free(&r);
     fit_law_free(&law);
+    fit_law_free(&fast);
     for (int k = 0; k < 4; k++) law_sched_free(sch[k]);
 }
 

@@ -3,7 +3,6 @@
 // fast function against its reference on awkward sizes (1, odd, not multiples of the SIMD width, large
 // enough to take the threaded path).
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -42,6 +42,8 @@ int cmd_train(int argc, char **argv) {
         {"dtype", FLAG_STR, &o.dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
         {"threads", FLAG_INT, &o.threads, "0", "OpenMP threads (0: all cores)"},
         {"resume", FLAG_BOOL, &o.resume, "false", "continue the run in --out from its checkpoint"},
+        {"branch-from", FLAG_STR, &o.branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
+        {"save-at", FLAG_STR, &o.save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},
         {"forecast", FLAG_STR, &o.forecast, "", "forecast.json to verify against while training"},
         {"peak-gflops", FLAG_DOUBLE, &o.peak_gflops, "0", "peak for MFU (0: this machine's fp32/bf16 peak)"},
         {"quiet", FLAG_BOOL, &o.quiet, "false", "no progress line"},

@@ -6,6 +6,9 @@
 int cmd_train(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_ladder(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_forecast(int argc, char **argv);
 
 // Prints "sextant <cmd>: <message>" for a failed status and returns the exit code for it.
 #include "core/status.h"

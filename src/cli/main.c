@@ -10,6 +10,10 @@ static const struct {
     const char *about;
 } commands[] = {
     {"train", cmd_train, "train a model on token shards (or synthetic tokens)"},
+    {"ladder", cmd_ladder, "run a scaling ladder from a spec: every rung, seed and cooldown branch"},
+    {"fit", cmd_fit, "fit scaling laws to a finished ladder (fit.json)"},
+    {"forecast", cmd_forecast, "forecast a hero run's whole loss curve, or --check a run against a forecast"},
+    {"tokenize", cmd_tokenize, "train a BPE vocabulary, encode/decode text, write token shards"},
     {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
 };
 

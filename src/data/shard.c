@@ -150,7 +150,11 @@ static sx_status validate(shard_file *s, const char *path, size_t expected_vocab
         return sx_fail(SX_ERR_FORMAT, "%s: token id %u is outside the %u-token vocabulary", path, max, h->vocab_size);
     if (expected_vocab) {
         sx_status st = shard_check_vocab(s, expected_vocab);
-        if (st) return sx_fail(st, "%s: %s", path, sx_last_error());
+        if (st) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", sx_last_error());
+            return sx_fail(st, "%s: %s", path, msg);
+        }
     }
     return SX_OK;
 }

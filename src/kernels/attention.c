@@ -199,48 +199,62 @@ static void attn_row_range(const attn_shape *s, size_t t, size_t k0, size_t nk, 
     *c1 = hi > k0 ? (hi - k0 < nk ? hi - k0 : nk) : 0;
 }
 
-// In place on a row of raw dot products x[0..n): the scored logits z = cap·tanh(scale·x/cap) (or scale·x).
-ATT_CLONES static void attn_score_row(size_t n, float *x, float scale, float cap) {
-    if (cap > 0) {
-        float inv = scale / cap;
-#pragma omp simd
-        for (size_t j = 0; j < n; j++) x[j] = cap * vm_tanhf(x[j] * inv);
-    } else {
-#pragma omp simd
-        for (size_t j = 0; j < n; j++) x[j] *= scale;
-    }
-}
-
-// Online-softmax step for one query row: z[c0..c1) are this tile's scored logits, *m and *l the running max
-// and sum. Overwrites p[0..nk) with exp(z − m_new) (0 outside [c0,c1)), updates *m, *l and returns the
-// factor exp(m_old − m_new) by which the row's output accumulator must be rescaled.
-ATT_CLONES static float attn_online_row(size_t nk, size_t c0, size_t c1, float *p, float *m, float *l) {
-    float mx = *m;
+// Online-softmax step for a tile of nq query rows (queries q0.., keys k0..k0+nk−1). On entry sp (nq, ATT_BK)
+// holds raw dot products; on exit p = exp(z − m_new), 0 where the query may not see the key. m, l (nq) are
+// the running max and sum; rows of o (nq, hd) are rescaled by exp(m_old − m_new).
+ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k0, size_t nq, size_t nk, float *sp,
+                                        float *m, float *l, float *o) {
+    float scale = s->scale, cap = s->softcap, inv = cap > 0 ? scale / cap : 0.0f;
+    for (size_t i = 0; i < nq; i++) {
+        float *p = sp + i * ATT_BK, *oi = o + i * s->hd;
+        size_t c0, c1;
+        attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
+        if (c0 >= c1) {
+            for (size_t j = 0; j < nk; j++) p[j] = 0;
+            continue;
+        }
+        float mx = m[i];
+        if (cap > 0) {
 #pragma omp simd reduction(max : mx)
-    for (size_t j = c0; j < c1; j++) mx = p[j] > mx ? p[j] : mx;
-    float corr = vm_expf(*m - mx), sum = 0;
+            for (size_t j = c0; j < c1; j++) {
+                p[j] = cap * vm_tanhf(p[j] * inv);
+                mx = p[j] > mx ? p[j] : mx;
+            }
+        } else {
+#pragma omp simd reduction(max : mx)
+            for (size_t j = c0; j < c1; j++) {
+                p[j] *= scale;
+                mx = p[j] > mx ? p[j] : mx;
+            }
+        }
+        float corr = vm_expf(m[i] - mx), sum = 0;
 #pragma omp simd reduction(+ : sum)
-    for (size_t j = 0; j < nk; j++) {
-        float e = (j >= c0 && j < c1) ? vm_expf(p[j] - mx) : 0.0f;
-        p[j] = e;
-        sum += e;
+        for (size_t j = 0; j < nk; j++) {
+            float e = (j >= c0 && j < c1) ? vm_expf(p[j] - mx) : 0.0f;
+            p[j] = e;
+            sum += e;
+        }
+        m[i] = mx;
+        l[i] = l[i] * corr + sum;
+        if (corr != 1.0f) {
+#pragma omp simd
+            for (size_t d = 0; d < s->hd; d++) oi[d] *= corr;
+        }
     }
-    *m = mx;
-    *l = *l * corr + sum;
-    return corr;
 }
 
 // Scratch of one forward task, owned by one thread.
 typedef struct {
-    float *kt;        // (hd, ATT_BK): the key tile transposed
     float *sp;        // (ATT_BQ, ATT_BK): logits, then probabilities
     float *o;         // (G, ATT_BQ, hd): unnormalised output accumulators
     float *m, *l;     // (G, ATT_BQ): running max and sum
 } attn_fwd_scratch;
 
-// Queries q0..q0+nq−1 of the G heads sharing KV head kvh of sequence b.
-static void attn_forward_block(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
-                               float *lse, size_t b, size_t kvh, size_t q0, size_t nq, attn_fwd_scratch *w) {
+// Queries q0..q0+nq−1 of the G heads sharing KV head kvh of sequence b. kt is K transposed per sequence and
+// KV head: (B, Hkv, hd, ldt).
+static void attn_forward_block(const attn_shape *s, const float *q, const float *kt, const float *v, float *out,
+                               float *lse, size_t ldt, size_t b, size_t kvh, size_t q0, size_t nq,
+                               attn_fwd_scratch *w) {
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     for (size_t i = 0; i < G * nq * hd; i++) w->o[i] = 0;
     for (size_t i = 0; i < G * nq; i++) w->m[i] = -INFINITY, w->l[i] = 0;
@@ -250,27 +264,13 @@ static void attn_forward_block(const attn_shape *s, const float *q, const float 
         size_t k0 = hi == q0 + nq ? q0 : (hi - kbeg > ATT_BK ? hi - ATT_BK : kbeg), nk = hi - k0;
         tri_mode diag = k0 == q0 ? TRI_COLS : TRI_NONE;
         hi = k0;
-        const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
-        for (size_t j = 0; j < nk; j++)
-            for (size_t d = 0; d < hd; d++) w->kt[d * ATT_BK + j] = kb[j * Hkv * hd + d];
+        const float *ktb = kt + (b * Hkv + kvh) * hd * ldt + k0, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
         for (size_t g = 0; g < G; g++) {
             size_t h = kvh * G + g;
             const float *qb = q + ((b * T + q0) * H + h) * hd;
             float *o = w->o + g * nq * hd, *m = w->m + g * nq, *l = w->l + g * nq;
-            tile_mm(nq, nk, hd, qb, H * hd, 1, w->kt, ATT_BK, w->sp, ATT_BK, false, diag);
-            for (size_t i = 0; i < nq; i++) {
-                size_t c0, c1;
-                float *row = w->sp + i * ATT_BK;
-                attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
-                if (c0 >= c1) {
-                    for (size_t j = 0; j < nk; j++) row[j] = 0;
-                    continue;
-                }
-                attn_score_row(nk, row, s->scale, s->softcap);
-                float corr = attn_online_row(nk, c0, c1, row, m + i, l + i);
-                if (corr != 1.0f)
-                    for (size_t d = 0; d < hd; d++) o[i * hd + d] *= corr;
-            }
+            tile_mm(nq, nk, hd, qb, H * hd, 1, ktb, ldt, w->sp, ATT_BK, false, diag);
+            attn_online_tile(s, q0, k0, nq, nk, w->sp, m, l, o);
             tile_mm(nq, hd, nk, w->sp, ATT_BK, 1, vb, Hkv * hd, o, hd, true, diag ? TRI_K_HI : TRI_NONE);
         }
     }
@@ -290,26 +290,39 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
                        float *lse) {
     attn_check_shape(s);
     size_t G = s->H / s->Hkv, hd = s->hd, nqb = (s->T + ATT_BQ - 1) / ATT_BQ;
-    size_t ntasks = s->B * s->Hkv * nqb;
-    double work = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * hd;
+    size_t T = s->T, ntasks = s->B * s->Hkv * nqb;
+    double work = (double)s->B * s->H * T * (double)(s->window ? s->window : T) * hd;
+    // K transposed once per call (the S = Q·Kᵀ tiles then read contiguous key rows): (B, Hkv, hd, ldt). The
+    // row stride is padded off powers of two, which would map a tile's rows onto the same L1 sets.
+    size_t ldt = T + 16;
+    float *kt = malloc(s->B * s->Hkv * hd * ldt * sizeof(float));
+    assert(kt);
 #pragma omp parallel if (work > 1e6)
     {
+#pragma omp for schedule(static)
+        for (size_t bh = 0; bh < s->B * s->Hkv; bh++) {
+            size_t b = bh / s->Hkv, kvh = bh % s->Hkv;
+            for (size_t t0 = 0; t0 < T; t0 += 16)  // 16 keys at a time: rows of kt are written 64 bytes at once
+                for (size_t d = 0; d < hd; d++)
+                    for (size_t t = t0; t < T && t < t0 + 16; t++)
+                        kt[(bh * hd + d) * ldt + t] = k[((b * T + t) * s->Hkv + kvh) * hd + d];
+        }
         attn_fwd_scratch w;
-        w.kt = malloc(hd * ATT_BK * sizeof(float));
         w.sp = malloc(ATT_BQ * ATT_BK * sizeof(float));
         w.o = malloc(G * ATT_BQ * hd * sizeof(float));
         w.m = malloc(2 * G * ATT_BQ * sizeof(float));
-        assert(w.kt && w.sp && w.o && w.m);
+        assert(w.sp && w.o && w.m);
         w.l = w.m + G * ATT_BQ;
         // Latest query blocks (the most keys) first, so the dynamic schedule ends balanced.
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < ntasks; task++) {
             size_t qb = nqb - 1 - task / (s->B * s->Hkv), bh = task % (s->B * s->Hkv);
             size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
-            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+            attn_forward_block(s, q, kt, v, out, lse, ldt, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
-        free(w.kt), free(w.sp), free(w.o), free(w.m);
+        free(w.sp), free(w.o), free(w.m);
     }
+    free(kt);
 }
 
 // Scratch of one backward task, owned by one thread.

@@ -1,7 +1,7 @@
 // gemm: the portable blocking framework behind src/kernels/gemm.h. Packs op(A) and op(B) into zero-padded
 // micro-panels (fp32, fp32 rounded to bf16, or bf16 pairs), blocks for the caches (KC deep, MC rows of A
-// per L2 block, NC columns of B per shared block), threads over the blocks with OpenMP and hands each
-// MR x NR tile to the micro-kernel chosen at run time from CPUID (gemm_ukernel.h).
+// per L2 block, NC columns of B per L3 block), gives each OpenMP thread its own rectangle of C and hands
+// each MR x NR tile to the micro-kernel chosen at run time from CPUID (gemm_ukernel.h).
 // Not responsible for: the micro-kernels themselves (gemm_ukernel_<isa>.c), batching (callers loop).
 #include "kernels/gemm.h"
 
@@ -16,9 +16,21 @@
 #include "kernels/gemm_ukernel.h"
 
 // Cache blocking. A KC x NR micro-panel of B (32 KiB for fp32 at NR = 32) stays in the 48 KiB L1 while
-// the MC x KC block of A (~240 KiB) streams from the 1 MiB L2; the KC x NC block of B is shared by the
-// threads from L3. bf16 panels hold twice the depth in the same bytes.
-enum { KC_F32 = 256, KC_BF16 = 512, MC = 240, NC = 4096 };
+// the MC x KC block of A (~240 KiB) streams from the 1 MiB L2; the KC x NC block of B sits in L3.
+// bf16 panels hold twice the depth in the same bytes.
+#ifndef KC_F32
+#define KC_F32 256
+#endif
+#ifndef KC_BF16
+#define KC_BF16 512
+#endif
+#ifndef NC
+#define NC 4096
+#endif
+enum { MC = 240 };
+// Stored transposed, A is read along its rows (M-wide): packing MA_TRANS rows of op(A) at once turns
+// 1 KiB runs at a large stride into long sequential ones. The extra packed block waits in L3.
+enum { MA_TRANS = 1920 };
 // Below this many multiply-adds a product runs on the calling thread: the fork costs more than it saves.
 #define GEMM_PARALLEL_MIN_MACS ((size_t)1 << 20)
 // Largest micro-kernel tile, for the partial-tile scratch.
@@ -142,6 +154,8 @@ typedef enum { PACK_F32, PACK_F32_BF16_ROUNDED, PACK_BF16_PAIRS } pack_mode;
 // The packing loops are hot for bf16 and for narrow products; cloned per ISA (the file stays portable, the
 // loader picks a clone for this CPU) so that the compiler vectorises the conversions with wide registers.
 #define PACK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// How far ahead pack_kmajor prefetches source rows.
+enum { PACK_PREFETCH_ROWS = 8 };
 
 // Converts n contiguous values for the panel (branch-free, so the compiler vectorises it).
 static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t n) {
@@ -152,7 +166,8 @@ static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t
         float *d = dst;
         for (size_t i = 0; i < n; i++) d[i] = bf16_round(s[i]);
     } else {
-        memcpy(dst, s, n * sizeof *s);
+        float *d = dst; // a loop, not memcpy: rows are often a single panel width (48 or 128 bytes)
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
     }
 }
 
@@ -161,9 +176,12 @@ static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t
 // dst + q*panel_bytes; zero-padded; overwritten. Walks the source row by row (one TLB page at a time).
 PACK_CLONES static void pack_kmajor(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
                                     size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
-    const size_t npan = (n + W - 1) / W;
-    for (size_t k = 0; k < kc; k += mode == PACK_BF16_PAIRS ? 2 : 1) {
+    const size_t npan = (n + W - 1) / W, step = mode == PACK_BF16_PAIRS ? 2 : 1;
+    for (size_t k = 0; k < kc; k += step) {
         const float *s0 = s + k * ld, *s1 = s0 + ld;
+        // Rows are short runs far apart (the hardware prefetcher misses them): fetch a few rows ahead.
+        for (size_t r = k + PACK_PREFETCH_ROWS; r < k + PACK_PREFETCH_ROWS + step && r < kc; r++)
+            for (size_t i = 0; i < n; i += 16) __builtin_prefetch(s + r * ld + i);
         for (size_t q = 0; q < npan; q++) {
             size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
             if (mode == PACK_BF16_PAIRS) {
@@ -233,9 +251,9 @@ typedef struct {
     const gemm_ukernel *uk;
     pack_mode mode;
     size_t esize, kc_blk, mc_blk;
-    unsigned char *bbuf; // shared KC x NC block of packed B
-    unsigned char *abuf; // nthreads private MC x KC blocks of packed A
-    size_t abuf_stride;  // bytes per thread in abuf
+    size_t ma_blk; // rows of A packed at once: MC, or MA_TRANS (a multiple of MC) when trans_a
+    unsigned char *buf; // per thread: a KC x NC block of packed B (bbytes), then an MC x KC block of A
+    size_t bbytes, buf_stride;
 } gemm_job;
 
 // Writes one tile of the micro-kernel's product, clipped to m x n, through scratch when it is partial.
@@ -252,60 +270,66 @@ static void tile(const gemm_job *j, const void *ap, const void *bp, size_t kcp, 
         for (size_t q = 0; q < n; q++) c[r * j->ldc + q] = acc ? c[r * j->ldc + q] + t[r * uk->nr + q] : t[r * uk->nr + q];
 }
 
-// Thread tid of nt: all blocks of the product. Threads pack shared B blocks cooperatively, then each
-// computes a disjoint part of C: a range of rows when M has enough tiles, else a range of B panels.
-static void gemm_thread(const gemm_job *j, int tid, int nt) {
+// The rows m0..m1 x columns n0..n1 of C, single-threaded, through this thread's packing buffers: bbuf
+// (a KC x NC block of B) and abuf (an MA x KC block of A, computed on in MC-row blocks).
+static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_t n1, unsigned char *bbuf,
+                       unsigned char *abuf) {
     const gemm_ukernel *uk = j->uk;
     const size_t mr = uk->mr, nr = uk->nr, ks = uk->kstep;
-    unsigned char *abuf = j->abuf + (size_t)tid * j->abuf_stride;
-    const size_t mtiles = (j->M + mr - 1) / mr;
-    for (size_t jc = 0; jc < j->N; jc += NC) {
-        const size_t nc = j->N - jc < NC ? j->N - jc : NC;
-        const size_t npan = (nc + nr - 1) / nr;
-        const bool split_m = mtiles >= 2 * (size_t)nt || mtiles >= npan;
-        const size_t m0 = split_m ? mtiles * tid / nt * mr : 0;
-        const size_t m1 = split_m ? (mtiles * (tid + 1) / nt * mr < j->M ? mtiles * (tid + 1) / nt * mr : j->M) : j->M;
-        const size_t p0 = split_m ? 0 : npan * tid / nt, p1 = split_m ? npan : npan * (tid + 1) / nt;
+    for (size_t jc = n0; jc < n1; jc += NC) {
+        const size_t nc = n1 - jc < NC ? n1 - jc : NC;
         for (size_t pc = 0; pc < j->K; pc += j->kc_blk) {
             const size_t kc = j->K - pc < j->kc_blk ? j->K - pc : j->kc_blk;
             const size_t kcp = (kc + ks - 1) / ks * ks;
             const size_t bpanel = nr * kcp * j->esize, apanel = mr * kcp * j->esize;
-            // This thread's share of the B panels: pb0 .. pb1.
-            const size_t pb0 = npan * tid / nt, pb1 = npan * (tid + 1) / nt;
-            const size_t pbw = nc - pb0 * nr < (pb1 - pb0) * nr ? nc - pb0 * nr : (pb1 - pb0) * nr;
             if (j->trans_b)
-                pack_transposed(j->bbuf + pb0 * bpanel, bpanel, j->mode, j->B + (jc + pb0 * nr) * j->ldb + pc, j->ldb,
-                                pbw, nr, kc, kcp);
-            else if (pb1 > pb0)
-                pack_kmajor(j->bbuf + pb0 * bpanel, bpanel, j->mode, j->B + pc * j->ldb + jc + pb0 * nr, j->ldb, pbw,
-                            nr, kc, kcp);
-            if (nt > 1) {
-#pragma omp barrier
-            }
+                pack_transposed(bbuf, bpanel, j->mode, j->B + jc * j->ldb + pc, j->ldb, nc, nr, kc, kcp);
+            else
+                pack_kmajor(bbuf, bpanel, j->mode, j->B + pc * j->ldb + jc, j->ldb, nc, nr, kc, kcp);
             const bool acc = j->accumulate || pc > 0;
-            for (size_t ic = m0; ic < m1; ic += j->mc_blk) {
-                const size_t mc = m1 - ic < j->mc_blk ? m1 - ic : j->mc_blk;
+            for (size_t ia = m0; ia < m1; ia += j->ma_blk) {
+                const size_t ma = m1 - ia < j->ma_blk ? m1 - ia : j->ma_blk;
                 if (j->trans_a)
-                    pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ic, j->lda, mc, mr, kc, kcp);
+                    pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ia, j->lda, ma, mr, kc, kcp);
                 else
-                    for (size_t ir = 0; ir < mc; ir += mr) {
-                        size_t h = mc - ir < mr ? mc - ir : mr;
-                        pack_rows(abuf + ir / mr * apanel, j->mode, j->A + (ic + ir) * j->lda + pc, j->lda, h, mr, kc,
+                    for (size_t ir = 0; ir < ma; ir += mr) {
+                        size_t h = ma - ir < mr ? ma - ir : mr;
+                        pack_rows(abuf + ir / mr * apanel, j->mode, j->A + (ia + ir) * j->lda + pc, j->lda, h, mr, kc,
                                   kcp);
                     }
-                for (size_t p = p0; p < p1; p++) {
-                    size_t col = jc + p * nr, n = nc - p * nr < nr ? nc - p * nr : nr;
-                    for (size_t ir = 0; ir < mc; ir += mr) {
-                        size_t row = ic + ir, h = mc - ir < mr ? mc - ir : mr;
-                        tile(j, abuf + ir / mr * apanel, j->bbuf + p * bpanel, kcp, j->C + row * j->ldc + col, h, n,
-                             acc);
+                for (size_t ic = 0; ic < ma; ic += j->mc_blk) {
+                    const size_t mc = ma - ic < j->mc_blk ? ma - ic : j->mc_blk;
+                    const unsigned char *ablock = abuf + ic / mr * apanel;
+                    for (size_t jr = 0; jr < nc; jr += nr) {
+                        size_t n = nc - jr < nr ? nc - jr : nr;
+                        for (size_t ir = 0; ir < mc; ir += mr) {
+                            size_t h = mc - ir < mr ? mc - ir : mr;
+                            tile(j, ablock + ir / mr * apanel, bbuf + jr / nr * bpanel, kcp,
+                                 j->C + (ia + ic + ir) * j->ldc + jc + jr, h, n, acc);
+                        }
                     }
                 }
             }
-            if (nt > 1) {
-#pragma omp barrier
-            }
         }
+    }
+}
+
+// Thread tid of nt computes its own rectangle of C with no synchronisation: a range of rows (every thread
+// then packs all of B) or of columns (every thread packs all of A), whichever duplicates the smaller
+// operand, as long as each thread gets at least one tile.
+static void gemm_thread(const gemm_job *j, int tid, int nt) {
+    const size_t mr = j->uk->mr, nr = j->uk->nr;
+    const size_t mtiles = (j->M + mr - 1) / mr, ntiles = (j->N + nr - 1) / nr;
+    const bool split_m = mtiles >= (size_t)nt && (j->N <= j->M || ntiles < (size_t)nt);
+    const size_t tiles = split_m ? mtiles : ntiles, t = split_m ? mr : nr, len = split_m ? j->M : j->N;
+    size_t lo = tiles * tid / nt * t, hi = tiles * (tid + 1) / nt * t;
+    hi = hi < len ? hi : len;
+    unsigned char *buf = j->buf + (size_t)tid * j->buf_stride;
+    if (lo < hi) {
+        if (split_m)
+            gemm_block(j, lo, hi, 0, j->N, buf, buf + j->bbytes);
+        else
+            gemm_block(j, 0, j->M, lo, hi, buf, buf + j->bbytes);
     }
 }
 
@@ -355,23 +379,24 @@ void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float 
     j.uk = bf16 && path->bf16 ? path->bf16 : path->f32;
     j.mode = !bf16 ? PACK_F32 : path->bf16 ? PACK_BF16_PAIRS : PACK_F32_BF16_ROUNDED;
     j.esize = j.mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
-    j.kc_blk = j.mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32;
+    // Equal K blocks of at most KC: no thin last block, and fewer passes over C than a fixed KC.
+    const size_t kc_max = j.mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32, nkb = (K + kc_max - 1) / kc_max;
+    j.kc_blk = ((K + nkb - 1) / nkb + 7) / 8 * 8;
     assert(j.uk->mr * j.uk->nr <= TILE_MAX && MC >= j.uk->mr);
     j.mc_blk = MC / j.uk->mr * j.uk->mr;
+    j.ma_blk = trans_a ? MA_TRANS / j.mc_blk * j.mc_blk : j.mc_blk;
 
     int nt = 1;
     if (!omp_in_parallel() && M * N * K >= GEMM_PARALLEL_MIN_MACS) nt = omp_get_max_threads();
     const size_t kc = K < j.kc_blk ? K : j.kc_blk, kcp = (kc + 1) / 2 * 2;
-    const size_t nc = N < NC ? N : NC, mc = M < j.mc_blk ? M : j.mc_blk;
-    const size_t bbytes = (nc + j.uk->nr - 1) / j.uk->nr * j.uk->nr * kcp * j.esize;
-    j.abuf_stride = ((mc + j.uk->mr - 1) / j.uk->mr * j.uk->mr * kcp * j.esize + 63) / 64 * 64;
-    unsigned char *buf = scratch((bbytes + 63) / 64 * 64 + (size_t)nt * j.abuf_stride);
-    if (!buf) {
+    const size_t nc = N < NC ? N : NC, mc = M < j.ma_blk ? M : j.ma_blk;
+    j.bbytes = ((nc + j.uk->nr - 1) / j.uk->nr * j.uk->nr * kcp * j.esize + 63) / 64 * 64;
+    j.buf_stride = j.bbytes + ((mc + j.uk->mr - 1) / j.uk->mr * j.uk->mr * kcp * j.esize + 63) / 64 * 64;
+    j.buf = scratch((size_t)nt * j.buf_stride);
+    if (!j.buf) {
         gemm_unpacked(&j);
         return;
     }
-    j.bbuf = buf;
-    j.abuf = buf + (bbytes + 63) / 64 * 64;
     if (nt == 1) {
         gemm_thread(&j, 0, 1);
         return;

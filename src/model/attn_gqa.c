@@ -1,14 +1,16 @@
 // attn_gqa: grouped-query self-attention (MHA when kv heads = heads, MQA when 1) with optional QK-norm and
-// partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ; [qknorm]; rope; a = attention(q, k, v); out += a·woᵀ.
+// partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ; [qknorm]; rope; a = attention(q, k, v) (sliding window
+// and logit soft-cap per attn_common); [a = σ(h·wgᵀ) ⊙ a per head]; out += a·woᵀ.
 #include <math.h>
 #include <string.h>
 #include "kernels/attention.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+#include "model/attn_common.h"
 #include "model/block.h"
 #include "model/linear.h"
 
-enum { WQ, WK, WV, WO };
+enum { WQ, WK, WV, WO, WG };
 #define QK_NORM_EPS 1e-6f
 
 typedef struct {          // views into one layer's saved block; shapes with BT = B·T rows
@@ -17,6 +19,7 @@ typedef struct {          // views into one layer's saved block; shapes with BT 
     float *q_rstd, *k_rstd; // (BT·H), (BT·Hkv)
     float *att;           // (BT, H·hd) attention output
     float *lse;           // (B, H, T)
+    float *att_g, *gate;  // with the gate: (BT, H·hd) gated output fed to wo, (BT·H) gate values
 } saved_views;
 
 static size_t q_dim(const model_config *c) { return c->n_head * c->head_dim; }
@@ -34,7 +37,11 @@ static saved_views views(const model_config *c, size_t BT, float *p) {
         v.q_raw = p; p += BT * qd;
         v.k_raw = p; p += BT * kd;
         v.q_rstd = p; p += BT * c->n_head;
-        v.k_rstd = p;
+        v.k_rstd = p; p += BT * c->n_kv_head;
+    }
+    if (c->attn_gate) {
+        v.att_g = p; p += BT * qd;
+        v.gate = p;
     }
     return v;
 }
@@ -43,11 +50,13 @@ static size_t saved_floats(const model_config *c, size_t BT) {
     size_t qd = q_dim(c), kd = kv_dim(c);
     size_t n = BT * (2 * qd + 2 * kd + c->n_head);
     if (c->qk_norm) n += BT * (qd + kd + c->n_head + c->n_kv_head);
+    if (c->attn_gate) n += BT * (qd + c->n_head);
     return n;
 }
 
 static size_t scratch_floats(const model_config *c, size_t BT) {
-    return BT * (2 * q_dim(c) + 2 * kv_dim(c)) + (c->qk_norm ? BT * (q_dim(c) + kv_dim(c)) : 0);
+    return BT * (2 * q_dim(c) + 2 * kv_dim(c)) + (c->qk_norm ? BT * (q_dim(c) + kv_dim(c)) : 0) +
+           (c->attn_gate ? BT * (q_dim(c) + c->n_head) : 0);
 }
 
 static sx_status declare(const model_config *c, size_t layer, param_table *t) {
@@ -62,13 +71,12 @@ static sx_status declare(const model_config *c, size_t layer, param_table *t) {
         sx_status s = param_table_add(t, name, tensors[i].rows, tensors[i].cols, tensors[i].init, std, PGROUP_MATRIX);
         if (s) return s;
     }
-    return SX_OK;
+    return attn_gate_declare(c, layer, t);
 }
 
 static attn_shape shape_of(const block_shape *s) {
     const model_config *c = s->cfg;
-    return (attn_shape){.B = s->B, .T = s->T, .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
-                        .scale = 1.0f / sqrtf((float)c->head_dim), .window = 0, .softcap = 0};
+    return attn_layer_shape(s, c->n_head, c->n_kv_head, c->head_dim, 1.0f / sqrtf((float)c->head_dim));
 }
 
 // Projects h to one of q or k and applies QK-norm and RoPE.
@@ -95,7 +103,8 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     linear_forward(BT, c->width, kv_dim(c), h, w[WV], a.v, false);
     attn_shape as = shape_of(s);
     attention_forward(&as, a.q, a.k, a.v, a.att, a.lse);
-    linear_forward(BT, q_dim(c), c->width, a.att, w[WO], out, true);
+    if (c->attn_gate) attn_gate_forward(BT, c->width, c->n_head, c->head_dim, h, w[WG], a.att, a.gate, a.att_g);
+    linear_forward(BT, q_dim(c), c->width, c->attn_gate ? a.att_g : a.att, w[WO], out, true);
 }
 
 // Undoes RoPE and QK-norm on the gradient d (of q or k after both); returns the gradient of the projection.
@@ -116,7 +125,13 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     saved_views a = views(c, BT, (float *)saved);
     float *d_att = scratch, *dq = d_att + BT * qd, *dk = dq + BT * qd, *dv = dk + BT * kd;
     float *dq_raw = dv + BT * kd, *dk_raw = c->qk_norm ? dq_raw + BT * qd : NULL;
-    linear_backward(BT, qd, C, a.att, w[WO], dout, dw[WO], d_att, false);
+    float *d_att_g = dq_raw + (c->qk_norm ? BT * (qd + kd) : 0), *d_gate = d_att_g + BT * qd;
+    if (c->attn_gate) {
+        linear_backward(BT, qd, C, a.att_g, w[WO], dout, dw[WO], d_att_g, false);
+        attn_gate_backward(BT, c->n_head, c->head_dim, a.att, a.gate, d_att_g, d_att, d_gate);
+    } else {
+        linear_backward(BT, qd, C, a.att, w[WO], dout, dw[WO], d_att, false);
+    }
     attn_shape as = shape_of(s);
     attention_backward(&as, a.q, a.k, a.v, a.att, a.lse, d_att, dq, dk, dv);
     float *gq = unproject_qk(s, c->n_head, a.q_raw, a.q_rstd, dq, dq_raw);
@@ -124,6 +139,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     linear_backward(BT, C, qd, h, w[WQ], gq, dw[WQ], dh, false);
     linear_backward(BT, C, kd, h, w[WK], gk, dw[WK], dh, true);
     linear_backward(BT, C, kd, h, w[WV], dv, dw[WV], dh, true);
+    if (c->attn_gate) linear_backward(BT, C, c->n_head, h, w[WG], d_gate, dw[WG], dh, true);
 }
 
 const block_module attn_gqa_module = {

@@ -12,6 +12,9 @@ typedef struct {
     const model_config *cfg;
     size_t B, T;
     const float *rope_cos, *rope_sin;   // (T, rope_dim/2), NULL when rope_dim == 0
+    size_t layer;                       // index of the layer being run
+    float grad_scale;                   // backward: weight of the module's own auxiliary loss terms (the
+                                        // multiplier of the mean loss that dout already carries)
 } block_shape;
 
 typedef struct {
@@ -27,9 +30,20 @@ typedef struct {
     // dout (B,T,C) -> OVERWRITES dh (B,T,C); ACCUMULATES weight gradients into dw (same order as w).
     void (*backward)(const block_shape *s, float *const *w, float *const *dw, const float *h, const float *dout,
                      float *dh, const float *saved, float *scratch);
+    // Optional (NULL for modules without them; MoE has them). n_stats: floats of per-layer statistics
+    // (tokens per expert). stats: ADDS the last forward's statistics (from its saved block) to acc.
+    // aux_loss: the auxiliary loss term of the last forward (its gradient is part of backward).
+    // after_step: per-step update of non-gradient state held in the module's tensors w, from the statistics
+    // accumulated since the previous step.
+    size_t (*n_stats)(const model_config *c);
+    void (*stats)(const model_config *c, size_t BT, const float *saved, float *acc);
+    double (*aux_loss)(const model_config *c, size_t BT, const float *saved);
+    void (*after_step)(const model_config *c, float *const *w, const float *acc);
 } block_module;
 
 extern const block_module attn_gqa_module;   // MHA / GQA / MQA, QK-norm, partial RoPE
+extern const block_module attn_mla_module;   // multi-head latent attention (DeepSeek-V2/V3)
 extern const block_module ffn_dense_module;  // ReLU², GELU or SwiGLU MLP
+extern const block_module ffn_moe_module;    // mixture of experts with top-k routing
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/status.h"
 
 typedef enum { MLP_RELU2 = 0, MLP_SWIGLU, MLP_GELU } mlp_kind;
+typedef enum { MIXER_GQA = 0, MIXER_MLA } mixer_kind;
 
 typedef struct {
     char descriptor[128];
@@ -18,11 +19,29 @@ typedef struct {
     double rope_base, rope_frac;
     size_t rope_dim;   // channels rotated per head (even), derived from rope_frac
     float softcap;     // 0 = off
+    // Attention options (both mixers).
+    mixer_kind mixer;
+    bool attn_gate;         // sigmoid output gate per head
+    size_t window;          // sliding window of local layers (0 = every layer global)
+    size_t local_every;     // with window: layer i is global when i % local_every == local_every-1 (0 = all local)
+    float attn_softcap;     // attention logit soft-cap (0 = off)
+    // MLA (mixer == MIXER_MLA): head_dim is the value head dim; rope_dim = mla_rope.
+    size_t mla_dc, mla_dcq; // KV latent; query latent (0 = queries straight from h)
+    size_t mla_rope, mla_nope; // decoupled RoPE dims (shared key part) and per-head content q/k dims
+    bool mla_latent_norm;   // RMSNorm (with gain) on the latents
+    // MoE FFN (n_expert > 0).
+    size_t n_expert, top_k, expert_hidden, n_shared;
+    bool router_sigmoid;    // sigmoid scores (else softmax)
+    float aux_coef;         // Switch auxiliary loss coefficient (0 = off)
+    bool bias_balance;      // DeepSeek-V3 auxiliary-loss-free selection bias
+    float bias_rate;        // its update rate
 } model_config;
 
 // Parses and validates a descriptor. vocab_override > 0 replaces the descriptor's vocabulary (the data's).
 sx_status model_config_parse(const char *descriptor, size_t vocab_override, model_config *out);
 const char *mlp_kind_name(mlp_kind k);
+// Whether layer `layer` uses the sliding window (false when the config has none).
+bool model_config_layer_is_local(const model_config *c, size_t layer);
 json_t *model_config_to_json(const model_config *c);
 
 #endif

@@ -59,10 +59,16 @@ static sx_status build_table(model *m) {
 sx_status model_init(model *m, const model_config *cfg) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
-    m->mixer = &attn_gqa_module;
-    m->ffn = &ffn_dense_module;
+    m->mixer = cfg->mixer == MIXER_MLA ? &attn_mla_module : &attn_gqa_module;
+    m->ffn = cfg->n_expert ? &ffn_moe_module : &ffn_dense_module;
     sx_status s = build_table(m);
     if (s) { model_free(m); return s; }
+    m->n_stats = m->ffn->n_stats ? m->ffn->n_stats(cfg) : 0;
+    if (m->n_stats) {
+        m->stats_acc = calloc(2 * cfg->n_layer * m->n_stats, sizeof *m->stats_acc);
+        if (!m->stats_acc) { model_free(m); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
+        m->stats_last = m->stats_acc + cfg->n_layer * m->n_stats;
+    }
     size_t n = m->table.total, bytes;
     if (!sx_mul_size(n, 2 * sizeof(float), &bytes)) { model_free(m); return SX_ERR_ARG; }
     m->params = sx_calloc(bytes, "model parameters and gradients");
@@ -83,6 +89,7 @@ void model_free(model *m) {
     free(m->p);
     free(m->g);
     free(m->layer_first);
+    free(m->stats_acc);
     param_table_free(&m->table);
     memset(m, 0, sizeof *m);
 }
@@ -139,7 +146,8 @@ static act_views views(const model *m) {
 }
 
 static block_shape shape_of(const model *m, const act_views *v) {
-    return (block_shape){.cfg = &m->cfg, .B = m->B, .T = m->T, .rope_cos = v->cos, .rope_sin = v->sin};
+    return (block_shape){.cfg = &m->cfg, .B = m->B, .T = m->T, .rope_cos = v->cos, .rope_sin = v->sin,
+                         .grad_scale = 1.0f};
 }
 
 // inputs tokens[b, 0..T), targets tokens[b, 1..T]; both read from the (B, T+1) batch.
@@ -157,6 +165,7 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
     block_shape bs = shape_of(m, v);
     embedding_forward(BT, C, inputs, m->p[m->emb], v->x);
     for (size_t l = 0; l < c->n_layer; l++) {
+        bs.layer = l;
         for (size_t half = 0; half < 2; half++) {
             size_t k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;
@@ -215,11 +224,15 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     if (!buf) return NAN;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
+    for (size_t l = 0; l < c->n_layer && m->n_stats; l++)
+        m->ffn->stats(c, BT, v.ffn_saved + l * v.ffn_per_layer, m->stats_acc + l * m->n_stats);
     double loss = head_loss(m, buf + BT, &v, grad_scale / (float)BT, true, NULL);
     size_t k = 2 * c->n_layer;
     rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false);
     block_shape bs = shape_of(m, &v);
+    bs.grad_scale = grad_scale;
     for (size_t l = c->n_layer; l-- > 0;) {
+        bs.layer = l;
         for (size_t half = 2; half-- > 0;) {
             k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;
@@ -232,6 +245,39 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     embedding_backward(BT, C, buf, v.dx, m->g[m->emb]);
     free(buf);
     return loss;
+}
+
+double model_aux_loss(const model *m) {
+    if (!m->ffn->aux_loss || !m->acts) return 0;
+    act_views v = views(m);
+    double total = 0;
+    for (size_t l = 0; l < m->cfg.n_layer; l++)
+        total += m->ffn->aux_loss(&m->cfg, m->B * m->T, v.ffn_saved + l * v.ffn_per_layer);
+    return total;
+}
+
+void model_after_step(model *m) {
+    if (!m->n_stats) return;
+    size_t L = m->cfg.n_layer, n = m->n_stats;
+    for (size_t l = 0; l < L && m->ffn->after_step; l++)
+        m->ffn->after_step(&m->cfg, m->p + m->layer_first[l] + 2 + m->mixer_tensors, m->stats_acc + l * n);
+    memcpy(m->stats_last, m->stats_acc, L * n * sizeof *m->stats_acc);
+    memset(m->stats_acc, 0, L * n * sizeof *m->stats_acc);
+}
+
+json_t *model_moe_stats_json(const model *m) {
+    if (!m->n_stats) return NULL;
+    json_t *load = json_array(), *max_load = json_array();
+    for (size_t l = 0; l < m->cfg.n_layer; l++) {
+        const float *c = m->stats_last + l * m->n_stats;
+        double total = 0, mx = 0;
+        for (size_t e = 0; e < m->n_stats; e++) total += c[e], mx = fmax(mx, c[e]);
+        json_t *row = json_array();
+        for (size_t e = 0; e < m->n_stats; e++) json_array_append_new(row, json_real(total > 0 ? c[e] / total : 0));
+        json_array_append_new(load, row);
+        json_array_append_new(max_load, json_real(total > 0 ? mx * (double)m->n_stats / total : 0));
+    }
+    return json_pack("{s:o, s:o}", "moe_load", load, "moe_max_load", max_load);
 }
 
 void model_zero_grad(model *m) { memset(m->grads, 0, m->table.total * sizeof *m->grads); }

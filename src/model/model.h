@@ -19,6 +19,10 @@ typedef struct {
     size_t emb, head, norm_f;   // tensor indices (head == emb when tied)
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
     size_t mixer_tensors, ffn_tensors;
+    // Per-layer FFN statistics (tokens per expert for MoE; n_stats == 0 otherwise), (L, n_stats) each:
+    // accumulated over the training forwards since the last model_after_step, and those of the last step.
+    size_t n_stats;
+    float *stats_acc, *stats_last;
     // Activations for the reserved shape.
     size_t B, T;
     float *acts;
@@ -34,12 +38,23 @@ sx_status model_reserve(model *m, size_t B, size_t T);
 // tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy.
 // If logits_out is non-NULL it receives the scored logits z (B, T, V).
 double model_loss(model *m, const int32_t *tokens, float *logits_out);
-// Forward + backward: ACCUMULATES grad_scale · ∂(mean loss)/∂θ into m->grads. Returns the mean loss.
+// Forward + backward: ACCUMULATES grad_scale · ∂(mean loss + aux loss)/∂θ into m->grads, where aux is the
+// MoE auxiliary balance loss (0 for other models; see model_aux_loss). Returns the mean cross-entropy only.
+// Adds this batch's per-layer statistics (tokens per expert) to the step's accumulator.
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale);
+// The auxiliary loss of the last forward (model_loss or model_loss_and_grad), summed over layers; 0 if none.
+double model_aux_loss(const model *m);
+// Call once after each optimizer step: applies per-step module updates (MoE selection-bias balancing),
+// moves the accumulated statistics to "last step" and clears the accumulator. No-op for dense models.
+void model_after_step(model *m);
+// Per-layer statistics of the last completed step as a new JSON object, or NULL when the model has none:
+// {"moe_load": [[fraction of routed tokens per expert] per layer], "moe_max_load": [max/mean per layer]}.
+json_t *model_moe_stats_json(const model *m);
 void model_zero_grad(model *m);
 // Optimizer view of the tensors: refs has m->table.n entries (allocated by the caller).
 void model_param_refs(const model *m, param_ref *refs);
-// Parameter counts: all tensors, and without the embedding and (untied) head.
+// Parameter counts: all tensors, and without the embedding and (untied) head. For MoE the active count
+// (parameters used per token) is in scale/flops.h.
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);
 // Bytes of parameters + gradients, and of activations for the reserved shape.

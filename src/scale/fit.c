@@ -12,6 +12,7 @@
 #include "scale/fit.h"
 
 #define FIT_MAX_LINEAR 8
+#define FIT_STAGED_POLISH_ITER 10 // exact-law iterations after a fast fit
 #define FIT_BAD_RESIDUAL 1e3 // log residual charged for a non-positive or non-finite prediction
 
 void fit_options_default(fit_options *o) {
@@ -314,21 +315,11 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .fvv = NULL, .n = n, .p = n_free, .params = &d};
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int info = 0;
-    // Phase 1, plain least squares on log residuals: far from the optimum most residuals sit in Huber's
-    // linear zone, where Gauss-Newton steps are poor and bad starts stall. Phase 2: the Huber objective.
-    d.delta = INFINITY;
-    gsl_multifit_nlinear_init(x, &fdf, ws);
-    gsl_multifit_nlinear_driver(o->max_iter, 1e-8, 1e-10, 1e-12, NULL, NULL, &info, ws);
-    const gsl_vector *xs = gsl_multifit_nlinear_position(ws);
-    int finite = 1;
-    for (size_t j = 0; j < n_free; j++) finite &= isfinite(gsl_vector_get(xs, j));
-    if (finite) gsl_vector_memcpy(x, xs);
-    d.delta = o->huber_delta;
     gsl_multifit_nlinear_init(x, &fdf, ws);
     gsl_multifit_nlinear_driver(o->max_iter, 1e-10, 1e-12, 1e-14, NULL, NULL, &info, ws);
     gsl_set_error_handler(old);
-    xs = gsl_multifit_nlinear_position(ws);
-    finite = 1;
+    const gsl_vector *xs = gsl_multifit_nlinear_position(ws);
+    int finite = 1;
     for (size_t j = 0; j < n_free; j++) finite &= isfinite(gsl_vector_get(xs, j));
     double obj_start, obj_end = INFINITY;
     fit_evaluate(law, best, obs, w, o, &obj_start, NULL, NULL);
@@ -449,6 +440,24 @@ done:
     free(combo_p);
     if (st != SX_OK) fit_result_free(out);
     return st;
+}
+
+sx_status fit_law_run_staged(const fit_law *fast, const fit_law *exact, const double *obs, const double *w,
+                             const fit_options *o, fit_result *out) {
+    assert(fast->n_points == exact->n_points && fast->n_params == exact->n_params);
+    sx_status st = fit_law_run(fast, obs, w, o, out);
+    if (st != SX_OK) return st;
+    double start[32];
+    memcpy(start, out->params, out->n_params * sizeof(double));
+    fit_options polish = *o;
+    polish.max_iter = o->max_iter < FIT_STAGED_POLISH_ITER ? o->max_iter : FIT_STAGED_POLISH_ITER;
+    st = fit_refine(exact, obs, w, &polish, start, out->params, &out->objective);
+    if (st != SX_OK) {
+        fit_result_free(out);
+        return st;
+    }
+    fit_evaluate(exact, out->params, obs, w, o, NULL, &out->mean_abs_rel, &out->max_abs_rel);
+    return SX_OK;
 }
 
 // ---- bootstrap and backtests ---------------------------------------------------------------------------

@@ -61,6 +61,12 @@ void fit_result_free(fit_result *r);
 sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, const fit_options *o,
                       fit_result *out);
 
+// Two-stage fit for laws with a fast approximate binding (law_mpl_bind with block > 1): fit_law_run on
+// `fast`, then fit_refine (at most 10 iterations) on `exact` from that result; objective and errors are the exact law's. Both
+// bindings must cover the same points. out as for fit_law_run.
+sx_status fit_law_run_staged(const fit_law *fast, const fit_law *exact, const double *obs, const double *w,
+                             const fit_options *o, fit_result *out);
+
 // Local refinement only, from start[n_params] (natural units); params[n_params] overwritten with the
 // result, *objective with its Huber objective. Used for warm restarts (bootstrap, backtests).
 sx_status fit_refine(const fit_law *law, const double *obs, const double *w, const fit_options *o,

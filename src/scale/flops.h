@@ -1,6 +1,7 @@
 // flops: exact parameter and training-FLOP accounting from the architecture (not 6·N·D): every matmul
 // of the forward pass counted at 2 FLOPs per multiply-add, attention with its real (causal) key count,
-// backward = 2× forward. Not responsible for measuring anything.
+// backward = 2× forward. MoE counts its active experts (top-k + shared + router) as matmul work; MLA its real
+// down/up projections; sliding-window layers their capped key counts. Not responsible for measuring anything.
 #ifndef SEXTANT_FLOPS_H
 #define SEXTANT_FLOPS_H
 #include <stddef.h>
@@ -9,12 +10,12 @@
 typedef struct {
     double params_total;        // every parameter (embedding and head counted once each; tied counts once)
     double params_nonembed;     // without embedding and head
-    double params_active;       // used per token (equals total for dense models)
+    double params_active;       // used per token (total minus the unchosen experts; equals total for dense)
     double params_matmul;       // weights that multiply activations (hidden matrices + head)
     double fwd_matmul_per_token;    // 2 · params_matmul
     double fwd_attention_per_token; // scores and values, averaged over the T positions of a sequence
     double train_per_token;         // 3 · (matmul + attention) forward
-    double kv_cache_bytes_per_token; // fp32 K and V over all layers
+    double kv_cache_bytes_per_token; // fp32 over all layers: K and V (GQA), latent + rope key (MLA)
 } model_flops;
 
 // T is the training context length (each position attends to itself and the positions before it).

@@ -96,7 +96,10 @@ typedef struct {
 sx_status law_nd_bind(const double *n_params, const double *n_tokens, size_t n, fit_law *out);
 sx_status law_power_bind(const double *x, size_t n, fit_law *out);
 sx_status law_tissue_bind(const law_curve *curves, size_t n_curves, fit_law *out);
-sx_status law_mpl_bind(const law_curve *curves, size_t n_curves, fit_law *out);
+// block > 1 (fast fitting): runs of up to `block` consecutive LR changes between two eval steps enter the
+// MPL sum as one midpoint term (predictions move by a few 1e-5 relative or less); block <= 1 is exact. Fit with a
+// blocked binding, then fit_refine with an exact one (fit_law_run_staged in fit.h).
+sx_status law_mpl_bind(const law_curve *curves, size_t n_curves, size_t block, fit_law *out);
 void fit_law_free(fit_law *law);
 
 #endif

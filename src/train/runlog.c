@@ -4,28 +4,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/fsutil.h"
 #include "train/runlog.h"
 
 double runlog_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-sx_status runlog_mkdir(const char *dir) {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) return sx_fail(SX_ERR_ARG, "path too long: %s", dir);
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || !*p) {
-            char c = *p;
-            *p = 0;
-            if (mkdir(path, 0755) != 0 && errno != EEXIST)
-                return sx_fail(SX_ERR_IO, "%s: cannot create directory (%s)", path, strerror(errno));
-            *p = c;
-            if (!c) break;
-        }
-    }
-    return SX_OK;
 }
 
 // Keeps the complete lines of path whose "step" is <= last (a partial last line from a kill is dropped).

@@ -14,8 +14,6 @@ typedef struct {
     double start;    // wall clock at open (s)
 } runlog;
 
-// Creates dir (and parents) if needed.
-sx_status runlog_mkdir(const char *dir);
 // Opens dir/metrics.jsonl for appending. When keep_until_step >= 0 the existing file is first cut to the
 // lines with "step" <= keep_until_step (a resumed run rewrites what came after its checkpoint); < 0 starts
 // a fresh file.

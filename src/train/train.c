@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/fsutil.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
 #include "optim/schedule.h"
 #include "scale/flops.h"
+#include "scale/forecast.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/runlog.h"
@@ -31,9 +33,10 @@ typedef struct {
     size_t B, T;
     long total_steps, step;     // step = completed optimizer steps
     double tokens_seen, flops_seen, flops_per_token, peak;
-    double *eval_fracs;
-    size_t n_eval_fracs;
+    double *eval_fracs, *save_fracs;
+    size_t n_eval_fracs, n_save_fracs;
     runlog log;
+    forecast_points fc;         // empty unless --forecast
     char ckpt_path[4096];
 } run;
 
@@ -61,12 +64,15 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
     return SX_OK;
 }
 
-static bool eval_due(const run *r, long step) {
-    if (step == r->total_steps) return true;
-    if (r->o->eval_every > 0 && step % r->o->eval_every == 0) return true;
-    for (size_t i = 0; i < r->n_eval_fracs; i++)
-        if (step == (long)llround(r->eval_fracs[i] * (double)r->total_steps)) return true;
+static bool at_fraction(const double *fracs, size_t n, long step, long total) {
+    for (size_t i = 0; i < n; i++)
+        if (step == (long)llround(fracs[i] * (double)total)) return true;
     return false;
+}
+
+static bool eval_due(const run *r, long step) {
+    return step == r->total_steps || (r->o->eval_every > 0 && step % r->o->eval_every == 0) ||
+           at_fraction(r->eval_fracs, r->n_eval_fracs, step, r->total_steps) || forecast_points_find(&r->fc, step) >= 0;
 }
 
 static double evaluate(run *r, sx_status *st) {
@@ -85,28 +91,54 @@ static json_t *train_meta(const run *r) {
                      "flops_seen", r->flops_seen, "data", batch_source_state(r->train));
 }
 
-static sx_status save_checkpoint(run *r) {
+static sx_status save_checkpoint(run *r, const char *path) {
     json_t *meta = train_meta(r);
-    sx_status st = checkpoint_save(r->ckpt_path, &r->m, &r->opt, meta);
+    sx_status st = checkpoint_save(path, &r->m, &r->opt, meta);
     json_decref(meta);
     return st;
 }
 
-static sx_status resume(run *r) {
-    if (access(r->ckpt_path, F_OK) != 0) return SX_OK;
+// Continues from the checkpoint at path: parameters, optimizer state, step counters and data position.
+static sx_status resume_from(run *r, const char *path) {
     json_t *meta = NULL;
-    sx_status st = checkpoint_load(r->ckpt_path, &r->m, &r->opt, &meta);
+    sx_status st = checkpoint_load(path, &r->m, &r->opt, &meta);
     if (!st) {
         r->step = (long)json_integer_value(json_object_get(meta, "step"));
         r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
         r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
         st = batch_source_restore(r->train, json_object_get(meta, "data"));
         if (!st && r->step > r->total_steps)
-            st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", r->ckpt_path,
+            st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", path,
                          r->step, r->total_steps);
     }
     json_decref(meta);
     return st;
+}
+
+// A branch starts with its parent's metrics up to the branch point, so its run directory holds a whole curve.
+static sx_status copy_parent_metrics(const char *parent_ckpt, const char *out, long step) {
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s", parent_ckpt);
+    char *slash = strrchr(src, '/');
+    snprintf(slash ? slash + 1 : src, sizeof src - (size_t)(slash ? slash + 1 - src : 0), "metrics.jsonl");
+    snprintf(dst, sizeof dst, "%s/metrics.jsonl", out);
+    FILE *in = fopen(src, "r"), *fo = in ? fopen(dst, "w") : NULL;
+    if (!in || !fo) {
+        if (in) fclose(in);
+        return sx_fail(SX_ERR_IO, "cannot copy the parent's metrics %s to %s", src, dst);
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, in)) > 0 && line[len - 1] == '\n') {
+        json_t *j = json_loads(line, 0, NULL);
+        long s = j ? (long)json_integer_value(json_object_get(j, "step")) : step + 1;
+        json_decref(j);
+        if (s <= step) fputs(line, fo);
+    }
+    free(line);
+    fclose(in);
+    return fclose(fo) ? sx_fail(SX_ERR_IO, "%s: write failed", dst) : SX_OK;
 }
 
 static sx_status write_config(run *r) {
@@ -170,14 +202,19 @@ static sx_status setup(run *r) {
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
-    if ((st = runlog_mkdir(o->out))) return st;
+    if ((st = fs_mkdir_p(o->out))) return st;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
-    if (o->resume && (st = resume(r))) return st;
-    if (!o->resume && access(r->ckpt_path, F_OK) == 0)
+    if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
+    if (o->forecast && *o->forecast && (st = forecast_points_load(o->forecast, r->total_steps, &r->fc))) return st;
+    bool own = access(r->ckpt_path, F_OK) == 0, branch = o->branch_from && *o->branch_from;
+    if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
+    if (own && (st = resume_from(r, r->ckpt_path))) return st;
+    if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
+    if (!own && branch && (st = copy_parent_metrics(o->branch_from, o->out, r->step))) return st;
     if ((st = write_config(r))) return st;
-    return runlog_open(&r->log, o->out, o->resume ? r->step : -1, !o->quiet);
+    return runlog_open(&r->log, o->out, own || branch ? r->step : -1, !o->quiet);
 }
 
 static void teardown(run *r) {
@@ -189,6 +226,38 @@ static void teardown(run *r) {
     free(r->refs);
     free(r->tokens);
     free(r->eval_fracs);
+    free(r->save_fracs);
+    forecast_points_free(&r->fc);
+}
+
+// Compares an evaluation with the forecast point at this step (if any): into the metrics line, and a short
+// note for the progress line.
+static void check_forecast(const run *r, long step, double val, json_t *line, char *note, size_t size) {
+    long i = forecast_points_find(&r->fc, step);
+    note[0] = 0;
+    if (i < 0) return;
+    double pred = r->fc.loss[i], err = (pred - val) / val;
+    bool in = val >= r->fc.lo[i] && val <= r->fc.hi[i];
+    json_object_set_new(line, "forecast", json_real(pred));
+    json_object_set_new(line, "forecast_rel_err", json_real(err));
+    json_object_set_new(line, "forecast_in_band", json_boolean(in));
+    snprintf(note, size, " | forecast %.4f (%+.2f%%%s)", pred, 100 * err, in ? "" : ", OUTSIDE band");
+}
+
+// After a run with --forecast: the verification report, printed and written next to the metrics.
+static sx_status final_forecast_report(const run *r) {
+    json_error_t err;
+    json_t *fc = json_load_file(r->o->forecast, 0, &err), *report = NULL;
+    if (!fc) return sx_fail(SX_ERR_FORMAT, "%s: %s", r->o->forecast, err.text);
+    sx_status st = forecast_check_run(fc, r->o->out, &report);
+    if (!st) {
+        printf("forecast check (%s):\n", r->o->forecast);
+        forecast_print_report(stdout, report);
+        st = runlog_write_json(r->o->out, "forecast_report.json", report);
+    }
+    json_decref(fc);
+    json_decref(report);
+    return st;
 }
 
 static void format_eta(double s, char *buf, size_t n) {
@@ -234,20 +303,28 @@ static sx_status loop(run *r) {
                                  o->opt.lr * lr_mult, "train_loss", loss, "grad_norm", norm, "flops", r->flops_seen,
                                  "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
         double val = NAN;
+        char note[96] = "";
         if (eval_due(r, step)) {
             val = evaluate(r, &st);
             if (st) { json_decref(line); break; }
             json_object_set_new(line, "val_loss", json_real(val));
+            check_forecast(r, step, val, line, note, sizeof note);
         }
         if ((st = runlog_write(&r->log, line))) break;
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || stop_requested;
-        if (ckpt && (st = save_checkpoint(r))) break;
-        char text[256], eta[32];
+        if (ckpt && (st = save_checkpoint(r, r->ckpt_path))) break;
+        if (at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps)) {
+            char keep[4200];
+            snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", o->out, step);
+            if ((st = save_checkpoint(r, keep))) break;
+        }
+        char text[384], eta[32];
         double avg = (runlog_now() - t_start) / (double)(step - first);
         format_eta(avg * (double)(r->total_steps - step), eta, sizeof eta);
         int n = snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%% | ETA %s", step,
                          r->total_steps, loss, o->opt.lr * lr_mult, tps, 100 * tps * r->flops_per_token / (r->peak * 1e9), eta);
-        if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f", val);
+        if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f%s", val, note);
+        if (*note && strstr(note, "OUTSIDE") && !r->log.tty) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
         runlog_progress(&r->log, text);
         if (stop_requested) {
             runlog_progress_end(&r->log);
@@ -273,6 +350,7 @@ sx_status train_run(const train_options *o) {
     sigaction(SIGTERM, &sa, &old_term);
     sx_status st = setup(&r);
     if (!st) st = loop(&r);
+    if (!st && r.fc.n) st = final_forecast_report(&r);
     if (!st) {
         char path[4096];
         snprintf(path, sizeof path, "%s/DONE", o->out);

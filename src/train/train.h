@@ -28,6 +28,8 @@ typedef struct {
     const char *dtype;          // "fp32" | "bf16"
     long threads;               // 0 = OpenMP default
     bool resume;                // continue from out/checkpoint.sxt if present
+    const char *branch_from;    // "" or a checkpoint of another run to continue from (e.g. a cooldown branch)
+    const char *save_at;        // "" or fractions at which to keep a copy ckpt-<step>.sxt
     const char *forecast;       // "" or forecast.json to verify against while training
     double peak_gflops;         // for MFU; 0 = the machine's default for the dtype
     bool quiet;                 // no progress line

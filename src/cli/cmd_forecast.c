@@ -1,0 +1,131 @@
+// sextant forecast: a hero run's whole validation-loss curve from fit.json (with a band and a hash), or,
+// with --check, the comparison of a run with a frozen forecast. Both can draw an SVG.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "scale/forecast.h"
+#include "scale/rundir.h"
+#include "scale/svgplot.h"
+
+static const char *colors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+// Ladder rung curves (from fit.json), the forecast with its band, and the observed run when given.
+static sx_status plot(const char *path, json_t *fit, json_t *fc, json_t *report) {
+    json_t *rungs = json_object_get(fit, "rungs"), *fr = json_object_get(json_object_get(fit, "ladder"), "fracs");
+    json_t *pts = json_object_get(fc, "points"), *rows = report ? json_object_get(report, "rows") : NULL;
+    size_t R = json_array_size(rungs), F = json_array_size(fr), P = json_array_size(pts), O = json_array_size(rows);
+    size_t total = 2 * R * F + 4 * P + 2 * O;
+    double *buf = malloc((total ? total : 1) * sizeof *buf), *at = buf;
+    svg_series s[16];
+    size_t n = 0;
+    char labels[16][64];
+    for (size_t r = 0; r < R && n < 12; r++, n++) {
+        json_t *rung = json_array_get(rungs, r), *loss = json_object_get(rung, "loss");
+        double C = json_number_value(json_object_get(rung, "flops"));
+        double *x = at, *y = at + F;
+        at += 2 * F;
+        for (size_t f = 0; f < F; f++) { x[f] = C * json_number_value(json_array_get(fr, f)); y[f] = json_number_value(json_array_get(loss, f)); }
+        snprintf(labels[n], sizeof labels[n], "rung w%lld", (long long)json_integer_value(json_object_get(rung, "width")));
+        s[n] = (svg_series){.label = labels[n], .x = x, .y = y, .n = F, .color = colors[n % 8]};
+    }
+    double C = json_number_value(json_object_get(json_object_get(fc, "hero"), "flops"));
+    double *x = at, *y = at + P, *lo = at + 2 * P, *hi = at + 3 * P;
+    at += 4 * P;
+    for (size_t i = 0; i < P; i++) {
+        json_t *e = json_array_get(pts, i);
+        x[i] = C * json_number_value(json_object_get(e, "frac"));
+        y[i] = json_number_value(json_object_get(e, "loss"));
+        lo[i] = json_number_value(json_object_get(e, "lo"));
+        hi[i] = json_number_value(json_object_get(e, "hi"));
+    }
+    s[n++] = (svg_series){.label = "hero forecast (band)", .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728", .dashed = true};
+    if (O) {
+        double *ox = at, *oy = at + O;
+        for (size_t i = 0; i < O; i++) {
+            json_t *e = json_array_get(rows, i);
+            ox[i] = C * json_number_value(json_object_get(e, "frac"));
+            oy[i] = json_number_value(json_object_get(e, "observed"));
+        }
+        s[n++] = (svg_series){.label = "hero observed", .x = ox, .y = oy, .n = O, .color = "#000", .markers = true};
+    }
+    sx_status st = svgplot_write(path, "Ladder and hero forecast", "training FLOPs", "validation loss (nats/token)", s, n);
+    free(buf);
+    return st;
+}
+
+static json_t *load(const char *path, sx_status *st) {
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    if (!j) *st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    return j;
+}
+
+int cmd_forecast(int argc, char **argv) {
+    const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path;
+    double tokens, warmup;
+    long batch, seq;
+    const flag_def flags[] = {
+        {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit`"},
+        {"model", FLAG_STR, &model, "", "the hero's model descriptor"},
+        {"tokens", FLAG_DOUBLE, &tokens, "0", "the hero's training tokens"},
+        {"schedule", FLAG_STR, &schedule, "", "the hero's LR schedule (default: the ladder's)"},
+        {"warmup", FLAG_DOUBLE, &warmup, "-1", "the hero's warmup fraction (default: the ladder's)"},
+        {"batch", FLAG_INT, &batch, "0", "the hero's batch (default: the ladder's)"},
+        {"seq", FLAG_INT, &seq, "0", "the hero's context (default: the ladder's)"},
+        {"out", FLAG_STR, &out, "forecast.json", "where to write the forecast"},
+        {"check", FLAG_STR, &check, "", "instead: compare this run directory with --forecast"},
+        {"forecast", FLAG_STR, &fc_path, "forecast.json", "the frozen forecast to check against"},
+        {"plot", FLAG_STR, &svg, "", "also draw an SVG here"},
+    };
+    size_t n = sizeof flags / sizeof *flags;
+    int npos;
+    bool help;
+    sx_status st = flags_parse(flags, n, argc, argv, NULL, 0, &npos, &help);
+    if (help) {
+        flags_usage(stdout, "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
+                            "       sextant forecast --check RUN_DIR --forecast forecast.json [--fit fit.json --plot f.svg]",
+                    "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
+                    "so it can be preregistered; --check compares a run (finished or not) with it.", flags, n);
+        return 0;
+    }
+    if (st) return cli_report("forecast", st);
+    json_t *fit = NULL, *fc = NULL, *report = NULL;
+    if (*fit_path) fit = load(fit_path, &st);
+    if (!st && *check) {
+        fc = load(fc_path, &st);
+        if (!st) st = forecast_verify_hash(fc, fc_path);
+        if (!st) st = forecast_check_run(fc, check, &report);
+        if (!st) {
+            forecast_print_report(stdout, report);
+            char path[4200];
+            snprintf(path, sizeof path, "%s/forecast_report.json", check);
+            if (json_dump_file(report, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
+        }
+    } else if (!st) {
+        if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
+        else if (!*model || !(tokens > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens are required");
+        hero_spec h = {.model = model, .tokens = tokens, .batch = batch, .seq = seq, .schedule = schedule, .warmup = warmup};
+        if (!st) st = forecast_make(fit, &h, &fc);
+        if (!st && json_dump_file(fc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
+        if (!st) {
+            json_t *hero = json_object_get(fc, "hero");
+            printf("hero %s: %lld steps, %.3g FLOPs, schedule %s%s\n", json_string_value(json_object_get(hero, "model")),
+                   (long long)json_integer_value(json_object_get(hero, "steps")), json_number_value(json_object_get(hero, "flops")),
+                   json_string_value(json_object_get(hero, "schedule")),
+                   json_is_true(json_object_get(json_object_get(fc, "method"), "schedule_change")) ? " (differs from the rungs')" : "");
+            json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
+            printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sha256 %s\nwrote %s\n",
+                   json_number_value(json_object_get(last, "loss")), json_number_value(json_object_get(last, "lo")),
+                   json_number_value(json_object_get(last, "hi")), json_array_size(pts),
+                   json_string_value(json_object_get(fc, "sha256")), out);
+        }
+    }
+    if (!st && *svg && fit && fc) st = plot(svg, fit, fc, report);
+    json_decref(fit);
+    json_decref(fc);
+    json_decref(report);
+    return cli_report("forecast", st);
+}

@@ -1,0 +1,55 @@
+// sextant ladder run|status SPEC: trains a scaling ladder described by a spec file (scale/ladder.h).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "scale/ladder.h"
+
+int cmd_ladder(int argc, char **argv) {
+    const char *out;
+    long jobs, rung;
+    const flag_def flags[] = {
+        {"out", FLAG_STR, &out, "", "output directory (default runs/<name>)"},
+        {"jobs", FLAG_INT, &jobs, "1", "runs trained at once (threads are split between them)"},
+        {"rung", FLAG_INT, &rung, "-1", "train only run number K of the plan (one process per run under a batch system)"},
+    };
+    size_t n = sizeof flags / sizeof *flags;
+    const char *pos[2];
+    int npos;
+    bool help;
+    sx_status st = flags_parse(flags, n, argc, argv, pos, 2, &npos, &help);
+    if (help) {
+        flags_usage(stdout, "ladder run|status|plan SPEC [flags]",
+                    "Trains every rung (and seed, and cooldown branch) of a ladder spec into its own run directory,\n"
+                    "skipping finished runs and resuming interrupted ones. The spec format is documented in\n"
+                    "src/scale/ladder.h and examples/*.ladder.", flags, n);
+        return 0;
+    }
+    if (!st && (npos != 2 || (strcmp(pos[0], "run") && strcmp(pos[0], "status") && strcmp(pos[0], "plan"))))
+        st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
+    if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");
+    ladder_spec spec;
+    if (!st) st = ladder_spec_read(pos[1], &spec);
+    if (st) return cli_report("ladder", st);
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s", *out ? out : "");
+    if (!*out) snprintf(dir, sizeof dir, "runs/%s", spec.name);
+    if (!strcmp(pos[0], "status")) return cli_report("ladder", ladder_print_status(&spec, dir));
+    if (!strcmp(pos[0], "plan")) {
+        ladder_run *runs;
+        size_t nr;
+        if ((st = ladder_plan(&spec, &runs, &nr))) return cli_report("ladder", st);
+        for (size_t i = 0; i < nr; i++)
+            printf("%3zu %-18s %-26s steps %-6ld lr %.3g  %.3g FLOPs  %s\n", i, runs[i].dir, runs[i].descriptor,
+                   runs[i].steps, runs[i].lr, runs[i].flops, runs[i].schedule);
+        free(runs);
+        return 0;
+    }
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return cli_report("ladder", sx_fail(SX_ERR_IO, "cannot find the sextant binary (/proc/self/exe)"));
+    exe[len] = 0;
+    return cli_report("ladder", ladder_execute(&spec, dir, exe, (int)jobs, rung));
+}

@@ -1,0 +1,217 @@
+// attn_mla: multi-head latent attention (DeepSeek-V2/V3), trained in the naive (materialised K, V) form.
+// Per token: c_kv = [rmsnorm](h·wdkvᵀ) (d_c); k_rope = RoPE(h·wkrᵀ) (d_rope, shared by all heads);
+// k_h = [k_rope ; c_kv·wuk_hᵀ (d_nope)], v_h = c_kv·wuv_hᵀ (hd); q = h·wqᵀ, or q = ([rmsnorm](h·wdqᵀ))·wuqᵀ with a
+// query latent d_cq; q_h = [RoPE(q_h[0:d_rope]) ; q_h[d_rope:]]. Attention with scale 1/sqrt(d_rope + d_nope)
+// (window, soft-cap and output gate per attn_common); out += a·woᵀ. When d_rope + d_nope ≠ hd, q, k and v are
+// zero-padded to D = max of the two inside the attention kernel (zeros change neither scores nor outputs).
+// Not responsible for the inference KV-cache (only d_c + d_rope floats per token are needed there).
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "kernels/attention.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "model/attn_common.h"
+#include "model/block.h"
+#include "model/linear.h"
+
+#define LATENT_NORM_EPS 1e-6f
+
+typedef struct { long wdq, q_norm, wq, wdkv, kv_norm, wkr, wuk, wuv, wo, wg; } tensor_ids;
+typedef struct { size_t H, hd, rd, nd, dqk, D, dc, dcq; bool norm; } dims;
+
+static dims dims_of(const model_config *c) {
+    dims d = {.H = c->n_head, .hd = c->head_dim, .rd = c->mla_rope, .nd = c->mla_nope, .dc = c->mla_dc,
+              .dcq = c->mla_dcq, .norm = c->mla_latent_norm};
+    d.dqk = d.rd + d.nd;
+    d.D = d.dqk > d.hd ? d.dqk : d.hd;
+    return d;
+}
+
+// Tensor indices within the module's list (−1: absent), in declaration order.
+static tensor_ids ids_of(const model_config *c) {
+    dims d = dims_of(c);
+    tensor_ids t = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    long n = 0;
+    if (d.dcq) { t.wdq = n++; if (d.norm) t.q_norm = n++; }
+    t.wq = n++;
+    t.wdkv = n++;
+    if (d.norm) t.kv_norm = n++;
+    if (d.rd) t.wkr = n++;
+    if (d.nd) t.wuk = n++;
+    t.wuv = n++;
+    t.wo = n++;
+    if (c->attn_gate) t.wg = n;
+    return t;
+}
+
+static sx_status declare(const model_config *c, size_t layer, param_table *t) {
+    dims d = dims_of(c);
+    size_t C = c->width, qin = d.dcq ? d.dcq : C;
+    const struct { const char *n; size_t rows, cols; param_init init; param_group g; bool on; } tensors[] = {
+        {"wdq", d.dcq, C, INIT_NORMAL, PGROUP_MATRIX, d.dcq > 0},
+        {"q_norm", 1, d.dcq, INIT_ONES, PGROUP_GAIN, d.dcq > 0 && d.norm},
+        {d.dcq ? "wuq" : "wq", d.H * d.dqk, qin, INIT_NORMAL, PGROUP_MATRIX, true},
+        {"wdkv", d.dc, C, INIT_NORMAL, PGROUP_MATRIX, true},
+        {"kv_norm", 1, d.dc, INIT_ONES, PGROUP_GAIN, d.norm},
+        {"wkr", d.rd, C, INIT_NORMAL, PGROUP_MATRIX, d.rd > 0},
+        {"wuk", d.H * d.nd, d.dc, INIT_NORMAL, PGROUP_MATRIX, d.nd > 0},
+        {"wuv", d.H * d.hd, d.dc, INIT_NORMAL, PGROUP_MATRIX, true},
+        {"wo", C, d.H * d.hd, INIT_ZERO, PGROUP_MATRIX, true},
+    };
+    char name[48];
+    for (size_t i = 0; i < sizeof tensors / sizeof *tensors; i++) {
+        if (!tensors[i].on) continue;
+        snprintf(name, sizeof name, "l%zu.%s", layer, tensors[i].n);
+        sx_status s = param_table_add(t, name, tensors[i].rows, tensors[i].cols, tensors[i].init,
+                                      1.0f / sqrtf((float)tensors[i].cols), tensors[i].g);
+        if (s) return s;
+    }
+    return attn_gate_declare(c, layer, t);
+}
+
+typedef struct {
+    float *cq_raw, *cq, *q_rstd;     // (BT,dcq) x2, (BT); cq_raw / q_rstd only with the latent norm
+    float *ckv_raw, *ckv, *kv_rstd;  // (BT,dc) x2, (BT)
+    float *Q, *K, *V, *att;          // (BT,H,D) each: attention inputs (padded) and output
+    float *lse;                      // (B,H,T)
+    float *att_c;                    // (BT,H·hd) attention output without padding
+    float *att_g, *gate;             // with the gate: (BT,H·hd), (BT,H)
+} saved_views;
+
+static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) {
+    dims d = dims_of(c);
+    size_t qkv = BT * d.H * d.D, off = 0;
+    const size_t sizes[] = {d.norm ? BT * d.dcq : 0, BT * d.dcq, d.norm && d.dcq ? BT : 0,
+                            d.norm ? BT * d.dc : 0, BT * d.dc, d.norm ? BT : 0, qkv, qkv, qkv, qkv, BT * d.H,
+                            BT * d.H * d.hd, c->attn_gate ? BT * d.H * d.hd : 0, c->attn_gate ? BT * d.H : 0};
+    float **dst[] = {&v->cq_raw, &v->cq, &v->q_rstd, &v->ckv_raw, &v->ckv, &v->kv_rstd, &v->Q, &v->K, &v->V,
+                     &v->att, &v->lse, &v->att_c, &v->att_g, &v->gate};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        if (v) *dst[i] = sizes[i] ? p + off : NULL;
+        off += sizes[i];
+    }
+    return off;
+}
+
+static size_t saved_floats(const model_config *c, size_t BT) { return carve(c, BT, NULL, NULL); }
+
+// Backward scratch, in order: d_attc, d_attg, d_gate, dATT, dQ, dK, dV, dqf, dkn, dv, dkr, dckv, dckv_raw,
+// dcq, dcq_raw. The forward uses its head for the temporaries qf, kn, v, kr.
+static size_t scratch_floats(const model_config *c, size_t BT) {
+    dims d = dims_of(c);
+    return BT * (d.H * d.hd * 2 + d.H + 4 * d.H * d.D + d.H * (d.dqk + d.nd + d.hd) + d.rd + 2 * d.dc + 2 * d.dcq);
+}
+
+// dst[r, 0:width] = src[r, 0:width] for rows r, with row strides; when add, dst += src.
+static void copy_cols(size_t rows, size_t width, const float *src, size_t ss, float *dst, size_t ds, bool add) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t i = 0; i < width; i++) dst[r * ds + i] = (add ? dst[r * ds + i] : 0.0f) + src[r * ss + i];
+}
+
+static attn_shape shape_of(const block_shape *s) {
+    dims d = dims_of(s->cfg);
+    return attn_layer_shape(s, d.H, d.H, d.D, 1.0f / sqrtf((float)d.dqk));
+}
+
+static void forward(const block_shape *s, float *const *w, const float *h, float *out, float *saved, float *scratch) {
+    const model_config *c = s->cfg;
+    dims d = dims_of(c);
+    tensor_ids id = ids_of(c);
+    size_t BT = s->B * s->T, C = c->width, H = d.H, rows = BT * H;
+    saved_views a;
+    carve(c, BT, saved, &a);
+    float *qf = scratch, *kn = qf + rows * d.dqk, *v = kn + rows * d.nd, *kr = v + rows * d.hd;
+    // Queries.
+    if (d.dcq) {
+        linear_forward(BT, C, d.dcq, h, w[id.wdq], d.norm ? a.cq_raw : a.cq, false);
+        if (d.norm) rmsnorm_forward(BT, d.dcq, a.cq_raw, w[id.q_norm], LATENT_NORM_EPS, a.cq, a.q_rstd);
+        linear_forward(BT, d.dcq, H * d.dqk, a.cq, w[id.wq], qf, false);
+    } else {
+        linear_forward(BT, C, H * d.dqk, h, w[id.wq], qf, false);
+    }
+    // KV latent and its up-projections; the shared rope key.
+    linear_forward(BT, C, d.dc, h, w[id.wdkv], d.norm ? a.ckv_raw : a.ckv, false);
+    if (d.norm) rmsnorm_forward(BT, d.dc, a.ckv_raw, w[id.kv_norm], LATENT_NORM_EPS, a.ckv, a.kv_rstd);
+    if (d.nd) linear_forward(BT, d.dc, H * d.nd, a.ckv, w[id.wuk], kn, false);
+    linear_forward(BT, d.dc, H * d.hd, a.ckv, w[id.wuv], v, false);
+    if (d.rd) {
+        linear_forward(BT, C, d.rd, h, w[id.wkr], kr, false);
+        rope_forward(s->B, s->T, 1, d.rd, d.rd, s->rope_cos, s->rope_sin, kr);
+    }
+    // Pack the padded per-head q, k, v.
+    size_t qkv = rows * d.D;
+    memset(a.Q, 0, 3 * qkv * sizeof *a.Q);
+    copy_cols(rows, d.dqk, qf, d.dqk, a.Q, d.D, false);
+    if (d.rd) rope_forward(s->B, s->T, H, d.D, d.rd, s->rope_cos, s->rope_sin, a.Q);
+    for (size_t hh = 0; hh < H; hh++) {
+        copy_cols(BT, d.rd, kr, d.rd, a.K + hh * d.D, H * d.D, false);
+        copy_cols(BT, d.nd, kn + hh * d.nd, H * d.nd, a.K + hh * d.D + d.rd, H * d.D, false);
+    }
+    copy_cols(rows, d.hd, v, d.hd, a.V, d.D, false);
+    attn_shape as = shape_of(s);
+    attention_forward(&as, a.Q, a.K, a.V, a.att, a.lse);
+    copy_cols(rows, d.hd, a.att, d.D, a.att_c, d.hd, false);
+    if (c->attn_gate) attn_gate_forward(BT, C, H, d.hd, h, w[id.wg], a.att_c, a.gate, a.att_g);
+    linear_forward(BT, H * d.hd, C, c->attn_gate ? a.att_g : a.att_c, w[id.wo], out, true);
+}
+
+static void backward(const block_shape *s, float *const *w, float *const *dw, const float *h, const float *dout,
+                     float *dh, const float *saved, float *scratch) {
+    const model_config *c = s->cfg;
+    dims d = dims_of(c);
+    tensor_ids id = ids_of(c);
+    size_t BT = s->B * s->T, C = c->width, H = d.H, rows = BT * H, qkv = rows * d.D;
+    saved_views a;
+    carve(c, BT, (float *)saved, &a);
+    float *d_attc = scratch, *d_attg = d_attc + rows * d.hd, *d_gate = d_attg + rows * d.hd;
+    float *dATT = d_gate + rows, *dQ = dATT + qkv, *dK = dQ + qkv, *dV = dK + qkv, *dqf = dV + qkv;
+    float *dkn = dqf + rows * d.dqk, *dv = dkn + rows * d.nd, *dkr = dv + rows * d.hd, *dckv = dkr + BT * d.rd;
+    float *dckv_raw = dckv + BT * d.dc, *dcq = dckv_raw + BT * d.dc, *dcq_raw = dcq + BT * d.dcq;
+    if (c->attn_gate) {
+        linear_backward(BT, H * d.hd, C, a.att_g, w[id.wo], dout, dw[id.wo], d_attg, false);
+        attn_gate_backward(BT, H, d.hd, a.att_c, a.gate, d_attg, d_attc, d_gate);
+    } else {
+        linear_backward(BT, H * d.hd, C, a.att_c, w[id.wo], dout, dw[id.wo], d_attc, false);
+    }
+    memset(dATT, 0, qkv * sizeof *dATT);
+    copy_cols(rows, d.hd, d_attc, d.hd, dATT, d.D, false);
+    attn_shape as = shape_of(s);
+    attention_backward(&as, a.Q, a.K, a.V, a.att, a.lse, dATT, dQ, dK, dV);
+    if (d.rd) rope_backward(s->B, s->T, H, d.D, d.rd, s->rope_cos, s->rope_sin, dQ);
+    copy_cols(rows, d.dqk, dQ, d.D, dqf, d.dqk, false);
+    for (size_t hh = 0; hh < H; hh++) {
+        copy_cols(BT, d.rd, dK + hh * d.D, H * d.D, dkr, d.rd, hh > 0);
+        copy_cols(BT, d.nd, dK + hh * d.D + d.rd, H * d.D, dkn + hh * d.nd, H * d.nd, false);
+    }
+    if (d.rd) rope_backward(s->B, s->T, 1, d.rd, d.rd, s->rope_cos, s->rope_sin, dkr);
+    copy_cols(rows, d.hd, dV, d.D, dv, d.hd, false);
+    // Latent.
+    linear_backward(BT, d.dc, H * d.hd, a.ckv, w[id.wuv], dv, dw[id.wuv], dckv, false);
+    if (d.nd) linear_backward(BT, d.dc, H * d.nd, a.ckv, w[id.wuk], dkn, dw[id.wuk], dckv, true);
+    float *g_kv = dckv;
+    if (d.norm) {
+        rmsnorm_backward(BT, d.dc, a.ckv_raw, w[id.kv_norm], a.kv_rstd, dckv, dckv_raw, dw[id.kv_norm], false);
+        g_kv = dckv_raw;
+    }
+    // Queries (overwrite dh first), then the latent and rope-key projections.
+    if (d.dcq) {
+        linear_backward(BT, d.dcq, H * d.dqk, a.cq, w[id.wq], dqf, dw[id.wq], dcq, false);
+        float *g_q = dcq;
+        if (d.norm) {
+            rmsnorm_backward(BT, d.dcq, a.cq_raw, w[id.q_norm], a.q_rstd, dcq, dcq_raw, dw[id.q_norm], false);
+            g_q = dcq_raw;
+        }
+        linear_backward(BT, C, d.dcq, h, w[id.wdq], g_q, dw[id.wdq], dh, false);
+    } else {
+        linear_backward(BT, C, H * d.dqk, h, w[id.wq], dqf, dw[id.wq], dh, false);
+    }
+    linear_backward(BT, C, d.dc, h, w[id.wdkv], g_kv, dw[id.wdkv], dh, true);
+    if (d.rd) linear_backward(BT, C, d.rd, h, w[id.wkr], dkr, dw[id.wkr], dh, true);
+    if (c->attn_gate) linear_backward(BT, C, H, h, w[id.wg], d_gate, dw[id.wg], dh, true);
+}
+
+const block_module attn_mla_module = {
+    .name = "mla", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
+    .forward = forward, .backward = backward,
+};

@@ -1,0 +1,459 @@
+#include <math.h>
+#include <nettle/sha2.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/rng.h"
+#include "model/config.h"
+#include "optim/schedule.h"
+#include "scale/fit.h"
+#include "scale/flops.h"
+#include "scale/forecast.h"
+#include "scale/laws.h"
+#include "scale/rundir.h"
+
+#define N_BOOT 64
+#define FORECAST_VERSION 1
+
+typedef struct {
+    const ladder_spec *spec;
+    ladder_run *plan;
+    size_t n_plan;
+    rundir_run *runs;   // parallel to plan; n_steps == 0 for a run not read
+} ladder_data;
+
+static void ladder_data_free(ladder_data *d) {
+    for (size_t i = 0; d->runs && i < d->n_plan; i++) rundir_free(&d->runs[i]);
+    free(d->runs);
+    free(d->plan);
+}
+
+static sx_status read_ladder(const ladder_spec *spec, const char *dir, ladder_data *d) {
+    memset(d, 0, sizeof *d);
+    d->spec = spec;
+    sx_status st = ladder_plan(spec, &d->plan, &d->n_plan);
+    if (st) return st;
+    d->runs = calloc(d->n_plan, sizeof *d->runs);
+    if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < d->n_plan && !st; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
+        st = rundir_read(path, &d->runs[i]);
+        if (!st && !d->runs[i].done)
+            st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
+    }
+    return st;
+}
+
+// The validation loss logged at fraction f of a run (its eval at step round(f·total)), or NAN.
+static double loss_at_frac(const rundir_run *r, double f) {
+    size_t step = (size_t)llround(f * (double)r->total_steps);
+    for (size_t i = 0; i < r->n_evals; i++)
+        if (r->evals[i].step == step) return r->evals[i].val_loss;
+    return NAN;
+}
+
+// Seed means (and relative seed spread) of every rung at every fraction; rungs in plan order (largest
+// first). With pick != NULL, rung r averages seeds pick[r*S .. r*S+S) instead of 0..S-1 (bootstrap).
+static void rung_curves(const ladder_data *d, const size_t *pick, double *mean, double *sd_rel) {
+    const ladder_spec *s = d->spec;
+    size_t R = s->n_rungs, S = s->n_seeds, F = s->n_eval;
+    for (size_t r = 0; r < R; r++)
+        for (size_t f = 0; f < F; f++) {
+            double sum = 0, sq = 0;
+            for (size_t k = 0; k < S; k++) {
+                double v = loss_at_frac(&d->runs[r * S + (pick ? pick[r * S + k] : k)], s->eval_at[f]);
+                sum += v;
+                sq += v * v;
+            }
+            double m = sum / (double)S;
+            mean[r * F + f] = m;
+            if (sd_rel) sd_rel[r * F + f] = S > 1 ? sqrt(fmax(0, (sq - sum * m) / (double)(S - 1))) / m : 0;
+        }
+}
+
+static json_t *array_of(const double *x, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(x[i]));
+    return a;
+}
+
+// The lr array of a run (its logged per-step LR) bound as one curve at its evaluation steps.
+static sx_status curve_of(const rundir_run *r, size_t **steps_out, double **obs_out, law_curve *c) {
+    size_t *steps = malloc((r->n_evals ? r->n_evals : 1) * sizeof *steps);
+    double *obs = malloc((r->n_evals ? r->n_evals : 1) * sizeof *obs);
+    if (!steps || !obs) { free(steps); free(obs); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_evals; i++)
+        if (r->evals[i].step >= 1 && r->evals[i].step <= r->n_steps) {
+            steps[n] = r->evals[i].step - 1;
+            obs[n++] = r->evals[i].val_loss;
+        }
+    *c = (law_curve){.lr = r->lr, .n_steps = r->n_steps, .steps = steps, .n_points = n};
+    *steps_out = steps;
+    *obs_out = obs;
+    return SX_OK;
+}
+
+// Multi-power law fitted to every run (main runs and branches, all seeds) of rung `width`.
+static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **out) {
+    size_t n = 0, total = 0;
+    law_curve curves[LADDER_MAX_RUNGS * (1 + LADDER_MAX_BRANCHES)];
+    size_t *steps[LADDER_MAX_RUNGS * (1 + LADDER_MAX_BRANCHES)];
+    double *obs_parts[LADDER_MAX_RUNGS * (1 + LADDER_MAX_BRANCHES)];
+    sx_status st = SX_OK;
+    for (size_t i = 0; i < d->n_plan && !st && n < sizeof curves / sizeof *curves; i++) {
+        if (d->plan[i].width != width) continue;
+        st = curve_of(&d->runs[i], &steps[n], &obs_parts[n], &curves[n]);
+        if (!st) total += curves[n++].n_points;
+    }
+    double *obs = malloc((total ? total : 1) * sizeof *obs);
+    for (size_t c = 0, k = 0; c < n; c++)
+        for (size_t j = 0; j < curves[c].n_points; j++) obs[k++] = obs_parts[c][j];
+    fit_law law;
+    fit_result res;
+    fit_options fo;
+    fit_options_default(&fo);
+    if (!st) st = law_mpl_bind(curves, n, 1, &law);
+    if (!st) {
+        st = fit_law_run(&law, obs, NULL, &fo, &res);
+        if (!st) {
+            *out = json_pack("{s:I, s:o, s:f, s:f, s:I}", "width", (json_int_t)width, "params",
+                             array_of(res.params, res.n_params), "mean_abs_rel_err", res.mean_abs_rel,
+                             "max_abs_rel_err", res.max_abs_rel, "curves", (json_int_t)n);
+            fit_result_free(&res);
+        }
+        fit_law_free(&law);
+    }
+    for (size_t c = 0; c < n; c++) { free(steps[c]); free(obs_parts[c]); }
+    free(obs);
+    return st;
+}
+
+sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
+    ladder_data d;
+    sx_status st = read_ladder(spec, dir, &d);
+    if (st) { ladder_data_free(&d); return st; }
+    size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
+    if (R < 3) { ladder_data_free(&d); return sx_fail(SX_ERR_ARG, "%s: a forecast needs at least 3 rungs", spec->spec_path); }
+    double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), *x = malloc(R * sizeof *x);
+    fit_result *pf = calloc(F, sizeof *pf);
+    rung_curves(&d, NULL, mean, sd);
+    for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
+    for (size_t i = 0; i < R * F; i++)
+        if (!isfinite(mean[i])) st = sx_fail(SX_ERR_FORMAT, "%s: a run lacks an evaluation at one of the ladder's fractions", dir);
+    fit_options fo;
+    fit_options_default(&fo);
+    if (!st) st = fit_per_fraction(x, mean, R, F, &fo, pf);
+    // Bootstrap over seeds: each rung re-averages a resample of its seeds; the per-fraction fits are redone.
+    double *boot = malloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot), *bmean = malloc(R * F * sizeof *bmean);
+    size_t *pick = malloc(R * S * sizeof *pick);
+    rng_state rng;
+    rng_seed(&rng, 2024);
+    for (int b = 0; b < N_BOOT && !st && S > 1; b++) {
+        for (size_t i = 0; i < R * S; i++) pick[i] = rng_below(&rng, S);
+        rung_curves(&d, pick, bmean, NULL);
+        fit_result *bf = calloc(F, sizeof *bf);
+        sx_status bs = fit_per_fraction(x, bmean, R, F, &fo, bf);
+        for (size_t f = 0; f < F; f++) {
+            for (int j = 0; j < LAW_POW_NPARAM; j++)
+                boot[((size_t)b * F + f) * LAW_POW_NPARAM + j] = bs ? pf[f].params[j] : bf[f].params[j];
+            if (!bs) fit_result_free(&bf[f]);
+        }
+        free(bf);
+    }
+    json_t *doc = NULL;
+    if (!st) {
+        fit_law plaw;
+        law_power_bind(x, R, &plaw);
+        json_t *rungs = json_array(), *fracs = json_array(), *sched = json_array();
+        for (size_t r = 0; r < R; r++)
+            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[r * S].width,
+                                                   "descriptor", d.plan[r * S].descriptor, "flops", x[r], "steps",
+                                                   (json_int_t)d.plan[r * S].steps, "peak_lr", d.plan[r * S].lr, "loss",
+                                                   array_of(mean + r * F, F), "seed_sd_rel", array_of(sd + r * F, F)));
+        for (size_t f = 0; f < F; f++) {
+            json_t *bs = json_array();
+            for (int b = 0; b < N_BOOT && S > 1; b++) json_array_append_new(bs, array_of(boot + ((size_t)b * F + f) * LAW_POW_NPARAM, LAW_POW_NPARAM));
+            json_array_append_new(fracs, json_pack("{s:f, s:o, s:o, s:o}", "frac", spec->eval_at[f], "params",
+                                                   array_of(pf[f].params, LAW_POW_NPARAM), "fit",
+                                                   fit_result_to_json("loss_vs_compute", &plaw, &pf[f]), "boot", bs));
+        }
+        fit_law_free(&plaw);
+        for (size_t r = 0; r < R && !st; r++) {
+            json_t *sl = NULL;
+            sx_status ss = fit_schedule_law(&d, d.plan[r * S].width, &sl);
+            if (!ss) json_array_append_new(sched, sl);
+            else fprintf(stderr, "fit: schedule law for width %zu failed: %s\n", d.plan[r * S].width, sx_last_error());
+        }
+        model_config c;
+        model_config_parse(d.plan[0].descriptor, (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab")), &c);
+        doc = json_pack("{s:i, s:{s:s, s:s, s:s, s:f, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:o}, s:o, s:o, s:{s:s, s:o}}",
+                        "version", FORECAST_VERSION, "ladder", "name", spec->name, "spec", spec->spec_path, "schedule",
+                        spec->schedule, "warmup", spec->warmup, "seq", (json_int_t)spec->seq, "batch", (json_int_t)spec->batch,
+                        "tokens_per_param", spec->tokens_per_param, "vocab", (json_int_t)c.vocab, "lr", spec->lr,
+                        "lr_ref_width", spec->lr_ref_width, "lr_width_power", spec->lr_width_power, "fracs",
+                        array_of(spec->eval_at, F), "rungs", rungs, "per_fraction", fracs, "schedule_law", "law", "mpl",
+                        "per_rung", sched);
+        if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build fit.json");
+    }
+    for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
+    free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick);
+    ladder_data_free(&d);
+    *fit = doc;
+    return st;
+}
+
+static double num_at(json_t *a, size_t i) { return json_number_value(json_array_get(a, i)); }
+
+static void params_of(json_t *a, double *p, size_t n) {
+    for (size_t i = 0; i < n; i++) p[i] = num_at(a, i);
+}
+
+// LR per step of a schedule shape scaled to peak_lr over n steps with warmup as a fraction.
+static sx_status lr_array(const char *spec, long n, double warmup, double peak_lr, double *lr) {
+    lr_schedule s;
+    sx_status st = lr_schedule_parse(spec, n, &s);
+    char w[32];
+    long ws = lround(warmup * (double)n);
+    snprintf(w, sizeof w, "%ld", ws < 1 ? 1 : ws);
+    if (!st) st = lr_schedule_set_warmup(&s, w);
+    if (st) return st;
+    lr_schedule_fill(&s, lr, n);
+    for (long i = 0; i < n; i++) lr[i] *= peak_lr;
+    return SX_OK;
+}
+
+// Schedule-law ratio law(hero shape)/law(rung shape) at every fraction for one rung's fitted law.
+static sx_status schedule_ratio(json_t *fit, json_t *law, json_t *rung, const char *hero_sched, double warmup,
+                                double *ratio) {
+    json_t *ld = json_object_get(fit, "ladder"), *fr = json_object_get(ld, "fracs");
+    size_t F = json_array_size(fr);
+    long n = (long)json_integer_value(json_object_get(rung, "steps"));
+    double peak = json_number_value(json_object_get(rung, "peak_lr")), p[LAW_MPL_NPARAM];
+    params_of(json_object_get(law, "params"), p, LAW_MPL_NPARAM);
+    double *lr_r = malloc((size_t)n * sizeof *lr_r), *lr_h = malloc((size_t)n * sizeof *lr_h);
+    double *pr = malloc(F * sizeof *pr), *ph = malloc(F * sizeof *ph);
+    size_t *steps = malloc(F * sizeof *steps);
+    sx_status st = lr_array(json_string_value(json_object_get(ld, "schedule")), n,
+                            json_number_value(json_object_get(ld, "warmup")), peak, lr_r);
+    if (!st) st = lr_array(hero_sched, n, warmup, peak, lr_h);
+    if (!st) {
+        for (size_t f = 0; f < F; f++) {
+            long s = lround(num_at(fr, f) * (double)n) - 1;
+            steps[f] = (size_t)(s < 0 ? 0 : s);
+        }
+        law_sched *a = law_sched_new(lr_r, (size_t)n), *b = law_sched_new(lr_h, (size_t)n);
+        if (!a || !b) st = SX_ERR_NOMEM;
+        else {
+            law_mpl_predict(p, a, steps, F, pr);
+            law_mpl_predict(p, b, steps, F, ph);
+            for (size_t f = 0; f < F; f++) ratio[f] = ph[f] / pr[f];
+        }
+        law_sched_free(a);
+        law_sched_free(b);
+    }
+    free(lr_r); free(lr_h); free(pr); free(ph); free(steps);
+    return st;
+}
+
+static void sha256_hex(const char *text, char out[65]) {
+    struct sha256_ctx ctx;
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_init(&ctx);
+    sha256_update(&ctx, strlen(text), (const uint8_t *)text);
+    sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+    for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(out + 2 * i, "%02x", digest[i]);
+}
+
+// Hash of the document without its "sha256" member, keys sorted, full precision.
+static void forecast_hash(json_t *doc, char out[65]) {
+    json_t *copy = json_deep_copy(doc);
+    json_object_del(copy, "sha256");
+    char *text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    sha256_hex(text ? text : "", out);
+    free(text);
+    json_decref(copy);
+}
+
+sx_status forecast_verify_hash(json_t *forecast, const char *path) {
+    char h[65];
+    forecast_hash(forecast, h);
+    const char *stored = json_string_value(json_object_get(forecast, "sha256"));
+    if (!stored || strcmp(stored, h))
+        return sx_fail(SX_ERR_FORMAT, "%s: sha256 does not match its content (edited after it was frozen?)", path);
+    return SX_OK;
+}
+
+sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
+    json_t *ld = json_object_get(fit, "ladder"), *fr = json_object_get(ld, "fracs"), *pf = json_object_get(fit, "per_fraction");
+    json_t *rungs = json_object_get(fit, "rungs"), *laws = json_object_get(json_object_get(fit, "schedule_law"), "per_rung");
+    size_t F = json_array_size(fr), R = json_array_size(rungs);
+    if (!F || json_array_size(pf) != F || !R) return sx_fail(SX_ERR_FORMAT, "fit.json: missing per-fraction fits");
+    long batch = hero->batch > 0 ? hero->batch : (long)json_integer_value(json_object_get(ld, "batch"));
+    long seq = hero->seq > 0 ? hero->seq : (long)json_integer_value(json_object_get(ld, "seq"));
+    const char *rung_sched = json_string_value(json_object_get(ld, "schedule"));
+    const char *sched = hero->schedule && *hero->schedule ? hero->schedule : rung_sched;
+    double warmup = hero->warmup >= 0 ? hero->warmup : json_number_value(json_object_get(ld, "warmup"));
+    model_config c;
+    sx_status st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c);
+    if (st) return st;
+    long steps = lround(hero->tokens / (double)(batch * seq));
+    if (steps < 1) return sx_fail(SX_ERR_ARG, "--tokens %.0f is less than one batch of %ld x %ld", hero->tokens, batch, seq);
+    double C = model_flops_count(&c, (size_t)seq).train_per_token * (double)steps * (double)(batch * seq);
+    bool same_schedule = !strcmp(sched, rung_sched);
+    // Schedule ratio from every rung with a fitted law: the largest rung's value, the spread across rungs.
+    double *ratio = malloc(F * sizeof *ratio), *rsum = calloc(F, sizeof *rsum), *rsq = calloc(F, sizeof *rsq), *tmp = malloc(F * sizeof *tmp);
+    size_t nr = 0;
+    for (size_t f = 0; f < F; f++) ratio[f] = 1;
+    for (size_t i = 0; i < json_array_size(laws) && !same_schedule && !st; i++) {
+        json_t *law = json_array_get(laws, i), *rung = NULL;
+        for (size_t r = 0; r < R; r++)
+            if (json_integer_value(json_object_get(json_array_get(rungs, r), "width")) == json_integer_value(json_object_get(law, "width")))
+                rung = json_array_get(rungs, r);
+        if (!rung || (st = schedule_ratio(fit, law, rung, sched, warmup, tmp))) continue;
+        if (nr == 0) memcpy(ratio, tmp, F * sizeof *tmp);
+        for (size_t f = 0; f < F; f++) { rsum[f] += tmp[f]; rsq[f] += tmp[f] * tmp[f]; }
+        nr++;
+    }
+    if (!st && !same_schedule && !nr) st = sx_fail(SX_ERR_ARG, "fit.json has no schedule law: cannot forecast a different schedule");
+    json_t *points = json_array();
+    double p[LAW_POW_NPARAM];
+    for (size_t f = 0; f < F && !st; f++) {
+        json_t *e = json_array_get(pf, f), *boot = json_object_get(e, "boot");
+        params_of(json_object_get(e, "params"), p, LAW_POW_NPARAM);
+        double pred = law_power_eval(p, C), bs = 0, bq = 0;
+        size_t B = json_array_size(boot);
+        for (size_t b = 0; b < B; b++) {
+            double q[LAW_POW_NPARAM];
+            params_of(json_array_get(boot, b), q, LAW_POW_NPARAM);
+            double v = law_power_eval(q, C) / pred;
+            bs += v;
+            bq += v * v;
+        }
+        double s_boot = B > 1 ? sqrt(fmax(0, (bq - bs * bs / (double)B) / (double)(B - 1))) : 0, s_seed = 0;
+        for (size_t r = 0; r < R; r++) s_seed += num_at(json_object_get(json_array_get(rungs, r), "seed_sd_rel"), f) / (double)R;
+        double s_sched = nr > 1 ? sqrt(fmax(0, (rsq[f] - rsum[f] * rsum[f] / (double)nr) / (double)(nr - 1))) / ratio[f] : 0;
+        double loss = pred * ratio[f], sigma = sqrt(s_boot * s_boot + s_seed * s_seed + s_sched * s_sched);
+        double frac = num_at(fr, f);
+        json_array_append_new(points, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
+                                                (json_int_t)lround(frac * (double)steps), "loss", loss, "lo", loss * (1 - 2 * sigma),
+                                                "hi", loss * (1 + 2 * sigma), "scale_only", pred, "schedule_ratio", ratio[f],
+                                                "sigma_fit", s_boot, "sigma_seed", sqrt(s_seed * s_seed + s_sched * s_sched)));
+    }
+    free(ratio); free(rsum); free(rsq); free(tmp);
+    if (st) { json_decref(points); return st; }
+    json_t *doc = json_pack("{s:i, s:{s:s, s:f, s:I, s:I, s:I, s:s, s:f, s:f}, s:{s:s, s:s, s:b, s:I}, s:o}",
+                            "version", FORECAST_VERSION, "hero", "model", c.descriptor, "tokens", hero->tokens, "steps",
+                            (json_int_t)steps, "batch", (json_int_t)batch, "seq", (json_int_t)seq, "schedule", sched, "warmup",
+                            warmup, "flops", C, "method", "ladder", json_string_value(json_object_get(ld, "name")),
+                            "rung_schedule", rung_sched, "schedule_change", !same_schedule, "rungs_with_schedule_law",
+                            (json_int_t)nr, "points", points);
+    char h[65];
+    forecast_hash(doc, h);
+    json_object_set_new(doc, "sha256", json_string(h));
+    *out = doc;
+    return SX_OK;
+}
+
+sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p) {
+    memset(p, 0, sizeof *p);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    sx_status st = forecast_verify_hash(doc, path);
+    json_t *pts = json_object_get(doc, "points");
+    long steps = (long)json_integer_value(json_object_get(json_object_get(doc, "hero"), "steps"));
+    if (!st && steps != total_steps)
+        st = sx_fail(SX_ERR_MISMATCH, "%s: forecast is for a run of %ld steps, this run has %ld", path, steps, total_steps);
+    size_t n = json_array_size(pts);
+    if (!st && !n) st = sx_fail(SX_ERR_FORMAT, "%s: no forecast points", path);
+    if (!st) {
+        p->n = n;
+        p->step = malloc(n * sizeof *p->step);
+        p->frac = malloc(n * sizeof *p->frac);
+        p->loss = malloc(n * sizeof *p->loss);
+        p->lo = malloc(n * sizeof *p->lo);
+        p->hi = malloc(n * sizeof *p->hi);
+        for (size_t i = 0; i < n; i++) {
+            json_t *e = json_array_get(pts, i);
+            p->step[i] = (long)json_integer_value(json_object_get(e, "step"));
+            p->frac[i] = json_number_value(json_object_get(e, "frac"));
+            p->loss[i] = json_number_value(json_object_get(e, "loss"));
+            p->lo[i] = json_number_value(json_object_get(e, "lo"));
+            p->hi[i] = json_number_value(json_object_get(e, "hi"));
+            if (!(p->loss[i] > 0) || p->step[i] < 1) st = sx_fail(SX_ERR_FORMAT, "%s: point %zu is malformed", path, i);
+        }
+    }
+    json_decref(doc);
+    if (st) forecast_points_free(p);
+    return st;
+}
+
+void forecast_points_free(forecast_points *p) {
+    free(p->step); free(p->frac); free(p->loss); free(p->lo); free(p->hi);
+    memset(p, 0, sizeof *p);
+}
+
+long forecast_points_find(const forecast_points *p, long step) {
+    for (size_t i = 0; i < p->n; i++)
+        if (p->step[i] == step) return (long)i;
+    return -1;
+}
+
+sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report) {
+    rundir_run run;
+    sx_status st = rundir_read(run_dir, &run);
+    if (st) return st;
+    json_t *pts = json_object_get(forecast, "points"), *rows = json_array();
+    size_t n = 0, inside = 0, n_late = 0;
+    double sum_late = 0, max_late = 0, width = 0, final_err = NAN;
+    for (size_t i = 0; i < json_array_size(pts); i++) {
+        json_t *e = json_array_get(pts, i);
+        size_t step = (size_t)json_integer_value(json_object_get(e, "step"));
+        double pred = json_number_value(json_object_get(e, "loss")), lo = json_number_value(json_object_get(e, "lo"));
+        double hi = json_number_value(json_object_get(e, "hi")), frac = json_number_value(json_object_get(e, "frac")), obs = NAN;
+        for (size_t k = 0; k < run.n_evals; k++)
+            if (run.evals[k].step == step) obs = run.evals[k].val_loss;
+        if (!isfinite(obs)) continue;
+        double err = (pred - obs) / obs;
+        bool in = obs >= lo && obs <= hi;
+        n++;
+        inside += in;
+        width += (hi - lo) / pred;
+        if (frac > 0.1 + 1e-9) {
+            n_late++;
+            sum_late += fabs(err);
+            max_late = fmax(max_late, fabs(err));
+        }
+        if (fabs(frac - 1) < 1e-9) final_err = err;
+        json_array_append_new(rows, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:b}", "frac", frac, "step", (json_int_t)step,
+                                              "observed", obs, "forecast", pred, "lo", lo, "hi", hi, "rel_err", err, "inside", in));
+    }
+    rundir_free(&run);
+    if (!n) { json_decref(rows); return sx_fail(SX_ERR_MISMATCH, "%s: none of the forecast's evaluation steps were logged", run_dir); }
+    *report = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o}", "run", run_dir, "forecast_sha256",
+                        json_string_value(json_object_get(forecast, "sha256")), "points", (json_int_t)n,
+                        "mean_abs_rel_err_after_10pct", n_late ? sum_late / (double)n_late : NAN, "max_abs_rel_err_after_10pct",
+                        max_late, "final_rel_err", final_err, "inside_band_frac", (double)inside / (double)n, "mean_band_width_rel",
+                        width / (double)n, "rows", rows);
+    return SX_OK;
+}
+
+void forecast_print_report(FILE *out, json_t *r) {
+    json_t *rows = json_object_get(r, "rows");
+    fprintf(out, "%6s %7s %9s %9s %9s %8s  %s\n", "frac", "step", "observed", "forecast", "band±", "error", "in band");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *e = json_array_get(rows, i);
+        double f = json_number_value(json_object_get(e, "forecast"));
+        fprintf(out, "%6.3f %7lld %9.4f %9.4f %8.2f%% %+7.2f%%  %s\n", json_number_value(json_object_get(e, "frac")),
+                (long long)json_integer_value(json_object_get(e, "step")), json_number_value(json_object_get(e, "observed")), f,
+                50 * (json_number_value(json_object_get(e, "hi")) - json_number_value(json_object_get(e, "lo"))) / f,
+                100 * json_number_value(json_object_get(e, "rel_err")), json_is_true(json_object_get(e, "inside")) ? "yes" : "NO");
+    }
+    fprintf(out, "points %lld | mean |error| after 10%%: %.2f%% | worst: %.2f%% | final loss error: %+.2f%% | inside band: %.0f%% | mean band width: ±%.2f%%\n",
+            (long long)json_integer_value(json_object_get(r, "points")),
+            100 * json_number_value(json_object_get(r, "mean_abs_rel_err_after_10pct")),
+            100 * json_number_value(json_object_get(r, "max_abs_rel_err_after_10pct")),
+            100 * json_number_value(json_object_get(r, "final_rel_err")), 100 * json_number_value(json_object_get(r, "inside_band_frac")),
+            50 * json_number_value(json_object_get(r, "mean_band_width_rel")));
+}

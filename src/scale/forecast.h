@@ -1,0 +1,53 @@
+// forecast: from a finished ladder to a forecast of a larger "hero" run's whole validation-loss curve,
+// and the check of a run against a forecast. Method (docs/FORECAST.md):
+//   scale:    at every shared training fraction f, L_f(C) = Linf_f + A_f·C^-alpha_f across rungs (rung =
+//             seed-mean of its runs; C = the rung's whole-run training FLOPs), evaluated at the hero's C;
+//   schedule: when the hero's schedule differs from the rungs', each rung's curves (main runs and cooldown
+//             branches) fit a schedule law (multi-power law), and the forecast is multiplied by
+//             law(hero schedule)/law(rung schedule) at f, taken from the largest rung;
+//   band:     ±2σ with σ² = seed-bootstrap spread of the per-fraction extrapolation + the hero's own seed
+//             noise (the rungs' seed-to-seed spread) + the spread of the schedule ratio across rungs.
+// Not responsible for training (the ladder) or the fitting engine (scale/fit.h).
+#ifndef SEXTANT_FORECAST_H
+#define SEXTANT_FORECAST_H
+#include <stdio.h>
+#include <jansson.h>
+#include "core/status.h"
+#include "scale/ladder.h"
+
+// Reads every run of the ladder's plan under ladder_dir (main runs must be finished) and fits the laws.
+// *fit receives a new JSON document (the content of fit.json).
+sx_status forecast_fit_ladder(const ladder_spec *spec, const char *ladder_dir, json_t **fit);
+
+typedef struct {
+    const char *model;     // descriptor
+    double tokens;         // training tokens
+    long batch, seq;       // 0: the ladder's
+    const char *schedule;  // lr_schedule spec; "" = the ladder's
+    double warmup;         // fraction; < 0: the ladder's
+} hero_spec;
+
+// The forecast document (forecast.json): hero, method, per-point {frac, step, loss, lo, hi} and a SHA-256
+// of its canonical form ("sha256") so it can be preregistered. *out receives a new reference.
+sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out);
+// Recomputes the hash of a forecast document and compares it with the stored one.
+sx_status forecast_verify_hash(json_t *forecast, const char *path);
+
+// Forecast points for a run of total_steps steps (the trainer's view while it trains).
+typedef struct {
+    size_t n;
+    long *step;
+    double *frac, *loss, *lo, *hi;
+} forecast_points;
+sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p);
+void forecast_points_free(forecast_points *p);
+// Index of the point at step, or -1.
+long forecast_points_find(const forecast_points *p, long step);
+
+// Compares a run's evaluations with the forecast: per point relative error and inside-band flag; mean and
+// max |relative error| over points after the first 10%, final-loss error, fraction inside the band, mean
+// band width. *report receives a new reference.
+sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report);
+void forecast_print_report(FILE *out, json_t *report);
+
+#endif

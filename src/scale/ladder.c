@@ -1,0 +1,401 @@
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "core/fsutil.h"
+#include "data/shard.h"
+#include "model/config.h"
+#include "optim/schedule.h"
+#include "scale/flops.h"
+#include "scale/ladder.h"
+
+static void spec_defaults(ladder_spec *s) {
+    memset(s, 0, sizeof *s);
+    strcpy(s->name, "ladder");
+    strcpy(s->schedule, "wsd:decay=0.2");
+    strcpy(s->optimizer, "adamw");
+    s->n_seeds = 2;
+    s->seq = 128;
+    s->batch = 16;
+    s->eval_batches = 32;
+    s->tokens_per_param = 20;
+    s->lr = 3e-3;
+    s->lr_ref_width = 128;
+    s->lr_width_power = 1;
+    s->muon_lr = 0.02;
+    s->warmup = 0.02;
+    // Every 5% of the run, plus every 2% in the last 20% where a WSD decay moves the loss fastest.
+    for (int i = 1; i <= 16; i++) s->eval_at[s->n_eval++] = 0.05 * i;
+    for (int i = 41; i <= 50; i++) s->eval_at[s->n_eval++] = 0.02 * i;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// Parses "a,b,c" or "a b c" numbers into out (at most max); returns the count or -1.
+static long parse_numbers(char *text, double *out, size_t max) {
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(text, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+        char *end;
+        double v = strtod(tok, &end);
+        if (*end || !isfinite(v) || n == max) return -1;
+        out[n++] = v;
+    }
+    return (long)n;
+}
+
+static sx_status set_key(ladder_spec *s, const char *path, int line, const char *key, char *val) {
+    double num[LADDER_MAX_FRACS];
+    long n;
+#define BAD(what) sx_fail(SX_ERR_FORMAT, "%s:%d: %s: %s", path, line, key, what)
+#define COPY(field) do { if (strlen(val) >= sizeof s->field) return BAD("too long"); strcpy(s->field, val); return SX_OK; } while (0)
+#define NUMBER(field, lo) do { char *e; double v = strtod(val, &e); if (*e || !isfinite(v) || v < (lo)) return BAD("expected a number"); s->field = v; return SX_OK; } while (0)
+    if (!strcmp(key, "name")) COPY(name);
+    if (!strcmp(key, "train")) COPY(train);
+    if (!strcmp(key, "val")) COPY(val);
+    if (!strcmp(key, "model")) COPY(model);
+    if (!strcmp(key, "schedule")) COPY(schedule);
+    if (!strcmp(key, "optimizer")) COPY(optimizer);
+    if (!strcmp(key, "extra")) COPY(extra);
+    if (!strcmp(key, "seeds")) NUMBER(n_seeds, 1);
+    if (!strcmp(key, "seq")) NUMBER(seq, 1);
+    if (!strcmp(key, "batch")) NUMBER(batch, 1);
+    if (!strcmp(key, "eval_batches")) NUMBER(eval_batches, 1);
+    if (!strcmp(key, "tokens_per_param")) NUMBER(tokens_per_param, 1e-9);
+    if (!strcmp(key, "lr")) NUMBER(lr, 0);
+    if (!strcmp(key, "muon_lr")) NUMBER(muon_lr, 0);
+    if (!strcmp(key, "lr_ref_width")) NUMBER(lr_ref_width, 1);
+    if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10);
+    if (!strcmp(key, "warmup")) NUMBER(warmup, 0);
+    if (!strcmp(key, "widths") || !strcmp(key, "budgets")) {
+        if ((n = parse_numbers(val, num, LADDER_MAX_RUNGS)) <= 0) return BAD("expected 1 to 32 numbers");
+        s->n_rungs = (size_t)n;
+        for (long i = 0; i < n; i++) {
+            if (num[i] <= 0) return BAD("values must be positive");
+            if (key[0] == 'w') s->widths[i] = (size_t)num[i];
+            else s->budgets[i] = num[i];
+        }
+        return SX_OK;
+    }
+    if (!strcmp(key, "eval_at")) {
+        if ((n = parse_numbers(val, num, LADDER_MAX_FRACS)) <= 0) return BAD("expected fractions");
+        for (long i = 0; i < n; i++)
+            if (!(num[i] > 0 && num[i] <= 1)) return BAD("fractions must lie in (0, 1]");
+        qsort(num, (size_t)n, sizeof *num, cmp_double);
+        memcpy(s->eval_at, num, (size_t)n * sizeof *num);
+        s->n_eval = (size_t)n;
+        return SX_OK;
+    }
+    if (!strcmp(key, "branches")) {
+        s->n_branches = 0;
+        for (char *save = NULL, *tok = strtok_r(val, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+            ladder_branch *b = &s->branches[s->n_branches];
+            char shape[16];
+            if (s->n_branches == LADDER_MAX_BRANCHES || sscanf(tok, "%lf:%lf:%15s", &b->from, &b->length, shape) != 3 ||
+                !(b->from > 0 && b->length > 0 && b->from + b->length <= 1) ||
+                (strcmp(shape, "linear") && strcmp(shape, "cosine") && strcmp(shape, "sqrt")))
+                return BAD("expected FROM:LENGTH:SHAPE with fractions and shape linear|cosine|sqrt");
+            strcpy(b->shape, shape);
+            s->n_branches++;
+        }
+        return SX_OK;
+    }
+    return BAD("unknown key");
+#undef BAD
+#undef COPY
+#undef NUMBER
+}
+
+sx_status ladder_spec_read(const char *path, ladder_spec *s) {
+    spec_defaults(s);
+    snprintf(s->spec_path, sizeof s->spec_path, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int no = 0;
+    sx_status st = SX_OK;
+    while (!st && getline(&line, &cap, f) > 0) {
+        no++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = 0;
+        char *key = strtok(line, " \t\r\n");
+        if (!key) continue;
+        char *val = strtok(NULL, "\r\n");
+        while (val && (*val == ' ' || *val == '\t')) val++;
+        if (!val || !*val) st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s needs a value", path, no, key);
+        else st = set_key(s, path, no, key, val);
+    }
+    free(line);
+    fclose(f);
+    if (st) return st;
+    if (!*s->model || !strstr(s->model, "{width}"))
+        return sx_fail(SX_ERR_FORMAT, "%s: 'model' must be a descriptor template containing {width}", path);
+    if (!s->n_rungs) return sx_fail(SX_ERR_FORMAT, "%s: give the rungs with 'widths' or 'budgets'", path);
+    if (!*s->train) return sx_fail(SX_ERR_FORMAT, "%s: 'train' (a token shard) is required", path);
+    if (s->n_branches && strncmp(s->schedule, "wsd", 3))
+        return sx_fail(SX_ERR_FORMAT, "%s: cooldown branches need a wsd schedule", path);
+    return SX_OK;
+}
+
+static sx_status data_vocab(const char *spec, size_t *vocab) {
+    if (!strncmp(spec, "synthetic:", 10)) {
+        *vocab = (size_t)strtoul(spec + 10, NULL, 10);
+        return SX_OK;
+    }
+    shard_file sh;
+    sx_status st = shard_open(&sh, spec, 0);
+    if (st) return st;
+    *vocab = sh.h.vocab_size;
+    shard_close(&sh);
+    return SX_OK;
+}
+
+static sx_status rung_config(const ladder_spec *s, size_t width, size_t vocab, model_config *c) {
+    char desc[160], *at = strstr(s->model, "{width}");
+    snprintf(desc, sizeof desc, "%.*s%zu%s", (int)(at - s->model), s->model, width, at + 7);
+    return model_config_parse(desc, vocab, c);
+}
+
+// Whole-run compute and steps of a rung at this width.
+static double rung_compute(const ladder_spec *s, const model_config *c, long *steps) {
+    model_flops f = model_flops_count(c, s->seq);
+    double tokens = s->tokens_per_param * f.params_nonembed;
+    *steps = lround(tokens / (double)(s->batch * s->seq));
+    if (*steps < 1) *steps = 1;
+    return f.train_per_token * (double)*steps * (double)(s->batch * s->seq);
+}
+
+static sx_status width_for_budget(const ladder_spec *s, double budget, size_t vocab, size_t *width) {
+    double best = INFINITY;
+    *width = 0;
+    for (size_t w = 16; w <= 4096; w += 16) {
+        model_config c;
+        long steps;
+        if (rung_config(s, w, vocab, &c) != SX_OK) continue;
+        double err = fabs(log(rung_compute(s, &c, &steps) / budget));
+        if (err < best) { best = err; *width = w; }
+    }
+    return *width ? SX_OK : sx_fail(SX_ERR_ARG, "%s: no width fits the model template", s->spec_path);
+}
+
+static void join_fracs(char *out, size_t size, const double *f, size_t n, double scale) {
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(out + len, size - len, "%s%.6g", i ? "," : "", f[i] * scale);
+}
+
+sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
+    size_t vocab;
+    sx_status st = data_vocab(s->train, &vocab);
+    if (st) return st;
+    lr_schedule shape;
+    if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
+    size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches);
+    ladder_run *r = calloc(cap, sizeof *r);
+    if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    size_t widths[LADDER_MAX_RUNGS];
+    for (size_t i = 0; i < s->n_rungs && !st; i++)
+        st = s->budgets[0] > 0 ? width_for_budget(s, s->budgets[i], vocab, &widths[i]) : SX_OK;
+    if (!s->budgets[0] || s->budgets[0] <= 0) memcpy(widths, s->widths, sizeof widths);
+    size_t k = 0;
+    for (size_t i = s->n_rungs; i-- > 0 && !st;) {   // largest rung first: it takes longest
+        model_config c;
+        if ((st = rung_config(s, widths[i], vocab, &c))) break;
+        long steps;
+        double flops = rung_compute(s, &c, &steps);
+        double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
+        for (size_t seed = 1; seed <= s->n_seeds; seed++) {
+            ladder_run *x = &r[k++];
+            snprintf(x->dir, sizeof x->dir, "w%zu-s%zu", widths[i], seed);
+            snprintf(x->descriptor, sizeof x->descriptor, "%s", c.descriptor);
+            x->width = widths[i];
+            x->seed = seed;
+            x->steps = x->parent_steps = steps;
+            x->warmup_steps = lround(s->warmup * (double)steps);
+            if (x->warmup_steps < 1) x->warmup_steps = 1;
+            x->branch = -1;
+            x->lr = s->lr * lr_scale;
+            x->muon_lr = s->muon_lr * lr_scale;
+            x->flops = flops;
+            snprintf(x->schedule, sizeof x->schedule, "%s", s->schedule);
+            join_fracs(x->eval_at, sizeof x->eval_at, s->eval_at, s->n_eval, 1);
+            double from[LADDER_MAX_BRANCHES];
+            for (size_t b = 0; b < s->n_branches; b++) from[b] = s->branches[b].from;
+            join_fracs(x->save_at, sizeof x->save_at, from, s->n_branches, 1);
+        }
+    }
+    size_t mains = k;
+    for (size_t m = 0; m < mains && !st; m++) {
+        for (size_t b = 0; b < s->n_branches; b++) {
+            const ladder_branch *br = &s->branches[b];
+            ladder_run *x = &r[k++];
+            *x = r[m];
+            snprintf(x->dir, sizeof x->dir, "%s-b%zu", r[m].dir, b);
+            x->branch = (int)b;
+            x->save_at[0] = 0;
+            long s0 = lround(br->from * (double)r[m].steps), d = lround(br->length * (double)r[m].steps);
+            if (d < 1) d = 1;
+            x->steps = s0 + d;
+            x->flops = r[m].flops * (double)x->steps / (double)r[m].steps;
+            snprintf(x->schedule, sizeof x->schedule, "wsd:decay=%.9g,shape=%s,min=%.9g", (double)d / (double)x->steps,
+                     br->shape, shape.min_ratio);
+            double ev[16];
+            for (int j = 1; j <= 8; j++) ev[j - 1] = ((double)s0 + (double)d * j / 8) / (double)x->steps;
+            join_fracs(x->eval_at, sizeof x->eval_at, ev, 8, 1);
+        }
+    }
+    if (st) { free(r); return st; }
+    *runs = r;
+    *n = k;
+    return SX_OK;
+}
+
+static bool file_exists(const char *dir, const char *run, const char *name) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s/%s", dir, run, name);
+    return access(p, F_OK) == 0;
+}
+
+// argv for `exe train ...` of run x (strings in buf).
+static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_run *parent, const char *out_dir,
+                      const char *exe, int threads, char *buf, size_t size, char **argv, int max) {
+    int argc = 0;
+    size_t used = 0;
+#define ARG(...) do { argv[argc++] = buf + used; used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__) + 1; } while (0)
+    ARG("%s", exe); ARG("train");
+    ARG("--model"); ARG("%s", x->descriptor);
+    ARG("--train"); ARG("%s", s->train);
+    if (*s->val) { ARG("--val"); ARG("%s", s->val); }
+    ARG("--batch"); ARG("%zu", s->batch);
+    ARG("--seq"); ARG("%zu", s->seq);
+    ARG("--steps"); ARG("%ld", x->steps);
+    ARG("--schedule"); ARG("%s", x->schedule);
+    ARG("--warmup"); ARG("%ld", x->warmup_steps);
+    ARG("--optimizer"); ARG("%s", s->optimizer);
+    ARG("--lr"); ARG("%.9g", x->lr);
+    ARG("--muon-lr"); ARG("%.9g", x->muon_lr);
+    ARG("--seed"); ARG("%zu", x->seed);
+    ARG("--eval-at"); ARG("%s", x->eval_at);
+    ARG("--eval-batches"); ARG("%zu", s->eval_batches);
+    ARG("--threads"); ARG("%d", threads);
+    ARG("--out"); ARG("%s/%s", out_dir, x->dir);
+    ARG("--quiet");
+    if (*x->save_at) { ARG("--save-at"); ARG("%s", x->save_at); }
+    if (parent) { ARG("--branch-from"); ARG("%s/%s/ckpt-%ld.sxt", out_dir, parent->dir, lround(s->branches[x->branch].from * (double)parent->steps)); }
+    if (file_exists(out_dir, x->dir, "checkpoint.sxt")) ARG("--resume");
+    char extra[1024];
+    snprintf(extra, sizeof extra, "%s", s->extra);
+    for (char *save = NULL, *tok = strtok_r(extra, " \t", &save); tok && argc < max - 1; tok = strtok_r(NULL, " \t", &save))
+        ARG("%s", tok);
+#undef ARG
+    argv[argc] = NULL;
+    return argc;
+}
+
+static pid_t spawn(char **argv, const char *log_path) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    execv(argv[0], argv);
+    _exit(127);
+}
+
+sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
+    ladder_run *runs;
+    size_t n;
+    sx_status st = ladder_plan(s, &runs, &n);
+    if (st) return st;
+    if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
+    if ((st = fs_mkdir_p(out_dir))) { free(runs); return st; }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = (int)(cores / jobs > 0 ? cores / jobs : 1);
+    enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
+    pid_t *pids = calloc(n, sizeof *pids);
+    size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0;
+    for (size_t i = 0; i < n; i++)
+        if (file_exists(out_dir, runs[i].dir, "DONE") || (only >= 0 && (long)i != only)) { state[i] = FINISHED; done++; }
+    fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
+    while (done + failed < n) {
+        for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
+            if (state[i] != WAITING) continue;
+            const ladder_run *parent = runs[i].branch >= 0 ? &runs[(i - mains) / s->n_branches] : NULL;
+            if (parent && state[parent - runs] != FINISHED) {
+                if (state[parent - runs] == FAILED) { state[i] = FAILED; failed++; }
+                continue;
+            }
+            char dir[4096], log[4200], buf[8192], *argv[96];
+            snprintf(dir, sizeof dir, "%s/%s", out_dir, runs[i].dir);
+            mkdir(dir, 0755);
+            snprintf(log, sizeof log, "%s/train.log", dir);
+            build_argv(s, &runs[i], parent, out_dir, exe, threads, buf, sizeof buf, argv, 96);
+            pids[i] = spawn(argv, log);
+            if (pids[i] < 0) { state[i] = FAILED; failed++; continue; }
+            state[i] = RUNNING;
+            running++;
+            fprintf(stderr, "  start  %-16s %s, %ld steps, %.3g FLOPs\n", runs[i].dir, runs[i].descriptor, runs[i].steps, runs[i].flops);
+        }
+        if (!running) break;
+        int status;
+        pid_t pid = wait(&status);
+        for (size_t i = 0; i < n; i++) {
+            if (state[i] != RUNNING || pids[i] != pid) continue;
+            running--;
+            bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+            state[i] = ok ? FINISHED : FAILED;
+            ok ? done++ : failed++;
+            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu)\n", runs[i].dir, done, n);
+            else fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", runs[i].dir, out_dir, runs[i].dir);
+        }
+    }
+    free(state);
+    free(pids);
+    free(runs);
+    return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
+}
+
+sx_status ladder_print_status(const ladder_spec *s, const char *out_dir) {
+    ladder_run *runs;
+    size_t n;
+    sx_status st = ladder_plan(s, &runs, &n);
+    if (st) return st;
+    printf("%-18s %-28s %8s %12s %9s  %s\n", "run", "model", "steps", "FLOPs", "val_loss", "state");
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/metrics.jsonl", out_dir, runs[i].dir);
+        long last = 0;
+        double val = NAN;
+        FILE *f = fopen(path, "r");
+        char *line = NULL;
+        size_t cap = 0;
+        while (f && getline(&line, &cap, f) > 0) {
+            json_t *j = json_loads(line, 0, NULL);
+            if (!j) continue;
+            last = (long)json_integer_value(json_object_get(j, "step"));
+            json_t *v = json_object_get(j, "val_loss");
+            if (v) val = json_number_value(v);
+            json_decref(j);
+        }
+        free(line);
+        if (f) fclose(f);
+        const char *state = file_exists(out_dir, runs[i].dir, "DONE") ? "done" : last ? "partial" : "not started";
+        printf("%-18s %-28s %4ld/%-4ld %12.3g %9.4f  %s\n", runs[i].dir, runs[i].descriptor, last, runs[i].steps,
+               runs[i].flops, val, state);
+    }
+    free(runs);
+    return SX_OK;
+}

@@ -1,0 +1,76 @@
+// ladder: a scaling ladder — one recipe trained at several sizes (and seeds), plus optional cooldown
+// branches off each run's stable phase — described by a plain-text spec and run as `sextant train`
+// processes. Responsible for the spec, the plan (which runs, with which flags, in which directory), running
+// the plan (skipping finished runs, resuming interrupted ones, several at once), and its status.
+// Not responsible for training itself (train/) or fitting (scale/fit.h, scale/forecast.h).
+//
+// Spec: one "key value..." per line, '#' starts a comment. Keys (defaults in brackets):
+//   name NAME                   ladder name [ladder]
+//   train PATH | val PATH       token shards (or synthetic:V)
+//   model TEMPLATE              descriptor with {width}, e.g. d3-hd32-w{width}
+//   widths W1 W2 ...            rungs by width, or:
+//   budgets C1 C2 ...           rungs by training compute (FLOPs): the width (a multiple of 16) whose
+//                               compute at tokens_per_param is closest
+//   seeds N                     seeds 1..N per rung [2]
+//   tokens_per_param R          training tokens = R x non-embedding parameters [20]
+//   seq T | batch B             context and sequences per step [128, 16]
+//   lr X                        AdamW peak LR at lr_ref_width [3e-3]
+//   lr_ref_width W | lr_width_power P   lr(width) = lr x (W/width)^P [128, 1]
+//   optimizer adamw|muon | muon_lr X     [adamw, 0.02]; muon_lr scales with width like lr
+//   schedule SPEC | warmup FRAC         the schedule shape, warmup as a fraction [wsd:decay=0.2, 0.02]
+//   eval_at F1,F2,...           fractions to evaluate at [every 0.05 to 0.8, then every 0.02]
+//   eval_batches N              [32]
+//   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
+//                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
+//   extra FLAGS...              more `sextant train` flags, passed verbatim
+#ifndef SEXTANT_LADDER_H
+#define SEXTANT_LADDER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/status.h"
+
+#define LADDER_MAX_RUNGS 32
+#define LADDER_MAX_BRANCHES 8
+#define LADDER_MAX_FRACS 128
+
+typedef struct {
+    double from, length;   // fractions of the parent run
+    char shape[16];
+} ladder_branch;
+
+typedef struct {
+    char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
+    size_t widths[LADDER_MAX_RUNGS], n_rungs;
+    double budgets[LADDER_MAX_RUNGS];
+    size_t n_seeds, seq, batch, eval_batches;
+    double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, warmup;
+    double eval_at[LADDER_MAX_FRACS];
+    size_t n_eval;
+    ladder_branch branches[LADDER_MAX_BRANCHES];
+    size_t n_branches;
+    char spec_path[1024];
+} ladder_spec;
+
+// One training run of the plan.
+typedef struct {
+    char dir[64];          // relative to the ladder's output directory, e.g. "w128-s1" or "w128-s1-b0"
+    char descriptor[128];
+    size_t width, seed;
+    long steps, warmup_steps, parent_steps;
+    int branch;            // -1 for a main run
+    double lr, muon_lr, flops;  // flops: whole-run training compute
+    char schedule[256];
+    char eval_at[2048];
+    char save_at[256];     // main runs with branches: where to keep checkpoints
+} ladder_run;
+
+sx_status ladder_spec_read(const char *path, ladder_spec *spec);
+// Expands the spec into runs (main runs first, largest rung first; branches after). *runs is malloc'd.
+sx_status ladder_plan(const ladder_spec *spec, ladder_run **runs, size_t *n);
+// Trains every run not yet DONE under out_dir with `exe train ...`, at most jobs at once; a run's branches
+// start after it finishes. Progress goes to stderr. only >= 0 runs just that run index (for batch systems).
+sx_status ladder_execute(const ladder_spec *spec, const char *out_dir, const char *exe, int jobs, long only);
+// Prints one line per run: state, steps done, last losses.
+sx_status ladder_print_status(const ladder_spec *spec, const char *out_dir);
+
+#endif

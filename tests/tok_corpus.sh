@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# End-to-end tokenizer check on the default corpus (fetched by scripts/fetch-data into data/ if missing):
+# encode -> decode round-trips the whole corpus byte for byte with the GPT-2 vocabulary; an 8192-token BPE
+# trains, saves, and round-trips the validation split; train/val shards are written and carry the
+# documents of the MANIFEST; the CLI rejects a bad vocabulary with a clear message.
+set -euo pipefail
+SEXTANT=${SEXTANT:-./sextant}
+work=${SEXTANT_BUILD:-build}/tests/tok_corpus
+mkdir -p "$work"
+scripts/fetch-data data
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat data/corpus/train.txt data/corpus/val.txt > "$work/all.txt"
+"$SEXTANT" tokenize encode --vocab data/vocab/gpt2 --out "$work/all.ids" "$work/all.txt"
+"$SEXTANT" tokenize decode --vocab data/vocab/gpt2 --out "$work/all.back" "$work/all.ids"
+cmp -s "$work/all.txt" "$work/all.back" || fail "GPT-2 encode/decode does not round-trip the corpus"
+
+"$SEXTANT" tokenize train --vocab-size 8192 --out "$work/bpe.sxv" data/corpus/train.txt 2> "$work/train.log"
+grep -q "7935 merges" "$work/train.log" || fail "8192-token training: $(cat "$work/train.log")"
+"$SEXTANT" tokenize encode --vocab "$work/bpe.sxv" --out "$work/val.ids" data/corpus/val.txt
+"$SEXTANT" tokenize decode --vocab "$work/bpe.sxv" --out "$work/val.back" "$work/val.ids"
+cmp -s data/corpus/val.txt "$work/val.back" || fail "trained vocabulary does not round-trip the validation split"
+
+for split in train val; do
+    "$SEXTANT" tokenize shard --vocab "$work/bpe.sxv" --out "$work/$split.bin" data/corpus/$split.txt 2> "$work/$split.log"
+    docs=$(grep -c "^$split	" data/corpus/MANIFEST)
+    grep -q "wrote $work/$split.bin: $docs documents, .* (16-bit)" "$work/$split.log" ||
+        fail "$split shard: expected $docs documents: $(cat "$work/$split.log")"
+done
+
+echo "not a vocabulary" > "$work/bad.sxv"
+if "$SEXTANT" tokenize encode --vocab "$work/bad.sxv" /dev/null 2> "$work/bad.log"; then fail "bad vocabulary accepted"; fi
+grep -q "bad magic" "$work/bad.log" || fail "bad vocabulary message: $(cat "$work/bad.log")"
+echo "tok_corpus: ok"

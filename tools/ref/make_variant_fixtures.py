@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""Writes the golden fixtures of the architecture variants, tests/fixtures/<name>.sxt (docs/MODEL.md, "Fixtures").
+
+Responsible for: the variant cases and the routing-margin guard (a case whose seed gives a near-tie in some
+top-k choice, which fp32 could resolve differently, is retried with the next seed, seed + 1000·attempt). Everything else (seeded parameters and
+tokens, float64 forward/backward, the hand-written AdamW and Muon, self-checks, file layout, read-back) is
+make_fixtures.py's, run unchanged with its model module swapped for tools/ref/variants.py (same interface).
+The fixture's `loss` is the training objective: cross-entropy + MoE auxiliary loss.
+
+Usage: /usr/bin/python3 tools/ref/make_variant_fixtures.py [--out tests/fixtures]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_fixtures  # noqa: E402
+import variants  # noqa: E402
+
+CASES = [  # name, descriptor, seed
+    ("mla_qlatent_gate", "d2-w32-hd8-mla-dc16-dcq12-rd4-gate-v64", 2011),
+    ("mla_padded_swa", "d2-w32-hd8-mla-dc16-rd4-nope6-nolatnorm-swa5-local2-attcap4-rope500-v64", 2002),
+    ("moe_softmax_aux_shared", "d2-w32-hd8-moe4k2-ew24-shared1-aux0.1-v64", 2003),
+    ("moe_swiglu_sigmoid_bias", "d2-w32-hd8-kv2-swiglu-moe6k2-ew16-sigmoid-balance=bias-v64", 2004),
+    ("gqa_gate_swa_attcap", "d2-w32-hd8-kv2-qknorm-ropefrac0.5-gate-swa4-local2-attcap3-softcap15-untied-v64", 2005),
+]
+MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward
+ATTEMPTS = 20
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fixtures"))
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    make_fixtures.model = variants
+    os.makedirs(args.out, exist_ok=True)
+    for name, desc, seed in CASES:
+        for attempt in range(ATTEMPTS):
+            variants.min_route_margin = float("inf")
+            path = make_fixtures.make_fixture(name, desc, seed + 1000 * attempt, args.out)
+            margin = variants.min_route_margin
+            if margin > MIN_MARGIN:
+                break
+            print(f"{name}: routing margin {margin:.2e} too small for an fp32 comparison; next seed")
+        else:
+            raise SystemExit(f"{name}: no seed with a routing margin above {MIN_MARGIN}")
+        print(f"wrote {os.path.normpath(path)} ({os.path.getsize(path)} bytes), routing margin {margin:.3g}")
+
+
+if __name__ == "__main__":
+    main()

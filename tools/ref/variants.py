@@ -1,0 +1,282 @@
+"""Independent PyTorch reference of sextant's architecture variants, written from docs/MODEL.md ("Variants").
+
+Responsible for: parsing descriptors with the variant options (attention gate, sliding window with a
+local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
+parameter table, and the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
+loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
+make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
+a direct masked softmax written independently of the C kernel.
+Not responsible for: optimizers or files (make_fixtures.py, tensorfile.py).
+
+Routing is discontinuous: every forward records the smallest gap between the k-th and (k+1)-th selection
+score (min_route_margin) so the fixture script can refuse batches whose routing fp32 could flip.
+"""
+import math
+import re
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+import model
+
+_NUM = model._NUM
+min_route_margin = math.inf
+
+
+@dataclass(frozen=True)
+class VConfig:
+    """model.Config plus the variant options; unknown attributes fall through to the base config."""
+    base: model.Config
+    gate: bool = False
+    window: int = 0
+    local_every: int = 0
+    attcap: float = 0.0
+    mla: bool = False
+    dc: int = 0
+    dcq: int = 0
+    rope_dims: int = 0
+    nope: int = 0
+    latnorm: bool = True
+    experts: int = 0
+    top_k: int = 0
+    expert_ff: int = 0
+    shared: int = 0
+    sigmoid: bool = False
+    aux: float = 0.0
+    bias: bool = False
+
+    def __getattr__(self, name):
+        if name == "base":
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+    @property
+    def rot_dim(self):
+        """Channels RoPE rotates: the decoupled rope dims for MLA, else the base rule."""
+        return self.rope_dims if self.mla else self.base.rot_dim
+
+    def is_local(self, layer):
+        """Layer uses the sliding window unless it is every local_every-th (global) layer."""
+        return self.window > 0 and not (self.local_every and layer % self.local_every == self.local_every - 1)
+
+
+_FLAGS = {"gate": ("gate", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
+          "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True)}
+_NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int), (r"local(\d+)", "local_every", int),
+            (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
+            (r"nope(\d+)", "nope", int), (r"ew(\d+)", "expert_ff", int), (r"shared(\d+)", "shared", int),
+            (r"aux" + _NUM, "aux", float)]
+
+
+def parse_descriptor(desc):
+    """Returns the VConfig of `desc`; raises ValueError on anything malformed."""
+    parts = desc.split("-")
+    rest, opt, given = [parts[0]], {}, set()
+    for p in parts[1:]:
+        m = re.fullmatch(r"moe(\d+)k(\d+)", p)
+        if p in _FLAGS:
+            opt[_FLAGS[p][0]] = _FLAGS[p][1]
+        elif m:
+            opt["experts"], opt["top_k"] = int(m.group(1)), int(m.group(2))
+        else:
+            for pat, key, conv in _NUMERIC:
+                m = re.fullmatch(pat, p)
+                if m:
+                    opt[key] = conv(m.group(1))
+                    given.add(key)
+                    break
+            else:
+                rest.append(p)
+    base = model.parse_descriptor("-".join(rest))
+    if opt.get("mla"):
+        if any(re.fullmatch(r"(kv\d+|qknorm|ropefrac.*)", p) for p in rest):
+            raise ValueError(f"descriptor {desc!r}: kv/qknorm/ropefrac do not apply to mla")
+        hd = base.head_dim
+        opt.setdefault("rope_dims", hd // 2 // 2 * 2)
+        opt.setdefault("nope", hd - opt["rope_dims"])
+        opt.setdefault("dc", 4 * hd)
+    if opt.get("experts"):
+        if not 1 <= opt["top_k"] <= opt["experts"]:
+            raise ValueError(f"descriptor {desc!r}: need 1 <= k <= experts")
+        opt.setdefault("expert_ff", base.ff)
+    return VConfig(base=base, **opt)
+
+
+def _mixer_specs(cfg, i):
+    C, H, hd = cfg.width, cfg.heads, cfg.head_dim
+    if not cfg.mla:
+        s = [("wq", (H * hd, C)), ("wk", (cfg.kv_heads * hd, C)), ("wv", (cfg.kv_heads * hd, C)), ("wo", (C, H * hd))]
+        out = [(f"l{i}.{n}", sh, "matrix") for n, sh in s]
+    else:
+        dqk, out = cfg.rope_dims + cfg.nope, []
+        if cfg.dcq:
+            out.append((f"l{i}.wdq", (cfg.dcq, C), "matrix"))
+            if cfg.latnorm:
+                out.append((f"l{i}.q_norm", (cfg.dcq,), "gain"))
+            out.append((f"l{i}.wuq", (H * dqk, cfg.dcq), "matrix"))
+        else:
+            out.append((f"l{i}.wq", (H * dqk, C), "matrix"))
+        out.append((f"l{i}.wdkv", (cfg.dc, C), "matrix"))
+        if cfg.latnorm:
+            out.append((f"l{i}.kv_norm", (cfg.dc,), "gain"))
+        if cfg.rope_dims:
+            out.append((f"l{i}.wkr", (cfg.rope_dims, C), "matrix"))
+        if cfg.nope:
+            out.append((f"l{i}.wuk", (H * cfg.nope, cfg.dc), "matrix"))
+        out += [(f"l{i}.wuv", (H * hd, cfg.dc), "matrix"), (f"l{i}.wo", (C, H * hd), "matrix")]
+    if cfg.gate:
+        out.append((f"l{i}.wg", (H, C), "matrix"))
+    return out
+
+
+def _mlp_specs(cfg, prefix, width):
+    C = cfg.width
+    names = (["w_gate"] if cfg.mlp == "swiglu" else []) + ["w_up"]
+    return [(f"{prefix}.{n}", (width, C), "matrix") for n in names] + [(f"{prefix}.w_down", (C, width), "matrix")]
+
+
+def _ffn_specs(cfg, i):
+    if not cfg.experts:
+        return _mlp_specs(cfg, f"l{i}", cfg.ff)
+    out = [(f"l{i}.router", (cfg.experts, cfg.width), "embed")]
+    if cfg.bias:
+        out.append((f"l{i}.router_bias", (cfg.experts,), "gain"))
+    for e in range(cfg.experts):
+        out += _mlp_specs(cfg, f"l{i}.e{e}", cfg.expert_ff)
+    if cfg.shared:
+        out += _mlp_specs(cfg, f"l{i}.shared", cfg.shared * cfg.expert_ff)
+    return out
+
+
+def param_specs(cfg):
+    """List of (name, shape, group) in checkpoint/optimizer order (MODEL.md tables)."""
+    C = cfg.width
+    specs = [("emb", (cfg.vocab, C), "embed")]
+    for i in range(cfg.layers):
+        specs += [(f"l{i}.attn_norm", (C,), "gain")] + _mixer_specs(cfg, i)
+        specs += [(f"l{i}.mlp_norm", (C,), "gain")] + _ffn_specs(cfg, i)
+    specs.append(("norm_f", (C,), "gain"))
+    if not cfg.tied:
+        specs.append(("head", (cfg.vocab, C), "head"))
+    return specs
+
+
+def attention(q, k, v, scale, window, softcap):
+    """q, k (B,T,·,Dqk), v (B,T,Hkv,Dv) -> (B,T,H,Dv); causal, keys t-window+1..t if window, tanh logit cap."""
+    T, H, Hkv = q.shape[1], q.shape[2], k.shape[2]
+    k, v = k.repeat_interleave(H // Hkv, dim=2), v.repeat_interleave(H // Hkv, dim=2)
+    s = torch.einsum("bthd,bshd->bhts", q, k) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    mask = (j > i) | ((j <= i - window) if window else torch.zeros(T, T, dtype=torch.bool))
+    p = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1)
+    return torch.einsum("bhts,bshd->bthd", p, v)
+
+
+def _gqa(cfg, p, h, cos, sin):
+    B, T, _ = h.shape
+    H, Hkv, hd = cfg.heads, cfg.kv_heads, cfg.head_dim
+    q = F.linear(h, p("wq")).view(B, T, H, hd)
+    k = F.linear(h, p("wk")).view(B, T, Hkv, hd)
+    v = F.linear(h, p("wv")).view(B, T, Hkv, hd)
+    if cfg.qknorm:
+        q, k = model.rmsnorm(q, None, 1e-6), model.rmsnorm(k, None, 1e-6)
+    return model.apply_rope(q, cos, sin), model.apply_rope(k, cos, sin), v, hd
+
+
+def _mla(cfg, p, h, cos, sin):
+    B, T, _ = h.shape
+    H, rd, nd = cfg.heads, cfg.rope_dims, cfg.nope
+    if cfg.dcq:
+        cq = F.linear(h, p("wdq"))
+        if cfg.latnorm:
+            cq = model.rmsnorm(cq, p("q_norm"), 1e-6)
+        q = F.linear(cq, p("wuq"))
+    else:
+        q = F.linear(h, p("wq"))
+    q = model.apply_rope(q.view(B, T, H, rd + nd), cos, sin)       # rope part first in each head
+    ckv = F.linear(h, p("wdkv"))
+    if cfg.latnorm:
+        ckv = model.rmsnorm(ckv, p("kv_norm"), 1e-6)
+    parts = []
+    if rd:
+        parts.append(model.apply_rope(F.linear(h, p("wkr")).view(B, T, 1, rd), cos, sin).expand(B, T, H, rd))
+    if nd:
+        parts.append(F.linear(ckv, p("wuk")).view(B, T, H, nd))
+    v = F.linear(ckv, p("wuv")).view(B, T, H, cfg.head_dim)
+    return q, torch.cat(parts, dim=-1), v, rd + nd
+
+
+def _mixer(cfg, i, p, h, cos, sin):
+    B, T, _ = h.shape
+    q, k, v, dqk = (_mla if cfg.mla else _gqa)(cfg, p, h, cos, sin)
+    o = attention(q, k, v, 1.0 / math.sqrt(dqk), cfg.window if cfg.is_local(i) else 0, cfg.attcap)
+    if cfg.gate:
+        o = o * torch.sigmoid(F.linear(h, p("wg")))[..., None]
+    return F.linear(o.reshape(B, T, -1), p("wo"))
+
+
+def _mlp(cfg, get, h):
+    """Dense MLP; get(short name) returns its w_gate / w_up / w_down."""
+    u = F.linear(h, get("w_up"))
+    if cfg.mlp == "relu2":
+        u = torch.relu(u).square()
+    elif cfg.mlp == "gelu":
+        u = F.gelu(u, approximate="none")
+    else:
+        u = F.silu(F.linear(h, get("w_gate"))) * u
+    return F.linear(u, get("w_down"))
+
+
+def _moe(cfg, p, h):
+    """Returns (output, auxiliary loss). Every expert runs on every token; unrouted tokens have weight 0."""
+    global min_route_margin
+    E, K = cfg.experts, cfg.top_k
+    s = F.linear(h, p("router"))
+    s = torch.sigmoid(s) if cfg.sigmoid else torch.softmax(s, dim=-1)
+    sel = (s + p("router_bias")) if cfg.bias else s
+    ranked = torch.sort(sel.detach(), dim=-1, descending=True).values
+    if K < E:
+        min_route_margin = min(min_route_margin, float((ranked[..., K - 1] - ranked[..., K]).min()))
+    idx = torch.topk(sel.detach(), K, dim=-1).indices
+    chosen = s.gather(-1, idx)
+    w = chosen / chosen.sum(dim=-1, keepdim=True)
+    out = _mlp(cfg, lambda n: p(f"shared.{n}"), h) if cfg.shared else torch.zeros_like(h)
+    counts = []
+    for e in range(E):
+        hit = (idx == e)
+        out = out + (w * hit).sum(-1, keepdim=True) * _mlp(cfg, lambda n, e=e: p(f"e{e}.{n}"), h)
+        counts.append(hit.sum())
+    n = h.shape[0] * h.shape[1]
+    f = torch.stack(counts).to(h.dtype) / (K * n)
+    P = (s / s.sum(dim=-1, keepdim=True)).reshape(n, E).mean(dim=0)
+    aux = cfg.aux * E * (f * P).sum()
+    if cfg.bias:                       # the bias has no gradient; keep it in the graph with a zero one
+        aux = aux + 0.0 * p("router_bias").sum()
+    return out, aux
+
+
+def forward(cfg, params, tokens, rope=None):
+    """tokens int64 (B,T+1). Returns (z (B,T,V) logits after soft-cap, cross-entropy + auxiliary loss)."""
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    B, T = inputs.shape
+    emb = params["emb"]
+    cos, sin = rope if rope is not None else model.rope_tables(cfg, T, emb.dtype, emb.device)
+    x = F.embedding(inputs, emb)
+    aux = 0.0
+    for i in range(cfg.layers):
+        p = lambda n, i=i: params[f"l{i}.{n}"]  # noqa: E731
+        x = x + _mixer(cfg, i, p, model.rmsnorm(x, p("attn_norm"), 1e-5), cos, sin)
+        h = model.rmsnorm(x, p("mlp_norm"), 1e-5)
+        if cfg.experts:
+            y, a = _moe(cfg, p, h)
+            x, aux = x + y, aux + a
+        else:
+            x = x + _mlp(cfg, p, h)
+    h = model.rmsnorm(x, params["norm_f"], 1e-5)
+    z = F.linear(h, emb if cfg.tied else params["head"])
+    if cfg.softcap:
+        z = cfg.softcap * torch.tanh(z / cfg.softcap)
+    return z, F.cross_entropy(z.reshape(B * T, -1), targets.reshape(-1)) + aux
