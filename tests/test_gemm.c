@@ -92,7 +92,8 @@ static double check_shape(shape s, rng_state *r, double tol_units) {
 static const shape g_shapes[] = {
     {1, 1, 1},     {3, 17, 31},   {17, 3, 33},   {31, 33, 1},   {33, 65, 17},   {65, 127, 3},
     {127, 31, 257}, {257, 33, 65}, {13, 257, 127}, {257, 100, 257}, {33, 40, 600}, // K over both KC
-    {300, 70, 150},                                                               // threaded, rows split
+    {300, 70, 150},   // threaded, rows split
+    {1930, 5, 7},     // M over the transposed-A block
     {5, 4100, 64},                                                                // threaded, columns split, N over NC
 };
 
@@ -123,8 +124,8 @@ static void test_bf16_close_to_fp32(void) {
     const size_t M = 64, N = 96, K = 200;
     rng_state r;
     rng_seed(&r, 7);
-    float *a = fill(&r, M * K), *b = fill(&r, K * N), *c = malloc(M * N * sizeof *c), *ref = malloc(M * N * sizeof *ref);
-    float *mag = malloc(M * N * sizeof *mag);
+    float *a = fill(&r, M * K), *b = fill(&r, K * N);
+    float *c = malloc(M * N * sizeof *c), *ref = malloc(M * N * sizeof *ref), *mag = malloc(M * N * sizeof *mag);
     gemm_ref(false, true, M, N, K, a, K, b, K, ref, N, false);
     for (size_t i = 0; i < M * K; i++) a[i] = fabsf(a[i]);
     for (size_t i = 0; i < K * N; i++) b[i] = fabsf(b[i]);

@@ -65,12 +65,13 @@ static json_t *load(const char *path, sx_status *st) {
 
 int cmd_forecast(int argc, char **argv) {
     const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path;
-    double tokens, warmup;
+    double tokens, warmup, flops_ratio;
     long batch, seq;
     const flag_def flags[] = {
         {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit`"},
         {"model", FLAG_STR, &model, "", "the hero's model descriptor"},
         {"tokens", FLAG_DOUBLE, &tokens, "0", "the hero's training tokens"},
+        {"flops-ratio", FLAG_DOUBLE, &flops_ratio, "0", "instead of --tokens: train the hero on R x the largest rung's compute"},
         {"schedule", FLAG_STR, &schedule, "", "the hero's LR schedule (default: the ladder's)"},
         {"warmup", FLAG_DOUBLE, &warmup, "-1", "the hero's warmup fraction (default: the ladder's)"},
         {"batch", FLAG_INT, &batch, "0", "the hero's batch (default: the ladder's)"},
@@ -106,14 +107,17 @@ int cmd_forecast(int argc, char **argv) {
         }
     } else if (!st) {
         if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
-        else if (!*model || !(tokens > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens are required");
-        hero_spec h = {.model = model, .tokens = tokens, .batch = batch, .seq = seq, .schedule = schedule, .warmup = warmup};
+        else if (!*model || !(tokens > 0 || flops_ratio > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens (or --flops-ratio) are required");
+        hero_spec h = {.model = model, .tokens = tokens, .flops_ratio = flops_ratio, .batch = batch, .seq = seq,
+                       .schedule = schedule, .warmup = warmup};
         if (!st) st = forecast_make(fit, &h, &fc);
         if (!st && json_dump_file(fc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
         if (!st) {
             json_t *hero = json_object_get(fc, "hero");
-            printf("hero %s: %lld steps, %.3g FLOPs, schedule %s%s\n", json_string_value(json_object_get(hero, "model")),
-                   (long long)json_integer_value(json_object_get(hero, "steps")), json_number_value(json_object_get(hero, "flops")),
+            printf("hero %s: %lld steps, %.0f tokens, %.3g FLOPs (%.1fx the largest rung), peak LR %.3g, schedule %s%s\n",
+                   json_string_value(json_object_get(hero, "model")), (long long)json_integer_value(json_object_get(hero, "steps")),
+                   json_number_value(json_object_get(hero, "tokens")), json_number_value(json_object_get(hero, "flops")),
+                   json_number_value(json_object_get(hero, "flops_ratio")), json_number_value(json_object_get(hero, "lr")),
                    json_string_value(json_object_get(hero, "schedule")),
                    json_is_true(json_object_get(json_object_get(fc, "method"), "schedule_change")) ? " (differs from the rungs')" : "");
             json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);

@@ -7,27 +7,20 @@
 
 #include <assert.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "kernels/gemm_ukernel.h"
 
-// Cache blocking. A KC x NR micro-panel of B (32 KiB for fp32 at NR = 32) stays in the 48 KiB L1 while
-// the MC x KC block of A (~240 KiB) streams from the 1 MiB L2; the KC x NC block of B sits in L3.
-// bf16 panels hold twice the depth in the same bytes.
-#ifndef KC_F32
-#define KC_F32 256
-#endif
-#ifndef KC_BF16
-#define KC_BF16 512
-#endif
-#ifndef NC
-#define NC 4096
-#endif
-enum { MC = 240 };
+// Cache blocking (measured on Zen 5: 48 KiB L1, 1 MiB L2 per core). A KC x NR micro-panel of B (48 KiB
+// fp32, 32 KiB bf16) is reused from L1/L2 across the MC x KC block of A (360 KiB) held in L2; the KC x NC
+// block of B sits in L3. KC is an upper bound: K is cut into equal blocks (see gemm()).
+enum { KC_F32 = 384, KC_BF16 = 512, MC = 240, NC = 8192 };
 // Stored transposed, A is read along its rows (M-wide): packing MA_TRANS rows of op(A) at once turns
 // 1 KiB runs at a large stride into long sequential ones. The extra packed block waits in L3.
 enum { MA_TRANS = 1920 };
@@ -95,6 +88,7 @@ static int path_index(const char *name) {
     return -1;
 }
 
+// Index into g_paths; -1 until first use. An unknown or unsupported SEXTANT_GEMM_PATH is ignored.
 static _Atomic int g_path = -1;
 
 static const gemm_path *current_path(void) {
@@ -117,17 +111,19 @@ bool gemm_force_path(const char *name) {
 
 const char *gemm_path_name(void) { return current_path()->name; }
 
+static const char *g_supported[NPATHS + 1];
+static pthread_once_t g_supported_once = PTHREAD_ONCE_INIT;
+
+static void list_supported(void) {
+    size_t n = 0;
+    for (size_t i = 0; i < NPATHS; i++)
+        if (path_supported(i)) g_supported[n++] = g_paths[i].name;
+    g_supported[n] = NULL;
+}
+
 const char *const *gemm_supported_paths(void) {
-    static const char *names[NPATHS + 1];
-    static _Atomic int done = 0;
-    if (!atomic_load(&done)) {
-        size_t n = 0;
-        for (size_t i = 0; i < NPATHS; i++)
-            if (path_supported(i)) names[n++] = g_paths[i].name;
-        names[n] = NULL;
-        atomic_store(&done, 1);
-    }
-    return names;
+    pthread_once(&g_supported_once, list_supported);
+    return g_supported;
 }
 
 // ---- reference --------------------------------------------------------------------------------------
@@ -154,8 +150,8 @@ typedef enum { PACK_F32, PACK_F32_BF16_ROUNDED, PACK_BF16_PAIRS } pack_mode;
 // The packing loops are hot for bf16 and for narrow products; cloned per ISA (the file stays portable, the
 // loader picks a clone for this CPU) so that the compiler vectorises the conversions with wide registers.
 #define PACK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-// How far ahead pack_kmajor prefetches source rows.
-enum { PACK_PREFETCH_ROWS = 8 };
+// How far ahead the packers prefetch source rows; how many values of a row pack_kmajor takes at a time.
+enum { PACK_PREFETCH_ROWS = 8, PACK_GROUP = 256 };
 
 // Converts n contiguous values for the panel (branch-free, so the compiler vectorises it).
 static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t n) {
@@ -173,28 +169,34 @@ static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t
 
 // Panels of an operand whose element (k, i) is s[k*ld + i] (A when trans_a, B when !trans_b): n columns
 // cut into ceil(n/W) panels W wide, kc of kcp deep, in the k-major layout of gemm_ukernel.h, panel q at
-// dst + q*panel_bytes; zero-padded; overwritten. Walks the source row by row (one TLB page at a time).
+// dst + q*panel_bytes; zero-padded; overwritten. Works on groups of panels about PACK_GROUP values wide:
+// each source row is read in runs that long while the group's few panels are written sequentially
+// (all panels at once would scatter every row over hundreds of partly written cache lines).
 PACK_CLONES static void pack_kmajor(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
                                     size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
     const size_t npan = (n + W - 1) / W, step = mode == PACK_BF16_PAIRS ? 2 : 1;
-    for (size_t k = 0; k < kc; k += step) {
-        const float *s0 = s + k * ld, *s1 = s0 + ld;
-        // Rows are short runs far apart (the hardware prefetcher misses them): fetch a few rows ahead.
-        for (size_t r = k + PACK_PREFETCH_ROWS; r < k + PACK_PREFETCH_ROWS + step && r < kc; r++)
-            for (size_t i = 0; i < n; i += 16) __builtin_prefetch(s + r * ld + i);
-        for (size_t q = 0; q < npan; q++) {
-            size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
-            if (mode == PACK_BF16_PAIRS) {
-                uint32_t *d = (uint32_t *)(dst + q * panel_bytes) + k / 2 * W; // one (k, k+1) pair each
-                if (k + 1 < kc)
-                    for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], s1[i0 + i]);
-                else
-                    for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], 0.0f);
-                memset(d + w, 0, (W - w) * sizeof *d);
-            } else {
-                float *d = (float *)(dst + q * panel_bytes) + k * W;
-                convert_row(d, mode, s0 + i0, w);
-                memset(d + w, 0, (W - w) * sizeof *d);
+    const size_t group = PACK_GROUP / W > 0 ? PACK_GROUP / W : 1;
+    for (size_t q0 = 0; q0 < npan; q0 += group) {
+        const size_t q1 = q0 + group < npan ? q0 + group : npan, run = n - q0 * W < group * W ? n - q0 * W : group * W;
+        for (size_t k = 0; k < kc; k += step) {
+            const float *s0 = s + k * ld, *s1 = k + 1 < kc ? s0 + ld : s0;
+            // Rows are short runs far apart (the hardware prefetcher misses them): fetch a few rows ahead.
+            for (size_t r = k + PACK_PREFETCH_ROWS; r < k + PACK_PREFETCH_ROWS + step && r < kc; r++)
+                for (size_t i = 0; i < run; i += 16) __builtin_prefetch(s + r * ld + q0 * W + i);
+            for (size_t q = q0; q < q1; q++) {
+                size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
+                if (mode == PACK_BF16_PAIRS) {
+                    uint32_t *d = (uint32_t *)(dst + q * panel_bytes) + k / 2 * W; // one (k, k+1) pair each
+                    if (k + 1 < kc)
+                        for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], s1[i0 + i]);
+                    else
+                        for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], 0.0f);
+                    memset(d + w, 0, (W - w) * sizeof *d);
+                } else {
+                    float *d = (float *)(dst + q * panel_bytes) + k * W;
+                    convert_row(d, mode, s0 + i0, w);
+                    memset(d + w, 0, (W - w) * sizeof *d);
+                }
             }
         }
     }
@@ -228,17 +230,21 @@ PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, 
     }
 }
 
-// Panel of an operand whose element (r, k) is s[r*ld + k] (A when !trans_a): h of H rows, kc of kcp
-// deep, into the row-major layout (a_rows) of gemm_ukernel.h; zero-padded; dst overwritten.
-PACK_CLONES static void pack_rows(void *dst, pack_mode mode, const float *s, size_t ld, size_t h, size_t H, size_t kc,
-                      size_t kcp) {
-    size_t es = mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
-    unsigned char *d = dst;
-    for (size_t r = 0; r < h; r++) {
-        convert_row(d + r * kcp * es, mode, s + r * ld, kc);
-        memset(d + (r * kcp + kc) * es, 0, (kcp - kc) * es);
+// Panels of an operand whose element (r, k) is s[r*ld + k] (A when !trans_a): m rows cut into ceil(m/H)
+// panels H high, kc of kcp deep, in the row-major layout (a_rows) of gemm_ukernel.h, panel q at
+// dst + q*panel_bytes; zero-padded; overwritten.
+PACK_CLONES static void pack_rows(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s, size_t ld,
+                                  size_t m, size_t H, size_t kc, size_t kcp) {
+    const size_t es = mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
+    for (size_t r = 0; r < m; r++) {
+        // Each row is one short run (kc values) of a large matrix: fetch a few rows ahead.
+        if (r + PACK_PREFETCH_ROWS < m)
+            for (size_t k = 0; k < kc; k += 16) __builtin_prefetch(s + (r + PACK_PREFETCH_ROWS) * ld + k);
+        unsigned char *d = dst + r / H * panel_bytes + r % H * kcp * es;
+        convert_row(d, mode, s + r * ld, kc);
+        memset(d + kc * es, 0, (kcp - kc) * es);
     }
-    memset(d + h * kcp * es, 0, (H - h) * kcp * es);
+    if (m % H) memset(dst + m / H * panel_bytes + m % H * kcp * es, 0, (H - m % H) * kcp * es);
 }
 
 // ---- blocked driver ---------------------------------------------------------------------------------
@@ -252,7 +258,7 @@ typedef struct {
     pack_mode mode;
     size_t esize, kc_blk, mc_blk;
     size_t ma_blk; // rows of A packed at once: MC, or MA_TRANS (a multiple of MC) when trans_a
-    unsigned char *buf; // per thread: a KC x NC block of packed B (bbytes), then an MC x KC block of A
+    unsigned char *buf; // per thread: a KC x NC block of packed B (bbytes), then an MA x KC block of A
     size_t bbytes, buf_stride;
 } gemm_job;
 
@@ -267,7 +273,8 @@ static void tile(const gemm_job *j, const void *ap, const void *bp, size_t kcp, 
     alignas(64) float t[TILE_MAX];
     uk->fn(kcp, ap, !j->trans_a, bp, t, uk->nr, false);
     for (size_t r = 0; r < m; r++)
-        for (size_t q = 0; q < n; q++) c[r * j->ldc + q] = acc ? c[r * j->ldc + q] + t[r * uk->nr + q] : t[r * uk->nr + q];
+        for (size_t q = 0; q < n; q++)
+            c[r * j->ldc + q] = (acc ? c[r * j->ldc + q] : 0.0f) + t[r * uk->nr + q];
 }
 
 // The rows m0..m1 x columns n0..n1 of C, single-threaded, through this thread's packing buffers: bbuf
@@ -292,11 +299,7 @@ static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_
                 if (j->trans_a)
                     pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ia, j->lda, ma, mr, kc, kcp);
                 else
-                    for (size_t ir = 0; ir < ma; ir += mr) {
-                        size_t h = ma - ir < mr ? ma - ir : mr;
-                        pack_rows(abuf + ir / mr * apanel, j->mode, j->A + (ia + ir) * j->lda + pc, j->lda, h, mr, kc,
-                                  kcp);
-                    }
+                    pack_rows(abuf, apanel, j->mode, j->A + ia * j->lda + pc, j->lda, ma, mr, kc, kcp);
                 for (size_t ic = 0; ic < ma; ic += j->mc_blk) {
                     const size_t mc = ma - ic < j->mc_blk ? ma - ic : j->mc_blk;
                     const unsigned char *ablock = abuf + ic / mr * apanel;
@@ -337,12 +340,19 @@ static void gemm_thread(const gemm_job *j, int tid, int nt) {
 static _Thread_local unsigned char *tl_buf;
 static _Thread_local size_t tl_cap;
 
+// Buffers are 2 MiB aligned and asked to be backed by huge pages: the packed blocks span megabytes and
+// the kernels walk them in 48 KiB panels, which would otherwise cost a TLB miss every few panels.
+enum { HUGE_PAGE = 2u << 20 };
+
 static unsigned char *scratch(size_t bytes) {
     if (bytes > tl_cap) {
         free(tl_buf);
-        tl_cap = (bytes + 4095) / 4096 * 4096;
-        tl_buf = aligned_alloc(64, tl_cap);
-        if (!tl_buf) tl_cap = 0;
+        tl_cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        tl_buf = aligned_alloc(HUGE_PAGE, tl_cap);
+        if (tl_buf)
+            madvise(tl_buf, tl_cap, MADV_HUGEPAGE); // advice only: failure just means 4 KiB pages
+        else
+            tl_cap = 0;
     }
     return tl_buf;
 }

@@ -27,7 +27,7 @@ void gemm_ref(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const fl
 void gemm_set_precision(gemm_precision p);
 gemm_precision gemm_get_precision(void);
 
-// Micro-kernel path: chosen from CPUID on first use; SEXTANT_GEMM_PATH=generic|avx2|avx512 in the
+// Micro-kernel path: chosen from CPUID on first use; SEXTANT_GEMM_PATH=generic|avx2|avx512|avx512bf16 in the
 // environment, or gemm_force_path(), overrides it (tests use this to cover every path the machine has).
 // gemm_force_path returns false (and changes nothing) for an unknown name or one this CPU cannot run.
 bool gemm_force_path(const char *name);

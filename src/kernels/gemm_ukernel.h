@@ -8,7 +8,7 @@
 //   bf16 kernels (k step 2, uint16_t bf16 bit patterns, K interleaved in pairs as vdpbf16ps reads them):
 //     b[(k/2*NR + j)*2 + k%2] = op(B)(k, j), and A k-major a[(k/2*MR + r)*2 + k%2] = op(A)(r, k),
 //     or row-major (a_rows) a[r*kc + k] = op(A)(r, k) (consecutive k already form the pairs).
-// Panels are 64-byte aligned. C is a full MR x NR tile with row stride ldc:
+// B panels are 64-byte aligned (A panels are only read by broadcasts). C is a full MR x NR tile with row stride ldc:
 // C = a·b (accumulate false) or C += a·b (accumulate true). kc may be 0.
 #ifndef SEXTANT_GEMM_UKERNEL_H
 #define SEXTANT_GEMM_UKERNEL_H

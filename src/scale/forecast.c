@@ -297,9 +297,16 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     model_config c;
     sx_status st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c);
     if (st) return st;
-    long steps = lround(hero->tokens / (double)(batch * seq));
-    if (steps < 1) return sx_fail(SX_ERR_ARG, "--tokens %.0f is less than one batch of %ld x %ld", hero->tokens, batch, seq);
-    double C = model_flops_count(&c, (size_t)seq).train_per_token * (double)steps * (double)(batch * seq);
+    double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
+    for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
+    double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;
+    long steps = lround(tokens / (double)(batch * seq));
+    if (steps < 1) return sx_fail(SX_ERR_ARG, "%.0f tokens is less than one batch of %ld x %ld", tokens, batch, seq);
+    double C = per_token * (double)steps * (double)(batch * seq);
+    // The ladder's LR rule applied to the hero's width.
+    double lr = json_number_value(json_object_get(ld, "lr")) *
+                pow(json_number_value(json_object_get(ld, "lr_ref_width")) / (double)c.width,
+                    json_number_value(json_object_get(ld, "lr_width_power")));
     bool same_schedule = !strcmp(sched, rung_sched);
     // Schedule ratio from every rung with a fitted law: the largest rung's value, the spread across rungs.
     double *ratio = malloc(F * sizeof *ratio), *rsum = calloc(F, sizeof *rsum), *rsq = calloc(F, sizeof *rsq), *tmp = malloc(F * sizeof *tmp);
@@ -342,10 +349,11 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     }
     free(ratio); free(rsum); free(rsq); free(tmp);
     if (st) { json_decref(points); return st; }
-    json_t *doc = json_pack("{s:i, s:{s:s, s:f, s:I, s:I, s:I, s:s, s:f, s:f}, s:{s:s, s:s, s:b, s:I}, s:o}",
-                            "version", FORECAST_VERSION, "hero", "model", c.descriptor, "tokens", hero->tokens, "steps",
-                            (json_int_t)steps, "batch", (json_int_t)batch, "seq", (json_int_t)seq, "schedule", sched, "warmup",
-                            warmup, "flops", C, "method", "ladder", json_string_value(json_object_get(ld, "name")),
+    json_t *doc = json_pack("{s:i, s:{s:s, s:f, s:I, s:I, s:I, s:s, s:f, s:f, s:f, s:f}, s:{s:s, s:s, s:b, s:I}, s:o}",
+                            "version", FORECAST_VERSION, "hero", "model", c.descriptor, "tokens",
+                            (double)steps * (double)(batch * seq), "steps", (json_int_t)steps, "batch", (json_int_t)batch, "seq",
+                            (json_int_t)seq, "schedule", sched, "warmup", warmup, "flops", C, "flops_ratio", C / C_max, "lr", lr,
+                            "method", "ladder", json_string_value(json_object_get(ld, "name")),
                             "rung_schedule", rung_sched, "schedule_change", !same_schedule, "rungs_with_schedule_law",
                             (json_int_t)nr, "points", points);
     char h[65];

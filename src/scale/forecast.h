@@ -21,7 +21,8 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *ladder_dir, j
 
 typedef struct {
     const char *model;     // descriptor
-    double tokens;         // training tokens
+    double tokens;         // training tokens (or:)
+    double flops_ratio;    // > 0: tokens chosen so the hero's compute is this multiple of the largest rung's
     long batch, seq;       // 0: the ladder's
     const char *schedule;  // lr_schedule spec; "" = the ladder's
     double warmup;         // fraction; < 0: the ladder's

@@ -57,15 +57,21 @@ void bpe_vocab_free(bpe_vocab *v) {
     free(v);
 }
 
+// Makes ids 0..n_ids-1 addressable (new ones are holes); capacity grows geometrically.
 static sx_status ensure_ids(bpe_vocab *v, size_t n_ids) {
     if (n_ids <= v->n_ids) return SX_OK;
-    uint8_t *k = realloc(v->kind, n_ids);
-    if (k) v->kind = k;
-    uint64_t *o = realloc(v->off, n_ids * sizeof *o);
-    if (o) v->off = o;
-    uint32_t *l = realloc(v->len, n_ids * sizeof *l);
-    if (l) v->len = l;
-    if (!k || !o || !l) return sx_fail(SX_ERR_NOMEM, "cannot grow a vocabulary to %zu ids", n_ids);
+    if (n_ids > v->ids_cap) {
+        size_t cap = v->ids_cap ? v->ids_cap : 1024;
+        while (cap < n_ids) cap *= 2;
+        uint8_t *k = realloc(v->kind, cap);
+        if (k) v->kind = k;
+        uint64_t *o = realloc(v->off, cap * sizeof *o);
+        if (o) v->off = o;
+        uint32_t *l = realloc(v->len, cap * sizeof *l);
+        if (l) v->len = l;
+        if (!k || !o || !l) return sx_fail(SX_ERR_NOMEM, "cannot grow a vocabulary to %zu ids", n_ids);
+        v->ids_cap = cap;
+    }
     for (size_t i = v->n_ids; i < n_ids; i++) { v->kind[i] = TOK_KIND_HOLE; v->off[i] = 0; v->len[i] = 0; }
     v->n_ids = n_ids;
     return SX_OK;
@@ -206,7 +212,7 @@ static sx_status merge_heap(const bpe_vocab *v, const uint8_t *p, size_t n, tok_
     }
     size_t hn = 0;
     for (size_t k = 0; k < n; k++) { next[k] = (uint32_t)(k + 1); prev[k] = (uint32_t)(k - 1); }
-    // A part k is alive iff prev[next[k]] == k or it is the last part; we mark dead parts with next = 0.
+    // A part absorbed by its left neighbour gets next = 0 (live parts always have next > start).
 #define END(k) (next[k])
 #define PUSH_PAIR(l) do { \
         uint32_t r_ = next[l]; \

@@ -21,6 +21,7 @@ typedef struct {
     char name[64];          // "r50k_base", "gpt2", "sextant-8192", ...
     pretok_kind pretok;
     size_t n_ids;           // ids are 0..n_ids-1 (normal, special, or unused holes)
+    size_t ids_cap;         // allocated entries of kind/off/len
     uint8_t *kind;          // (n_ids) TOK_KIND_*
     uint64_t *off;          // (n_ids) offset of the token's bytes in blob
     uint32_t *len;          // (n_ids) byte length (0 for holes)

@@ -275,6 +275,7 @@ static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     }
     loss /= (double)r->o->grad_accum;
     *norm = isfinite(loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
+    if (isfinite(*norm)) model_after_step(&r->m);
     return loss;
 }
 
@@ -302,6 +303,11 @@ static sx_status loop(run *r) {
                                  "tokens", r->tokens_seen, "frac", (double)step / (double)r->total_steps, "lr",
                                  o->opt.lr * lr_mult, "train_loss", loss, "grad_norm", norm, "flops", r->flops_seen,
                                  "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
+        json_t *moe = model_moe_stats_json(&r->m);
+        if (moe) {
+            json_object_set_new(line, "aux_loss", json_real(model_aux_loss(&r->m)));
+            json_object_update_new(line, moe);
+        }
         double val = NAN;
         char note[96] = "";
         if (eval_due(r, step)) {
