@@ -23,7 +23,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test test-only check bench demo fuzz clean setup
+.PHONY: all test test-only check bench demo ttc-demo fuzz clean setup
 all: $(SEXTANT)
 
 setup:
@@ -66,11 +66,20 @@ check: setup
 test-only: $(SEXTANT) $(TEST_BIN)
 	@SEXTANT=$(abspath $(SEXTANT)) tests/run-all $(BUILD) $(TEST_BIN)
 
-bench: setup $(SEXTANT) $(BENCH_BIN)
+bench: $(SEXTANT) $(BENCH_BIN)
+	@SEXTANT_SETUP_BENCH=1 scripts/setup
 	@bench/run-all $(BUILD)
 
 demo: setup $(SEXTANT)
 	@scripts/demo
+
+# Test-time compute demo (issue 8): trains the arithmetic policy and verifiers, runs the strategies.
+ttc-demo: setup $(SEXTANT)
+	@scripts/ttc-demo
+
+# Coverage-guided fuzzing of every file parser (clang libFuzzer), 60 s per target.
+fuzz: setup
+	@tests/fuzz/run 60
 
 clean:
 	rm -rf build build-san sextant

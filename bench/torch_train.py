@@ -103,9 +103,9 @@ def main():
     cfg = model.parse_descriptor(desc)
     torch.manual_seed(0)
     params = {n: p.requires_grad_(True) for n, p in model.init_params(cfg).items()}
-    groups = {g: [params[n] for n, _, gg in model.param_specs(cfg) if gg == g] for g in ("embed", "gain", "matrix", "head")}
-    opt = torch.optim.AdamW([{"params": groups["matrix"] + groups["head"], "weight_decay": 0.1},
-                             {"params": groups["embed"] + groups["gain"], "weight_decay": 0.0}],
+    decayed = [params[n] for n, _, g in model.param_specs(cfg) if g in ("matrix", "head")]
+    plain = [params[n] for n, _, g in model.param_specs(cfg) if g not in ("matrix", "head")]
+    opt = torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": plain, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
     rope = model.rope_tables(cfg, args.seq, torch.float32)
     tokens = torch.randint(0, cfg.vocab, (args.batch, args.seq + 1))

@@ -14,6 +14,7 @@ static const struct {
     {"fit", cmd_fit, "fit scaling laws to a finished ladder (fit.json)"},
     {"forecast", cmd_forecast, "forecast a hero run's whole loss curve, or --check a run against a forecast"},
     {"tokenize", cmd_tokenize, "train a BPE vocabulary, encode/decode text, write token shards"},
+    {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
     {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
 };
 

@@ -118,32 +118,72 @@ void attention_backward_ref(const attn_shape *s, const float *q, const float *k,
 
 // ---------------------------------------------------------------------------------------------------------
 // Fast path. Tiles of ATT_BQ queries × ATT_BK keys; every product is a small dense matrix product done by
-// tile_mm, whose register tile is 4 rows × 64 columns of GCC vectors (cloned for AVX-512, AVX2 and
-// baseline x86-64 and picked at load time).
+// tile_mm (cloned for AVX-512, AVX2 and baseline x86-64, picked at load time). Its register tile adapts to
+// the width n of the product so that about 16 vector accumulators are live whatever n is: the products
+// whose columns are keys are 64 wide, but those whose columns run over the head dimension are only hd
+// wide, and tiny models have hd = 8 or 16.
 
 enum { ATT_BQ = 64, ATT_BK = 64 };
 
 #define ATT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ATT_INLINE static inline __attribute__((always_inline))
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
 
-// acc[r][v] (+)= Σ_p A(r,p)·B(p, 16v..16v+15) for R rows and NV 16-wide column vectors.
-static inline __attribute__((always_inline)) void mm_block(int R, int NV, size_t k, const float *A, size_t ars,
-                                                           size_t acs, const float *B, size_t ldb, float *C,
-                                                           size_t ldc, bool accumulate) {
-    v16 acc[4][4];
-    for (int r = 0; r < R; r++)
-        for (int v = 0; v < NV; v++) acc[r][v] = accumulate ? *(const v16 *)(C + r * ldc + 16 * v) : (v16){0};
-    for (size_t p = 0; p < k; p++) {
-        v16 b[4];
-        for (int v = 0; v < NV; v++) b[v] = *(const v16 *)(B + p * ldb + 16 * v);
-        for (int r = 0; r < R; r++) {
-            float a = A[r * ars + p * acs];
-            for (int v = 0; v < NV; v++) acc[r][v] += a * b[v];
-        }
+// acc[r][v] (+)= Σ_p A(r,p)·B(p, W·v .. W·v+W−1) for R rows and NV vectors of W lanes (R·NV <= 16).
+#define ATT_MM_BLOCK(name, vec, W)                                                                           \
+    ATT_INLINE void name(int R, int NV, size_t k, const float *A, size_t ars, size_t acs, const float *B,      \
+                         size_t ldb, float *C, size_t ldc, bool accumulate) {                                \
+        vec acc[16][4];                                                                                      \
+        for (int r = 0; r < R; r++)                                                                          \
+            for (int v = 0; v < NV; v++)                                                                     \
+                acc[r][v] = accumulate ? *(const vec *)(C + r * ldc + W * v) : (vec){0};                     \
+        for (size_t p = 0; p < k; p++) {                                                                     \
+            vec b[4];                                                                                        \
+            for (int v = 0; v < NV; v++) b[v] = *(const vec *)(B + p * ldb + W * v);                         \
+            for (int r = 0; r < R; r++) {                                                                    \
+                float a = A[r * ars + p * acs];                                                              \
+                for (int v = 0; v < NV; v++) acc[r][v] += a * b[v];                                          \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int r = 0; r < R; r++)                                                                          \
+            for (int v = 0; v < NV; v++) *(vec *)(C + r * ldc + W * v) = acc[r][v];                          \
     }
-    for (int r = 0; r < R; r++)
-        for (int v = 0; v < NV; v++) *(v16 *)(C + r * ldc + 16 * v) = acc[r][v];
+ATT_MM_BLOCK(mm_block16, v16, 16)
+ATT_MM_BLOCK(mm_block8, v8, 8)
+
+// One R-row block (R a power of two, R <= 16 / its vectors) of the column panel [0, w) of width 64, 32,
+// 16 or 8 (w >= 8), or of the scalar remainder (w < 8).
+ATT_INLINE void mm_panel(int R, size_t w, size_t k, const float *A, size_t ars, size_t acs, const float *B,
+                         size_t ldb, float *C, size_t ldc, bool accumulate) {
+#define ATT_PANEL_CASES(blk, NV, ...)                                                                         \
+    switch (R) {                                                                                             \
+    __VA_ARGS__                                                                                              \
+    default: blk(1, NV, k, A, ars, acs, B, ldb, C, ldc, accumulate); break;                                  \
+    }
+#define ATT_CASE(blk, RR, NV) case RR: blk(RR, NV, k, A, ars, acs, B, ldb, C, ldc, accumulate); break;
+    if (w >= 64) {
+        ATT_PANEL_CASES(mm_block16, 4, ATT_CASE(mm_block16, 4, 4) ATT_CASE(mm_block16, 2, 4))
+    } else if (w >= 32) {
+        ATT_PANEL_CASES(mm_block16, 2, ATT_CASE(mm_block16, 8, 2) ATT_CASE(mm_block16, 4, 2)
+                                           ATT_CASE(mm_block16, 2, 2))
+    } else if (w >= 16) {
+        ATT_PANEL_CASES(mm_block16, 1, ATT_CASE(mm_block16, 16, 1) ATT_CASE(mm_block16, 8, 1)
+                                           ATT_CASE(mm_block16, 4, 1) ATT_CASE(mm_block16, 2, 1))
+    } else if (w >= 8) {
+        ATT_PANEL_CASES(mm_block8, 1, ATT_CASE(mm_block8, 16, 1) ATT_CASE(mm_block8, 8, 1)
+                                          ATT_CASE(mm_block8, 4, 1) ATT_CASE(mm_block8, 2, 1))
+    } else {
+        for (int r = 0; r < R; r++)
+            for (size_t j = 0; j < w; j++) {
+                float sum = accumulate ? C[r * ldc + j] : 0.0f;
+                for (size_t p = 0; p < k; p++) sum += A[r * ars + p * acs] * B[p * ldb + j];
+                C[r * ldc + j] = sum;
+            }
+    }
+#undef ATT_CASE
+#undef ATT_PANEL_CASES
 }
 
 // Which part of a product a causal diagonal tile (first query = first key, so query i sees keys j <= i)
@@ -160,35 +200,23 @@ typedef enum {
 // tri restricts the work on a diagonal tile as described above (ranges rounded to the register tile).
 ATT_CLONES static void tile_mm(size_t m, size_t n, size_t k, const float *A, size_t ars, size_t acs,
                                const float *B, size_t ldb, float *C, size_t ldc, bool accumulate, tri_mode tri) {
-    for (size_t i = 0; i < m; i += 4) {
-        int R = m - i < 4 ? (int)(m - i) : 4;
+    size_t rmax = n >= 64 ? 4 : n >= 32 ? 8 : 16;  // rows per block: 16 accumulators in the widest panel
+    for (size_t i = 0, R; i < m; i += R) {
+        for (R = rmax; R > m - i;) R /= 2;
         size_t kb = tri == TRI_K_LO ? (i < k ? i : k) : 0;
         size_t ke = tri == TRI_K_HI && i + R < k ? i + R : k;
         size_t ne = tri == TRI_COLS && (i + R + 15) / 16 * 16 < n ? (i + R + 15) / 16 * 16 : n;
-        size_t n64 = ne / 64 * 64, n16 = ne / 16 * 16, kk = ke - kb;
         const float *Ai = A + i * ars + kb * acs, *Bk = B + kb * ldb;
         float *Ci = C + i * ldc;
-        for (size_t j = 0; j < n64; j += 64) switch (R) {
-            case 4: mm_block(4, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            case 3: mm_block(3, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            case 2: mm_block(2, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            default: mm_block(1, 4, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            }
-        for (size_t j = n64; j < n16; j += 16) switch (R) {
-            case 4: mm_block(4, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            case 3: mm_block(3, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            case 2: mm_block(2, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            default: mm_block(1, 1, kk, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate); break;
-            }
-        for (int r = 0; r < R; r++) {
-            for (size_t j = n16; j < ne; j++) {
-                float sum = accumulate ? Ci[r * ldc + j] : 0.0f;
-                for (size_t p = 0; p < kk; p++) sum += Ai[r * ars + p * acs] * Bk[p * ldb + j];
-                Ci[r * ldc + j] = sum;
-            }
-            if (!accumulate)
-                for (size_t j = ne; j < n; j++) Ci[r * ldc + j] = 0;
+        // Panels of 64, 32, 16 or 8 columns, the widest that fits, then a scalar remainder.
+        for (size_t j = 0, w; j < ne; j += w) {
+            size_t left = ne - j;
+            w = left >= 64 ? 64 : left >= 32 ? 32 : left >= 16 ? 16 : left >= 8 ? 8 : left;
+            mm_panel((int)R, w, ke - kb, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate);
         }
+        if (!accumulate)
+            for (size_t r = 0; r < R; r++)
+                for (size_t j = ne; j < n; j++) Ci[r * ldc + j] = 0;
     }
 }
 

@@ -9,67 +9,11 @@
 #include "scale/flops.h"
 #include "scale/forecast.h"
 #include "scale/laws.h"
+#include "scale/ladder_data.h"
 #include "scale/rundir.h"
 
 #define N_BOOT 64
 #define FORECAST_VERSION 1
-
-typedef struct {
-    const ladder_spec *spec;
-    ladder_run *plan;
-    size_t n_plan;
-    rundir_run *runs;   // parallel to plan; n_steps == 0 for a run not read
-} ladder_data;
-
-static void ladder_data_free(ladder_data *d) {
-    for (size_t i = 0; d->runs && i < d->n_plan; i++) rundir_free(&d->runs[i]);
-    free(d->runs);
-    free(d->plan);
-}
-
-static sx_status read_ladder(const ladder_spec *spec, const char *dir, ladder_data *d) {
-    memset(d, 0, sizeof *d);
-    d->spec = spec;
-    sx_status st = ladder_plan(spec, &d->plan, &d->n_plan);
-    if (st) return st;
-    d->runs = calloc(d->n_plan, sizeof *d->runs);
-    if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < d->n_plan && !st; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
-        st = rundir_read(path, &d->runs[i]);
-        if (!st && !d->runs[i].done)
-            st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
-    }
-    return st;
-}
-
-// The validation loss logged at fraction f of a run (its eval at step round(f·total)), or NAN.
-static double loss_at_frac(const rundir_run *r, double f) {
-    size_t step = (size_t)llround(f * (double)r->total_steps);
-    for (size_t i = 0; i < r->n_evals; i++)
-        if (r->evals[i].step == step) return r->evals[i].val_loss;
-    return NAN;
-}
-
-// Seed means (and relative seed spread) of every rung at every fraction; rungs in plan order (largest
-// first). With pick != NULL, rung r averages seeds pick[r*S .. r*S+S) instead of 0..S-1 (bootstrap).
-static void rung_curves(const ladder_data *d, const size_t *pick, double *mean, double *sd_rel) {
-    const ladder_spec *s = d->spec;
-    size_t R = s->n_rungs, S = s->n_seeds, F = s->n_eval;
-    for (size_t r = 0; r < R; r++)
-        for (size_t f = 0; f < F; f++) {
-            double sum = 0, sq = 0;
-            for (size_t k = 0; k < S; k++) {
-                double v = loss_at_frac(&d->runs[r * S + (pick ? pick[r * S + k] : k)], s->eval_at[f]);
-                sum += v;
-                sq += v * v;
-            }
-            double m = sum / (double)S;
-            mean[r * F + f] = m;
-            if (sd_rel) sd_rel[r * F + f] = S > 1 ? sqrt(fmax(0, (sq - sum * m) / (double)(S - 1))) / m : 0;
-        }
-}
 
 static json_t *array_of(const double *x, size_t n) {
     json_t *a = json_array();
@@ -131,19 +75,29 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
 
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
     ladder_data d;
-    sx_status st = read_ladder(spec, dir, &d);
+    sx_status st = ladder_data_read(spec, dir, &d);
     if (st) { ladder_data_free(&d); return st; }
     size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
     if (R < 3) { ladder_data_free(&d); return sx_fail(SX_ERR_ARG, "%s: a forecast needs at least 3 rungs", spec->spec_path); }
     double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), *x = malloc(R * sizeof *x);
     fit_result *pf = calloc(F, sizeof *pf);
-    rung_curves(&d, NULL, mean, sd);
+    ladder_rung_curves(&d, NULL, mean, sd);
     for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
     for (size_t i = 0; i < R * F; i++)
         if (!isfinite(mean[i])) st = sx_fail(SX_ERR_FORMAT, "%s: a run lacks an evaluation at one of the ladder's fractions", dir);
+    // The floor Linf (the data's irreducible loss) is one number for the whole ladder: fitted on the final
+    // losses, then pinned for every fraction, leaving each fraction's (A_f, alpha_f). With a handful of rungs,
+    // a free Linf per fraction makes neighbouring fractions extrapolate erratically.
     fit_options fo;
     fit_options_default(&fo);
+    double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
     if (!st) st = fit_per_fraction(x, mean, R, F, &fo, pf);
+    if (!st) {
+        pin[LAW_POW_LINF] = fmax(pf[F - 1].params[LAW_POW_LINF], 1e-6);  // the laws need positive parameters
+        for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
+        fo.pin = pin;
+        st = fit_per_fraction(x, mean, R, F, &fo, pf);
+    }
     // Bootstrap over seeds: each rung re-averages a resample of its seeds; the per-fraction fits are redone.
     double *boot = malloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot), *bmean = malloc(R * F * sizeof *bmean);
     size_t *pick = malloc(R * S * sizeof *pick);
@@ -151,7 +105,7 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     rng_seed(&rng, 2024);
     for (int b = 0; b < N_BOOT && !st && S > 1; b++) {
         for (size_t i = 0; i < R * S; i++) pick[i] = rng_below(&rng, S);
-        rung_curves(&d, pick, bmean, NULL);
+        ladder_rung_curves(&d, pick, bmean, NULL);
         fit_result *bf = calloc(F, sizeof *bf);
         sx_status bs = fit_per_fraction(x, bmean, R, F, &fo, bf);
         for (size_t f = 0; f < F; f++) {

@@ -315,13 +315,32 @@ static pid_t spawn(char **argv, const char *log_path) {
     _exit(127);
 }
 
+// A run directory that already exists must hold this very run (same model and length), or the ladder
+// would silently reuse a different experiment.
+static sx_status check_existing(const char *out_dir, const ladder_run *x) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/config.json", out_dir, x->dir);
+    json_t *c = json_load_file(path, 0, NULL);
+    if (!c) return SX_OK;
+    const char *model = json_string_value(json_object_get(c, "model"));
+    long steps = (long)json_integer_value(json_object_get(c, "total_steps"));
+    sx_status st = SX_OK;
+    if (!model || strcmp(model, x->descriptor) || steps != x->steps)
+        st = sx_fail(SX_ERR_MISMATCH, "%s/%s holds another run (%s, %ld steps; the spec wants %s, %ld steps): "
+                     "remove it or choose another --out", out_dir, x->dir, model ? model : "?", steps, x->descriptor, x->steps);
+    json_decref(c);
+    return st;
+}
+
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
     ladder_run *runs;
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
-    if ((st = fs_mkdir_p(out_dir))) { free(runs); return st; }
+    for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
+    if (!st) st = fs_mkdir_p(out_dir);
+    if (st) { free(runs); return st; }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = (int)(cores / jobs > 0 ? cores / jobs : 1);
     enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);

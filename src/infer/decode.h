@@ -1,0 +1,36 @@
+// decode: the inference forward pass. Runs the model one position at a time per sequence against a
+// kvcache, batching the rows of many sequences into each weight product, and returns next-token logits.
+// GQA caches k and v (2·Hkv·hd floats per position and layer); MLA caches its normed latent and rope key
+// (d_c + d_R floats) and attends in the latent space (the "absorbed" form: q̃_h = wuk_hᵀ·q_nope,h against
+// the latent, outputs wuv_h·Σ p·c). Reuses the model's parameters (model.p) and kernels; the FFN is the
+// model's own module (dense or MoE) run on B = rows, T = 1. Not responsible for sampling or for training.
+#ifndef SEXTANT_DECODE_H
+#define SEXTANT_DECODE_H
+#include <stdint.h>
+#include "infer/kvcache.h"
+#include "model/model.h"
+
+typedef struct {
+    model *m;              // borrowed
+    kvcache cache;
+    size_t max_ctx;        // positions per sequence
+    float *cos, *sin;      // (max_ctx, rope_dim/2)
+    size_t cap_rows;       // rows the scratch below is sized for
+    float *buf;            // one block of scratch, carved per call
+    size_t buf_floats;
+    double flops;          // model FLOPs spent by decoder_forward so far (2·active matmul params + attention)
+    size_t tokens;         // positions processed so far
+} decoder;
+
+sx_status decoder_init(decoder *d, model *m, size_t max_ctx);
+void decoder_free(decoder *d);
+// Processes n rows: row r appends token tok[r] at the next position of sequence seq[r]. Rows of the same
+// sequence must appear in position order (a prompt can be one call). Overwrites logits (n, V) with the
+// scored logits after each row (soft-capped like training), or skips the head when logits is NULL.
+sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *tok, float *logits);
+// Prefill: feeds tokens[0..n) to seq; overwrites last_logits (V) with the logits after the last one.
+sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits);
+// Model FLOPs of one decoded position at context length ctx (matmuls 2·params + attention 4·ctx·H·dim).
+double decoder_flops_per_token(const model *m, size_t ctx);
+
+#endif

@@ -1,0 +1,56 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scale/ladder_data.h"
+
+void ladder_data_free(ladder_data *d) {
+    for (size_t i = 0; d->runs && i < d->n_plan; i++) rundir_free(&d->runs[i]);
+    free(d->runs);
+    free(d->plan);
+}
+
+sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data *d) {
+    memset(d, 0, sizeof *d);
+    d->spec = spec;
+    sx_status st = ladder_plan(spec, &d->plan, &d->n_plan);
+    if (st) return st;
+    d->runs = calloc(d->n_plan, sizeof *d->runs);
+    if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < d->n_plan && !st; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
+        st = rundir_read(path, &d->runs[i]);
+        if (!st && !d->runs[i].done)
+            st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
+    }
+    return st;
+}
+
+// The validation loss logged at fraction f of a run (its eval at step round(f·total)), or NAN.
+double ladder_loss_at_frac(const rundir_run *r, double f) {
+    size_t step = (size_t)llround(f * (double)r->total_steps);
+    for (size_t i = 0; i < r->n_evals; i++)
+        if (r->evals[i].step == step) return r->evals[i].val_loss;
+    return NAN;
+}
+
+// Seed means (and relative seed spread) of every rung at every fraction; rungs in plan order (largest
+// first). With pick != NULL, rung r averages seeds pick[r*S .. r*S+S) instead of 0..S-1 (bootstrap).
+void ladder_rung_curves(const ladder_data *d, const size_t *pick, double *mean, double *sd_rel) {
+    const ladder_spec *s = d->spec;
+    size_t R = s->n_rungs, S = s->n_seeds, F = s->n_eval;
+    for (size_t r = 0; r < R; r++)
+        for (size_t f = 0; f < F; f++) {
+            double sum = 0, sq = 0;
+            for (size_t k = 0; k < S; k++) {
+                double v = ladder_loss_at_frac(&d->runs[r * S + (pick ? pick[r * S + k] : k)], s->eval_at[f]);
+                sum += v;
+                sq += v * v;
+            }
+            double m = sum / (double)S;
+            mean[r * F + f] = m;
+            if (sd_rel) sd_rel[r * F + f] = S > 1 ? sqrt(fmax(0, (sq - sum * m) / (double)(S - 1))) / m : 0;
+        }
+}
+

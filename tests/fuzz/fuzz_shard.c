@@ -1,0 +1,16 @@
+// libFuzzer target: shard_open (token shards) on arbitrary bytes, with and without an expected vocabulary.
+#include "data/shard.h"
+#include "fuzz_util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
+    const char *path = fuzz_file(0, "s.bin", data, n);
+    shard_file s;
+    if (shard_open(&s, path, 0) == SX_OK) {
+        volatile uint32_t sink = 0;
+        for (uint64_t i = 0; i < s.h.n_tokens; i++) sink ^= shard_token(&s, i);
+        (void)shard_check_vocab(&s, 64);
+        shard_close(&s);
+    }
+    if (shard_open(&s, path, 256) == SX_OK) shard_close(&s);
+    return 0;
+}

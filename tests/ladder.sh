@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The product path end to end on a seconds-long synthetic ladder: ladder run (parallel, with cooldown
+# branches), status, rerun skips finished runs, fit, forecast (hash-frozen), a hero trained with --forecast
+# (per-eval comparison in metrics.jsonl and a final report), forecast --check, a tampered forecast refused,
+# and compare of two ladders. Asserts structure and sanity, not accuracy (accuracy is the demo's job).
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+A=tests/data/ladder/smoke-a.ladder B=tests/data/ladder/smoke-b.ladder
+
+"$S" ladder run $A --out "$tmp/a" --jobs 2 2> "$tmp/run.log" || { fail "ladder run"; cat "$tmp/run.log"; }
+[ "$(ls -d "$tmp"/a/w*-s* | wc -l)" -eq 16 ] || fail "expected 8 main runs + 8 branches"
+[ "$(ls "$tmp"/a/w*/DONE | wc -l)" -eq 16 ] || fail "not every run finished"
+"$S" ladder run $A --out "$tmp/a" 2>&1 | grep -q "16 already done" || fail "a rerun should skip finished runs"
+"$S" ladder status $A --out "$tmp/a" | grep -c " done$" | grep -qx 16 || fail "status should list 16 done runs"
+# A branch starts from its parent's checkpoint: identical metrics up to the branch point.
+diff <(head -n 10 "$tmp/a/w16-s1/metrics.jsonl") <(head -n 10 "$tmp/a/w16-s1-b0/metrics.jsonl") >/dev/null || fail "branch does not share its parent's history"
+
+"$S" fit $A --runs "$tmp/a" --out "$tmp/fit.json" > "$tmp/fit.log" || { fail "fit"; cat "$tmp/fit.log"; }
+grep -q '"per_fraction"' "$tmp/fit.json" && grep -q '"schedule_law"' "$tmp/fit.json" || fail "fit.json incomplete"
+
+"$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc.json" \
+    --plot "$tmp/fc.svg" > "$tmp/fc.log" || { fail "forecast"; cat "$tmp/fc.log"; }
+grep -q '"sha256"' "$tmp/fc.json" && grep -q '<svg' "$tmp/fc.svg" || fail "forecast outputs incomplete"
+steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)
+"$S" train --model d1-hd8-w48 --train synthetic:64 --batch 4 --seq 16 --schedule cosine --warmup 0.05 --lr 7e-3 \
+    --eval-batches 2 --forecast "$tmp/fc.json" --out "$tmp/hero" --quiet > "$tmp/hero.log" 2>&1 || { fail "hero"; cat "$tmp/hero.log"; }
+[ "$(wc -l < "$tmp/hero/metrics.jsonl")" -eq "$steps" ] || fail "hero did not take the forecast's $steps steps"
+[ "$(grep -c '"forecast_in_band"' "$tmp/hero/metrics.jsonl")" -eq 6 ] || fail "every forecast point should be compared while training"
+grep -q "inside band" "$tmp/hero.log" && [ -f "$tmp/hero/forecast_report.json" ] || fail "no final forecast report"
+"$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" | grep -q "mean |error| after 10%" || fail "forecast --check"
+sed 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json" > "$tmp/tampered.json"
+"$S" forecast --check "$tmp/hero" --forecast "$tmp/tampered.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered forecast must be refused"
+
+cp $B "$tmp/b.ladder"
+"$S" ladder run "$tmp/b.ladder" --out "$tmp/b" --jobs 2 2>/dev/null || fail "ladder b"
+mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
+(cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --plot cmp.svg --out cmp.json) > "$tmp/cmp.log" 2>&1 || { fail "compare"; cat "$tmp/cmp.log"; }
+cat "$tmp/cmp.log"
+grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && [ -s "$tmp/cwd/cmp.svg" ] || fail "compare report incomplete"
+
+# Bad specs: a clear message naming the file and line.
+printf 'name x\nwidths 8 -3\n' > "$tmp/bad.ladder"
+"$S" ladder run "$tmp/bad.ladder" 2>&1 | grep -q "bad.ladder:2: widths" || fail "bad spec message"
+printf 'name x\nwidthz 8\n' > "$tmp/bad2.ladder"
+"$S" ladder plan "$tmp/bad2.ladder" 2>&1 | grep -q "unknown key" || fail "unknown key message"
+
+echo "ladder.sh: $fails failed"
+[ $fails -eq 0 ]
