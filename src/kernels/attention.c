@@ -193,6 +193,7 @@ typedef enum {
     TRI_COLS,   // C rows are queries, columns keys: columns past the row (a 16-wide chunk) are set to 0
     TRI_K_HI,   // C rows are queries, k runs over keys: k < row + 1
     TRI_K_LO,   // C rows are keys, k runs over queries: k >= row
+    TRI_COLS_LO,// C rows are keys, columns queries: columns before the row (a 16-wide chunk) are set to 0
 } tri_mode;
 
 // C (m,n) = A·B, or C += A·B when accumulate. A(i,p) is A[i·ars + p·acs] (so a transposed operand is just
@@ -206,17 +207,20 @@ ATT_CLONES static void tile_mm(size_t m, size_t n, size_t k, const float *A, siz
         size_t kb = tri == TRI_K_LO ? (i < k ? i : k) : 0;
         size_t ke = tri == TRI_K_HI && i + R < k ? i + R : k;
         size_t ne = tri == TRI_COLS && (i + R + 15) / 16 * 16 < n ? (i + R + 15) / 16 * 16 : n;
+        size_t nb = tri == TRI_COLS_LO ? (i / 16 * 16 < n ? i / 16 * 16 : n) : 0;
         const float *Ai = A + i * ars + kb * acs, *Bk = B + kb * ldb;
         float *Ci = C + i * ldc;
         // Panels of 64, 32, 16 or 8 columns, the widest that fits, then a scalar remainder.
-        for (size_t j = 0, w; j < ne; j += w) {
+        for (size_t j = nb, w; j < ne; j += w) {
             size_t left = ne - j;
             w = left >= 64 ? 64 : left >= 32 ? 32 : left >= 16 ? 16 : left >= 8 ? 8 : left;
             mm_panel((int)R, w, ke - kb, Ai, ars, acs, Bk + j, ldb, Ci + j, ldc, accumulate);
         }
         if (!accumulate)
-            for (size_t r = 0; r < R; r++)
+            for (size_t r = 0; r < R; r++) {
+                for (size_t j = 0; j < nb; j++) Ci[r * ldc + j] = 0;
                 for (size_t j = ne; j < n; j++) Ci[r * ldc + j] = 0;
+            }
     }
 }
 
@@ -227,89 +231,113 @@ static void attn_row_range(const attn_shape *s, size_t t, size_t k0, size_t nk, 
     *c1 = hi > k0 ? (hi - k0 < nk ? hi - k0 : nk) : 0;
 }
 
-// Online-softmax step for a tile of nq query rows (queries q0.., keys k0..k0+nk−1). On entry sp (nq, ATT_BK)
-// holds raw dot products; on exit p = exp(z − m_new), 0 where the query may not see the key. m, l (nq) are
-// the running max and sum; rows of o (nq, hd) are rescaled by exp(m_old − m_new).
-ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k0, size_t nq, size_t nk, float *sp,
-                                        float *m, float *l, float *o) {
+// Key k0+j of a tile whose first query is q0 is seen by queries [*a, *b) of the tile (nq queries), relative
+// to q0: from the key itself (causal) to the key's last window position; empty when a >= b.
+static void attn_col_range(const attn_shape *s, size_t q0, size_t nq, size_t key, size_t *a, size_t *b) {
+    size_t lo = key > q0 ? key - q0 : 0, hi = nq;
+    if (s->window > 0) hi = key + s->window > q0 ? (key + s->window - q0 < nq ? key + s->window - q0 : nq) : 0;
+    *a = lo < nq ? lo : nq;
+    *b = hi;
+}
+
+// Online-softmax step on a transposed tile: st (nk, ATT_BQ) holds the raw dot products of keys k0.. (rows)
+// with queries q0.. (columns); on exit st = exp(z − m_new), 0 where the query may not see the key. m, l (nq)
+// are the running max and sum of each query; columns of ot (hd, ATT_BQ) are rescaled by exp(m_old − m_new).
+// Every loop runs along the queries, so no horizontal reduction is needed; corr (nq) is scratch.
+ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k0, size_t nq, size_t nk, float *st,
+                                        float *m, float *l, float *ot, float *corr) {
     float scale = s->scale, cap = s->softcap, inv = cap > 0 ? scale / cap : 0.0f;
-    for (size_t i = 0; i < nq; i++) {
-        float *p = sp + i * ATT_BK, *oi = o + i * s->hd;
-        size_t c0, c1;
-        attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
-        if (c0 >= c1) {
-            for (size_t j = 0; j < nk; j++) p[j] = 0;
-            continue;
-        }
-        float mx = m[i];
+    for (size_t i = 0; i < nq; i++) corr[i] = m[i];  // corr holds m_new until the second pass
+    for (size_t j = 0; j < nk; j++) {
+        float *z = st + j * ATT_BQ;
+        size_t a, b;
+        attn_col_range(s, q0, nq, k0 + j, &a, &b);
         if (cap > 0) {
-#pragma omp simd reduction(max : mx)
-            for (size_t j = c0; j < c1; j++) {
-                p[j] = cap * vm_tanhf(p[j] * inv);
-                mx = p[j] > mx ? p[j] : mx;
+#pragma omp simd
+            for (size_t i = a; i < b; i++) {
+                z[i] = cap * vm_tanhf(z[i] * inv);
+                corr[i] = z[i] > corr[i] ? z[i] : corr[i];
             }
         } else {
-#pragma omp simd reduction(max : mx)
-            for (size_t j = c0; j < c1; j++) {
-                p[j] *= scale;
-                mx = p[j] > mx ? p[j] : mx;
+#pragma omp simd
+            for (size_t i = a; i < b; i++) {
+                z[i] *= scale;
+                corr[i] = z[i] > corr[i] ? z[i] : corr[i];
             }
         }
-        float corr = vm_expf(m[i] - mx), sum = 0;
-#pragma omp simd reduction(+ : sum)
-        for (size_t j = 0; j < nk; j++) {
-            float e = (j >= c0 && j < c1) ? vm_expf(p[j] - mx) : 0.0f;
-            p[j] = e;
-            sum += e;
-        }
-        m[i] = mx;
-        l[i] = l[i] * corr + sum;
-        if (corr != 1.0f) {
+    }
+    // Every query sees its own key on the diagonal tile, which comes first: m_new is finite from then on,
+    // and exp(−inf − m_new) = 0 on that first tile.
 #pragma omp simd
-            for (size_t d = 0; d < s->hd; d++) oi[d] *= corr;
+    for (size_t i = 0; i < nq; i++) {
+        float mn = corr[i];
+        corr[i] = vm_expf(m[i] - mn);
+        m[i] = mn;
+        l[i] *= corr[i];
+    }
+    for (size_t j = 0; j < nk; j++) {
+        float *z = st + j * ATT_BQ;
+        size_t a, b;
+        attn_col_range(s, q0, nq, k0 + j, &a, &b);
+#pragma omp simd
+        for (size_t i = 0; i < nq; i++) {
+            float e = (i >= a && i < b) ? vm_expf(z[i] - m[i]) : 0.0f;
+            z[i] = e;
+            l[i] += e;
         }
+    }
+    for (size_t d = 0; d < s->hd; d++) {
+        float *o = ot + d * ATT_BQ;
+#pragma omp simd
+        for (size_t i = 0; i < nq; i++) o[i] *= corr[i];
     }
 }
 
-// Scratch of one forward task, owned by one thread.
+// Scratch of one forward task, owned by one thread. The forward works transposed (queries along the
+// vectors): Sᵀ = K·Qᵀ and Oᵀ += Vᵀ·Pᵀ, so the softmax needs no horizontal reductions and both products are
+// ATT_BQ wide whatever hd is.
 typedef struct {
-    float *sp;        // (ATT_BQ, ATT_BK): logits, then probabilities
-    float *o;         // (G, ATT_BQ, hd): unnormalised output accumulators
+    float *st;        // (ATT_BK, ATT_BQ): logits, then probabilities, keys × queries
+    float *qt, *ot;   // (G, hd, ATT_BQ): the queries transposed, unnormalised output accumulators transposed
     float *m, *l;     // (G, ATT_BQ): running max and sum
+    float *corr;      // (ATT_BQ)
 } attn_fwd_scratch;
 
-// Queries q0..q0+nq−1 of the G heads sharing KV head kvh of sequence b. kt is K transposed per sequence and
-// KV head: (B, Hkv, hd, ldt).
-static void attn_forward_block(const attn_shape *s, const float *q, const float *kt, const float *v, float *out,
-                               float *lse, size_t ldt, size_t b, size_t kvh, size_t q0, size_t nq,
-                               attn_fwd_scratch *w) {
+// Queries q0..q0+nq−1 of the G heads sharing KV head kvh of sequence b.
+static void attn_forward_block(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
+                               float *lse, size_t b, size_t kvh, size_t q0, size_t nq, attn_fwd_scratch *w) {
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
-    for (size_t i = 0; i < G * nq * hd; i++) w->o[i] = 0;
-    for (size_t i = 0; i < G * nq; i++) w->m[i] = -INFINITY, w->l[i] = 0;
+    for (size_t g = 0; g < G; g++) {
+        const float *qb = q + ((b * T + q0) * H + kvh * G + g) * hd;
+        float *qt = w->qt + g * hd * ATT_BQ;
+        for (size_t i = 0; i < nq; i++)
+            for (size_t d = 0; d < hd; d++) qt[d * ATT_BQ + i] = qb[i * H * hd + d];
+    }
+    for (size_t i = 0; i < G * hd * ATT_BQ; i++) w->ot[i] = 0;
+    for (size_t i = 0; i < G * ATT_BQ; i++) w->m[i] = -INFINITY, w->l[i] = 0;
     // Key tiles from the diagonal one [q0, q0+nq) backwards to the first key the block's first query sees.
     size_t kbeg = attn_first_key(s, q0);
     for (size_t hi = q0 + nq; hi > kbeg;) {
         size_t k0 = hi == q0 + nq ? q0 : (hi - kbeg > ATT_BK ? hi - ATT_BK : kbeg), nk = hi - k0;
-        tri_mode diag = k0 == q0 ? TRI_COLS : TRI_NONE;
+        bool diag = k0 == q0;
         hi = k0;
-        const float *ktb = kt + (b * Hkv + kvh) * hd * ldt + k0, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
+        const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
         for (size_t g = 0; g < G; g++) {
-            size_t h = kvh * G + g;
-            const float *qb = q + ((b * T + q0) * H + h) * hd;
-            float *o = w->o + g * nq * hd, *m = w->m + g * nq, *l = w->l + g * nq;
-            tile_mm(nq, nk, hd, qb, H * hd, 1, ktb, ldt, w->sp, ATT_BK, false, diag);
-            attn_online_tile(s, q0, k0, nq, nk, w->sp, m, l, o);
-            tile_mm(nq, hd, nk, w->sp, ATT_BK, 1, vb, Hkv * hd, o, hd, true, diag ? TRI_K_HI : TRI_NONE);
+            float *qt = w->qt + g * hd * ATT_BQ, *ot = w->ot + g * hd * ATT_BQ;
+            float *m = w->m + g * ATT_BQ, *l = w->l + g * ATT_BQ;
+            tile_mm(nk, nq, hd, kb, Hkv * hd, 1, qt, ATT_BQ, w->st, ATT_BQ, false, diag ? TRI_COLS_LO : TRI_NONE);
+            attn_online_tile(s, q0, k0, nq, nk, w->st, m, l, ot, w->corr);
+            tile_mm(hd, nq, nk, vb, 1, Hkv * hd, w->st, ATT_BQ, ot, ATT_BQ, true, TRI_NONE);
         }
     }
     for (size_t g = 0; g < G; g++) {
         size_t h = kvh * G + g;
+        const float *ot = w->ot + g * hd * ATT_BQ, *m = w->m + g * ATT_BQ, *l = w->l + g * ATT_BQ;
         for (size_t i = 0; i < nq; i++) {
-            float inv = 1.0f / w->l[g * nq + i];
+            float inv = 1.0f / l[i];
             float *dst = out + ((b * T + q0 + i) * H + h) * hd;
-            const float *src = w->o + (g * nq + i) * hd;
-            for (size_t d = 0; d < hd; d++) dst[d] = src[d] * inv;
-            lse[(b * H + h) * T + q0 + i] = w->m[g * nq + i] + logf(w->l[g * nq + i]);
+            for (size_t d = 0; d < hd; d++) dst[d] = ot[d * ATT_BQ + i] * inv;
+            lse[(b * H + h) * T + q0 + i] = m[i] + logf(l[i]);
         }
     }
 }
@@ -317,40 +345,24 @@ static void attn_forward_block(const attn_shape *s, const float *q, const float 
 void attention_forward(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
                        float *lse) {
     attn_check_shape(s);
-    size_t G = s->H / s->Hkv, hd = s->hd, nqb = (s->T + ATT_BQ - 1) / ATT_BQ;
-    size_t T = s->T, ntasks = s->B * s->Hkv * nqb;
-    double work = (double)s->B * s->H * T * (double)(s->window ? s->window : T) * hd;
-    // K transposed once per call (the S = Q·Kᵀ tiles then read contiguous key rows): (B, Hkv, hd, ldt). The
-    // row stride is padded off powers of two, which would map a tile's rows onto the same L1 sets.
-    size_t ldt = T + 16;
-    float *kt = malloc(s->B * s->Hkv * hd * ldt * sizeof(float));
-    assert(kt);
+    size_t G = s->H / s->Hkv, hd = s->hd, nqb = (s->T + ATT_BQ - 1) / ATT_BQ, nbh = s->B * s->Hkv;
+    double work = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * hd;
 #pragma omp parallel if (work > 1e6)
     {
-#pragma omp for schedule(static)
-        for (size_t bh = 0; bh < s->B * s->Hkv; bh++) {
-            size_t b = bh / s->Hkv, kvh = bh % s->Hkv;
-            for (size_t t0 = 0; t0 < T; t0 += 16)  // 16 keys at a time: rows of kt are written 64 bytes at once
-                for (size_t d = 0; d < hd; d++)
-                    for (size_t t = t0; t < T && t < t0 + 16; t++)
-                        kt[(bh * hd + d) * ldt + t] = k[((b * T + t) * s->Hkv + kvh) * hd + d];
-        }
         attn_fwd_scratch w;
-        w.sp = malloc(ATT_BQ * ATT_BK * sizeof(float));
-        w.o = malloc(G * ATT_BQ * hd * sizeof(float));
-        w.m = malloc(2 * G * ATT_BQ * sizeof(float));
-        assert(w.sp && w.o && w.m);
-        w.l = w.m + G * ATT_BQ;
+        float *buf = malloc((ATT_BK * ATT_BQ + 2 * G * hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ) * sizeof(float));
+        assert(buf);
+        w.st = buf, w.qt = w.st + ATT_BK * ATT_BQ, w.ot = w.qt + G * hd * ATT_BQ, w.m = w.ot + G * hd * ATT_BQ;
+        w.l = w.m + G * ATT_BQ, w.corr = w.l + G * ATT_BQ;
         // Latest query blocks (the most keys) first, so the dynamic schedule ends balanced.
 #pragma omp for schedule(dynamic, 1)
-        for (size_t task = 0; task < ntasks; task++) {
-            size_t qb = nqb - 1 - task / (s->B * s->Hkv), bh = task % (s->B * s->Hkv);
+        for (size_t task = 0; task < nqb * nbh; task++) {
+            size_t qb = nqb - 1 - task / nbh, bh = task % nbh;
             size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
-            attn_forward_block(s, q, kt, v, out, lse, ldt, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
-        free(w.sp), free(w.o), free(w.m);
+        free(buf);
     }
-    free(kt);
 }
 
 // Scratch of one backward task, owned by one thread.

@@ -248,6 +248,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     const char *rung_sched = json_string_value(json_object_get(ld, "schedule"));
     const char *sched = hero->schedule && *hero->schedule ? hero->schedule : rung_sched;
     double warmup = hero->warmup >= 0 ? hero->warmup : json_number_value(json_object_get(ld, "warmup"));
+    if (!rung_sched || !sched || batch < 1 || seq < 1 || batch > (1L << 24) || seq > (1L << 24))
+        return sx_fail(SX_ERR_FORMAT, "fit.json: the ladder needs a schedule and a batch and seq in [1, 2^24]");
     model_config c;
     sx_status st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c);
     if (st) return st;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 // The scratch directory, created on first use and kept for the life of the process.
 static inline const char *fuzz_dir(void) {
@@ -48,6 +49,19 @@ static inline void fuzz_split(const uint8_t *data, size_t n, const char *sep, si
         if (!memcmp(data + i, sep, k)) { *n1 = i; *off2 = i + k; return; }
     *n1 = n;
     *off2 = n;
+}
+
+// A malloc'd copy of data[0..n) with the little-endian crc32 of bytes [from, to) stored at offset at, so that
+// mutated inputs get past checksum checks and reach the code behind them.
+static inline uint8_t *fuzz_copy(const uint8_t *data, size_t n) {
+    uint8_t *c = malloc(n ? n : 1);
+    if (!c) abort();
+    memcpy(c, data, n);
+    return c;
+}
+static inline void fuzz_fix_crc(uint8_t *buf, size_t at, size_t from, size_t to) {
+    uint32_t crc = (uint32_t)crc32(0, buf + from, (uInt)(to - from));
+    memcpy(buf + at, &crc, 4);
 }
 
 #endif

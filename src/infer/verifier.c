@@ -1,0 +1,92 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "infer/verifier.h"
+
+sx_status verifier_write_docs(shard_writer *w, const arith_problem *p, const char *solution, bool process,
+                              size_t *docs) {
+    bool ok[VERIFIER_MAX_STEPS];
+    size_t steps = arith_check_steps(p, solution, ok, VERIFIER_MAX_STEPS), n_docs = 0;
+    if (steps > VERIFIER_MAX_STEPS) steps = VERIFIER_MAX_STEPS;
+    int32_t prompt[ARITH_EXPR_MAX + 2];
+    size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
+    size_t len = strlen(solution);
+    uint32_t *buf = malloc((np + len + 1) * sizeof *buf);
+    if (!buf) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < np; i++) buf[i] = (uint32_t)prompt[i];
+    sx_status st = SX_OK;
+    bool all_ok = true;
+    size_t line = 0, n = np;
+    for (size_t i = 0; i < len && !st && line < steps; i++) {
+        buf[n++] = (unsigned char)solution[i];
+        if (solution[i] != '\n') continue;
+        all_ok = all_ok && ok[line++];
+        bool last = line == steps;
+        if (!process && !last) continue;
+        bool good = process ? all_ok : arith_check_final(p, solution);
+        buf[n] = good ? VERIFIER_GOOD : VERIFIER_BAD;
+        st = shard_writer_append(w, buf, n + 1);
+        n_docs++;
+    }
+    free(buf);
+    if (docs) *docs = n_docs;
+    return st;
+}
+
+double verifier_head(const float *logits) {
+    double g = logits[VERIFIER_GOOD], b = logits[VERIFIER_BAD], m = fmax(g, b);
+    return exp(g - m) / (exp(g - m) + exp(b - m));
+}
+
+sx_status verifier_score(decoder *d, const arith_problem *p, const char *const *solutions, size_t n, double *scores,
+                         size_t *n_steps) {
+    size_t V = d->m->cfg.vocab, rows = 0;
+    int32_t prompt[ARITH_EXPR_MAX + 2];
+    size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
+    for (size_t i = 0; i < n; i++) rows += strlen(solutions[i]);
+    int *seq = malloc((rows + 1) * sizeof *seq), *kids = malloc((n + 1) * sizeof *kids);
+    for (size_t i = 0; kids && i < n; i++) kids[i] = -1;
+    int32_t *tok = malloc((rows + 1) * sizeof *tok);
+    float *logits = malloc((rows + 1) * V * sizeof *logits), *last = malloc(V * sizeof *last);
+    int root = kvcache_new_seq(&d->cache);
+    sx_status st = seq && kids && tok && logits && last && root >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st) st = decoder_prefill(d, root, prompt, np, last);
+    size_t r = 0, cap = d->max_ctx > np ? d->max_ctx - np : 0;
+    for (size_t i = 0; i < n && !st; i++) {
+        kids[i] = kvcache_fork(&d->cache, root);
+        size_t len = strlen(solutions[i]);
+        for (size_t j = 0; j < len && j < cap; j++, r++) seq[r] = kids[i], tok[r] = (unsigned char)solutions[i][j];
+    }
+    if (!st) st = decoder_forward(d, r, seq, tok, logits);
+    r = 0;
+    for (size_t i = 0; i < n && !st; i++) {
+        size_t len = strlen(solutions[i]), k = 0;
+        for (size_t j = 0; j < len && j < cap; j++, r++)
+            if (solutions[i][j] == '\n' && k < VERIFIER_MAX_STEPS) scores[i * VERIFIER_MAX_STEPS + k++] = verifier_head(logits + r * V);
+        n_steps[i] = k;
+    }
+    for (size_t i = 0; i < n && kids; i++)
+        if (kids[i] >= 0) kvcache_release(&d->cache, kids[i]);
+    if (root >= 0) kvcache_release(&d->cache, root);
+    free(seq);
+    free(kids);
+    free(tok);
+    free(logits);
+    free(last);
+    return st;
+}
+
+double verifier_aggregate(const double *s, size_t n, step_agg agg) {
+    if (n == 0) return 0.5;
+    if (agg == AGG_LAST) return s[n - 1];
+    double v = agg == AGG_MIN ? INFINITY : 1.0;
+    for (size_t i = 0; i < n; i++) v = agg == AGG_MIN ? fmin(v, s[i]) : v * s[i];
+    return v;
+}
+
+sx_status step_agg_parse(const char *name, step_agg *out) {
+    static const char *names[] = {"last", "min", "prod"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, names[i])) { *out = (step_agg)i; return SX_OK; }
+    return sx_fail(SX_ERR_ARG, "unknown step aggregation '%s' (last, min, prod)", name);
+}
