@@ -49,7 +49,8 @@ $(BUILD)/libsextant.a: $(LIB_OBJ)
 $(SEXTANT): $(BUILD)/src/cli/main.o $(BUILD)/libsextant.a
 	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/support/testlib.o $(BUILD)/libsextant.a
+TEST_SUPPORT := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/support/*.c))
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(BUILD)/libsextant.a
 	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libsextant.a
 	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS)

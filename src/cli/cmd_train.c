@@ -47,6 +47,8 @@ int cmd_train(int argc, char **argv) {
         {"forecast", FLAG_STR, &o.forecast, "", "forecast.json to verify against while training"},
         {"peak-gflops", FLAG_DOUBLE, &o.peak_gflops, "0", "peak for MFU (0: this machine's fp32/bf16 peak)"},
         {"quiet", FLAG_BOOL, &o.quiet, "false", "no progress line"},
+        {"on-spike", FLAG_STR, &o.on_spike, "stop", "on a non-finite or spiking loss: stop, or rollback to the last checkpoint and skip the batch"},
+        {"spike-threshold", FLAG_DOUBLE, &o.spike_threshold, "0", "a loss above X times its running average is a spike (0: off)"},
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;

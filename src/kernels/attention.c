@@ -125,7 +125,8 @@ void attention_backward_ref(const attn_shape *s, const float *q, const float *k,
 
 enum { ATT_BQ = 64, ATT_BK = 64 };
 
-#define ATT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// x86-64-v4 is AVX-512 (F, VL, BW, DQ) with FMA on every vector width; v3 is AVX2 + FMA.
+#define ATT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define ATT_INLINE static inline __attribute__((always_inline))
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
@@ -199,8 +200,8 @@ typedef enum {
 // C (m,n) = A·B, or C += A·B when accumulate. A(i,p) is A[i·ars + p·acs] (so a transposed operand is just
 // other strides); row p of B starts at B + p·ldb; row i of C at C + i·ldc. All rows contiguous in n.
 // tri restricts the work on a diagonal tile as described above (ranges rounded to the register tile).
-ATT_CLONES static void tile_mm(size_t m, size_t n, size_t k, const float *A, size_t ars, size_t acs,
-                               const float *B, size_t ldb, float *C, size_t ldc, bool accumulate, tri_mode tri) {
+ATT_INLINE void tile_mm_strided(size_t m, size_t n, size_t k, const float *A, size_t ars, size_t acs,
+                                const float *B, size_t ldb, float *C, size_t ldc, bool accumulate, tri_mode tri) {
     size_t rmax = n >= 64 ? 4 : n >= 32 ? 8 : 16;  // rows per block: 16 accumulators in the widest panel
     for (size_t i = 0, R; i < m; i += R) {
         for (R = rmax; R > m - i;) R /= 2;
@@ -222,6 +223,18 @@ ATT_CLONES static void tile_mm(size_t m, size_t n, size_t k, const float *A, siz
                 for (size_t j = ne; j < n; j++) Ci[r * ldc + j] = 0;
             }
     }
+}
+
+// tile_mm_strided with the A strides of a scratch tile (row-major or transposed) as constants: 16-row
+// blocks then address A with immediate offsets instead of 16 live row pointers.
+ATT_CLONES static void tile_mm(size_t m, size_t n, size_t k, const float *A, size_t ars, size_t acs,
+                               const float *B, size_t ldb, float *C, size_t ldc, bool accumulate, tri_mode tri) {
+    if (ars == ATT_BK && acs == 1)
+        tile_mm_strided(m, n, k, A, ATT_BK, 1, B, ldb, C, ldc, accumulate, tri);
+    else if (ars == 1 && acs == ATT_BK)
+        tile_mm_strided(m, n, k, A, 1, ATT_BK, B, ldb, C, ldc, accumulate, tri);
+    else
+        tile_mm_strided(m, n, k, A, ars, acs, B, ldb, C, ldc, accumulate, tri);
 }
 
 // Columns [*c0, *c1) of the key tile starting at k0 (nk keys) that query t may see; empty when c0 >= c1.
@@ -369,36 +382,49 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
 typedef struct {
     float *kt, *vt;   // (hd, ATT_BK): key and value tiles transposed
     float *p, *ds;    // (ATT_BQ, ATT_BK): probabilities; dP, then dS
-    float *f;         // (ATT_BQ, ATT_BK): ∂z/∂(q·k) = scale·(1 − (z/c)²), or scale without a cap
+    float *f;         // (ATT_BQ, ATT_BK): ∂z/∂(q·k) = scale·(1 − (z/c)²); only with a soft-cap
     float *dk, *dv;   // (ATT_BK, hd): accumulators for the key tile
     float *D;         // (G, T): rowsum(dout ⊙ out) of each query row
 } attn_bwd_scratch;
 
-// One query row of a tile, given its raw dot products x[0..nk) (overwritten): p = exp(z − lse) inside
-// [c0, c1) and 0 outside, and f = ∂z/∂x.
-ATT_CLONES static void attn_prob_row(size_t nk, size_t c0, size_t c1, float scale, float cap, float lse,
-                                     float *x, float *p, float *f) {
-    if (cap > 0) {
-        float inv = scale / cap;
+// Probabilities of a tile (queries q0.. as rows, keys k0.. as columns), given the raw dot products x (nq, ATT_BK)
+// (overwritten) and lse (nq) of the rows: p = exp(z − lse) where the query may see the key and 0 elsewhere,
+// and with a soft-cap f = ∂z/∂x (without one ∂z/∂x is the constant scale and f is not written).
+ATT_CLONES static void attn_probs(const attn_shape *s, size_t q0, size_t k0, size_t nq, size_t nk, const float *lse,
+                                  float *x, float *p, float *f) {
+    float scale = s->scale, cap = s->softcap, inv = cap > 0 ? scale / cap : 0.0f;
+    for (size_t i = 0; i < nq; i++) {
+        float *xi = x + i * ATT_BK, *pi = p + i * ATT_BK, *fi = f + i * ATT_BK, l = lse[i];
+        size_t c0, c1;
+        attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
+        if (cap > 0) {
 #pragma omp simd
-        for (size_t j = 0; j < nk; j++) {
-            float th = vm_tanhf(x[j] * inv);
-            p[j] = (j >= c0 && j < c1) ? vm_expf(cap * th - lse) : 0.0f;
-            f[j] = scale * (1.0f - th * th);
-        }
-    } else {
+            for (size_t j = 0; j < nk; j++) {
+                float th = vm_tanhf(xi[j] * inv);
+                pi[j] = (j >= c0 && j < c1) ? vm_expf(cap * th - l) : 0.0f;
+                fi[j] = scale * (1.0f - th * th);
+            }
+        } else {
 #pragma omp simd
-        for (size_t j = 0; j < nk; j++) {
-            p[j] = (j >= c0 && j < c1) ? vm_expf(scale * x[j] - lse) : 0.0f;
-            f[j] = scale;
+            for (size_t j = 0; j < nk; j++) pi[j] = (j >= c0 && j < c1) ? vm_expf(scale * xi[j] - l) : 0.0f;
         }
     }
 }
 
-// dS = P ⊙ (dP − D) ⊙ f on one row, in place on dp.
-ATT_CLONES static void attn_ds_row(size_t nk, const float *p, const float *f, float D, float *dp) {
+// dS = P ⊙ (dP − D) ⊙ ∂z/∂x on a tile (nq, ATT_BK), in place on dp; D (nq) = rowsum(dout ⊙ out) of the rows.
+ATT_CLONES static void attn_ds(const attn_shape *s, size_t nq, size_t nk, const float *p, const float *f,
+                               const float *D, float *dp) {
+    for (size_t i = 0; i < nq; i++) {
+        const float *pi = p + i * ATT_BK, *fi = f + i * ATT_BK;
+        float *di = dp + i * ATT_BK, Di = D[i], scale = s->scale;
+        if (s->softcap > 0) {
 #pragma omp simd
-    for (size_t j = 0; j < nk; j++) dp[j] = p[j] * (dp[j] - D) * f[j];
+            for (size_t j = 0; j < nk; j++) di[j] = pi[j] * (di[j] - Di) * fi[j];
+        } else {
+#pragma omp simd
+            for (size_t j = 0; j < nk; j++) di[j] = pi[j] * (di[j] - Di) * scale;
+        }
+    }
 }
 
 // Keys k0..k0+nk−1 of KV head kvh of sequence b, against every query of the group's G heads that sees them.
@@ -425,18 +451,12 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
             float *dqb = dq + row * hd;
             bool diag = q0 == k0;  // the first query tile of a key tile is its causal diagonal
             tile_mm(nq, nk, hd, qb, H * hd, 1, w->kt, ATT_BK, w->ds, ATT_BK, false, diag ? TRI_COLS : TRI_NONE);
-            for (size_t i = 0; i < nq; i++) {
-                size_t c0, c1;
-                attn_row_range(s, q0 + i, k0, nk, &c0, &c1);
-                attn_prob_row(nk, c0, c1, s->scale, s->softcap, lse[(b * H + h) * T + q0 + i],
-                              w->ds + i * ATT_BK, w->p + i * ATT_BK, w->f + i * ATT_BK);
-            }
+            attn_probs(s, q0, k0, nq, nk, lse + (b * H + h) * T + q0, w->ds, w->p, w->f);
             tri_mode kq = diag ? TRI_K_HI : TRI_NONE, kk = diag ? TRI_K_LO : TRI_NONE;
             tri_mode cols = diag ? TRI_COLS : TRI_NONE;
             tile_mm(nk, hd, nq, w->p, 1, ATT_BK, dob, H * hd, w->dv, hd, true, kk);        // dV += Pᵀ dO
             tile_mm(nq, nk, hd, dob, H * hd, 1, w->vt, ATT_BK, w->ds, ATT_BK, false, cols); // dP = dO Vᵀ
-            for (size_t i = 0; i < nq; i++)
-                attn_ds_row(nk, w->p + i * ATT_BK, w->f + i * ATT_BK, w->D[g * T + q0 + i], w->ds + i * ATT_BK);
+            attn_ds(s, nq, nk, w->p, w->f, w->D + g * T + q0, w->ds);
             tile_mm(nq, hd, nk, w->ds, ATT_BK, 1, kb, Hkv * hd, dqb, H * hd, true, kq);    // dQ += dS K
             tile_mm(nk, hd, nq, w->ds, 1, ATT_BK, qb, H * hd, w->dk, hd, true, kk);        // dK += dSᵀ Q
         }

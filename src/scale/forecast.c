@@ -185,6 +185,11 @@ static sx_status schedule_ratio(json_t *fit, json_t *law, json_t *rung, const ch
     long n = (long)json_integer_value(json_object_get(rung, "steps"));
     double peak = json_number_value(json_object_get(rung, "peak_lr")), p[LAW_MPL_NPARAM];
     params_of(json_object_get(law, "params"), p, LAW_MPL_NPARAM);
+    if (n < 1 || n > (1L << 27) || !(peak > 0))
+        return sx_fail(SX_ERR_FORMAT, "fit.json: a rung has a bad \"steps\" (%ld) or \"peak_lr\" (%g)", n, peak);
+    for (size_t f = 0; f < F; f++)
+        if (!(num_at(fr, f) > 0 && num_at(fr, f) <= 1))
+            return sx_fail(SX_ERR_FORMAT, "fit.json: ladder fraction %g is not in (0, 1]", num_at(fr, f));
     double *lr_r = malloc((size_t)n * sizeof *lr_r), *lr_h = malloc((size_t)n * sizeof *lr_h);
     double *pr = malloc(F * sizeof *pr), *ph = malloc(F * sizeof *ph);
     size_t *steps = malloc(F * sizeof *steps);
@@ -293,15 +298,24 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
             bs += v;
             bq += v * v;
         }
-        double s_boot = B > 1 ? sqrt(fmax(0, (bq - bs * bs / (double)B) / (double)(B - 1))) : 0, s_seed = 0;
-        for (size_t r = 0; r < R; r++) s_seed += num_at(json_object_get(json_array_get(rungs, r), "seed_sd_rel"), f) / (double)R;
+        double s_boot = B > 1 ? sqrt(fmax(0, (bq - bs * bs / (double)B) / (double)(B - 1))) : 0, v_seed = 0;
+        // The hero is one seed: the rungs' seed variance, pooled over rungs (a mean of unbiased variances,
+        // not of standard deviations, which two seeds would underestimate).
+        for (size_t r = 0; r < R; r++) {
+            double sd = num_at(json_object_get(json_array_get(rungs, r), "seed_sd_rel"), f);
+            v_seed += sd * sd / (double)R;
+        }
+        // Misfit of the law itself: its in-sample residual at this fraction.
+        double s_misfit = 1.25 * json_number_value(json_object_get(json_object_get(e, "fit"), "mean_abs_rel_err"));
         double s_sched = nr > 1 ? sqrt(fmax(0, (rsq[f] - rsum[f] * rsum[f] / (double)nr) / (double)(nr - 1))) / ratio[f] : 0;
-        double loss = pred * ratio[f], sigma = sqrt(s_boot * s_boot + s_seed * s_seed + s_sched * s_sched);
+        double s_seed = sqrt(v_seed), loss = pred * ratio[f];
+        double sigma = sqrt(s_boot * s_boot + v_seed + s_misfit * s_misfit + s_sched * s_sched);
         double frac = num_at(fr, f);
-        json_array_append_new(points, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
+        json_array_append_new(points, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
                                                 (json_int_t)lround(frac * (double)steps), "loss", loss, "lo", loss * (1 - 2 * sigma),
                                                 "hi", loss * (1 + 2 * sigma), "scale_only", pred, "schedule_ratio", ratio[f],
-                                                "sigma_fit", s_boot, "sigma_seed", sqrt(s_seed * s_seed + s_sched * s_sched)));
+                                                "sigma_fit", sqrt(s_boot * s_boot + s_misfit * s_misfit), "sigma_seed", s_seed,
+                                                "sigma_schedule", s_sched));
     }
     free(ratio); free(rsum); free(rsq); free(tmp);
     if (st) { json_decref(points); return st; }

@@ -57,7 +57,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     long n;
 #define BAD(what) sx_fail(SX_ERR_FORMAT, "%s:%d: %s: %s", path, line, key, what)
 #define COPY(field) do { if (strlen(val) >= sizeof s->field) return BAD("too long"); strcpy(s->field, val); return SX_OK; } while (0)
-#define NUMBER(field, lo) do { char *e; double v = strtod(val, &e); if (*e || !isfinite(v) || v < (lo)) return BAD("expected a number"); s->field = v; return SX_OK; } while (0)
+#define NUMBER(field, lo) do { char *e; double v = strtod(val, &e); if (*e || !isfinite(v) || v < (lo) || v > 1e12) return BAD("expected a number"); s->field = v; return SX_OK; } while (0)
     if (!strcmp(key, "name")) COPY(name);
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
@@ -80,6 +80,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         s->n_rungs = (size_t)n;
         for (long i = 0; i < n; i++) {
             if (num[i] <= 0) return BAD("values must be positive");
+            if (key[0] == 'w' && num[i] > 1e6) return BAD("widths must be at most 1e6");
             if (key[0] == 'w') s->widths[i] = (size_t)num[i];
             else s->budgets[i] = num[i];
         }

@@ -67,6 +67,10 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         int complete = line[len - 1] == '\n';
         json_error_t err;
         json_t *o = json_loads(line, JSON_DISABLE_EOF_CHECK, &err);
+        if (o && json_object_get(o, "event")) { // e.g. a spike rollback: the re-logged steps that follow say it all
+            json_decref(o);
+            continue;
+        }
         int have_step = 0, have_lr = 0;
         double stepd = o ? num(o, "step", &have_step) : 0, lr = o ? num(o, "lr", &have_lr) : 0;
         if (!o || !have_step || !have_lr || stepd < 1) {

@@ -4,7 +4,7 @@
 //   <run>/metrics.jsonl  one object per step: {"step" (1-based, after the update), "tokens", "lr",
 //                         "train_loss", "grad_norm", "flops" (cumulative), "frac"} plus "val_loss" on evals
 //   <run>/DONE           present when the run finished
-// A partial last line (killed run) is ignored. A resumed run that re-logs steps replaces what followed:
+// A partial last line (killed run) and event lines ({"event": ...}, e.g. a spike rollback) are ignored. A resumed run that re-logs steps replaces what followed:
 // a line with step s <= the last step read drops every earlier record with step >= s.
 //
 // Not responsible for: writing run directories (the trainer), or interpreting the schedule object

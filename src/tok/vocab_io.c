@@ -293,7 +293,9 @@ sx_status vocab_load_sx(const char *path, bpe_vocab **out) {
         st = sx_fail(SX_ERR_FORMAT, "%s: vocabulary version %u, this build reads %d", path, version, VOCAB_FILE_VERSION);
         goto done;
     }
-    if (pretok > PRETOK_O200K || name_len > 63 || 24 + (size_t)name_len > n - 4 || n_ids > (1u << 24)) {
+    // Every id takes at least 5 bytes, so a small file cannot claim (and allocate for) millions of ids.
+    if (pretok > PRETOK_O200K || name_len > 63 || 24 + (size_t)name_len > n - 4 || n_ids > (1u << 24) ||
+        n_ids > (n - 28 - name_len) / 5) {
         st = sx_fail(SX_ERR_FORMAT, "%s: bad vocabulary header", path);
         goto done;
     }

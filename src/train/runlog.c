@@ -13,19 +13,18 @@ double runlog_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-// Keeps the complete lines of path whose "step" is <= last (a partial last line from a kill is dropped).
-static sx_status cut_metrics(const char *path, long last) {
-    FILE *in = fopen(path, "r");
-    if (!in) return SX_OK;
+sx_status runlog_copy_steps(const char *src, const char *dst, long last) {
+    FILE *in = fopen(src, "r");
+    if (!in) return strcmp(src, dst) ? sx_fail(SX_ERR_IO, "%s: cannot open (%s)", src, strerror(errno)) : SX_OK;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", dst);
     FILE *out = fopen(tmp, "w");
     if (!out) { fclose(in); return sx_fail(SX_ERR_IO, "%s: cannot create (%s)", tmp, strerror(errno)); }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     while ((len = getline(&line, &cap, in)) > 0) {
-        if (line[len - 1] != '\n') break;
+        if (line[len - 1] != '\n') break;   // a partial last line from a killed run
         json_t *j = json_loads(line, 0, NULL);
         long step = j ? (long)json_integer_value(json_object_get(j, "step")) : last + 1;
         json_decref(j);
@@ -33,7 +32,7 @@ static sx_status cut_metrics(const char *path, long last) {
     }
     free(line);
     fclose(in);
-    if (fclose(out) != 0 || rename(tmp, path) != 0) return sx_fail(SX_ERR_IO, "%s: cannot rewrite (%s)", path, strerror(errno));
+    if (fclose(out) != 0 || rename(tmp, dst) != 0) return sx_fail(SX_ERR_IO, "%s: cannot write (%s)", dst, strerror(errno));
     return SX_OK;
 }
 
@@ -42,7 +41,7 @@ sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool pro
     char path[4096];
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
     if (keep_until_step >= 0) {
-        sx_status s = cut_metrics(path, keep_until_step);
+        sx_status s = runlog_copy_steps(path, path, keep_until_step);
         if (s) return s;
     }
     r->metrics = fopen(path, keep_until_step >= 0 ? "a" : "w");

@@ -18,6 +18,9 @@ typedef struct {
 // lines with "step" <= keep_until_step (a resumed run rewrites what came after its checkpoint); < 0 starts
 // a fresh file.
 sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool progress);
+// Copies the complete lines of the metrics file src whose "step" is <= last into dst (written whole, then
+// renamed into place; src == dst cuts a file in place, and a missing src is then not an error).
+sx_status runlog_copy_steps(const char *src, const char *dst, long last);
 // Appends one line (steals the reference to line).
 sx_status runlog_write(runlog *r, json_t *line);
 void runlog_close(runlog *r);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "core/tensorfile.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
 #include "optim/schedule.h"
@@ -18,6 +19,8 @@
 
 #define PEAK_FP32_GFLOPS 464.0  // this machine's measured FMA peak on 2 cores (shared/REFERENCE.md)
 #define PEAK_BF16_GFLOPS 925.0
+#define MAX_ROLLBACKS 8         // rollbacks to one checkpoint before the spike guard gives up
+#define SPIKE_WARMUP 10         // good steps before the running average is trusted
 
 static volatile sig_atomic_t stop_requested;
 void train_request_stop(void) { stop_requested = 1; }
@@ -38,6 +41,13 @@ typedef struct {
     runlog log;
     forecast_points fc;         // empty unless --forecast
     char ckpt_path[4096];
+    // Spike guard: running average of good losses (saved in checkpoints), steps whose batches are skipped
+    // since the last checkpoint, and the test hooks (SEXTANT_INJECT_*_AT_STEP; each fires once).
+    double loss_avg;
+    long loss_avg_n;
+    long skip[MAX_ROLLBACKS];
+    size_t n_skips;
+    long inject_nan, inject_spike;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -87,8 +97,9 @@ static double evaluate(run *r, sx_status *st) {
 }
 
 static json_t *train_meta(const run *r) {
-    return json_pack("{s:I, s:f, s:f, s:o}", "step", (json_int_t)r->step, "tokens_seen", r->tokens_seen,
-                     "flops_seen", r->flops_seen, "data", batch_source_state(r->train));
+    return json_pack("{s:I, s:f, s:f, s:o, s:f, s:I}", "step", (json_int_t)r->step, "tokens_seen", r->tokens_seen,
+                     "flops_seen", r->flops_seen, "data", batch_source_state(r->train), "loss_avg", r->loss_avg,
+                     "loss_avg_n", (json_int_t)r->loss_avg_n);
 }
 
 static sx_status save_checkpoint(run *r, const char *path) {
@@ -106,6 +117,8 @@ static sx_status resume_from(run *r, const char *path) {
         r->step = (long)json_integer_value(json_object_get(meta, "step"));
         r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
         r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
+        r->loss_avg = json_number_value(json_object_get(meta, "loss_avg"));
+        r->loss_avg_n = (long)json_integer_value(json_object_get(meta, "loss_avg_n"));
         st = batch_source_restore(r->train, json_object_get(meta, "data"));
         if (!st && r->step > r->total_steps)
             st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", path,
@@ -122,23 +135,7 @@ static sx_status copy_parent_metrics(const char *parent_ckpt, const char *out, l
     char *slash = strrchr(src, '/');
     snprintf(slash ? slash + 1 : src, sizeof src - (size_t)(slash ? slash + 1 - src : 0), "metrics.jsonl");
     snprintf(dst, sizeof dst, "%s/metrics.jsonl", out);
-    FILE *in = fopen(src, "r"), *fo = in ? fopen(dst, "w") : NULL;
-    if (!in || !fo) {
-        if (in) fclose(in);
-        return sx_fail(SX_ERR_IO, "cannot copy the parent's metrics %s to %s", src, dst);
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while ((len = getline(&line, &cap, in)) > 0 && line[len - 1] == '\n') {
-        json_t *j = json_loads(line, 0, NULL);
-        long s = j ? (long)json_integer_value(json_object_get(j, "step")) : step + 1;
-        json_decref(j);
-        if (s <= step) fputs(line, fo);
-    }
-    free(line);
-    fclose(in);
-    return fclose(fo) ? sx_fail(SX_ERR_IO, "%s: write failed", dst) : SX_OK;
+    return runlog_copy_steps(src, dst, step);
 }
 
 static sx_status write_config(run *r) {
@@ -162,6 +159,15 @@ static sx_status write_config(run *r) {
     return st;
 }
 
+// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER (train.h).
+static void read_test_hooks(run *r) {
+    const char *nan = getenv("SEXTANT_INJECT_NAN_AT_STEP"), *spike = getenv("SEXTANT_INJECT_SPIKE_AT_STEP");
+    const char *fail = getenv("SEXTANT_FAIL_WRITE_AFTER");
+    r->inject_nan = nan ? atol(nan) : 0;
+    r->inject_spike = spike ? atol(spike) : 0;
+    if (fail) tf_fail_write_after = atoi(fail);
+}
+
 static sx_status setup(run *r) {
     const train_options *o = r->o;
     if (o->batch <= 0 || o->seq <= 0 || o->grad_accum <= 0 || o->eval_batches <= 0)
@@ -169,6 +175,11 @@ static sx_status setup(run *r) {
     if (strcmp(o->dtype, "fp32") && strcmp(o->dtype, "bf16"))
         return sx_fail(SX_ERR_ARG, "--dtype must be fp32 or bf16, not '%s'", o->dtype);
     if (!o->out || !*o->out) return sx_fail(SX_ERR_ARG, "--out: a run directory is required");
+    if (o->on_spike && strcmp(o->on_spike, "stop") && strcmp(o->on_spike, "rollback"))
+        return sx_fail(SX_ERR_ARG, "--on-spike must be stop or rollback, not '%s'", o->on_spike);
+    if (!(o->spike_threshold == 0 || o->spike_threshold > 1))
+        return sx_fail(SX_ERR_ARG, "--spike-threshold must be 0 (off) or a factor above 1, not %g", o->spike_threshold);
+    read_test_hooks(r);
     if (o->threads > 0) omp_set_num_threads((int)o->threads);
     gemm_set_precision(strcmp(o->dtype, "bf16") ? GEMM_FP32 : GEMM_BF16);
     r->B = (size_t)o->batch;
@@ -265,6 +276,55 @@ static void format_eta(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
 }
 
+// Test hooks: the loss of step `step`, replaced by NaN or multiplied by 100 the first time the step is reached.
+static double injected_loss(run *r, long step, double loss) {
+    if (step == r->inject_nan) { r->inject_nan = 0; return NAN; }
+    if (step == r->inject_spike) { r->inject_spike = 0; return 100 * loss; }
+    return loss;
+}
+
+static bool is_spike(const run *r, double loss) {
+    return r->o->spike_threshold > 0 && r->loss_avg_n >= SPIKE_WARMUP && loss > r->o->spike_threshold * r->loss_avg;
+}
+
+// Folds a good loss into the running average: the plain mean of the first 20, then an exponential average.
+static void loss_avg_update(run *r, double loss) {
+    r->loss_avg_n++;
+    r->loss_avg += (loss - r->loss_avg) / (double)(r->loss_avg_n < 20 ? r->loss_avg_n : 20);
+}
+
+// Why the step's update was not applied, into buf: a non-finite loss or gradient norm, or a loss spike.
+static void diagnose(const run *r, double loss, double norm, char *buf, size_t n) {
+    if (!isfinite(loss)) snprintf(buf, n, "the loss is not finite (loss %g)", loss);
+    else if (is_spike(r, loss))
+        snprintf(buf, n, "loss spike: %g is above %g x the running average %g", loss, r->o->spike_threshold, r->loss_avg);
+    else snprintf(buf, n, "the gradient norm is not finite (loss %g, grad norm %g)", loss, norm);
+}
+
+// --on-spike rollback: logs the event, reloads the last checkpoint and marks step bad_step's batches to be
+// skipped when the replay reaches it. Gives up after MAX_ROLLBACKS to the same checkpoint.
+static sx_status rollback(run *r, long bad_step, const char *why) {
+    if (r->n_skips == MAX_ROLLBACKS)
+        return sx_fail(SX_ERR_NUMERIC, "step %ld: %s, after %d rollbacks to the same checkpoint; stopping (the last "
+                       "checkpoint is intact). Hint: lower --lr or --muon-lr, add warmup, or check the data",
+                       bad_step, why, MAX_ROLLBACKS);
+    sx_status st = resume_from(r, r->ckpt_path);
+    if (st) return st;
+    r->skip[r->n_skips++] = bad_step;
+    if (!r->o->quiet) fprintf(stderr, "step %ld: %s; rolled back to step %ld, skipping its batch\n", bad_step, why, r->step);
+    return runlog_write(&r->log, json_pack("{s:I, s:s, s:s, s:I}", "step", (json_int_t)bad_step, "event", "rollback",
+                                           "reason", why, "rolled_back_to", (json_int_t)r->step));
+}
+
+// Draws and discards the batches of a step marked bad by a rollback; no-op for other steps.
+static sx_status skip_if_bad(run *r, long step) {
+    sx_status st = SX_OK;
+    for (size_t i = 0; i < r->n_skips; i++)
+        if (r->skip[i] == step)
+            for (long k = 0; k < r->o->grad_accum && !st; k++) st = batch_source_next(r->train, r->B, r->tokens);
+    return st;
+}
+
 // One optimizer step over grad_accum micro-batches; returns the mean loss and sets *norm.
 static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     model_zero_grad(&r->m);
@@ -274,7 +334,8 @@ static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
         loss += model_loss_and_grad(&r->m, r->tokens, 1.0f / (float)r->o->grad_accum);
     }
     loss /= (double)r->o->grad_accum;
-    *norm = isfinite(loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
+    loss = injected_loss(r, r->step + 1, loss);
+    *norm = isfinite(loss) && !is_spike(r, loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
     if (isfinite(*norm)) model_after_step(&r->m);
     return loss;
 }
@@ -283,18 +344,27 @@ static sx_status loop(run *r) {
     const train_options *o = r->o;
     double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum, t_start = runlog_now();
     long first = r->step;
+    bool rolls_back = o->on_spike && !strcmp(o->on_spike, "rollback");
     sx_status st = SX_OK;
+    if (rolls_back && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
     while (r->step < r->total_steps && !st) {
         double t0 = runlog_now(), norm;
         long step = r->step + 1;
+        if ((st = skip_if_bad(r, step))) break;
         double lr_mult = lr_schedule_mult(&r->sched, step);
         double loss = train_step(r, lr_mult, &norm, &st);
         if (st) break;
-        if (!isfinite(loss) || !isfinite(norm))
-            return sx_fail(SX_ERR_NUMERIC,
-                           "step %ld: %s is not finite (loss %g, grad norm %g); the last checkpoint is intact. "
-                           "Hint: lower --lr or --muon-lr, add warmup, or check the data", step,
-                           isfinite(loss) ? "the gradient norm" : "the loss", loss, norm);
+        if (!isfinite(loss) || !isfinite(norm)) {
+            char why[160];
+            diagnose(r, loss, norm, why, sizeof why);
+            if (rolls_back) {
+                if ((st = rollback(r, step, why))) break;
+                continue;
+            }
+            return sx_fail(SX_ERR_NUMERIC, "step %ld: %s; the last checkpoint is intact. "
+                           "Hint: lower --lr or --muon-lr, add warmup, or check the data", step, why);
+        }
+        loss_avg_update(r, loss);
         r->step = step;
         r->tokens_seen += batch_tokens;
         r->flops_seen += batch_tokens * r->flops_per_token;
@@ -319,6 +389,7 @@ static sx_status loop(run *r) {
         if ((st = runlog_write(&r->log, line))) break;
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || stop_requested;
         if (ckpt && (st = save_checkpoint(r, r->ckpt_path))) break;
+        if (ckpt) r->n_skips = 0; // replays start after this step now
         if (at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps)) {
             char keep[4200];
             snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", o->out, step);

@@ -1,6 +1,9 @@
 // train: the training loop. Builds the model and optimizer from options, draws batches, steps, evaluates
 // on a cadence, writes metrics.jsonl and checkpoints into the run directory, resumes bit for bit, and stops
-// with a diagnosis on non-finite loss. Not responsible for parsing flags (cli/cmd_train.c) or kernels.
+// with a diagnosis (or rolls back and skips the batches) on a non-finite or spiking loss. Test hooks read
+// from the environment: SEXTANT_INJECT_NAN_AT_STEP=k / SEXTANT_INJECT_SPIKE_AT_STEP=k make the loss of step
+// k NaN / 100x (once per process); SEXTANT_FAIL_WRITE_AFTER=n makes the nth checkpoint write() fail.
+// Not responsible for parsing flags (cli/cmd_train.c) or kernels.
 #ifndef SEXTANT_TRAIN_H
 #define SEXTANT_TRAIN_H
 #include <stdbool.h>
@@ -33,6 +36,9 @@ typedef struct {
     const char *forecast;       // "" or forecast.json to verify against while training
     double peak_gflops;         // for MFU; 0 = the machine's default for the dtype
     bool quiet;                 // no progress line
+    const char *on_spike;       // "stop" or "rollback" (to the last checkpoint, skipping the bad batches) when
+                                // the loss or gradient is not finite or the loss spikes; NULL means "stop"
+    double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
 } train_options;
 

@@ -1,5 +1,6 @@
 // libFuzzer target: the forecast/fit JSON readers: forecast_points_load (forecast.json as the trainer reads
-// it) and forecast_make (fit.json, as `sextant forecast` reads it) with a fixed small hero.
+// it) and forecast_make (fit.json, as `sextant forecast` reads it) with a fixed small hero whose schedule
+// is the input's "_hero_schedule" string (default: the ladder's).
 #include "scale/forecast.h"
 #include "fuzz_util.h"
 
@@ -13,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     }
     json_t *fit = json_loadb((const char *)data, n, 0, NULL);
     if (fit) {
-        hero_spec h = {.model = "d2-w64-hd16", .tokens = 1e6, .schedule = "", .warmup = -1};
+        hero_spec h = {.model = "d2-w64-hd16", .tokens = 1e6, .schedule = json_string_value(json_object_get(fit, "_hero_schedule")), .warmup = -1};
         json_t *out = NULL;
         if (forecast_make(fit, &h, &out) == SX_OK) json_decref(out);
         (void)forecast_verify_hash(fit, path);
