@@ -21,6 +21,13 @@ awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < f - 1.0) }' || fail "loss did
 [ "$(wc -l < "$tmp/a/metrics.jsonl")" -eq 60 ] || fail "metrics.jsonl should have 60 lines"
 [ -f "$tmp/a/DONE" ] && [ -f "$tmp/a/config.json" ] || fail "run directory incomplete"
 
+# bf16 matmul operands (fp32 accumulation and master weights) follow the fp32 curve: final validation loss
+# within 2% (bf16 keeps 8 bits of mantissa: per-product error 2^-9, averaging out over the run).
+"$S" train "${common[@]}" --dtype bf16 --out "$tmp/bf" || fail "bf16 run failed"
+bf=$(grep val_loss "$tmp/bf/metrics.jsonl" | tail -1 | sed 's/.*"val_loss":\([0-9.e+-]*\).*/\1/')
+awk -v a="$last" -v b="$bf" 'BEGIN { d = (a - b) / a; exit !(d < 0.02 && d > -0.02) }' || fail "bf16 final loss $bf vs fp32 $last"
+cmp -s "$tmp/a/checkpoint.sxt" "$tmp/bf/checkpoint.sxt" && fail "--dtype bf16 changed nothing"
+
 # Killed (-9) right after its step-25 checkpoint, then resumed to step 60.
 "$S" train "${common[@]}" --ckpt-every 25 --out "$tmp/c" >/dev/null 2>&1 &
 pid=$!

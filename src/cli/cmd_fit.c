@@ -34,11 +34,12 @@ int cmd_fit(int argc, char **argv) {
     if ((st = forecast_fit_ladder(&spec, dir, &fit))) return cli_report("fit", st);
     if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(12)))
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
-    json_t *pf = json_object_get(fit, "per_fraction"), *last = json_array_get(pf, json_array_size(pf) - 1);
-    json_t *p = json_object_get(last, "params");
-    printf("final loss vs compute: L(C) = %.4f + %.4g * C^-%.4f  (in-sample mean |err| %.3f%%)\n",
-           json_number_value(json_array_get(p, 0)), json_number_value(json_array_get(p, 1)), json_number_value(json_array_get(p, 2)),
-           100 * json_number_value(json_object_get(json_object_get(last, "fit"), "mean_abs_rel_err")));
+    json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
+    json_t *bt = json_object_get(fl, "backtest");
+    printf("final loss vs compute: L(C) = %.4f + %.4g * C^-%.4f  (in-sample mean |err| %.3f%%; leave-one-rung-out "
+           "mean %.3f%%, worst %.3f%%)\n", json_number_value(json_object_get(p, "Linf")), json_number_value(json_object_get(p, "A")),
+           json_number_value(json_object_get(p, "alpha")), 100 * json_number_value(json_object_get(fl, "mean_abs_rel_err")),
+           100 * json_number_value(json_object_get(bt, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(bt, "max_abs_rel_err")));
     json_t *laws = json_object_get(json_object_get(fit, "schedule_law"), "per_rung");
     for (size_t i = 0; i < json_array_size(laws); i++) {
         json_t *l = json_array_get(laws, i);

@@ -92,6 +92,19 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     fit_options_default(&fo);
     double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
     if (!st) st = fit_per_fraction(x, mean, R, F, &fo, pf);
+    // The final-loss law L(C) with its floor free, and its leave-one-rung-out backtest, for the report.
+    json_t *final_law = NULL;
+    if (!st) {
+        fit_law flaw;
+        double y[LADDER_MAX_RUNGS];
+        size_t group[LADDER_MAX_RUNGS];
+        for (size_t r = 0; r < R; r++) { y[r] = mean[r * F + F - 1]; group[r] = r; }
+        if (law_power_bind(x, R, &flaw) == SX_OK) {
+            if (fit_backtest(&flaw, y, group, R, &fo, 1, &pf[F - 1]) == SX_OK)
+                final_law = fit_result_to_json("final_loss_vs_compute", &flaw, &pf[F - 1]);
+            fit_law_free(&flaw);
+        }
+    }
     if (!st) {
         pin[LAW_POW_LINF] = fmax(pf[F - 1].params[LAW_POW_LINF], 1e-6);  // the laws need positive parameters
         for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
@@ -149,6 +162,7 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
                         array_of(spec->eval_at, F), "rungs", rungs, "per_fraction", fracs, "schedule_law", "law", "mpl",
                         "per_rung", sched);
         if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build fit.json");
+        else if (final_law) json_object_set_new(doc, "final_loss_vs_compute", final_law);
     }
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
     free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick);
