@@ -76,7 +76,7 @@ demo: setup $(SEXTANT)
 
 # Test-time compute demo (issue 8): trains the arithmetic policy and verifiers, runs the strategies.
 ttc-demo: setup $(SEXTANT)
-	@scripts/ttc-demo
+	@SEXTANT=$(abspath $(SEXTANT)) scripts/ttc-demo runs/ttc-demo
 
 # Coverage-guided fuzzing of every file parser (clang libFuzzer), 60 s per target.
 fuzz: setup

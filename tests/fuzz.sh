@@ -4,7 +4,7 @@
 # a parser) through its target. Skips (exit 0, with a message) only when clang is not installed.
 set -u
 cd "$(dirname "$0")/.."
-secs=${FUZZ_SECONDS:-4}
+secs=${FUZZ_SECONDS:-5}
 if ! command -v "${CLANG:-clang}" >/dev/null 2>&1; then
     echo "fuzz.sh: SKIPPED: clang not found (apt-get install clang libclang-rt-dev to fuzz the parsers)"
     exit 0

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "dist/dist.h"
 #include "train/train.h"
 
 int cmd_train(int argc, char **argv) {
@@ -82,9 +83,12 @@ int cmd_train(int argc, char **argv) {
     o.opt.muon_weight_decay = (float)muon_wd;
     o.opt.clip_norm = (float)clip;
     if (!st) st = optimizer_config_check(&o.opt);
+    if (!st) st = dist_init();   // under mpirun: joins the ranks (docs/DISTRIBUTED.md)
     if (st) return cli_report("train", st);
     o.echo = flags_to_json(flags, n);
     st = train_run(&o);
     json_decref(o.echo);
-    return cli_report("train", st);
+    int rc = cli_report("train", st);   // before dist_finalize, which may abort the job
+    dist_finalize();
+    return rc;
 }

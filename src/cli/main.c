@@ -15,6 +15,8 @@ static const struct {
     {"forecast", cmd_forecast, "forecast a hero run's whole loss curve, or --check a run against a forecast"},
     {"tokenize", cmd_tokenize, "train a BPE vocabulary, encode/decode text, write token shards"},
     {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
+    {"sample", cmd_sample, "generate from a checkpoint with the KV-cache decoder"},
+    {"ttc", cmd_ttc, "test-time compute on the arithmetic task: ttc train|verifiers|run"},
     {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
 };
 

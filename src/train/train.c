@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
+#include "dist/dist.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
 #include "optim/schedule.h"
@@ -48,6 +49,18 @@ typedef struct {
     long skip[MAX_ROLLBACKS];
     size_t n_skips;
     long inject_nan, inject_spike;
+    // Data parallelism (dist/): this rank trains rows [row0, row0 + rows) of every (B, T+1) batch, whose
+    // losses and gradients count with weight share = rows / B; stop is the stop request as all ranks agreed
+    // on it this step; comm_s the seconds of this step's all-reduce. Test hooks: SEXTANT_DIST_CHECK=1
+    // compares the parameters of all ranks after every step; SEXTANT_DIST_FAULT=kill:K|hang:K makes the
+    // last rank die or freeze at step K.
+    int rank;
+    bool dist, stop, check_every_step;
+    size_t row0, rows;
+    float share;
+    double comm_s;
+    long fault_step;
+    int fault_signal;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -85,14 +98,19 @@ static bool eval_due(const run *r, long step) {
            at_fraction(r->eval_fracs, r->n_eval_fracs, step, r->total_steps) || forecast_points_find(&r->fc, step) >= 0;
 }
 
+// This rank's rows of the (B, T+1) batch in r->tokens.
+static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T + 1); }
+
+// The mean validation loss over eval_batches batches, each split over the ranks like a training batch.
 static double evaluate(run *r, sx_status *st) {
     batch_source *src = r->val ? r->val : r->train;
     double sum = 0;
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
-        sum += model_loss(&r->m, r->tokens, NULL);
+        sum += r->share * model_loss(&r->m, my_rows(r), NULL);
     }
+    if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
 }
 
@@ -109,23 +127,58 @@ static sx_status save_checkpoint(run *r, const char *path) {
     return st;
 }
 
+// Step counters and data position from train_meta's object (from is named in the error message).
+static sx_status apply_meta(run *r, json_t *meta, const char *from) {
+    r->step = (long)json_integer_value(json_object_get(meta, "step"));
+    r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
+    r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
+    r->loss_avg = json_number_value(json_object_get(meta, "loss_avg"));
+    r->loss_avg_n = (long)json_integer_value(json_object_get(meta, "loss_avg_n"));
+    sx_status st = batch_source_restore(r->train, json_object_get(meta, "data"));
+    if (!st && r->step > r->total_steps)
+        st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", from, r->step,
+                     r->total_steps);
+    return st;
+}
+
 // Continues from the checkpoint at path: parameters, optimizer state, step counters and data position.
 static sx_status resume_from(run *r, const char *path) {
     json_t *meta = NULL;
     sx_status st = checkpoint_load(path, &r->m, &r->opt, &meta);
-    if (!st) {
-        r->step = (long)json_integer_value(json_object_get(meta, "step"));
-        r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
-        r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
-        r->loss_avg = json_number_value(json_object_get(meta, "loss_avg"));
-        r->loss_avg_n = (long)json_integer_value(json_object_get(meta, "loss_avg_n"));
-        st = batch_source_restore(r->train, json_object_get(meta, "data"));
-        if (!st && r->step > r->total_steps)
-            st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", path,
-                         r->step, r->total_steps);
-    }
+    if (!st) st = apply_meta(r, meta, path);
     json_decref(meta);
     return st;
+}
+
+// Gives every rank rank 0's parameters, optimizer state, counters and data position, so that all ranks
+// continue identically and only rank 0 needs to read checkpoints. No-op with one rank.
+static sx_status sync_from_rank0(run *r) {
+    if (!r->dist) return SX_OK;
+    json_t *meta = r->rank == 0 ? train_meta(r) : NULL;
+    char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    json_decref(meta);
+    uint64_t len = text ? strlen(text) + 1 : 0;
+    sx_status st = dist_broadcast(&len, sizeof len, 0);
+    if (!st && !len) st = sx_fail(SX_ERR_NOMEM, "rank 0 could not serialise the training state");
+    if (!st && r->rank && !(text = malloc(len))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    st = dist_agree(st);
+    if (!st) st = dist_broadcast(text, len, 0);
+    if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
+    if (!st) st = dist_broadcast(r->opt.state, r->opt.state_floats * sizeof *r->opt.state, 0);
+    if (!st) st = dist_broadcast(&r->opt.t, sizeof r->opt.t, 0);
+    if (!st && r->rank) {
+        meta = json_loads(text, 0, NULL);
+        st = meta ? apply_meta(r, meta, "rank 0's state") : sx_fail(SX_ERR_FORMAT, "rank 0's state is not JSON");
+        json_decref(meta);
+    }
+    free(text);
+    return dist_agree(st);
+}
+
+// resume_from on rank 0, then the same state on every rank.
+static sx_status resume_everywhere(run *r, const char *path) {
+    sx_status st = dist_agree(r->rank == 0 ? resume_from(r, path) : SX_OK);
+    return st ? st : sync_from_rank0(r);
 }
 
 // A branch starts with its parent's metrics up to the branch point, so its run directory holds a whole curve.
@@ -153,6 +206,7 @@ static sx_status write_config(run *r) {
     json_object_set_new(c, "train_data", json_string(o->train_data));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
+    json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
     sx_status st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
@@ -166,6 +220,11 @@ static void read_test_hooks(run *r) {
     r->inject_nan = nan ? atol(nan) : 0;
     r->inject_spike = spike ? atol(spike) : 0;
     if (fail) tf_fail_write_after = atoi(fail);
+    const char *check = getenv("SEXTANT_DIST_CHECK"), *fault = getenv("SEXTANT_DIST_FAULT");
+    r->check_every_step = check && !strcmp(check, "1");
+    if (fault && !strncmp(fault, "kill:", 5)) r->fault_signal = SIGKILL;
+    if (fault && !strncmp(fault, "hang:", 5)) r->fault_signal = SIGSTOP;
+    r->fault_step = r->fault_signal ? atol(fault + 5) : 0;
 }
 
 static sx_status setup(run *r) {
@@ -180,10 +239,19 @@ static sx_status setup(run *r) {
     if (!(o->spike_threshold == 0 || o->spike_threshold > 1))
         return sx_fail(SX_ERR_ARG, "--spike-threshold must be 0 (off) or a factor above 1, not %g", o->spike_threshold);
     read_test_hooks(r);
+    r->rank = dist_rank();
+    r->dist = dist_size() > 1;
     if (o->threads > 0) omp_set_num_threads((int)o->threads);
+    else if (r->dist) omp_set_num_threads(dist_cores_per_rank());
     gemm_set_precision(strcmp(o->dtype, "bf16") ? GEMM_FP32 : GEMM_BF16);
     r->B = (size_t)o->batch;
     r->T = (size_t)o->seq;
+    if (r->B < (size_t)dist_size())
+        return sx_fail(SX_ERR_ARG, "--batch %zu is less than the %d ranks: each rank needs at least one sequence of "
+                       "every batch (--batch is the global batch)", r->B, dist_size());
+    r->row0 = r->B * (size_t)r->rank / (size_t)dist_size();
+    r->rows = r->B * (size_t)(r->rank + 1) / (size_t)dist_size() - r->row0;
+    r->share = (float)r->rows / (float)r->B;
     bool epoch = !strcmp(o->data_order, "epoch");
     if (!epoch && strcmp(o->data_order, "random"))
         return sx_fail(SX_ERR_ARG, "--data-order must be random or epoch, not '%s'", o->data_order);
@@ -196,7 +264,7 @@ static sx_status setup(run *r) {
                        batch_source_vocab(r->val), vocab);
     model_config cfg;
     if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
-    if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->B, r->T))) return st;
+    if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     model_init_weights(&r->m, (uint64_t)o->seed);
     r->refs = calloc(r->m.table.n, sizeof *r->refs);
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
@@ -213,10 +281,17 @@ static sx_status setup(run *r) {
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
-    if ((st = fs_mkdir_p(o->out))) return st;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
     if (o->forecast && *o->forecast && (st = forecast_points_load(o->forecast, r->total_steps, &r->fc))) return st;
+    return SX_OK;
+}
+
+// Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
+static sx_status open_run_dir(run *r) {
+    const train_options *o = r->o;
+    sx_status st = fs_mkdir_p(o->out);
+    if (st) return st;
     bool own = access(r->ckpt_path, F_OK) == 0, branch = o->branch_from && *o->branch_from;
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
@@ -308,9 +383,10 @@ static sx_status rollback(run *r, long bad_step, const char *why) {
         return sx_fail(SX_ERR_NUMERIC, "step %ld: %s, after %d rollbacks to the same checkpoint; stopping (the last "
                        "checkpoint is intact). Hint: lower --lr or --muon-lr, add warmup, or check the data",
                        bad_step, why, MAX_ROLLBACKS);
-    sx_status st = resume_from(r, r->ckpt_path);
+    sx_status st = resume_everywhere(r, r->ckpt_path);
     if (st) return st;
     r->skip[r->n_skips++] = bad_step;
+    if (r->rank) return SX_OK;
     if (!r->o->quiet) fprintf(stderr, "step %ld: %s; rolled back to step %ld, skipping its batch\n", bad_step, why, r->step);
     return runlog_write(&r->log, json_pack("{s:I, s:s, s:s, s:I}", "step", (json_int_t)bad_step, "event", "rollback",
                                            "reason", why, "rolled_back_to", (json_int_t)r->step));
@@ -325,19 +401,51 @@ static sx_status skip_if_bad(run *r, long step) {
     return st;
 }
 
-// One optimizer step over grad_accum micro-batches; returns the mean loss and sets *norm.
+// Sums this step's gradients, share-weighted loss, MoE statistics and stop requests over the ranks (in
+// place), so that every rank takes the same optimizer step; sets r->stop and r->comm_s.
+static sx_status reduce_step(run *r, double *loss) {
+    r->stop = stop_requested;
+    if (!r->dist) return SX_OK;
+    double t0 = runlog_now(), v[2] = {*loss, r->stop};
+    sx_status st = dist_allreduce_sum(r->m.grads, r->m.table.total);
+    if (!st && r->m.n_stats) st = dist_allreduce_sum(r->m.stats_acc, r->m.cfg.n_layer * r->m.n_stats);
+    if (!st) st = dist_allreduce_sum_f64(v, 2);
+    r->comm_s = runlog_now() - t0;
+    *loss = v[0];
+    r->stop = v[1] > 0;
+    return st;
+}
+
+// One optimizer step over grad_accum micro-batches (each rank its rows of each, then summed over the
+// ranks); returns the mean loss and sets *norm.
 static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     model_zero_grad(&r->m);
     double loss = 0;
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
-        loss += model_loss_and_grad(&r->m, r->tokens, 1.0f / (float)r->o->grad_accum);
+        loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
     }
+    if ((*st = reduce_step(r, &loss))) return NAN;
     loss /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);
     *norm = isfinite(loss) && !is_spike(r, loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
     if (isfinite(*norm)) model_after_step(&r->m);
+    if (isfinite(*norm) && (r->check_every_step || r->step + 1 == r->total_steps))
+        *st = dist_check_identical(r->m.params, r->m.table.total * sizeof *r->m.params, "parameters");
     return loss;
+}
+
+// Rank 0's record of a finished step: the metrics line (stolen), the checkpoint when ckpt, and a kept copy
+// at the --save-at fractions.
+static sx_status record_step(run *r, json_t *line, long step, bool ckpt) {
+    sx_status st = runlog_write(&r->log, line);
+    if (!st && ckpt) st = save_checkpoint(r, r->ckpt_path);
+    if (!st && at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps)) {
+        char keep[4200];
+        snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, step);
+        st = save_checkpoint(r, keep);
+    }
+    return st;
 }
 
 static sx_status loop(run *r) {
@@ -346,10 +454,12 @@ static sx_status loop(run *r) {
     long first = r->step;
     bool rolls_back = o->on_spike && !strcmp(o->on_spike, "rollback");
     sx_status st = SX_OK;
-    if (rolls_back && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
+    if (rolls_back && r->rank == 0 && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
+    st = dist_agree(st);
     while (r->step < r->total_steps && !st) {
         double t0 = runlog_now(), norm;
         long step = r->step + 1;
+        if (r->dist && step == r->fault_step && r->rank == dist_size() - 1) raise(r->fault_signal);
         if ((st = skip_if_bad(r, step))) break;
         double lr_mult = lr_schedule_mult(&r->sched, step);
         double loss = train_step(r, lr_mult, &norm, &st);
@@ -358,7 +468,7 @@ static sx_status loop(run *r) {
             char why[160];
             diagnose(r, loss, norm, why, sizeof why);
             if (rolls_back) {
-                if ((st = rollback(r, step, why))) break;
+                if ((st = dist_agree(rollback(r, step, why)))) break;
                 continue;
             }
             return sx_fail(SX_ERR_NUMERIC, "step %ld: %s; the last checkpoint is intact. "
@@ -373,6 +483,7 @@ static sx_status loop(run *r) {
                                  "tokens", r->tokens_seen, "frac", (double)step / (double)r->total_steps, "lr",
                                  o->opt.lr * lr_mult, "train_loss", loss, "grad_norm", norm, "flops", r->flops_seen,
                                  "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
+        if (r->dist) json_object_set_new(line, "allreduce_s", json_real(r->comm_s));
         json_t *moe = model_moe_stats_json(&r->m);
         if (moe) {
             json_object_set_new(line, "aux_loss", json_real(model_aux_loss(&r->m)));
@@ -386,24 +497,20 @@ static sx_status loop(run *r) {
             json_object_set_new(line, "val_loss", json_real(val));
             check_forecast(r, step, val, line, note, sizeof note);
         }
-        if ((st = runlog_write(&r->log, line))) break;
-        bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || stop_requested;
-        if (ckpt && (st = save_checkpoint(r, r->ckpt_path))) break;
+        bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || r->stop;
+        if (r->rank == 0) st = record_step(r, line, step, ckpt);
+        else json_decref(line);
+        if ((st = dist_agree(st))) break;
         if (ckpt) r->n_skips = 0; // replays start after this step now
-        if (at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps)) {
-            char keep[4200];
-            snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", o->out, step);
-            if ((st = save_checkpoint(r, keep))) break;
-        }
         char text[384], eta[32];
         double avg = (runlog_now() - t_start) / (double)(step - first);
         format_eta(avg * (double)(r->total_steps - step), eta, sizeof eta);
         int n = snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%% | ETA %s", step,
                          r->total_steps, loss, o->opt.lr * lr_mult, tps, 100 * tps * r->flops_per_token / (r->peak * 1e9), eta);
         if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f%s", val, note);
-        if (*note && strstr(note, "OUTSIDE") && !r->log.tty) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
+        if (*note && strstr(note, "OUTSIDE") && !r->log.tty && r->rank == 0) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
         runlog_progress(&r->log, text);
-        if (stop_requested) {
+        if (r->stop) {
             runlog_progress_end(&r->log);
             return sx_fail(SX_ERR_INTERRUPTED, "stopped at step %ld; checkpoint written, rerun with --resume to continue", step);
         }
@@ -425,10 +532,12 @@ sx_status train_run(const train_options *o) {
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    sx_status st = setup(&r);
+    sx_status st = dist_agree(setup(&r));
+    if (!st) st = dist_agree(r.rank == 0 ? open_run_dir(&r) : SX_OK);
+    if (!st) st = sync_from_rank0(&r);
     if (!st) st = loop(&r);
-    if (!st && r.fc.n) st = final_forecast_report(&r);
-    if (!st) {
+    if (!st && r.fc.n && r.rank == 0) st = final_forecast_report(&r);
+    if (!st && r.rank == 0) {
         char path[4096];
         snprintf(path, sizeof path, "%s/DONE", o->out);
         FILE *f = fopen(path, "w");

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Fault injection on a real `sextant train`: kill -9 at random moments (several seeds, several kills per run)
+# and right in the middle of checkpoint writes, then resume: the final checkpoint must be byte-identical to
+# an uninterrupted run's. SIGTERM writes a checkpoint and exits 1, and the run resumes to the same bytes.
+# A failed checkpoint write (SEXTANT_FAIL_WRITE_AFTER, and a real full tmpfs when mounting is allowed)
+# stops with a clear message and leaves the previous checkpoint intact. An injected NaN and an injected
+# loss spike, with --on-spike stop and rollback.
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); mnt=$tmp/mnt
+trap 'mountpoint -q "$mnt" 2>/dev/null && umount "$mnt"; rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+common=(--model d1-w32-hd16 --train synthetic:64 --batch 4 --seq 32 --steps 300 --lr 1e-2 --threads 2 --quiet
+        --ckpt-every 5 --eval-every 50 --eval-batches 2 --schedule wsd:decay=0.3 --warmup 5)
+"$S" train "${common[@]}" --out "$tmp/ref" || { echo "FAIL: reference run"; exit 1; }
+ref=$tmp/ref/checkpoint.sxt
+
+# Resumes dir to the end and compares with the reference.
+finish_and_compare() {  # dir, what
+    "$S" train "${common[@]}" --out "$1" --resume >"$1.log" 2>&1 || { fail "$2: resume failed: $(tail -1 "$1.log")"; return; }
+    cmp -s "$ref" "$1/checkpoint.sxt" || fail "$2: final checkpoint differs from the uninterrupted run"
+}
+
+# 1. Random kill points: per seed, three kill -9 at random times (0.02..0.9 s into each attempt), then finish.
+kills=0
+for seed in 1 2 3 4 5; do
+    RANDOM=$seed
+    dir=$tmp/kill$seed
+    for _ in 1 2 3; do
+        "$S" train "${common[@]}" --out "$dir" --resume >/dev/null 2>&1 &
+        pid=$!
+        sleep "0.$(printf '%03d' $((RANDOM % 880 + 20)))"
+        kill -9 $pid 2>/dev/null && kills=$((kills+1))
+        wait $pid 2>/dev/null
+    done
+    finish_and_compare "$dir" "seed $seed"
+done
+
+# 2. Kill -9 while a checkpoint is being written: wait a random time, then for this process's temporary
+#    checkpoint file to appear, and kill at once. A temporary file left behind proves the write was cut.
+midwrite=0; midtries=0
+for seed in 1 2 3 4 5 6; do
+    RANDOM=$((seed + 100))
+    dir=$tmp/mid$seed
+    "$S" train "${common[@]}" --out "$dir" --resume >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(printf '%03d' $((RANDOM % 600 + 20)))"
+    for _ in $(seq 200000); do [ -e "$dir/checkpoint.sxt.tmp$pid" ] && break; kill -0 $pid 2>/dev/null || break; done
+    kill -9 $pid 2>/dev/null && midtries=$((midtries+1))
+    wait $pid 2>/dev/null
+    [ -e "$dir/checkpoint.sxt.tmp$pid" ] && midwrite=$((midwrite+1))
+    finish_and_compare "$dir" "mid-write kill $seed"
+done
+[ $midwrite -ge 1 ] || fail "no kill landed inside a checkpoint write ($midtries tries)"
+
+# 3. SIGTERM: a checkpoint at the current step, exit 1 with a message, and the resume matches.
+"$S" train "${common[@]}" --out "$tmp/term" 2>"$tmp/term.err" &
+pid=$!
+sleep 0.3
+kill -TERM $pid
+wait $pid; rc=$?
+[ $rc -eq 1 ] || fail "SIGTERM: exit code $rc, expected 1"
+grep -q "stopped at step [0-9]*; checkpoint written, rerun with --resume" "$tmp/term.err" || fail "SIGTERM message: $(cat "$tmp/term.err")"
+finish_and_compare "$tmp/term" "SIGTERM"
+
+# 4. A failed checkpoint write (the 100th write() of tf_write fails with ENOSPC: a later checkpoint).
+SEXTANT_FAIL_WRITE_AFTER=100 "$S" train "${common[@]}" --out "$tmp/fw" 2>"$tmp/fw.err"; rc=$?
+[ $rc -eq 1 ] || fail "failed write: exit code $rc, expected 1"
+grep -q "checkpoint.sxt: write failed (No space left on device); the previous file, if any, is intact" "$tmp/fw.err" ||
+    fail "failed write message: $(cat "$tmp/fw.err")"
+[ -f "$tmp/fw/checkpoint.sxt" ] || fail "failed write: no previous checkpoint (hook fired too early?)"
+ls "$tmp/fw"/checkpoint.sxt.tmp* >/dev/null 2>&1 && fail "failed write left a temporary file"
+finish_and_compare "$tmp/fw" "failed write"
+
+# 5. A really full disk: a 300 KiB tmpfs holds one checkpoint (176 KB) but not the second one beside it.
+mkdir -p "$mnt"
+if mount -t tmpfs -o size=300k tmpfs "$mnt" 2>/dev/null; then
+    "$S" train "${common[@]}" --out "$mnt/run" 2>"$tmp/full.err"; rc=$?
+    [ $rc -eq 1 ] || fail "full disk: exit code $rc, expected 1"
+    grep -q "write failed (No space left on device); the previous file, if any, is intact" "$tmp/full.err" ||
+        fail "full disk message: $(cat "$tmp/full.err")"
+    cp -r "$mnt/run" "$tmp/full"
+    umount "$mnt"
+    finish_and_compare "$tmp/full" "full disk"
+else
+    echo "faults.sh: note: cannot mount a tmpfs (not root?); the full-disk case used the write hook only"
+fi
+
+# 6. Spike guard: injected NaN at step 8 and an injected 100x loss at step 15, with each policy.
+short=(--model d1-w32-hd16 --train synthetic:64 --batch 4 --seq 32 --steps 30 --lr 1e-2 --threads 2 --quiet --ckpt-every 5)
+"$S" train "${short[@]}" --out "$tmp/s_ref" || fail "spike reference run"
+loss_at() { grep "\"step\":$2," "$1/metrics.jsonl" | grep train_loss | tail -1 | sed 's/.*"train_loss":\([^,]*\).*/\1/'; }
+SEXTANT_INJECT_NAN_AT_STEP=8 "$S" train "${short[@]}" --out "$tmp/nan_stop" 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "step 8: the loss is not finite (loss nan); the last checkpoint is intact" "$tmp/e" ||
+    fail "NaN + stop: exit $rc, $(cat "$tmp/e")"
+SEXTANT_INJECT_NAN_AT_STEP=8 "$S" train "${short[@]}" --out "$tmp/nan_rb" --on-spike rollback 2>"$tmp/e" ||
+    fail "NaN + rollback failed: $(cat "$tmp/e")"
+grep -q '{"step":8,"event":"rollback","reason":"the loss is not finite (loss nan)","rolled_back_to":5}' \
+    "$tmp/nan_rb/metrics.jsonl" || fail "NaN + rollback: no rollback event in metrics.jsonl"
+[ "$(loss_at "$tmp/nan_rb" 7)" = "$(loss_at "$tmp/s_ref" 7)" ] || fail "NaN + rollback: replayed step 7 differs"
+[ "$(loss_at "$tmp/nan_rb" 8)" != "$(loss_at "$tmp/s_ref" 8)" ] || fail "NaN + rollback: step 8's batch was not skipped"
+[ -f "$tmp/nan_rb/DONE" ] || fail "NaN + rollback: run did not finish"
+SEXTANT_INJECT_SPIKE_AT_STEP=15 "$S" train "${short[@]}" --out "$tmp/sp_stop" --spike-threshold 3 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "step 15: loss spike: [0-9.]* is above 3 x the running average" "$tmp/e" ||
+    fail "spike + stop: exit $rc, $(cat "$tmp/e")"
+SEXTANT_INJECT_SPIKE_AT_STEP=15 "$S" train "${short[@]}" --out "$tmp/sp_rb" --spike-threshold 3 --on-spike rollback \
+    2>"$tmp/e" || fail "spike + rollback failed: $(cat "$tmp/e")"
+grep -q '"step":15,"event":"rollback","reason":"loss spike: .*"rolled_back_to":15' "$tmp/sp_rb/metrics.jsonl" ||
+grep -q '"step":15,"event":"rollback","reason":"loss spike: .*"rolled_back_to":10' "$tmp/sp_rb/metrics.jsonl" ||
+    fail "spike + rollback: no rollback event in metrics.jsonl"
+"$S" train "${short[@]}" --out "$tmp/guard" --spike-threshold 3 --on-spike rollback || fail "guarded run failed"
+cmp -s "$tmp/s_ref/checkpoint.sxt" "$tmp/guard/checkpoint.sxt" || fail "the spike guard changed a run without spikes"
+
+echo "faults.sh: $kills random kills over 5 seeds, $midwrite of $midtries kills inside a checkpoint write; $fails failed"
+[ $fails -eq 0 ]
