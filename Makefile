@@ -16,6 +16,13 @@ ISA_avx512 = -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mavx2
 ISA_bf16   = $(ISA_avx512) -mavx512bf16
 ISA_avx2   = -mavx2 -mfma
 
+# MPI is optional (docs/DISTRIBUTED.md): with mpicc on the PATH, src/dist/dist.c is built against MPI and
+# everything links libmpi; without it the same functions run as a single process. Switching needs `make clean`.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+LDLIBS += $(shell $(MPICC) --showme:link)
+endif
+
 LIB_SRC  := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -38,6 +45,11 @@ $(BUILD)/%_bf16.o: %_bf16.c
 $(BUILD)/%_avx2.o: %_avx2.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx2) -c $< -o $@
+ifneq ($(MPICC),)
+$(BUILD)/src/dist/dist.o: src/dist/dist.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -DSEXTANT_MPI -c $< -o $@
+endif
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
@@ -83,6 +95,6 @@ fuzz: setup
 	@tests/fuzz/run 60
 
 clean:
-	rm -rf build build-san sextant
+	rm -rf build build-san build-fuzz sextant
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -127,6 +127,11 @@ static void test_fast_matches_ref_tiles(void) {
     compare_case(1, 200, 2, 2, 24, 65, 0);     // hd not a multiple of 16, window just over a tile
     compare_case(2, 128, 2, 1, 32, 64, 0);     // exact tiles, window = tile
     compare_case(1, 97, 6, 1, 40, 0, 10.0f);   // group of 6 heads on one KV head
+    // Tiny-model shapes: hd 8 (8-lane panels), 16 (16-row blocks), 32 (8 x 2 blocks); T = 128, 2 tiles.
+    compare_case(2, 128, 8, 8, 8, 0, 0);
+    compare_case(1, 128, 8, 4, 16, 0, 0);
+    compare_case(1, 128, 4, 2, 32, 50, 0);
+    compare_case(1, 77, 2, 1, 12, 0, 3.0f);    // hd 12: an 8-lane panel plus a scalar remainder
 }
 
 // Same inputs, same thread count -> bit-identical outputs (training runs must be reproducible); and the

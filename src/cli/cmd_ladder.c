@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "dist/dist.h"
 #include "scale/ladder.h"
 
 int cmd_ladder(int argc, char **argv) {
@@ -51,5 +52,8 @@ int cmd_ladder(int argc, char **argv) {
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) return cli_report("ladder", sx_fail(SX_ERR_IO, "cannot find the sextant binary (/proc/self/exe)"));
     exe[len] = 0;
-    return cli_report("ladder", ladder_execute(&spec, dir, exe, (int)jobs, rung));
+    if ((st = dist_init())) return cli_report("ladder", st);   // under mpirun: the runs are spread over the ranks
+    int rc = cli_report("ladder", ladder_execute(&spec, dir, exe, (int)jobs, rung));
+    dist_finalize();   // waits for the other ranks' runs
+    return rc;
 }

@@ -21,9 +21,10 @@ sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode m
     sx_status st = shard_open(&ld->shard, path, expected_vocab);
     if (st) return st;
     if (ld->shard.h.n_tokens < (uint64_t)T + 1) {
-        shard_close(&ld->shard);
-        return sx_fail(SX_ERR_ARG, "%s has %llu tokens, fewer than one window of %zu", path,
-                       (unsigned long long)ld->shard.h.n_tokens, T + 1);
+        st = sx_fail(SX_ERR_ARG, "%s has %llu tokens, fewer than one window of %zu", path,
+                     (unsigned long long)ld->shard.h.n_tokens, T + 1);
+        shard_close(&ld->shard); // after the message: closing clears the header
+        return st;
     }
     ld->T = T;
     ld->mode = mode;

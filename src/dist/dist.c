@@ -50,6 +50,23 @@ int dist_cores_per_rank(void) {
     return per > 0 ? (int)per : 1;
 }
 
+void dist_forget_launcher(void) {
+    extern char **environ;
+    const char *prefixes[] = {"OMPI_", "PMIX_", "PMI_"};
+    for (bool again = true; again;) {
+        again = false;
+        for (char **e = environ; *e && !again; e++)
+            for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes && !again; i++) {
+                const char *eq = strchr(*e, '=');
+                if (!eq || strncmp(*e, prefixes[i], strlen(prefixes[i]))) continue;
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+                unsetenv(name);
+                again = true;   // environ changed under us: start over
+            }
+    }
+}
+
 #ifndef SEXTANT_MPI
 
 sx_status dist_init(void) {

@@ -48,5 +48,8 @@ sx_status dist_agree(sx_status st);
 sx_status dist_check_identical(const void *buf, size_t bytes, const char *what);
 // Seconds this process has spent inside collectives so far (for overhead measurements).
 double dist_comm_seconds(void);
+// Removes the launcher's variables (OMPI_*, PMIX_*, PMI_*) from this process's environment, so that a
+// program it executes (a ladder's `sextant train`, in a forked child) runs as a process of its own.
+void dist_forget_launcher(void);
 
 #endif

@@ -2,7 +2,9 @@
 // The *_ref functions are the specification: one query row at a time, direct softmax, double accumulation.
 // The fast functions tile queries and keys, keep an online softmax (running max and sum) so no T×T matrix
 // exists, skip causal and out-of-window tiles, share each K/V tile across the query heads of its group,
-// and recompute probabilities from lse in the backward (FlashAttention-2).
+// and recompute probabilities from lse in the backward (FlashAttention-2). The forward works on transposed
+// tiles (queries along the vectors); the backward on key-major blocks. Small head dimensions (8, 16, 32)
+// get register tiles of their own (see tile_mm).
 // -std=c11 turns off FMA contraction; the tile products and exp polynomials need it (2x the FLOP rate). It
 // only fuses a·b+c in this file's own expressions, deterministically for a given build.
 #pragma GCC optimize("fp-contract=fast")

@@ -15,6 +15,16 @@
 #define N_BOOT 64
 #define FORECAST_VERSION 1
 
+// The scale variable of the per-fraction laws: training compute without the output head's matmul. Tiny
+// rungs spend most of their FLOPs in the head (vocab x width), which grows only linearly with width while
+// capacity grows quadratically; measured without it, loss follows a cleaner power law across the ladder.
+static double scale_of(const char *descriptor, size_t vocab, size_t seq, double flops) {
+    model_config c;
+    if (getenv("SX_TOTAL") || model_config_parse(descriptor, vocab, &c) != SX_OK) return flops;
+    double per_token = model_flops_count(&c, seq).train_per_token;
+    return flops * (1 - 6.0 * (double)c.vocab * (double)c.width / per_token);
+}
+
 static json_t *array_of(const double *x, size_t n) {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(x[i]));
@@ -82,15 +92,15 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), *x = malloc(R * sizeof *x);
     fit_result *pf = calloc(F, sizeof *pf);
     ladder_rung_curves(&d, NULL, mean, sd);
-    for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
+    size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
+    for (size_t r = 0; r < R; r++) x[r] = scale_of(d.plan[r * S].descriptor, vocab, spec->seq, d.plan[r * S].flops);
     for (size_t i = 0; i < R * F; i++)
         if (!isfinite(mean[i])) st = sx_fail(SX_ERR_FORMAT, "%s: a run lacks an evaluation at one of the ladder's fractions", dir);
-    // The floor Linf (the data's irreducible loss) is one number for the whole ladder: fitted on the final
-    // losses, then pinned for every fraction, leaving each fraction's (A_f, alpha_f). With a handful of rungs,
-    // a free Linf per fraction makes neighbouring fractions extrapolate erratically.
+    // Each fraction's law has its own floor: early in training the gain from scale flattens, which a floor
+    // shared with the final losses cannot express (it overshoots the hero's early curve). The independent fits
+    // are smoothed across fractions where they are used (forecast_make).
     fit_options fo;
     fit_options_default(&fo);
-    double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
     if (!st) st = fit_per_fraction(x, mean, R, F, &fo, pf);
     // The final-loss law L(C) with its floor free, and its leave-one-rung-out backtest, for the report.
     json_t *final_law = NULL;
@@ -105,11 +115,17 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
             fit_law_free(&flaw);
         }
     }
-    if (!st) {
-        pin[LAW_POW_LINF] = fmax(pf[F - 1].params[LAW_POW_LINF], 1e-6);  // the laws need positive parameters
-        for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
-        fo.pin = pin;
-        st = fit_per_fraction(x, mean, R, F, &fo, pf);
+    // The method's own track record one rung back: fitted without the largest rung, how wrong was it there?
+    // forecast_make scales this error by how much further the hero lies (in log compute).
+    double *holdout = calloc(F, sizeof *holdout);
+    if (!st && R >= 4) {
+        fit_result *hf = calloc(F, sizeof *hf);
+        if (fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
+            for (size_t f = 0; f < F; f++) {
+                holdout[f] = law_power_eval(hf[f].params, x[0]) / mean[f] - 1;
+                fit_result_free(&hf[f]);
+            }
+        free(hf);
     }
     // Bootstrap over seeds: each rung re-averages a resample of its seeds; the per-fraction fits are redone.
     double *boot = malloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot), *bmean = malloc(R * F * sizeof *bmean);
@@ -134,8 +150,8 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         law_power_bind(x, R, &plaw);
         json_t *rungs = json_array(), *fracs = json_array(), *sched = json_array();
         for (size_t r = 0; r < R; r++)
-            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[r * S].width,
-                                                   "descriptor", d.plan[r * S].descriptor, "flops", x[r], "steps",
+            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[r * S].width,
+                                                   "descriptor", d.plan[r * S].descriptor, "flops", d.plan[r * S].flops, "scale", x[r], "steps",
                                                    (json_int_t)d.plan[r * S].steps, "peak_lr", d.plan[r * S].lr, "loss",
                                                    array_of(mean + r * F, F), "seed_sd_rel", array_of(sd + r * F, F)));
         for (size_t f = 0; f < F; f++) {
@@ -161,11 +177,14 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
                         "lr_ref_width", spec->lr_ref_width, "lr_width_power", spec->lr_width_power, "fracs",
                         array_of(spec->eval_at, F), "rungs", rungs, "per_fraction", fracs, "schedule_law", "law", "mpl",
                         "per_rung", sched);
+        if (doc && R >= 4)
+            json_object_set_new(doc, "holdout_top", json_pack("{s:f, s:o}", "log_distance", log(x[0] / x[1]), "rel_err",
+                                                              array_of(holdout, F)));
         if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build fit.json");
         else if (final_law) json_object_set_new(doc, "final_loss_vs_compute", final_law);
     }
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
-    free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick);
+    free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick); free(holdout);
     ladder_data_free(&d);
     *fit = doc;
     return st;
@@ -299,16 +318,36 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     }
     if (!st && !same_schedule && !nr) st = sx_fail(SX_ERR_ARG, "fit.json has no schedule law: cannot forecast a different schedule");
     json_t *points = json_array();
+    // Scale gain of the hero over the largest rung at every fraction, g_f = L_f(C_hero) / L_f(C_top), for the
+    // fit and every bootstrap resample; smoothed over neighbouring fractions (the fits are independent per
+    // fraction, the gain is a smooth function of f), then applied to the largest rung's observed curve.
+    json_t *top = json_array_get(rungs, 0);
+    double C_top = json_number_value(json_object_get(top, "scale")), X = scale_of(c.descriptor, c.vocab, (size_t)seq, C);
+    size_t B = json_array_size(json_object_get(json_array_get(pf, 0), "boot"));
+    double *gain = malloc(F * (B + 1) * sizeof *gain), *smooth = malloc(F * (B + 1) * sizeof *smooth);
+    for (size_t f = 0; f < F; f++) {
+        json_t *e = json_array_get(pf, f), *boot = json_object_get(e, "boot");
+        double q[LAW_POW_NPARAM];
+        for (size_t b = 0; b <= B; b++) {
+            params_of(b < B ? json_array_get(boot, b) : json_object_get(e, "params"), q, LAW_POW_NPARAM);
+            gain[b * F + f] = law_power_eval(q, X) / law_power_eval(q, C_top);
+        }
+    }
+    const size_t half = 2;   // smoothing window: f-2..f+2 (clipped at the ends)
+    for (size_t b = 0; b <= B; b++)
+        for (size_t f = 0; f < F; f++) {
+            size_t lo = f >= half ? f - half : 0, hi = f + half < F ? f + half : F - 1;
+            double sum = 0;
+            for (size_t k = lo; k <= hi; k++) sum += gain[b * F + k];
+            smooth[b * F + f] = sum / (double)(hi - lo + 1);
+        }
     double p[LAW_POW_NPARAM];
     for (size_t f = 0; f < F && !st; f++) {
-        json_t *e = json_array_get(pf, f), *boot = json_object_get(e, "boot");
+        json_t *e = json_array_get(pf, f);
         params_of(json_object_get(e, "params"), p, LAW_POW_NPARAM);
-        double pred = law_power_eval(p, C), bs = 0, bq = 0;
-        size_t B = json_array_size(boot);
+        double pred = num_at(json_object_get(top, "loss"), f) * smooth[B * F + f], bs = 0, bq = 0;
         for (size_t b = 0; b < B; b++) {
-            double q[LAW_POW_NPARAM];
-            params_of(json_array_get(boot, b), q, LAW_POW_NPARAM);
-            double v = law_power_eval(q, C) / pred;
+            double v = smooth[b * F + f] / smooth[B * F + f];
             bs += v;
             bq += v * v;
         }
@@ -322,16 +361,26 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
         // Misfit of the law itself: its in-sample residual at this fraction.
         double s_misfit = 1.25 * json_number_value(json_object_get(json_object_get(e, "fit"), "mean_abs_rel_err"));
         double s_sched = nr > 1 ? sqrt(fmax(0, (rsq[f] - rsum[f] * rsum[f] / (double)nr) / (double)(nr - 1))) / ratio[f] : 0;
+        // Extrapolation: the held-out-top-rung error near f (RMS over the smoothing window), scaled by the
+        // hero's distance beyond the top rung relative to the top rung's beyond the next (in log compute).
+        double s_extrap = 0;
+        json_t *ho = json_object_get(fit, "holdout_top");
+        if (ho) {
+            json_t *he = json_object_get(ho, "rel_err");
+            size_t lo = f >= half ? f - half : 0, hi = f + half < F ? f + half : F - 1;
+            for (size_t k = lo; k <= hi; k++) s_extrap += num_at(he, k) * num_at(he, k) / (double)(hi - lo + 1);
+            s_extrap = sqrt(s_extrap) * fmax(0, log(X / C_top)) / json_number_value(json_object_get(ho, "log_distance"));
+        }
         double s_seed = sqrt(v_seed), loss = pred * ratio[f];
-        double sigma = sqrt(s_boot * s_boot + v_seed + s_misfit * s_misfit + s_sched * s_sched);
+        double sigma = sqrt(s_boot * s_boot + v_seed + s_misfit * s_misfit + s_sched * s_sched + s_extrap * s_extrap);
         double frac = num_at(fr, f);
-        json_array_append_new(points, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
+        json_array_append_new(points, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
                                                 (json_int_t)lround(frac * (double)steps), "loss", loss, "lo", loss * (1 - 2 * sigma),
                                                 "hi", loss * (1 + 2 * sigma), "scale_only", pred, "schedule_ratio", ratio[f],
                                                 "sigma_fit", sqrt(s_boot * s_boot + s_misfit * s_misfit), "sigma_seed", s_seed,
-                                                "sigma_schedule", s_sched));
+                                                "sigma_schedule", s_sched, "sigma_extrapolation", s_extrap));
     }
-    free(ratio); free(rsum); free(rsq); free(tmp);
+    free(ratio); free(rsum); free(rsq); free(tmp); free(gain); free(smooth);
     if (st) { json_decref(points); return st; }
     json_t *doc = json_pack("{s:i, s:{s:s, s:f, s:I, s:I, s:I, s:s, s:f, s:f, s:f, s:f}, s:{s:s, s:s, s:b, s:I}, s:o}",
                             "version", FORECAST_VERSION, "hero", "model", c.descriptor, "tokens",
@@ -423,11 +472,13 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
     }
     rundir_free(&run);
     if (!n) { json_decref(rows); return sx_fail(SX_ERR_MISMATCH, "%s: none of the forecast's evaluation steps were logged", run_dir); }
-    *report = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o}", "run", run_dir, "forecast_sha256",
+    // A run still in progress has no final point yet (and maybe none after 10%): those figures are null.
+    *report = json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "run", run_dir, "forecast_sha256",
                         json_string_value(json_object_get(forecast, "sha256")), "points", (json_int_t)n,
-                        "mean_abs_rel_err_after_10pct", n_late ? sum_late / (double)n_late : NAN, "max_abs_rel_err_after_10pct",
-                        max_late, "final_rel_err", final_err, "inside_band_frac", (double)inside / (double)n, "mean_band_width_rel",
-                        width / (double)n, "rows", rows);
+                        "mean_abs_rel_err_after_10pct", n_late ? json_real(sum_late / (double)n_late) : json_null(),
+                        "max_abs_rel_err_after_10pct", n_late ? json_real(max_late) : json_null(), "final_rel_err",
+                        isfinite(final_err) ? json_real(final_err) : json_null(), "inside_band_frac",
+                        (double)inside / (double)n, "mean_band_width_rel", width / (double)n, "rows", rows);
     return SX_OK;
 }
 
@@ -442,10 +493,12 @@ void forecast_print_report(FILE *out, json_t *r) {
                 50 * (json_number_value(json_object_get(e, "hi")) - json_number_value(json_object_get(e, "lo"))) / f,
                 100 * json_number_value(json_object_get(e, "rel_err")), json_is_true(json_object_get(e, "inside")) ? "yes" : "NO");
     }
-    fprintf(out, "points %lld | mean |error| after 10%%: %.2f%% | worst: %.2f%% | final loss error: %+.2f%% | inside band: %.0f%% | mean band width: ±%.2f%%\n",
+    json_t *final = json_object_get(r, "final_rel_err");
+    char final_text[32] = "not reached yet";
+    if (json_is_number(final)) snprintf(final_text, sizeof final_text, "%+.2f%%", 100 * json_number_value(final));
+    fprintf(out, "points %lld | mean |error| after 10%%: %.2f%% | worst: %.2f%% | final loss error: %s | inside band: %.0f%% | mean band width: ±%.2f%%\n",
             (long long)json_integer_value(json_object_get(r, "points")),
             100 * json_number_value(json_object_get(r, "mean_abs_rel_err_after_10pct")),
-            100 * json_number_value(json_object_get(r, "max_abs_rel_err_after_10pct")),
-            100 * json_number_value(json_object_get(r, "final_rel_err")), 100 * json_number_value(json_object_get(r, "inside_band_frac")),
-            50 * json_number_value(json_object_get(r, "mean_band_width_rel")));
+            100 * json_number_value(json_object_get(r, "max_abs_rel_err_after_10pct")), final_text,
+            100 * json_number_value(json_object_get(r, "inside_band_frac")), 50 * json_number_value(json_object_get(r, "mean_band_width_rel")));
 }

@@ -1,3 +1,4 @@
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <jansson.h>
 #include "core/fsutil.h"
 #include "data/shard.h"
+#include "dist/dist.h"
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "scale/flops.h"
@@ -65,6 +67,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "schedule")) COPY(schedule);
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
+    if (!strcmp(key, "seeds") && strtod(val, NULL) > 1000) return BAD("at most 1000 seeds");
     if (!strcmp(key, "seeds")) NUMBER(n_seeds, 1);
     if (!strcmp(key, "seq")) NUMBER(seq, 1);
     if (!strcmp(key, "batch")) NUMBER(batch, 1);
@@ -312,6 +315,7 @@ static pid_t spawn(char **argv, const char *log_path) {
         dup2(fd, 2);
         close(fd);
     }
+    dist_forget_launcher();   // the child is a plain process, not another rank
     execv(argv[0], argv);
     _exit(127);
 }
@@ -333,23 +337,53 @@ static sx_status check_existing(const char *out_dir, const ladder_run *x) {
     return st;
 }
 
+// Under mpirun, which rank trains each run: a main run and its cooldown branches stay together (a branch
+// starts from its parent's checkpoint), and these groups go in plan order (largest first) to the rank with
+// the least compute so far. owner: (n) overwritten with a rank per run.
+void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n, int ranks, int *owner) {
+    size_t mains = s->n_rungs * s->n_seeds;
+    double *load = calloc((size_t)ranks, sizeof *load);
+    for (size_t m = 0; m < mains; m++) {
+        double cost = runs[m].flops;   // the main run, plus what its branches train beyond their branch point
+        for (size_t b = 0; b < s->n_branches; b++) cost += runs[mains + m * s->n_branches + b].flops - runs[m].flops * s->branches[b].from;
+        int best = 0;
+        for (int k = 1; k < ranks; k++)
+            if (load[k] < load[best]) best = k;
+        load[best] += cost;
+        owner[m] = best;
+        for (size_t b = 0; b < s->n_branches; b++) owner[mains + m * s->n_branches + b] = best;
+    }
+    free(load);
+    assert(n == mains * (1 + s->n_branches));
+}
+
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
     ladder_run *runs;
     size_t n;
+    int rank = dist_rank(), ranks = dist_size();
+    if (only >= 0 && ranks > 1)
+        return sx_fail(SX_ERR_ARG, "--rung runs one run of the plan: start it without mpirun, or drop --rung to spread "
+                       "the ladder over the %d ranks", ranks);
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
     if (!st) st = fs_mkdir_p(out_dir);
     if (st) { free(runs); return st; }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = (int)(cores / jobs > 0 ? cores / jobs : 1);
+    int cores = dist_cores_per_rank(), threads = cores / jobs > 0 ? cores / jobs : 1;
     enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
     pid_t *pids = calloc(n, sizeof *pids);
-    size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0;
-    for (size_t i = 0; i < n; i++)
-        if (file_exists(out_dir, runs[i].dir, "DONE") || (only >= 0 && (long)i != only)) { state[i] = FINISHED; done++; }
-    fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
+    int *owner = calloc(n, sizeof *owner);
+    ladder_assign_ranks(s, runs, n, ranks, owner);
+    size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0, others = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (owner[i] != rank) { state[i] = FINISHED; others++; }
+        else if (file_exists(out_dir, runs[i].dir, "DONE") || (only >= 0 && (long)i != only)) { state[i] = FINISHED; done++; }
+    }
+    if (ranks > 1) fprintf(stderr, "ladder %s: rank %d of %d takes %zu of the %zu runs, %zu already done, %d at a time x %d threads\n",
+                           s->name, rank, ranks, n - others, n, done, jobs, threads);
+    else fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
+    done += others;
     while (done + failed < n) {
         for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
             if (state[i] != WAITING) continue;
@@ -384,6 +418,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     }
     free(state);
     free(pids);
+    free(owner);
     free(runs);
     return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
 }

@@ -70,6 +70,10 @@ sx_status ladder_plan(const ladder_spec *spec, ladder_run **runs, size_t *n);
 // Trains every run not yet DONE under out_dir with `exe train ...`, at most jobs at once; a run's branches
 // start after it finishes. Progress goes to stderr. only >= 0 runs just that run index (for batch systems).
 sx_status ladder_execute(const ladder_spec *spec, const char *out_dir, const char *exe, int jobs, long only);
+// Under mpirun ladder_execute trains only this rank's runs: a main run and its branches stay on one rank,
+// and these groups go in plan order (largest first) to the rank with the least compute so far.
+// owner: (n) overwritten with the rank of each run of the plan runs (n).
+void ladder_assign_ranks(const ladder_spec *spec, const ladder_run *runs, size_t n, int ranks, int *owner);
 // Prints one line per run: state, steps done, last losses.
 sx_status ladder_print_status(const ladder_spec *spec, const char *out_dir);
 

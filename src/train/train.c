@@ -76,9 +76,10 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
         char *end;
         double v = strtod(tok, &end);
         if (*end || !(v > 0 && v <= 1)) {
+            sx_status st = sx_fail(SX_ERR_ARG, "'%s': '%s' is not a fraction in (0, 1]", s, tok); // before tok is freed
             free(f);
             free(copy);
-            return sx_fail(SX_ERR_ARG, "--eval-at: '%s' is not a fraction in (0, 1]", tok);
+            return st;
         }
         f[(*n)++] = v;
     }
@@ -260,8 +261,8 @@ static sx_status setup(run *r) {
     if (st) return st;
     size_t vocab = batch_source_vocab(r->train);
     if (r->val && batch_source_vocab(r->val) != vocab)
-        return sx_fail(SX_ERR_MISMATCH, "validation data has vocabulary %zu, training data %zu",
-                       batch_source_vocab(r->val), vocab);
+        return sx_fail(SX_ERR_MISMATCH, "validation data %s has vocabulary %zu, training data %s has %zu",
+                       o->val_data, batch_source_vocab(r->val), o->train_data, vocab);
     model_config cfg;
     if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
