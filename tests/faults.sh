@@ -13,7 +13,9 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 common=(--model d1-w32-hd16 --train synthetic:64 --batch 4 --seq 32 --steps 300 --lr 1e-2 --threads 2 --quiet
         --ckpt-every 5 --eval-every 50 --eval-batches 2 --schedule wsd:decay=0.3 --warmup 5)
+t0=$(date +%s%N)
 "$S" train "${common[@]}" --out "$tmp/ref" || { echo "FAIL: reference run"; exit 1; }
+ref_ms=$(( ($(date +%s%N) - t0) / 1000000 ))   # kill times below are fractions of this, whatever the speed
 ref=$tmp/ref/checkpoint.sxt
 
 # Resumes dir to the end with the flags in args and compares with the reference checkpoint $ref.
@@ -23,8 +25,8 @@ finish_and_compare() {  # dir, what
     cmp -s "$ref" "$1/checkpoint.sxt" || fail "$2: final checkpoint differs from the uninterrupted run"
 }
 
-# 1. Random kill points: per seed, three kill -9 at random times (0.02..0.35 s into each attempt; the whole
-#    run takes about 1.2 s), then finish.
+# 1. Random kill points: per seed, three kill -9 at random times (2%..30% of an uninterrupted run into each
+#    attempt, so three attempts stay short of the end), then finish.
 kills=0
 for seed in 1 2 3 4 5; do
     RANDOM=$seed
@@ -32,7 +34,8 @@ for seed in 1 2 3 4 5; do
     for _ in 1 2 3; do
         "$S" train "${common[@]}" --out "$dir" --resume >/dev/null 2>&1 &
         pid=$!
-        sleep "0.$(printf '%03d' $((RANDOM % 330 + 20)))"
+        ms=$(( ref_ms * (RANDOM % 28 + 2) / 100 ))
+        sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
         kill -9 $pid 2>/dev/null && kills=$((kills+1))
         wait $pid 2>/dev/null
     done
@@ -42,17 +45,21 @@ done
 # 2. Kill -9 while a checkpoint is being written: wait a random time, then for this process's temporary
 #    checkpoint file to appear, and kill at once. A temporary file left behind proves the write was cut.
 #    A 2048-token vocabulary makes the checkpoint 0.9 MB, so the write lasts long enough to be caught.
-args=(--model d1-w32-hd16 --train synthetic:2048 --batch 4 --seq 32 --steps 100 --lr 1e-2 --threads 2 --quiet
+args=(--model d1-w32-hd16 --train synthetic:2048 --batch 4 --seq 32 --steps 300 --lr 1e-2 --threads 2 --quiet
       --ckpt-every 5 --eval-every 50 --eval-batches 2)
+t0=$(date +%s%N)
 "$S" train "${args[@]}" --out "$tmp/midref" || fail "mid-write reference run"
+mid_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 ref=$tmp/midref/checkpoint.sxt
 midwrite=0; midtries=0
-for seed in 1 2 3 4 5 6; do
+for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do   # until 3 kills have landed mid-write (at most 12 tries)
+    [ $midwrite -ge 3 ] && break
     RANDOM=$((seed + 100))
     dir=$tmp/mid$seed
     "$S" train "${args[@]}" --out "$dir" --resume >/dev/null 2>&1 &
     pid=$!
-    sleep "0.$(printf '%03d' $((RANDOM % 600 + 100)))"
+    ms=$(( mid_ms * (RANDOM % 60 + 10) / 100 ))
+    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     for _ in $(seq 200000); do [ -e "$dir/checkpoint.sxt.tmp$pid" ] && break; kill -0 $pid 2>/dev/null || break; done
     kill -9 $pid 2>/dev/null && midtries=$((midtries+1))
     wait $pid 2>/dev/null
@@ -67,7 +74,8 @@ ref=$tmp/ref/checkpoint.sxt
 # 3. SIGTERM: a checkpoint at the current step, exit 1 with a message, and the resume matches.
 "$S" train "${common[@]}" --out "$tmp/term" 2>"$tmp/term.err" &
 pid=$!
-sleep 0.3
+ms=$(( ref_ms * 30 / 100 ))
+sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 kill -TERM $pid
 wait $pid; rc=$?
 [ $rc -eq 1 ] || fail "SIGTERM: exit code $rc, expected 1"
