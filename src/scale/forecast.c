@@ -15,16 +15,6 @@
 #define N_BOOT 64
 #define FORECAST_VERSION 1
 
-// The scale variable of the per-fraction laws: training compute without the output head's matmul. Tiny
-// rungs spend most of their FLOPs in the head (vocab x width), which grows only linearly with width while
-// capacity grows quadratically; measured without it, loss follows a cleaner power law across the ladder.
-static double scale_of(const char *descriptor, size_t vocab, size_t seq, double flops) {
-    model_config c;
-    if (getenv("SX_TOTAL") || model_config_parse(descriptor, vocab, &c) != SX_OK) return flops;
-    double per_token = model_flops_count(&c, seq).train_per_token;
-    return flops * (1 - 6.0 * (double)c.vocab * (double)c.width / per_token);
-}
-
 static json_t *array_of(const double *x, size_t n) {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(x[i]));
@@ -92,8 +82,7 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), *x = malloc(R * sizeof *x);
     fit_result *pf = calloc(F, sizeof *pf);
     ladder_rung_curves(&d, NULL, mean, sd);
-    size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
-    for (size_t r = 0; r < R; r++) x[r] = scale_of(d.plan[r * S].descriptor, vocab, spec->seq, d.plan[r * S].flops);
+    for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
     for (size_t i = 0; i < R * F; i++)
         if (!isfinite(mean[i])) st = sx_fail(SX_ERR_FORMAT, "%s: a run lacks an evaluation at one of the ladder's fractions", dir);
     // Each fraction's law has its own floor: early in training the gain from scale flattens, which a floor
@@ -150,8 +139,8 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         law_power_bind(x, R, &plaw);
         json_t *rungs = json_array(), *fracs = json_array(), *sched = json_array();
         for (size_t r = 0; r < R; r++)
-            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[r * S].width,
-                                                   "descriptor", d.plan[r * S].descriptor, "flops", d.plan[r * S].flops, "scale", x[r], "steps",
+            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[r * S].width,
+                                                   "descriptor", d.plan[r * S].descriptor, "flops", x[r], "steps",
                                                    (json_int_t)d.plan[r * S].steps, "peak_lr", d.plan[r * S].lr, "loss",
                                                    array_of(mean + r * F, F), "seed_sd_rel", array_of(sd + r * F, F)));
         for (size_t f = 0; f < F; f++) {
@@ -322,7 +311,7 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     // fit and every bootstrap resample; smoothed over neighbouring fractions (the fits are independent per
     // fraction, the gain is a smooth function of f), then applied to the largest rung's observed curve.
     json_t *top = json_array_get(rungs, 0);
-    double C_top = json_number_value(json_object_get(top, "scale")), X = scale_of(c.descriptor, c.vocab, (size_t)seq, C);
+    double C_top = json_number_value(json_object_get(top, "flops")), X = C;
     size_t B = json_array_size(json_object_get(json_array_get(pf, 0), "boot"));
     double *gain = malloc(F * (B + 1) * sizeof *gain), *smooth = malloc(F * (B + 1) * sizeof *smooth);
     for (size_t f = 0; f < F; f++) {
