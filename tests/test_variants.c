@@ -46,7 +46,9 @@ static void test_moe_stats_and_bias_update(void) {
     bias[0] = 0, bias[1] = 0, bias[2] = 50, bias[3] = 0;   // softmax scores are in (0,1): expert 2 always wins
     int32_t tok[16];
     for (size_t i = 0; i < 16; i++) tok[i] = (int32_t)(i * 7 % 50);
-    CHECK(model_moe_stats_json(&m) != NULL);
+    json_t *stats = model_moe_stats_json(&m);
+    CHECK(stats != NULL);
+    json_decref(stats);
     model_zero_grad(&m);
     model_loss_and_grad(&m, tok, 1.0f);
     model_loss_and_grad(&m, tok, 1.0f);          // two micro-batches accumulate

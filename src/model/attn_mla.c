@@ -85,10 +85,12 @@ static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) 
     const size_t sizes[] = {d.norm ? BT * d.dcq : 0, BT * d.dcq, d.norm && d.dcq ? BT : 0,
                             d.norm ? BT * d.dc : 0, BT * d.dc, d.norm ? BT : 0, qkv, qkv, qkv, qkv, BT * d.H,
                             BT * d.H * d.hd, c->attn_gate ? BT * d.H * d.hd : 0, c->attn_gate ? BT * d.H : 0};
+    saved_views unused;   // sizing only (v == NULL, p == NULL): the views go nowhere
+    if (!v) v = &unused;
     float **dst[] = {&v->cq_raw, &v->cq, &v->q_rstd, &v->ckv_raw, &v->ckv, &v->kv_rstd, &v->Q, &v->K, &v->V,
                      &v->att, &v->lse, &v->att_c, &v->att_g, &v->gate};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        if (v) *dst[i] = sizes[i] ? p + off : NULL;
+        *dst[i] = sizes[i] && p ? p + off : NULL;
         off += sizes[i];
     }
     return off;

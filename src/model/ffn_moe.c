@@ -36,10 +36,12 @@ static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) 
     const size_t sizes[] = {1 + E, BT * E, BT * K, BT * K, BT * K, E + 1,
                             mlp_saved_floats(c->mlp, BT * K, c->expert_hidden), BT * K * C,
                             mlp_saved_floats(c->mlp, BT, shared_width(c))};
+    saved_views unused;   // sizing only (v == NULL, p == NULL): the views go nowhere
+    if (!v) v = &unused;
     void **dst[] = {(void **)&v->hdr, (void **)&v->s, (void **)&v->idx, (void **)&v->wts, (void **)&v->order,
                     (void **)&v->offset, (void **)&v->mlp, (void **)&v->ys, (void **)&v->shared};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        if (v) *dst[i] = p + off;
+        *dst[i] = p ? p + off : NULL;
         off += al(sizes[i]);
     }
     return off;
