@@ -21,14 +21,6 @@ typedef struct {
     char largest[128];
 } variant;
 
-static double quantile(double *v, size_t n, double q) {
-    for (size_t i = 1; i < n; i++)     // insertion sort: n is small
-        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
-    double pos = q * (double)(n - 1);
-    size_t lo = (size_t)floor(pos);
-    return lo + 1 < n ? v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]) : v[lo];
-}
-
 // Final-loss fit of one ladder and its seed bootstrap (pin: NaN-free array to pin Linf, or NULL).
 static sx_status fit_variant(const ladder_spec *spec, const char *dir, const double *pin, uint64_t seed, variant *v) {
     ladder_data d;
@@ -111,8 +103,8 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
             mb[b] = multiplier(v[0].boot + b * LAW_POW_NPARAM, C, lb[b]);
         }
         double loss = law_power_eval(v[i].p, C), mult = multiplier(v[0].p, C, loss);
-        double llo = quantile(lb, N_BOOT, 0.025), lhi = quantile(lb, N_BOOT, 0.975);
-        double mlo = quantile(mb, N_BOOT, 0.025), mhi = quantile(mb, N_BOOT, 0.975);
+        double llo = fit_quantile(lb, N_BOOT, 0.025), lhi = fit_quantile(lb, N_BOOT, 0.975);
+        double mlo = fit_quantile(mb, N_BOOT, 0.025), mhi = fit_quantile(mb, N_BOOT, 0.975);
         const char *verdict = i == 0 ? "baseline" : mlo > 1 ? "better than the baseline" : mhi < 1 ? "worse than the baseline"
                                                                                               : "no significant difference";
         json_t *row = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "name", specs[i].name, "largest_rung", v[i].largest,

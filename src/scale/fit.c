@@ -467,8 +467,8 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Linear-interpolated quantile of sorted x[n].
-static double quantile_sorted(const double *x, size_t n, double q) {
+double fit_quantile(double *x, size_t n, double q) {
+    qsort(x, n, sizeof(double), cmp_double);
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
     if (lo + 1 >= n) return x[n - 1];
@@ -507,9 +507,8 @@ sx_status fit_bootstrap(const fit_law *law, const double *obs, const size_t *gro
     }
     for (size_t j = 0; j < np; j++) {
         for (size_t b = 0; b < ok; b++) col[b] = samples[b * np + j];
-        qsort(col, ok, sizeof(double), cmp_double);
-        ci_lo[j] = quantile_sorted(col, ok, 0.5 * (1 - level));
-        ci_hi[j] = quantile_sorted(col, ok, 1 - 0.5 * (1 - level));
+        ci_lo[j] = fit_quantile(col, ok, 0.5 * (1 - level));
+        ci_hi[j] = fit_quantile(col, ok, 1 - 0.5 * (1 - level));
     }
     free(r->ci_lo);
     free(r->ci_hi);
