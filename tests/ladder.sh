@@ -41,6 +41,15 @@ mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b"
 cat "$tmp/cmp.log"
 grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && [ -s "$tmp/cwd/cmp.svg" ] || fail "compare report incomplete"
 
+# min_steps: a rung with too few steps at the spec's batch trains with a divisor of it (and evaluates the
+# same windows: eval_batches grows by the same factor); the other rungs keep the spec's batch.
+printf 'name m\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 32\nseeds 1\nseq 16\nbatch 8\neval_batches 2\nmin_steps 200\n' > "$tmp/min.ladder"
+"$S" ladder plan "$tmp/min.ladder" > "$tmp/min.plan" || fail "min_steps plan"
+small=$(awk '$2 == "w8-s1" {print $5, $7}' "$tmp/min.plan") big=$(awk '$2 == "w32-s1" {print $7}' "$tmp/min.plan")
+small_steps=${small% *} small_batch=${small#* }
+{ [ "$small_batch" -lt 8 ] && [ $((8 % small_batch)) -eq 0 ] && [ "$small_steps" -ge 200 ] && [ "$big" = 8 ]; } ||
+    fail "min_steps: w8 should take a divisor of 8 with >= 200 steps, w32 batch 8 (got '$small' and '$big')"
+
 # Bad specs: a clear message naming the file and line.
 printf 'name x\nwidths 8 -3\n' > "$tmp/bad.ladder"
 "$S" ladder run "$tmp/bad.ladder" 2>&1 | grep -q "bad.ladder:2: widths" || fail "bad spec message"

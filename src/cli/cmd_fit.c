@@ -36,10 +36,16 @@ int cmd_fit(int argc, char **argv) {
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
     json_t *bt = json_object_get(fl, "backtest");
-    printf("final loss vs compute: L(C) = %.4f + %.4g * C^-%.4f  (in-sample mean |err| %.3f%%; leave-one-rung-out "
-           "mean %.3f%%, worst %.3f%%)\n", json_number_value(json_object_get(p, "Linf")), json_number_value(json_object_get(p, "A")),
-           json_number_value(json_object_get(p, "alpha")), 100 * json_number_value(json_object_get(fl, "mean_abs_rel_err")),
-           100 * json_number_value(json_object_get(bt, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(bt, "max_abs_rel_err")));
+    if (!fl)   // the law has 3 parameters: a leave-one-rung-out backtest needs 4 rungs
+        printf("final loss vs compute: not fitted (needs at least 4 rungs, the ladder has %zu)\n", spec.n_rungs);
+    else
+        printf("final loss vs compute: L(C) = %.4f + %.4g * C^-%.4f  (in-sample mean |err| %.3f%%; leave-one-rung-out "
+               "mean %.3f%%, worst %.3f%%)\n", json_number_value(json_object_get(p, "Linf")), json_number_value(json_object_get(p, "A")),
+               json_number_value(json_object_get(p, "alpha")), 100 * json_number_value(json_object_get(fl, "mean_abs_rel_err")),
+               100 * json_number_value(json_object_get(bt, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(bt, "max_abs_rel_err")));
+    if (spec.n_rungs < 4)
+        fprintf(stderr, "sextant fit: warning: %zu rungs determine the 3-parameter per-fraction laws exactly: no misfit "
+                "estimate, no held-out rung, a fragile forecast; use at least 4\n", spec.n_rungs);
     json_t *laws = json_object_get(json_object_get(fit, "schedule_law"), "per_rung");
     for (size_t i = 0; i < json_array_size(laws); i++) {
         json_t *l = json_array_get(laws, i);

@@ -43,8 +43,8 @@ int cmd_ladder(int argc, char **argv) {
         size_t nr;
         if ((st = ladder_plan(&spec, &runs, &nr))) return cli_report("ladder", st);
         for (size_t i = 0; i < nr; i++)
-            printf("%3zu %-18s %-26s steps %-6ld lr %.3g  %.3g FLOPs  %s\n", i, runs[i].dir, runs[i].descriptor,
-                   runs[i].steps, runs[i].lr, runs[i].flops, runs[i].schedule);
+            printf("%3zu %-18s %-26s steps %-6ld batch %-3zu lr %.3g  %.3g FLOPs  %s\n", i, runs[i].dir, runs[i].descriptor,
+                   runs[i].steps, runs[i].batch, runs[i].lr, runs[i].flops, runs[i].schedule);
         free(runs);
         return 0;
     }

@@ -72,6 +72,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "seq")) NUMBER(seq, 1);
     if (!strcmp(key, "batch")) NUMBER(batch, 1);
     if (!strcmp(key, "eval_batches")) NUMBER(eval_batches, 1);
+    if (!strcmp(key, "min_steps")) NUMBER(min_steps, 0);
     if (!strcmp(key, "tokens_per_param")) NUMBER(tokens_per_param, 1e-9);
     if (!strcmp(key, "lr")) NUMBER(lr, 0);
     if (!strcmp(key, "muon_lr")) NUMBER(muon_lr, 0);
@@ -169,13 +170,24 @@ static sx_status rung_config(const ladder_spec *s, size_t width, size_t vocab, m
     return model_config_parse(desc, vocab, c);
 }
 
-// Whole-run compute and steps of a rung at this width.
-static double rung_compute(const ladder_spec *s, const model_config *c, long *steps) {
+// The batch for a budget of this many tokens: the spec's, or under min_steps the largest divisor of it that
+// still gives min_steps steps (a divisor, so that the evaluation covers the same windows).
+static size_t rung_batch(const ladder_spec *s, double tokens) {
+    size_t b = s->batch;
+    while (b > 1 && tokens / (double)(b * s->seq) < (double)s->min_steps) {
+        do b--; while (s->batch % b);
+    }
+    return b;
+}
+
+// Whole-run compute, steps and batch of a rung at this width.
+static double rung_compute(const ladder_spec *s, const model_config *c, long *steps, size_t *batch) {
     model_flops f = model_flops_count(c, s->seq);
     double tokens = s->tokens_per_param * f.params_nonembed;
-    *steps = lround(tokens / (double)(s->batch * s->seq));
+    *batch = rung_batch(s, tokens);
+    *steps = lround(tokens / (double)(*batch * s->seq));
     if (*steps < 1) *steps = 1;
-    return f.train_per_token * (double)*steps * (double)(s->batch * s->seq);
+    return f.train_per_token * (double)*steps * (double)(*batch * s->seq);
 }
 
 static sx_status width_for_budget(const ladder_spec *s, double budget, size_t vocab, size_t *width) {
@@ -184,8 +196,9 @@ static sx_status width_for_budget(const ladder_spec *s, double budget, size_t vo
     for (size_t w = 16; w <= 4096; w += 16) {
         model_config c;
         long steps;
+        size_t batch;
         if (rung_config(s, w, vocab, &c) != SX_OK) continue;
-        double err = fabs(log(rung_compute(s, &c, &steps) / budget));
+        double err = fabs(log(rung_compute(s, &c, &steps, &batch) / budget));
         if (err < best) { best = err; *width = w; }
     }
     return *width ? SX_OK : sx_fail(SX_ERR_ARG, "%s: no width fits the model template", s->spec_path);
@@ -216,7 +229,8 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         model_config c;
         if ((st = rung_config(s, widths[i], vocab, &c))) break;
         long steps;
-        double flops = rung_compute(s, &c, &steps);
+        size_t batch;
+        double flops = rung_compute(s, &c, &steps, &batch);
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -224,6 +238,8 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             snprintf(x->descriptor, sizeof x->descriptor, "%s", c.descriptor);
             x->width = widths[i];
             x->seed = seed;
+            x->batch = batch;
+            x->eval_batches = s->eval_batches * (s->batch / batch);
             x->steps = x->parent_steps = steps;
             x->warmup_steps = lround(s->warmup * (double)steps);
             if (x->warmup_steps < 1) x->warmup_steps = 1;
@@ -280,7 +296,7 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
     ARG("--model"); ARG("%s", x->descriptor);
     ARG("--train"); ARG("%s", s->train);
     if (*s->val) { ARG("--val"); ARG("%s", s->val); }
-    ARG("--batch"); ARG("%zu", s->batch);
+    ARG("--batch"); ARG("%zu", x->batch);
     ARG("--seq"); ARG("%zu", s->seq);
     ARG("--steps"); ARG("%ld", x->steps);
     ARG("--schedule"); ARG("%s", x->schedule);
@@ -290,7 +306,7 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
     ARG("--muon-lr"); ARG("%.9g", x->muon_lr);
     ARG("--seed"); ARG("%zu", x->seed);
     ARG("--eval-at"); ARG("%s", x->eval_at);
-    ARG("--eval-batches"); ARG("%zu", s->eval_batches);
+    ARG("--eval-batches"); ARG("%zu", x->eval_batches);
     ARG("--threads"); ARG("%d", threads);
     ARG("--out"); ARG("%s/%s", out_dir, x->dir);
     ARG("--quiet");

@@ -14,6 +14,10 @@
 //   seeds N                     seeds 1..N per rung [2]
 //   tokens_per_param R          training tokens = R x non-embedding parameters [20]
 //   seq T | batch B             context and sequences per step [128, 16]
+//   min_steps S                 a rung whose budget gives fewer than S steps at batch B trains with the
+//                               largest divisor of B that gives at least S (evaluating the same windows);
+//                               too few optimizer steps make a small rung step-limited, which bends the
+//                               ladder's curves [0: off]
 //   lr X                        AdamW peak LR at lr_ref_width [3e-3]
 //   lr_ref_width W | lr_width_power P   lr(width) = lr x (W/width)^P [128, 1]
 //   optimizer adamw|muon | muon_lr X     [adamw, 0.02]; muon_lr scales with width like lr
@@ -42,7 +46,7 @@ typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
-    size_t n_seeds, seq, batch, eval_batches;
+    size_t n_seeds, seq, batch, eval_batches, min_steps;
     double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, warmup;
     double eval_at[LADDER_MAX_FRACS];
     size_t n_eval;
@@ -55,7 +59,7 @@ typedef struct {
 typedef struct {
     char dir[64];          // relative to the ladder's output directory, e.g. "w128-s1" or "w128-s1-b0"
     char descriptor[128];
-    size_t width, seed;
+    size_t width, seed, batch, eval_batches;   // batch and eval_batches after min_steps
     long steps, warmup_steps, parent_steps;
     int branch;            // -1 for a main run
     double lr, muon_lr, flops;  // flops: whole-run training compute
