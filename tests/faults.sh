@@ -4,7 +4,7 @@
 # an uninterrupted run's. SIGTERM writes a checkpoint and exits 1, and the run resumes to the same bytes.
 # A failed checkpoint write (SEXTANT_FAIL_WRITE_AFTER, and a real full tmpfs when mounting is allowed)
 # stops with a clear message and leaves the previous checkpoint intact. An injected NaN and an injected
-# loss spike, with --on-spike stop and rollback.
+# loss spike, with --on-spike stop and rollback. A second writer on a run directory in use is refused.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); mnt=$tmp/mnt
@@ -23,6 +23,7 @@ args=("${common[@]}")
 finish_and_compare() {  # dir, what
     "$S" train "${args[@]}" --out "$1" --resume >"$1.log" 2>&1 || { fail "$2: resume failed: $(tail -1 "$1.log")"; return; }
     cmp -s "$ref" "$1/checkpoint.sxt" || fail "$2: final checkpoint differs from the uninterrupted run"
+    ! ls "$1"/*.tmp[0-9]* >/dev/null 2>&1 || fail "$2: the resumed run left an interrupted write's temporary file"
 }
 
 # 1. Random kill points: per seed, three kill -9 at random times (2%..30% of an uninterrupted run into each
@@ -128,6 +129,17 @@ grep -q '"step":15,"event":"rollback","reason":"loss spike: .*"rolled_back_to":1
     fail "spike + rollback: no rollback event in metrics.jsonl"
 "$S" train "${short[@]}" --out "$tmp/guard" --spike-threshold 3 --on-spike rollback || fail "guarded run failed"
 cmp -s "$tmp/s_ref/checkpoint.sxt" "$tmp/guard/checkpoint.sxt" || fail "the spike guard changed a run without spikes"
+
+# 7. Two writers on one run directory: the second is refused while the first holds the directory's lock,
+#    and the directory is free again once the first has been killed.
+"$S" train "${common[@]}" --out "$tmp/lock" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 500); do [ -e "$tmp/lock/metrics.jsonl" ] && break; sleep 0.01; done
+"$S" train "${common[@]}" --out "$tmp/lock" --resume 2>"$tmp/e" >/dev/null; rc=$?
+grep -q "lock is in use by another sextant process" "$tmp/e" && [ $rc -ne 0 ] ||
+    fail "a second writer on a busy run directory: exit $rc, $(cat "$tmp/e")"
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+finish_and_compare "$tmp/lock" "resume after the lock holder was killed"
 
 [ $kills -ge 10 ] || fail "only $kills of 15 random kills landed before the run finished"
 echo "faults.sh: $kills random kills over 5 seeds, $midwrite of $midtries kills inside a checkpoint write; $fails failed"

@@ -1,7 +1,11 @@
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "core/fsutil.h"
 
 sx_status fs_mkdir_p(const char *dir) {
@@ -20,3 +24,34 @@ sx_status fs_mkdir_p(const char *dir) {
     return SX_OK;
 }
 
+
+sx_status fs_lock_dir(const char *dir, int *fd) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.lock", dir);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0) return sx_fail(SX_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return SX_OK;
+    int e = errno;
+    close(*fd);
+    *fd = -1;
+    if (e == EWOULDBLOCK) return sx_fail(SX_ERR_ARG, "%s is in use by another sextant process; wait for it or choose another --out", dir);
+    return sx_fail(SX_ERR_IO, "%s: cannot lock (%s)", path, strerror(e));
+}
+
+// "NAME.tmp" followed by digits only (tensorfile's atomic-write temporaries).
+static int is_stale_tmp(const char *name) {
+    const char *t = strstr(name, ".tmp");
+    if (!t || t == name || !t[4]) return 0;
+    for (t += 4; *t; t++)
+        if (*t < '0' || *t > '9') return 0;
+    return 1;
+}
+
+void fs_remove_stale_tmp(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[4096];
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_stale_tmp(e->d_name) && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
+    closedir(d);
+}

@@ -6,4 +6,12 @@
 // Creates dir and its missing parents (like mkdir -p).
 sx_status fs_mkdir_p(const char *dir);
 
+// Takes an exclusive lock on dir (a .lock file in it, held until *fd is closed or the process dies), or
+// fails naming the directory when another process holds it: two writers would interleave checkpoints.
+sx_status fs_lock_dir(const char *dir, int *fd);
+
+// Removes the temporary files an interrupted atomic write left in dir ("NAME.tmpPID"). Only safe while
+// holding dir's lock.
+void fs_remove_stale_tmp(const char *dir);
+
 #endif

@@ -55,6 +55,7 @@ typedef struct {
     // compares the parameters of all ranks after every step; SEXTANT_DIST_FAULT=kill:K|hang:K makes the
     // last rank die or freeze at step K.
     int rank;
+    int lock_fd;   // rank 0's lock on the run directory (-1: none)
     bool dist, stop, check_every_step;
     size_t row0, rows;
     float share;
@@ -292,7 +293,9 @@ static sx_status setup(run *r) {
 static sx_status open_run_dir(run *r) {
     const train_options *o = r->o;
     sx_status st = fs_mkdir_p(o->out);
+    if (!st) st = fs_lock_dir(o->out, &r->lock_fd);
     if (st) return st;
+    fs_remove_stale_tmp(o->out);   // a kill -9 inside a checkpoint write leaves one behind
     bool own = access(r->ckpt_path, F_OK) == 0, branch = o->branch_from && *o->branch_from;
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
@@ -305,6 +308,7 @@ static sx_status open_run_dir(run *r) {
 }
 
 static void teardown(run *r) {
+    if (r->lock_fd >= 0) close(r->lock_fd);
     runlog_close(&r->log);
     optimizer_free(&r->opt);
     model_free(&r->m);
@@ -528,6 +532,7 @@ static void on_signal(int sig) {
 sx_status train_run(const train_options *o) {
     run r;
     memset(&r, 0, sizeof r);
+    r.lock_fd = -1;
     r.o = o;
     stop_requested = 0;
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
