@@ -1,8 +1,11 @@
 // fit_public: accuracy of sextant's scaling-law fits on public data (shared/data, see its README.md).
 //   1. Multi-power law and Tissue's law per model size (25M/100M/400M): fit on the authors' fit schedules
 //      (cosine_24000, constant_24000, wsdcon_9), predict the 6 held-out schedules, print the mean |rel err|
-//      (average of per-curve PredE, the authors' metric; target <= 0.2%, authors 0.110/0.142/0.168%) and
-//      the worst point; the authors' own constants are evaluated alongside.
+//      (average of per-curve PredE, the authors' metric; target <= 0.2%, authors 0.110/0.142/0.168%), the
+//      average per-curve worst point (WorstE) and the worst point; the authors' constants are evaluated
+//      alongside.
+//      The MPL is fitted twice: on the paper's objective alone, and with a prior on its annealing shape
+//      (C, beta, gamma) whose weight is chosen by leave-one-fit-schedule-out cross-validation (below).
 //   2. Chinchilla approach 3 on Epoch's 240 points, with a point bootstrap, vs the published intervals.
 // Usage: fit_public [DATA_DIR]   (default ../shared/data, else tests/data/fit which holds 25M only)
 #include <math.h>
@@ -21,28 +24,45 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static void *checked_malloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 typedef void (*predict_fn)(const double *p, const law_sched *s, const size_t *steps, size_t n, double *pred);
 
-// Mean over held-out curves of per-curve mean |rel err|, and the worst point (with its curve).
+// pred[n_points] overwritten with the law's predictions on curve cv.
+static void predict_curve(const pub_mpl_curve *cv, predict_fn predict, const double *p, double *pred) {
+    law_sched *s = law_sched_new(cv->lr, cv->n_steps);
+    if (!s) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    predict(p, s, cv->steps, cv->n_points, pred);
+    law_sched_free(s);
+}
+
+// Mean over held-out curves of per-curve mean |rel err| (the authors' PredE) and of per-curve worst point
+// (their WorstE), and the worst point overall (with its curve).
 static void heldout_errors(const pub_mpl *m, predict_fn predict, const double *p, double *mean_prede,
-                           double *worst, const char **worst_curve, size_t *worst_step) {
-    double sum = 0;
+                           double *mean_worste, double *worst, const char **worst_curve, size_t *worst_step) {
+    double sum = 0, sum_worst = 0;
     size_t n_curves = 0;
     *worst = 0;
     for (size_t c = 0; c < m->n_curves; c++) {
         const pub_mpl_curve *cv = &m->curves[c];
         if (!cv->heldout) continue;
-        law_sched *s = law_sched_new(cv->lr, cv->n_steps);
-        double *pred = malloc(cv->n_points * sizeof(double));
-        if (!s || !pred) {
-            fprintf(stderr, "out of memory\n");
-            exit(1);
-        }
-        predict(p, s, cv->steps, cv->n_points, pred);
-        double e_sum = 0;
+        double *pred = checked_malloc(cv->n_points * sizeof(double));
+        predict_curve(cv, predict, p, pred);
+        double e_sum = 0, e_max = 0;
         for (size_t i = 0; i < cv->n_points; i++) {
             double e = fabs(pred[i] - cv->loss[i]) / cv->loss[i];
             e_sum += e;
+            e_max = fmax(e_max, e);
             if (e > *worst) {
                 *worst = e;
                 *worst_curve = cv->schedule;
@@ -50,29 +70,44 @@ static void heldout_errors(const pub_mpl *m, predict_fn predict, const double *p
             }
         }
         sum += e_sum / (double)cv->n_points;
+        sum_worst += e_max;
         n_curves++;
         free(pred);
-        law_sched_free(s);
     }
     *mean_prede = n_curves ? sum / (double)n_curves : NAN;
+    *mean_worste = n_curves ? sum_worst / (double)n_curves : NAN;
 }
 
 #define MPL_BLOCK 16 // LR changes merged per term while fitting (exact polish afterwards)
 
-static int fit_curves(const pub_mpl *m, int mpl, fit_result *r, double *secs) {
+// The paper's starting values for the MPL annealing shape (C, beta, gamma) = (1, 0.5, 0.5): the authors'
+// fitting code starts there and stops after at most 200 AdamW steps, so their fits stay close to it (early
+// stopping acts as a prior). Unregularised, three fit schedules leave the shape poorly identified and the
+// optimum drifts to corners (e.g. C = 0.002, gamma = 1.36 at 100M) that extrapolate worse.
+static const double mpl_shape_prior[LAW_MPL_NPARAM] = {
+    [LAW_MPL_L0] = NAN, [LAW_MPL_A] = NAN, [LAW_MPL_B] = NAN, [LAW_MPL_ALPHA] = NAN,
+    [LAW_MPL_C] = 1,    [LAW_MPL_BETA] = 0.5, [LAW_MPL_GAMMA] = 0.5};
+// Prior weights tried, from none to effectively pinned (at 1e-2 one e-fold of a shape parameter costs ~50x
+// the whole fit's objective, ~1e-4).
+static const double prior_weights[] = {0, 1e-5, 1e-4, 1e-3, 1e-2};
+#define N_PRIOR_WEIGHTS (sizeof prior_weights / sizeof prior_weights[0])
+
+// Fits the MPL (mpl = 1, with the shape prior at prior_weight) or Tissue's law (mpl = 0) to m's fit
+// schedules except curve `skip` (an index into m->curves; m->n_curves to use all). r overwritten.
+static int fit_curves(const pub_mpl *m, int mpl, double prior_weight, size_t skip, fit_result *r) {
     law_curve curves[16];
+    const pub_mpl_curve *used[16];
     size_t nc = 0, n_pts = 0;
     for (size_t c = 0; c < m->n_curves && nc < 16; c++) {
         const pub_mpl_curve *cv = &m->curves[c];
-        if (cv->heldout) continue;
+        if (cv->heldout || c == skip) continue;
+        used[nc] = cv;
         curves[nc++] = (law_curve){cv->lr, cv->n_steps, cv->steps, cv->n_points};
         n_pts += cv->n_points;
     }
-    double *obs = malloc(n_pts * sizeof(double));
-    size_t k = 0;
-    for (size_t c = 0; c < m->n_curves; c++)
-        if (!m->curves[c].heldout)
-            for (size_t i = 0; i < m->curves[c].n_points; i++) obs[k++] = m->curves[c].loss[i];
+    double *obs = checked_malloc(n_pts * sizeof(double));
+    for (size_t k = 0, c = 0; c < nc; k += used[c++]->n_points)
+        memcpy(obs + k, used[c]->loss, used[c]->n_points * sizeof(double));
     fit_law law, fast = {0};
     sx_status st = mpl ? law_mpl_bind(curves, nc, 1, &law) : law_tissue_bind(curves, nc, &law);
     if (st == SX_OK && mpl) st = law_mpl_bind(curves, nc, MPL_BLOCK, &fast);
@@ -80,9 +115,11 @@ static int fit_curves(const pub_mpl *m, int mpl, fit_result *r, double *secs) {
     fit_options_default(&o);
     o.n_starts = 3;
     o.max_iter = 100;
-    double t0 = now();
+    if (mpl) {
+        o.prior = mpl_shape_prior;
+        o.prior_weight = prior_weight;
+    }
     if (st == SX_OK) st = mpl ? fit_law_run_staged(&fast, &law, obs, NULL, &o, r) : fit_law_run(&law, obs, NULL, &o, r);
-    *secs = now() - t0;
     fit_law_free(&law);
     fit_law_free(&fast);
     free(obs);
@@ -90,46 +127,137 @@ static int fit_curves(const pub_mpl *m, int mpl, fit_result *r, double *secs) {
     return st == SX_OK;
 }
 
+// 1 when point i of curve c is also a point of another fit schedule (same step, loss and LR history: the
+// runs fork, e.g. wsdcon_9 is constant_24000 until step 8000 at 100M/400M).
+static int shared_with_fit_schedule(const pub_mpl *m, size_t c, size_t i) {
+    const pub_mpl_curve *a = &m->curves[c];
+    for (size_t k = 0; k < m->n_curves; k++) {
+        const pub_mpl_curve *b = &m->curves[k];
+        if (k == c || b->heldout || b->n_steps <= a->steps[i]) continue;
+        for (size_t j = 0; j < b->n_points; j++)
+            if (b->steps[j] == a->steps[i] && b->loss[j] == a->loss[i] &&
+                memcmp(a->lr, b->lr, (a->steps[i] + 1) * sizeof(double)) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+// Leave-one-fit-schedule-out error of the MPL fit at prior_weight: each fit schedule is predicted from the
+// other two, scored (mean |rel err|) on its points the others do not contain; the mean over schedules.
+static double mpl_cv_error(const pub_mpl *m, double prior_weight) {
+    double sum = 0;
+    size_t folds = 0;
+    for (size_t c = 0; c < m->n_curves; c++) {
+        const pub_mpl_curve *cv = &m->curves[c];
+        fit_result r;
+        if (cv->heldout || !fit_curves(m, 1, prior_weight, c, &r)) continue;
+        double *pred = checked_malloc(cv->n_points * sizeof(double)), e = 0;
+        predict_curve(cv, law_mpl_predict, r.params, pred);
+        size_t n = 0;
+        for (size_t i = 0; i < cv->n_points; i++)
+            if (!shared_with_fit_schedule(m, c, i)) {
+                e += fabs(pred[i] / cv->loss[i] - 1);
+                n++;
+            }
+        sum += n ? e / (double)n : 0;
+        folds += n > 0;
+        free(pred);
+        fit_result_free(&r);
+    }
+    return folds ? sum / (double)folds : NAN;
+}
+
+// The prior weight with the lowest cross-validation error pooled over the loaded sizes (one setting for the
+// method, chosen on fit schedules only); prints the table.
+static double choose_prior_weight(const pub_mpl *sizes, const char *const *names, size_t n_sizes) {
+    printf("MPL shape prior (C, beta, gamma) -> (1, 0.5, 0.5): leave-one-fit-schedule-out error by weight\n");
+    printf("%-8s", "weight");
+    for (size_t s = 0; s < n_sizes; s++) printf(" %9s", names[s]);
+    printf(" %9s\n", "pooled");
+    double best = INFINITY, best_w = 0;
+    for (size_t k = 0; k < N_PRIOR_WEIGHTS; k++) {
+        double pooled = 0;
+        printf("%-8.0e", prior_weights[k]);
+        for (size_t s = 0; s < n_sizes; s++) {
+            double e = mpl_cv_error(&sizes[s], prior_weights[k]);
+            pooled += e / (double)n_sizes;
+            printf(" %8.3f%%", 100 * e);
+        }
+        printf(" %8.3f%%\n", 100 * pooled);
+        if (pooled < best) {
+            best = pooled;
+            best_w = prior_weights[k];
+        }
+    }
+    printf("chosen weight %.0e\n\n", best_w);
+    return best_w;
+}
+
+// One result line: held-out mean and worst point, fit time, in-sample error and the parameters.
+static void print_fit(const char *size, const char *label, const pub_mpl *m, int mpl, const fit_result *r,
+                      double secs) {
+    double mean, worste, worst;
+    const char *wc = "";
+    size_t ws = 0;
+    heldout_errors(m, mpl ? law_mpl_predict : law_tissue_predict, r->params, &mean, &worste, &worst, &wc, &ws);
+    printf("%-5s %-9s %8.3f%% %8.3f%% %8.3f%%  %-20s@%-7zu %6.1f  in-sample %.3f%% |", size, label, 100 * mean,
+           100 * worste, 100 * worst, wc, ws, secs, 100 * r->mean_abs_rel);
+    fit_law probe; // parameter names only
+    law_curve one = {m->curves[0].lr, m->curves[0].n_steps, m->curves[0].steps, 1};
+    if ((mpl ? law_mpl_bind(&one, 1, 1, &probe) : law_tissue_bind(&one, 1, &probe)) == SX_OK) {
+        for (size_t j = 0; j < r->n_params; j++) printf(" %s=%.5g", probe.params[j].name, r->params[j]);
+        fit_law_free(&probe);
+    }
+    printf("\n");
+}
+
 static void bench_mpl(const char *dir) {
     static const char *models[] = {"25M", "100M", "400M"};
     static const double authors[] = {0.00110, 0.00142, 0.00168};
-    printf("Multi-power law / Tissue law: fit on the authors' 3 fit schedules, predict the 6 held-out ones\n");
-    printf("%-5s %-7s %10s %10s  %-28s %8s  %s\n", "size", "law", "heldout", "worst", "worst at", "fit s",
-           "params");
+    pub_mpl sizes[3];
+    const char *names[3];
+    double paper[3];
+    size_t n_sizes = 0;
     for (size_t s = 0; s < 3; s++) {
-        pub_mpl m;
-        if (pub_mpl_load(dir, models[s], &m) != SX_OK) {
+        if (pub_mpl_load(dir, models[s], &sizes[n_sizes]) != SX_OK) {
             printf("%-5s (no data: %s)\n", models[s], sx_last_error());
             continue;
         }
-        double ap[LAW_MPL_NPARAM], mean, worst, secs;
+        names[n_sizes] = models[s];
+        paper[n_sizes++] = authors[s];
+    }
+    if (n_sizes == 0) return;
+    double t0 = now();
+    double weight = choose_prior_weight(sizes, names, n_sizes);
+    double cv_secs = now() - t0;
+    printf("Multi-power law / Tissue law: fit on the authors' 3 fit schedules, predict the 6 held-out ones\n");
+    printf("%-5s %-9s %9s %9s %9s  %-28s %6s  %s\n", "size", "law", "PredE", "WorstE", "worst", "worst at",
+           "fit s", "params");
+    for (size_t s = 0; s < n_sizes; s++) {
+        const pub_mpl *m = &sizes[s];
+        double ap[LAW_MPL_NPARAM], mean, worste, worst;
         const char *wc = "";
         size_t ws = 0;
-        if (pub_mpl_fitted_params(dir, models[s], ap) == SX_OK) {
-            heldout_errors(&m, law_mpl_predict, ap, &mean, &worst, &wc, &ws);
-            printf("%-5s %-7s %9.3f%% %9.3f%%  %-20s@%-7zu %8s  (authors' constants; paper %.3f%%)\n",
-                   models[s], "MPL*", 100 * mean, 100 * worst, wc, ws, "-", 100 * authors[s]);
+        if (pub_mpl_fitted_params(dir, names[s], ap) == SX_OK) {
+            heldout_errors(m, law_mpl_predict, ap, &mean, &worste, &worst, &wc, &ws);
+            printf("%-5s %-9s %8.3f%% %8.3f%% %8.3f%%  %-20s@%-7zu %6s  (authors' constants; paper PredE %.3f%%)\n",
+                   names[s], "MPL*", 100 * mean, 100 * worste, 100 * worst, wc, ws, "-", 100 * paper[s]);
         }
-        for (int mpl = 1; mpl >= 0; mpl--) {
+        struct { const char *label; int mpl; double weight; } fits[] = {
+            {"MPL", 1, 0}, {"MPL+prior", 1, weight}, {"Tissue", 0, 0}};
+        for (size_t f = 0; f < sizeof fits / sizeof fits[0]; f++) {
             fit_result r;
-            if (!fit_curves(&m, mpl, &r, &secs)) continue;
-            heldout_errors(&m, mpl ? law_mpl_predict : law_tissue_predict, r.params, &mean, &worst, &wc, &ws);
-            printf("%-5s %-7s %9.3f%% %9.3f%%  %-20s@%-7zu %8.1f  in-sample %.3f%% |", models[s],
-                   mpl ? "MPL" : "Tissue", 100 * mean, 100 * worst, wc, ws, secs, 100 * r.mean_abs_rel);
-            const law_param *names = NULL;
-            fit_law probe; // parameter names only
-            law_curve one = {m.curves[0].lr, m.curves[0].n_steps, m.curves[0].steps, 1};
-            if ((mpl ? law_mpl_bind(&one, 1, 1, &probe) : law_tissue_bind(&one, 1, &probe)) == SX_OK) {
-                names = probe.params;
-                for (size_t j = 0; j < r.n_params; j++) printf(" %s=%.5g", names[j].name, r.params[j]);
-                fit_law_free(&probe);
-            }
-            printf("\n");
+            double t1 = now();
+            if (!fit_curves(m, fits[f].mpl, fits[f].weight, m->n_curves, &r)) continue;
+            print_fit(names[s], fits[f].label, m, fits[f].mpl, &r, now() - t1);
             fit_result_free(&r);
         }
-        pub_mpl_free(&m);
     }
-    printf("(MPL* = the authors' published constants evaluated by sextant; target for sextant's fit <= 0.2%%)\n\n");
+    for (size_t s = 0; s < n_sizes; s++) pub_mpl_free(&sizes[s]);
+    printf("(held-out curves: PredE = mean of per-curve mean |rel err|, WorstE = mean of per-curve worst point,\n"
+           " worst = the worst point. MPL* = the authors' published constants evaluated by sextant; MPL = the paper's\n"
+           " objective alone; MPL+prior = with the cross-validated shape prior; target PredE <= 0.2%%; CV %.0f s)\n\n",
+           cv_secs);
 }
 
 static void bench_chinchilla(const char *dir) {

@@ -115,6 +115,45 @@ static void test_power_synthetic_backtest(void) {
     fit_law_free(&law);
 }
 
+// A prior on log alpha: no weight leaves the fit alone, a large one holds alpha at the prior, and the
+// reported objective is the Huber sum plus weight/2 * (log alpha - log prior)^2.
+static void test_prior(void) {
+    const double truth[LAW_POW_NPARAM] = {[LAW_POW_LINF] = 2.2, [LAW_POW_A] = 900, [LAW_POW_ALPHA] = 0.17};
+    enum { N = 7 };
+    double x[N], y[N];
+    for (size_t i = 0; i < N; i++) {
+        x[i] = 1e15 * pow(10, 0.5 * (double)i);
+        y[i] = law_power_eval(truth, x[i]);
+    }
+    add_noise(y, N, 0.001, 2);
+    fit_law law;
+    CHECK(law_power_bind(x, N, &law) == SX_OK);
+    fit_options o;
+    fit_options_default(&o);
+    fit_result free_fit, weak, strong;
+    CHECK(fit_law_run(&law, y, NULL, &o, &free_fit) == SX_OK);
+    const double prior[LAW_POW_NPARAM] = {NAN, NAN, 0.3};
+    o.prior = prior;
+    o.prior_weight = 1e-12;
+    CHECK(fit_law_run(&law, y, NULL, &o, &weak) == SX_OK);
+    CHECK_CLOSE(weak.params[LAW_POW_ALPHA], free_fit.params[LAW_POW_ALPHA], 1e-4, 0);
+    o.prior_weight = 10;
+    CHECK(fit_law_run(&law, y, NULL, &o, &strong) == SX_OK);
+    CHECK_CLOSE(strong.params[LAW_POW_ALPHA], 0.3, 1e-4, 0);
+    double huber_only, with_prior;
+    fit_evaluate(&law, strong.params, y, NULL, &o, &with_prior, NULL, NULL);
+    CHECK_CLOSE(with_prior, strong.objective, 1e-12, 0);
+    o.prior = NULL;
+    fit_evaluate(&law, strong.params, y, NULL, &o, &huber_only, NULL, NULL);
+    double d = log(strong.params[LAW_POW_ALPHA] / 0.3);
+    CHECK_CLOSE(with_prior - huber_only, 0.5 * 10 * d * d, 1e-9, 1e-15);
+    CHECK(huber_only > 100 * free_fit.objective); // alpha held far from the data's 0.17 shows as misfit
+    fit_result_free(&free_fit);
+    fit_result_free(&weak);
+    fit_result_free(&strong);
+    fit_law_free(&law);
+}
+
 static void test_per_fraction_and_scale(void) {
     enum { R = 5, F = 3 };
     const double fr_linf[F] = {3.0, 2.6, 2.4}, fr_a[F] = {400, 300, 250}, fr_alpha[F] = {0.16, 0.15, 0.14};
@@ -443,6 +482,7 @@ static void test_rundir(void) {
 int main(void) {
     TEST_RUN(test_nd_synthetic);
     TEST_RUN(test_power_synthetic_backtest);
+    TEST_RUN(test_prior);
     TEST_RUN(test_per_fraction_and_scale);
     TEST_RUN(test_chinchilla);
     TEST_RUN(test_tissue_synthetic);

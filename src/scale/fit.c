@@ -16,7 +16,8 @@
 #define FIT_BAD_RESIDUAL 1e3 // log residual charged for a non-positive or non-finite prediction
 
 void fit_options_default(fit_options *o) {
-    *o = (fit_options){.huber_delta = 1e-3, .n_starts = 4, .max_iter = 200, .pin = NULL};
+    *o = (fit_options){.huber_delta = 1e-3, .n_starts = 4, .max_iter = 200, .pin = NULL, .prior = NULL,
+                       .prior_weight = 0};
 }
 
 void fit_result_free(fit_result *r) {
@@ -29,6 +30,21 @@ void fit_result_free(fit_result *r) {
 }
 
 static int is_pinned(const fit_options *o, size_t j) { return o->pin && !isnan(o->pin[j]); }
+
+static int has_prior(const fit_options *o, size_t j) {
+    return o->prior && o->prior_weight > 0 && !isnan(o->prior[j]);
+}
+
+// prior_weight/2 * sum_j (log p_j - log prior_j)^2 over the parameters with a prior.
+static double prior_penalty(const fit_law *law, const fit_options *o, const double *p) {
+    double sum = 0;
+    for (size_t j = 0; j < law->n_params; j++) {
+        if (!has_prior(o, j)) continue;
+        double d = log(p[j] / o->prior[j]);
+        sum += 0.5 * o->prior_weight * d * d;
+    }
+    return sum;
+}
 
 static double huber(double r, double delta) {
     double a = fabs(r);
@@ -60,7 +76,7 @@ void fit_evaluate(const fit_law *law, const double *params, const double *obs, c
         if (e > mx) mx = e;
     }
     free(pred);
-    if (objective) *objective = obj;
+    if (objective) *objective = obj + prior_penalty(law, o, params);
     if (mean_abs_rel) *mean_abs_rel = cnt > 0 ? sum / cnt : NAN;
     if (max_abs_rel) *max_abs_rel = mx;
 }
@@ -70,10 +86,11 @@ void fit_evaluate(const fit_law *law, const double *params, const double *obs, c
 typedef struct {
     const fit_law *law;
     const double *obs, *w;
-    double delta;
+    const fit_options *o;
     double *p;          // [n_params] natural-unit parameters, free ones overwritten from x
     const size_t *free; // [n_free] parameter index of each optimisation variable (log space)
     size_t n_free;
+    int with_prior;     // rows n_points..n_points+n_free-1 hold the prior's residuals
     double *pred, *jac; // [n_points], [n_points x n_params]
 } lm_data;
 
@@ -99,9 +116,15 @@ static int lm_f(const gsl_vector *x, void *vd, gsl_vector *f) {
     d->law->eval(d->law->ctx, d->p, d->pred, NULL);
     for (size_t i = 0; i < d->law->n_points; i++) {
         double wi = weight_of(d->w, i), dpsi;
-        double v = wi > 0 ? sqrt(wi) * huber_psi(log_residual(d->pred[i], d->obs[i]), d->delta, &dpsi) : 0;
+        double v = wi > 0 ? sqrt(wi) * huber_psi(log_residual(d->pred[i], d->obs[i]), d->o->huber_delta, &dpsi) : 0;
         gsl_vector_set(f, i, v);
     }
+    if (d->with_prior)
+        for (size_t j = 0; j < d->n_free; j++) { // half the square of each is its penalty term
+            size_t k = d->free[j];
+            double v = has_prior(d->o, k) ? sqrt(d->o->prior_weight) * log(d->p[k] / d->o->prior[k]) : 0;
+            gsl_vector_set(f, d->law->n_points + j, v);
+        }
     return GSL_SUCCESS;
 }
 
@@ -114,7 +137,7 @@ static int lm_df(const gsl_vector *x, void *vd, gsl_matrix *J) {
         double wi = weight_of(d->w, i), dpsi = 0;
         double pi = d->pred[i];
         int usable = wi > 0 && pi > 0 && isfinite(pi);
-        if (usable) huber_psi(log(pi / d->obs[i]), d->delta, &dpsi);
+        if (usable) huber_psi(log(pi / d->obs[i]), d->o->huber_delta, &dpsi);
         double scale = usable ? sqrt(wi) * dpsi / pi : 0;
         for (size_t j = 0; j < d->n_free; j++) {
             size_t k = d->free[j];
@@ -122,6 +145,11 @@ static int lm_df(const gsl_vector *x, void *vd, gsl_matrix *J) {
             gsl_matrix_set(J, i, j, isfinite(v) ? v : 0);
         }
     }
+    if (d->with_prior)
+        for (size_t j = 0; j < d->n_free; j++)
+            for (size_t q = 0; q < d->n_free; q++)
+                gsl_matrix_set(J, d->law->n_points + j, q,
+                               q == j && has_prior(d->o, d->free[j]) ? sqrt(d->o->prior_weight) : 0);
     return GSL_SUCCESS;
 }
 
@@ -244,6 +272,7 @@ static double vp_solve(vp_work *v, double *p) {
             v->h[i] = fabs(r) <= v->o->huber_delta ? 1 : v->o->huber_delta / fabs(r);
         }
     }
+    obj += prior_penalty(law, v->o, p);
     return isfinite(obj) ? obj : INFINITY;
 }
 
@@ -276,11 +305,15 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     if (st != SX_OK) return st;
     size_t n = law->n_points, np = law->n_params;
     size_t free_idx[32], n_free = 0;
+    int with_prior = 0;
     assert(np <= 32);
     for (size_t j = 0; j < np; j++) {
         params[j] = is_pinned(o, j) ? o->pin[j] : start[j];
         assert(params[j] > 0 && "law parameters are positive");
-        if (!is_pinned(o, j) && law->params[j].kind != LAW_GRID) free_idx[n_free++] = j;
+        if (!is_pinned(o, j) && law->params[j].kind != LAW_GRID) {
+            free_idx[n_free++] = j;
+            with_prior |= has_prior(o, j);
+        }
     }
     // variable projection of the start: if the best linear parameters for its non-linear ones beat the
     // given linear ones, start from those (a far-off start then still begins in a sensible place)
@@ -299,11 +332,12 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
         fit_evaluate(law, params, obs, w, o, objective, NULL, NULL);
         return SX_OK;
     }
-    lm_data d = {.law = law, .obs = obs, .w = w, .delta = o->huber_delta, .p = params, .free = free_idx,
-                 .n_free = n_free, .pred = malloc(n * sizeof(double)), .jac = malloc(n * np * sizeof(double))};
+    lm_data d = {.law = law, .obs = obs, .w = w, .o = o, .p = params, .free = free_idx, .n_free = n_free,
+                 .with_prior = with_prior, .pred = malloc(n * sizeof(double)), .jac = malloc(n * np * sizeof(double))};
+    size_t n_rows = n + (with_prior ? n_free : 0);
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *ws =
-        n >= n_free ? gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, n, n_free) : NULL;
+        n_rows >= n_free ? gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, n_rows, n_free) : NULL;
     gsl_vector *x = gsl_vector_alloc(n_free);
     if (!d.pred || !d.jac || !ws || !x) {
         st = sx_fail(SX_ERR_NOMEM, "%s fit: cannot allocate the optimiser", law->name);
@@ -312,7 +346,7 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     double best[32];
     memcpy(best, params, np * sizeof(double));
     for (size_t j = 0; j < n_free; j++) gsl_vector_set(x, j, log(params[free_idx[j]]));
-    gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .fvv = NULL, .n = n, .p = n_free, .params = &d};
+    gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .fvv = NULL, .n = n_rows, .p = n_free, .params = &d};
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int info = 0;
     gsl_multifit_nlinear_init(x, &fdf, ws);

@@ -1,5 +1,6 @@
 // fit: the scaling-law fitting engine. Given a law bound to data (scale/laws.h) and observed losses, it
-// minimises  sum_i w_i * Huber_delta(log pred_i - log obs_i)  (delta = 1e-3 by default) in float64:
+// minimises  sum_i w_i * Huber_delta(log pred_i - log obs_i)  (delta = 1e-3 by default) in float64, plus
+// an optional Gaussian prior on log parameters (fit_options.prior). Steps:
 //   1. grid search over the law's NONLIN/GRID parameters; at each grid point the LINEAR parameters come
 //      from non-negative least squares on relative residuals, re-weighted a few times with Huber weights
 //      (variable projection);
@@ -28,6 +29,13 @@ typedef struct {
     // Pinned parameters: pin[j] is the fixed value of parameter j, NAN for free. NULL: all free.
     // Length law->n_params; read, not owned (e.g. pin Linf of the power law).
     const double *pin;
+    // Gaussian prior on log parameters, for parameters the data identify poorly (a ridge towards a
+    // reference): the objective gains prior_weight/2 * sum_j (log p_j - log prior[j])^2 over the j with
+    // prior[j] not NAN. NULL or prior_weight 0: none. Length law->n_params; read, not owned. The grid
+    // search ranks its points with the penalty but its linear solve ignores it, so put priors on
+    // NONLIN/GRID parameters.
+    const double *prior;
+    double prior_weight;
 } fit_options;
 
 void fit_options_default(fit_options *o);
@@ -36,7 +44,7 @@ void fit_options_default(fit_options *o);
 typedef struct {
     size_t n_params;
     double *params;       // best fit, natural units, law enum order
-    double objective;     // sum_i w_i Huber(log pred - log obs) at params
+    double objective;     // sum_i w_i Huber(log pred - log obs) at params, plus the prior penalty if any
     size_t n_points;      // points with weight > 0
     double mean_abs_rel;  // in-sample mean |pred/obs - 1| over those points
     double max_abs_rel;   // in-sample max  |pred/obs - 1|
@@ -75,8 +83,8 @@ sx_status fit_law_run_staged(const fit_law *fast, const fit_law *exact, const do
 sx_status fit_refine(const fit_law *law, const double *obs, const double *w, const fit_options *o,
                      const double *start, double *params, double *objective);
 
-// Huber objective and |relative error| statistics of params over points with w_i > 0 (w NULL: all).
-// Any output pointer may be NULL.
+// Objective (Huber sum plus prior penalty) and |relative error| statistics of params over points with
+// w_i > 0 (w NULL: all). Any output pointer may be NULL.
 void fit_evaluate(const fit_law *law, const double *params, const double *obs, const double *w,
                   const fit_options *o, double *objective, double *mean_abs_rel, double *max_abs_rel);
 

@@ -517,8 +517,11 @@ static void mpl_basis(void *ctx, const double *p, double *phi) {
 
 static void mpl_eval(void *ctx, const double *p, double *pred, double *jac) {
     sched_ctx *c = ctx;
-    mpl_terms(c, p, c->ld, jac);
-    memcpy(c->ld_key, (double[3]){p[LAW_MPL_C], p[LAW_MPL_BETA], p[LAW_MPL_GAMMA]}, sizeof c->ld_key);
+    double key[3] = {p[LAW_MPL_C], p[LAW_MPL_BETA], p[LAW_MPL_GAMMA]};
+    if (jac || memcmp(key, c->ld_key, sizeof key) != 0) { // the grid search re-evaluates at one (C, beta, gamma)
+        mpl_terms(c, p, c->ld, jac);
+        memcpy(c->ld_key, key, sizeof key);
+    }
     double B = p[LAW_MPL_B];
     for (size_t i = 0; i < c->n_points; i++) {
         double s1 = c->sched[c->pt_curve[i]]->P[c->pt_step[i]];

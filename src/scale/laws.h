@@ -14,7 +14,8 @@
 //   lr[0..n-1] is the LR of each optimizer step; a prediction "at step t" (0-based) is the loss after the
 //   updates 0..t. P(t) = sum_{i=0..t} lr[i]; S1(t) = P(t) (warmup included, no separate S_W term).
 //   MPL:    LD(t) = sum_{k=1..t} (lr[k-1]-lr[k]) * (1 - (1 + C*lr[k]^-gamma*(P(t)-P(k-1)))^-beta);
-//           warmup steps (LR rising) enter with the opposite sign, exactly as the authors evaluate.
+//           warmup steps (LR rising) enter with the opposite sign, exactly as the authors evaluate and fit
+//           (their published constants and metrics assume it; the paper's formula sums post-warmup steps).
 //   TISSUE: m_0 = 0, m_i = lambda*m_{i-1} + (lr[i-1]-lr[i]), S2(t) = sum_{i=1..t} m_i.
 // A run directory's step s (1-based, after the update) is index s-1 here.
 #ifndef SEXTANT_SCALE_LAWS_H
