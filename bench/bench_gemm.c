@@ -3,7 +3,8 @@
 // accumulators per thread. OpenBLAS (Debian libopenblas0-openmp) is loaded with dlopen after clearing
 // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, so it picks its AVX-512 kernels (see /work/shared/BENCH.md) and
 // no link flags are needed; without it the baseline columns read n/a.
-// Usage: bench_gemm [seconds-per-case]   (threads: OMP_NUM_THREADS, default all cores)
+// Usage: bench_gemm [seconds-per-case [word...]]   (threads: OMP_NUM_THREADS, default all cores)
+// With words, only the cases whose name contains one of them run (e.g. `bench_gemm 1 head proj`).
 // With OMP_NUM_THREADS=1 every time is the thread's CPU time rather than wall time, so a shared, busy
 // machine (time-sliced in scheduler quanta) still gives usable single-core ratios.
 #include <dlfcn.h>
@@ -89,21 +90,43 @@ static void load_openblas(void) {
 
 // ---- cases ------------------------------------------------------------------------------------------
 
+// A product C (M,N) = op(A)·op(B). With chunk > 0 it runs as the model's fused LM head runs it: the tokens
+// (rows of C, or the depth K when trans_a) taken chunk at a time, one call each (C accumulating over the
+// chunks of K); ours then packs op(B), the weight, once for all the chunks (gemm_pack_b).
 typedef struct {
     const char *name;
     bool ta, tb, acc;
-    size_t M, N, K;
+    size_t M, N, K, chunk;
 } bench_case;
 
-static void run_once(const bench_case *c, int who, const float *A, const float *B, float *C) {
+// One call: who 0 ours fp32, 1 ours bf16, 2 OpenBLAS; ours takes op(B) from wb when given.
+static void call(const bench_case *c, int who, size_t M, size_t K, const float *A, const float *B, float *C,
+                 bool acc, const gemm_packed_b *wb) {
     size_t lda = c->ta ? c->M : c->K, ldb = c->tb ? c->K : c->N;
-    if (who == 2) {
-        g_sgemm(101, c->ta ? 112 : 111, c->tb ? 112 : 111, (int)c->M, (int)c->N, (int)c->K, 1.0f, A, (int)lda, B,
-                (int)ldb, c->acc ? 1.0f : 0.0f, C, (int)c->N);
-        return;
-    }
+    if (who == 2)
+        g_sgemm(101, c->ta ? 112 : 111, c->tb ? 112 : 111, (int)M, (int)c->N, (int)K, 1.0f, A, (int)lda, B,
+                (int)ldb, acc ? 1.0f : 0.0f, C, (int)c->N);
+    else if (wb)
+        gemm_packed(c->ta, M, A, lda, wb, C, c->N, acc);
+    else
+        gemm(c->ta, c->tb, M, c->N, K, A, lda, B, ldb, C, c->N, acc);
+}
+
+static void run_once(const bench_case *c, int who, const float *A, const float *B, float *C) {
+    const size_t lda = c->ta ? c->M : c->K, ldb = c->tb ? c->K : c->N;
+    const size_t tokens = c->ta ? c->K : c->M, step = c->chunk ? c->chunk : tokens;
     gemm_set_precision(who == 1 ? GEMM_BF16 : GEMM_FP32);
-    gemm(c->ta, c->tb, c->M, c->N, c->K, A, lda, B, ldb, C, c->N, c->acc);
+    gemm_packed_b wb;
+    const bool pack = who != 2 && c->chunk && !c->ta;
+    if (pack) gemm_pack_b(&wb, c->tb, c->K, c->N, B, ldb);
+    for (size_t t0 = 0; t0 < tokens; t0 += step) {
+        const size_t n = tokens - t0 < step ? tokens - t0 : step;
+        if (c->ta) // chunks of the depth: rows t0.. of both stored operands, C accumulates
+            call(c, who, c->M, n, A + t0 * lda, B + t0 * ldb, C, c->acc || t0 > 0, NULL);
+        else
+            call(c, who, n, c->K, A + t0 * lda, B, C + t0 * c->N, c->acc, pack ? &wb : NULL);
+    }
+    if (pack) gemm_packed_b_free(&wb);
     gemm_set_precision(GEMM_FP32);
 }
 
@@ -155,6 +178,13 @@ static double rel_err(const bench_case *c, int who, const float *A, const float 
     return sqrt(num / den);
 }
 
+// True when no filter words were given or the case's name contains one of them.
+static bool selected(const char *name, int nwords, char **words) {
+    for (int i = 0; i < nwords; i++)
+        if (strstr(name, words[i])) return true;
+    return nwords == 0;
+}
+
 int main(int argc, char **argv) {
     double seconds = argc > 1 ? atof(argv[1]) : 0.5;
     load_openblas();
@@ -166,28 +196,33 @@ int main(int argc, char **argv) {
            nt == 1 ? "CPU" : "wall", gemm_path_name(), peak, peak_bf);
     // d6: M = B*T = 2048 tokens, C = 384, F = 4C = 1536, V = 8192.
     const bench_case cases[] = {
-        {"x·Wᵀ qkv  2048x1152x384", false, true, false, 2048, 1152, 384},
-        {"x·Wᵀ fc   2048x1536x384", false, true, false, 2048, 1536, 384},
-        {"x·Wᵀ proj 2048x384x1536", false, true, false, 2048, 384, 1536},
-        {"x·Wᵀ head 2048x8192x384", false, true, false, 2048, 8192, 384},
-        {"dy·W fc   2048x384x1536", false, false, false, 2048, 384, 1536},
-        {"dy·W proj 2048x1536x384", false, false, false, 2048, 1536, 384},
-        {"dy·W head 2048x384x8192", false, false, false, 2048, 384, 8192},
-        {"dyᵀ·x fc  1536x384x2048", true, false, true, 1536, 384, 2048},
-        {"dyᵀ·x proj 384x1536x2048", true, false, true, 384, 1536, 2048},
-        {"dyᵀ·x head 8192x384x2048", true, false, true, 8192, 384, 2048},
-        {"square 512", false, false, false, 512, 512, 512},
-        {"square 1024", false, false, false, 1024, 1024, 1024},
-        {"square 2048", false, false, false, 2048, 2048, 2048},
-        {"tile 64x64x64", false, true, false, 64, 64, 64},
+        {"x·Wᵀ qkv  2048x1152x384", false, true, false, 2048, 1152, 384, 0},
+        {"x·Wᵀ fc   2048x1536x384", false, true, false, 2048, 1536, 384, 0},
+        {"x·Wᵀ proj 2048x384x1536", false, true, false, 2048, 384, 1536, 0},
+        {"x·Wᵀ head 2048x8192x384", false, true, false, 2048, 8192, 384, 0},
+        {"dy·W fc   2048x384x1536", false, false, false, 2048, 384, 1536, 0},
+        {"dy·W proj 2048x1536x384", false, false, false, 2048, 1536, 384, 0},
+        {"dy·W head 2048x384x8192", false, false, false, 2048, 384, 8192, 0},
+        {"dyᵀ·x fc  1536x384x2048", true, false, true, 1536, 384, 2048, 0},
+        {"dyᵀ·x proj 384x1536x2048", true, false, true, 384, 1536, 2048, 0},
+        {"dyᵀ·x head 8192x384x2048", true, false, true, 8192, 384, 2048, 0},
+        // The head as training runs it (model.c: HEAD_ROWS = 256 rows of logits at a time).
+        {"x·Wᵀ head 2048x8192x384 by 256", false, true, false, 2048, 8192, 384, 256},
+        {"dy·W head 2048x384x8192 by 256", false, false, false, 2048, 384, 8192, 256},
+        {"dyᵀ·x head 8192x384x2048 by 256", true, false, true, 8192, 384, 2048, 256},
+        {"square 512", false, false, false, 512, 512, 512, 0},
+        {"square 1024", false, false, false, 1024, 1024, 1024, 0},
+        {"square 2048", false, false, false, 2048, 2048, 2048, 0},
+        {"tile 64x64x64", false, true, false, 64, 64, 64, 0},
     };
     printf("# GFLOP/s (medians); ratio = ours fp32 / OpenBLAS; err = relative Frobenius distance from OpenBLAS\n");
-    printf("%-26s %9s %9s %9s %7s %7s %7s %9s %9s\n", "case (MxNxK)", "fp32", "bf16", "OpenBLAS", "ratio", "%peak",
+    printf("%-32s %9s %9s %9s %7s %7s %7s %9s %9s\n", "case (MxNxK)", "fp32", "bf16", "OpenBLAS", "ratio", "%peak",
            "bf%peak", "err fp32", "err bf16");
     rng_state rng;
     rng_seed(&rng, 1);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *c = &cases[i];
+        if (!selected(c->name, argc > 2 ? argc - 2 : 0, argv + 2)) continue;
         float *A = malloc(c->M * c->K * sizeof *A), *B = malloc(c->K * c->N * sizeof *B),
               *C = calloc(c->M * c->N, sizeof *C), *Cref = calloc(c->M * c->N, sizeof *Cref);
         rng_fill_uniform(&rng, A, c->M * c->K, -1, 1);
@@ -195,7 +230,7 @@ int main(int argc, char **argv) {
         double g[3];
         measure(c, A, B, C, seconds, g);
         double ours = g[0], ours_bf = g[1], blas = g[2];
-        printf("%-26s %9.1f %9.1f ", c->name, ours, ours_bf);
+        printf("%-32s %9.1f %9.1f ", c->name, ours, ours_bf);
         if (g_sgemm)
             printf("%9.1f %6.2fx", blas, ours / blas);
         else

@@ -1,6 +1,8 @@
 // Tests for src/kernels/gemm: every micro-kernel path this CPU supports, both precisions, all four
 // transpose combinations, accumulate on and off, awkward sizes with padded leading dimensions, threaded
-// and single-threaded splits, against gemm_ref.
+// and single-threaded splits, against gemm_ref; the same through a once-packed op(B) (gemm_packed) over
+// chunks of rows, which must also match gemm() exactly and fall back to it when the path or precision
+// changed after packing.
 //
 // Tolerance. For any summation order, with or without fused multiply-adds, the fp32 result of a length-K
 // dot product satisfies |c - c_exact| <= gamma_K * sum_k |a_k||b_k|, gamma_K ~= K*u, u = 2^-24 (Higham,
@@ -43,9 +45,28 @@ typedef struct {
     size_t M, N, K;
 } shape;
 
-// Checks gemm against gemm_ref for one shape in the current precision and path, over all transposes and
-// accumulate on/off. Returns the worst normalised error seen.
-static double check_shape(shape s, rng_state *r, double tol_units) {
+// The product as gemm() would compute it: by one gemm() call, or (packed) with op(B) packed once and the
+// rows of C computed in three chunks by gemm_packed(), as the LM head does.
+static void product(bool packed, bool ta, bool tb, size_t M, size_t N, size_t K, const float *a, size_t lda,
+                    const float *b, size_t ldb, float *c, size_t ldc, bool acc) {
+    if (!packed) {
+        gemm(ta, tb, M, N, K, a, lda, b, ldb, c, ldc, acc);
+        return;
+    }
+    gemm_packed_b p;
+    gemm_pack_b(&p, tb, K, N, b, ldb);
+    CHECK(p.panels != NULL);
+    const size_t chunk = (M + 2) / 3;
+    for (size_t r0 = 0; r0 < M; r0 += chunk) {
+        const size_t rows = M - r0 < chunk ? M - r0 : chunk;
+        gemm_packed(ta, rows, ta ? a + r0 : a + r0 * lda, lda, &p, c + r0 * ldc, ldc, acc);
+    }
+    gemm_packed_b_free(&p);
+}
+
+// Checks gemm (or, with packed, gemm_packed) against gemm_ref for one shape in the current precision and
+// path, over all transposes and accumulate on/off. Returns the worst normalised error seen.
+static double check_shape(shape s, rng_state *r, double tol_units, bool packed) {
     const size_t M = s.M, N = s.N, K = s.K;
     const bool bf16 = gemm_get_precision() == GEMM_BF16;
     float *a = fill(r, M * K), *b = fill(r, K * N), *c0 = fill(r, M * N);
@@ -67,7 +88,7 @@ static double check_shape(shape s, rng_state *r, double tol_units) {
         for (size_t i = 0; i < M * ldc; i++) c[i] = -7.0f;
         for (size_t i = 0; i < M; i++)
             for (size_t j = 0; j < N; j++) c[i * ldc + j] = acc ? c0[i * N + j] : NAN;
-        gemm(ta, tb, M, N, K, as, lda, bs, ldb, c, ldc, acc);
+        product(packed, ta, tb, M, N, K, as, lda, bs, ldb, c, ldc, acc);
         double w = 0;
         bool pad_ok = true;
         for (size_t i = 0; i < M; i++) {
@@ -80,8 +101,8 @@ static double check_shape(shape s, rng_state *r, double tol_units) {
             for (size_t j = N; j < ldc && i + 1 < M; j++) pad_ok &= c[i * ldc + j] == -7.0f;
         }
         if (!CHECK(w <= 1.0) || !CHECK(pad_ok))
-            fprintf(stderr, "  path %s %s M=%zu N=%zu K=%zu ta=%d tb=%d acc=%d: normalised error %.3g\n",
-                    gemm_path_name(), bf16 ? "bf16" : "fp32", M, N, K, ta, tb, acc, w);
+            fprintf(stderr, "  path %s %s%s M=%zu N=%zu K=%zu ta=%d tb=%d acc=%d: normalised error %.3g\n",
+                    gemm_path_name(), bf16 ? "bf16" : "fp32", packed ? " packed" : "", M, N, K, ta, tb, acc, w);
         if (w > worst) worst = w;
         free(as), free(bs), free(c);
     }
@@ -95,9 +116,11 @@ static const shape g_shapes[] = {
     {300, 70, 150},   // threaded, rows split
     {1930, 5, 7},     // M over the transposed-A block
     {5, 4100, 64},                                                                // threaded, columns split, N over NC
+    {20, 2100, 100},  // packed: chunks of 7 rows, threaded, columns split
+    {13, 700, 250},   // fp32 B block over ROW_ORDER_MAX_B: tiles column by column
 };
 
-static void all_paths_all_shapes(gemm_precision p) {
+static void all_paths_all_shapes(gemm_precision p, bool packed) {
     const char *saved = gemm_path_name();
     gemm_set_precision(p);
     rng_state r;
@@ -106,17 +129,68 @@ static void all_paths_all_shapes(gemm_precision p) {
         CHECK(gemm_force_path(*path));
         double worst = 0;
         for (size_t i = 0; i < sizeof g_shapes / sizeof g_shapes[0]; i++) {
-            double w = check_shape(g_shapes[i], &r, 1.0);
+            double w = check_shape(g_shapes[i], &r, 1.0, packed);
             if (w > worst) worst = w;
         }
-        printf("     %-10s %s worst normalised error %.3g\n", *path, p == GEMM_BF16 ? "bf16" : "fp32", worst);
+        printf("     %-10s %s%s worst normalised error %.3g\n", *path, p == GEMM_BF16 ? "bf16" : "fp32",
+               packed ? " packed" : "", worst);
     }
     gemm_set_precision(GEMM_FP32);
     gemm_force_path(saved);
 }
 
-static void test_fp32_every_path(void) { all_paths_all_shapes(GEMM_FP32); }
-static void test_bf16_every_path(void) { all_paths_all_shapes(GEMM_BF16); }
+static void test_fp32_every_path(void) { all_paths_all_shapes(GEMM_FP32, false); }
+static void test_bf16_every_path(void) { all_paths_all_shapes(GEMM_BF16, false); }
+static void test_fp32_packed_every_path(void) { all_paths_all_shapes(GEMM_FP32, true); }
+static void test_bf16_packed_every_path(void) { all_paths_all_shapes(GEMM_BF16, true); }
+
+// True when gemm_packed over three row chunks gives exactly gemm()'s C: the same kernel on the same
+// blocks in the same order, whichever thread packed B.
+static bool packed_matches_gemm(const gemm_packed_b *p, bool ta, size_t M, const float *a, size_t lda) {
+    float *want = malloc(M * p->N * sizeof *want), *got = malloc(M * p->N * sizeof *got);
+    gemm(ta, p->trans_b, M, p->N, p->K, a, lda, p->B, p->ldb, want, p->N, false);
+    for (size_t r0 = 0; r0 < M; r0 += M / 3 + 1) {
+        const size_t rows = M - r0 < M / 3 + 1 ? M - r0 : M / 3 + 1;
+        gemm_packed(ta, rows, ta ? a + r0 : a + r0 * lda, lda, p, got + r0 * p->N, p->N, false);
+    }
+    bool same = memcmp(want, got, M * p->N * sizeof *got) == 0;
+    free(want), free(got);
+    return same;
+}
+
+// Exact agreement with gemm(), and the fallback: after the precision or the path changes, gemm_packed must
+// compute what gemm() now computes (its panels are laid out for the old kernel), not use stale panels.
+static void test_packed_exact_and_fallback(void) {
+    const size_t M = 301, N = 75, K = 530; // several K blocks, threaded, partial tiles everywhere
+    const char *saved = gemm_path_name();
+    rng_state r;
+    rng_seed(&r, 11);
+    float *a = fill(&r, M * K), *b = fill(&r, K * N);
+    for (int t = 0; t < 4; t++) {
+        bool ta = t & 1, tb = t & 2;
+        gemm_packed_b p;
+        gemm_pack_b(&p, tb, K, N, b, tb ? K : N);
+        CHECK(packed_matches_gemm(&p, ta, M, a, ta ? M : K));
+        gemm_set_precision(GEMM_BF16);
+        CHECK(packed_matches_gemm(&p, ta, M, a, ta ? M : K));
+        gemm_set_precision(GEMM_FP32);
+        for (const char *const *path = gemm_supported_paths(); *path; path++) {
+            CHECK(gemm_force_path(*path));
+            CHECK(packed_matches_gemm(&p, ta, M, a, ta ? M : K));
+        }
+        CHECK(gemm_force_path(saved));
+        gemm_packed_b_free(&p);
+    }
+    // Nothing to pack: gemm_packed is gemm().
+    gemm_packed_b p;
+    float c[4] = {9, 9, 9, 9};
+    gemm_pack_b(&p, false, 0, 2, b, 2);
+    CHECK(p.panels == NULL);
+    gemm_packed(false, 2, a, 1, &p, c, 2, false); // K == 0: zeroed
+    CHECK(c[0] == 0 && c[3] == 0);
+    gemm_packed_b_free(&p);
+    free(a), free(b);
+}
 
 // bf16 against the unrounded fp32 product: each term carries at most 2 * 2^-9 relative error from the
 // two roundings, on top of the fp32 summation bound.
@@ -197,10 +271,15 @@ static void test_inside_parallel_region(void) {
 }
 
 int main(void) {
+    // Three threads whatever the machine: the threaded splits (uneven ones too) are always exercised.
+    omp_set_num_threads(3);
     TEST_RUN(test_bf16_round);
     TEST_RUN(test_edges_and_dispatch);
     TEST_RUN(test_fp32_every_path);
     TEST_RUN(test_bf16_every_path);
+    TEST_RUN(test_fp32_packed_every_path);
+    TEST_RUN(test_bf16_packed_every_path);
+    TEST_RUN(test_packed_exact_and_fallback);
     TEST_RUN(test_bf16_close_to_fp32);
     TEST_RUN(test_inside_parallel_region);
     return testlib_finish("gemm");

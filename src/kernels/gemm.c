@@ -1,8 +1,10 @@
 // gemm: the portable blocking framework behind src/kernels/gemm.h. Packs op(A) and op(B) into zero-padded
 // micro-panels (fp32, fp32 rounded to bf16, or bf16 pairs), blocks for the caches (KC deep, MC rows of A
 // per L2 block, NC columns of B per L3 block), gives each OpenMP thread its own rectangle of C and hands
-// each MR x NR tile to the micro-kernel chosen at run time from CPUID (gemm_ukernel.h).
-// Not responsible for: the micro-kernels themselves (gemm_ukernel_<isa>.c), batching (callers loop).
+// each MR x NR tile to the micro-kernel chosen at run time from CPUID (gemm_ukernel.h). op(B) can also be
+// packed once for several products (gemm_pack_b, gemm_packed).
+// Not responsible for: the micro-kernels and ISA packing helpers themselves (gemm_ukernel_<isa>.c,
+// gemm_pack_<isa>.c), batching (callers loop).
 #include "kernels/gemm.h"
 
 #include <assert.h>
@@ -18,12 +20,16 @@
 #include "kernels/gemm_ukernel.h"
 
 // Cache blocking (measured on Zen 5: 48 KiB L1, 1 MiB L2 per core). A KC x NR micro-panel of B (48 KiB
-// fp32, 32 KiB bf16) is reused from L1/L2 across the MC x KC block of A (360 KiB) held in L2; the KC x NC
-// block of B sits in L3. KC is an upper bound: K is cut into equal blocks (see gemm()).
-enum { KC_F32 = 384, KC_BF16 = 512, MC = 240, NC = 8192 };
+// fp32, 32 KiB bf16) is reused from L1/L2 across the MC x KC block of A (396 KiB) held in L2; the KC x NC
+// block of B sits in L3. KC and MC are upper bounds: K and each thread's rows are cut into equal blocks
+// (job_setup, gemm_block); MC takes a 256-row chunk of the head in one block, so B is streamed once.
+enum { KC_F32 = 384, KC_BF16 = 512, MC = 264, NC = 8192 };
 // Stored transposed, A is read along its rows (M-wide): packing MA_TRANS rows of op(A) at once turns
 // 1 KiB runs at a large stride into long sequential ones. The extra packed block waits in L3.
 enum { MA_TRANS = 1920 };
+// Largest packed B block (bytes) walked a row of C tiles at a time (see macro_block): the d6 weight
+// gradients' 384 columns, with room in L2 for the A and C streams.
+#define ROW_ORDER_MAX_B ((size_t)640 << 10)
 // Below this many multiply-adds a product runs on the calling thread: the fork costs more than it saves.
 #define GEMM_PARALLEL_MIN_MACS ((size_t)1 << 20)
 // Largest micro-kernel tile, for the partial-tile scratch.
@@ -61,14 +67,15 @@ typedef struct {
     const char *name;
     const gemm_ukernel *f32;  // fp32 kernel; also runs GEMM_BF16 exactly on bf16-rounded fp32 panels
     const gemm_ukernel *bf16; // native bf16 kernel, or NULL
+    const gemm_transpose_fn *transpose; // 16 x 16 transposer for packing, or NULL (scalar)
 } gemm_path;
 
 // Best first.
 static const gemm_path g_paths[] = {
-    {"avx512bf16", &gemm_ukernel_avx512, &gemm_ukernel_bf16},
-    {"avx512", &gemm_ukernel_avx512, NULL},
-    {"avx2", &gemm_ukernel_avx2, NULL},
-    {"generic", &gemm_ukernel_generic, NULL},
+    {"avx512bf16", &gemm_ukernel_avx512, &gemm_ukernel_bf16, &gemm_transpose16_avx512},
+    {"avx512", &gemm_ukernel_avx512, NULL, &gemm_transpose16_avx512},
+    {"avx2", &gemm_ukernel_avx2, NULL, NULL},
+    {"generic", &gemm_ukernel_generic, NULL, NULL},
 };
 enum { NPATHS = sizeof g_paths / sizeof g_paths[0] };
 
@@ -167,66 +174,102 @@ static inline void convert_row(void *dst, pack_mode mode, const float *s, size_t
     }
 }
 
+// One k row (fp32 modes) or (k, k+1) row pair (PACK_BF16_PAIRS; s1 NULL pairs with zeros) of a k-major
+// panel: w <= W values from s0 (and s1), zero-padded to W. Inlined with a constant W where the caller knows
+// it, so that a full row compiles to a few whole-vector moves instead of a loop with a remainder.
+static inline __attribute__((always_inline)) void kmajor_row(unsigned char *dst, pack_mode mode, const float *s0,
+                                                             const float *s1, size_t w, size_t W) {
+    if (mode == PACK_BF16_PAIRS) {
+        uint32_t *d = (uint32_t *)dst;
+        if (w == W && s1) {
+            for (size_t i = 0; i < W; i++) d[i] = bf16_pair(s0[i], s1[i]);
+            return;
+        }
+        for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i], s1 ? s1[i] : 0.0f);
+        for (size_t i = w; i < W; i++) d[i] = 0;
+    } else if (w == W) {
+        convert_row(dst, mode, s0, W);
+    } else {
+        convert_row(dst, mode, s0, w);
+        for (size_t i = w; i < W; i++) ((float *)dst)[i] = 0.0f;
+    }
+}
+
 // Panels of an operand whose element (k, i) is s[k*ld + i] (A when trans_a, B when !trans_b): n columns
 // cut into ceil(n/W) panels W wide, kc of kcp deep, in the k-major layout of gemm_ukernel.h, panel q at
 // dst + q*panel_bytes; zero-padded; overwritten. Works on groups of panels about PACK_GROUP values wide:
 // each source row is read in runs that long while the group's few panels are written sequentially
 // (all panels at once would scatter every row over hundreds of partly written cache lines).
-PACK_CLONES static void pack_kmajor(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
-                                    size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
+static inline __attribute__((always_inline)) void kmajor_panels(unsigned char *dst, size_t panel_bytes,
+                                                                pack_mode mode, const float *s, size_t ld,
+                                                                size_t n, size_t W, size_t kc) {
     const size_t npan = (n + W - 1) / W, step = mode == PACK_BF16_PAIRS ? 2 : 1;
+    const size_t row_bytes = W * sizeof(float); // W fp32 values, or W (k, k+1) pairs of bf16
     const size_t group = PACK_GROUP / W > 0 ? PACK_GROUP / W : 1;
     for (size_t q0 = 0; q0 < npan; q0 += group) {
         const size_t q1 = q0 + group < npan ? q0 + group : npan, run = n - q0 * W < group * W ? n - q0 * W : group * W;
         for (size_t k = 0; k < kc; k += step) {
-            const float *s0 = s + k * ld, *s1 = k + 1 < kc ? s0 + ld : s0;
+            const float *s0 = s + k * ld, *s1 = step == 2 && k + 1 < kc ? s0 + ld : NULL;
             // Rows are short runs far apart (the hardware prefetcher misses them): fetch a few rows ahead.
             for (size_t r = k + PACK_PREFETCH_ROWS; r < k + PACK_PREFETCH_ROWS + step && r < kc; r++)
                 for (size_t i = 0; i < run; i += 16) __builtin_prefetch(s + r * ld + q0 * W + i);
             for (size_t q = q0; q < q1; q++) {
                 size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
-                if (mode == PACK_BF16_PAIRS) {
-                    uint32_t *d = (uint32_t *)(dst + q * panel_bytes) + k / 2 * W; // one (k, k+1) pair each
-                    if (k + 1 < kc)
-                        for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], s1[i0 + i]);
-                    else
-                        for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i0 + i], 0.0f);
-                    memset(d + w, 0, (W - w) * sizeof *d);
-                } else {
-                    float *d = (float *)(dst + q * panel_bytes) + k * W;
-                    convert_row(d, mode, s0 + i0, w);
-                    memset(d + w, 0, (W - w) * sizeof *d);
-                }
+                kmajor_row(dst + q * panel_bytes + k / step * row_bytes, mode, s0 + i0, s1 ? s1 + i0 : NULL, w,
+                           W);
             }
         }
     }
 }
 
+// kmajor_panels with the panel widths of the AVX-512 kernels (12 x 32, the hot ones) as constants.
+PACK_CLONES static void pack_kmajor(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
+                                    size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
+    if (W == 12)
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, 12, kc);
+    else if (W == 32)
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, 32, kc);
+    else
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, W, kc);
+}
+
+// The 32-bit panel value u taken from a source column si of depth kc: the bits of si[u] (rounded to bf16
+// for PACK_F32_BF16_ROUNDED), or for PACK_BF16_PAIRS the pair si[2u], si[2u + 1] (zero past kc).
+static inline uint32_t panel_value(pack_mode mode, const float *si, size_t u, size_t kc) {
+    uint32_t bits;
+    if (mode == PACK_BF16_PAIRS) return bf16_pair(si[2 * u], 2 * u + 1 < kc ? si[2 * u + 1] : 0.0f);
+    float x = mode == PACK_F32_BF16_ROUNDED ? bf16_round(si[u]) : si[u];
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
 // Panels of an operand whose element (k, i) is s[i*ld + k] (B when trans_b), same layout and arguments
-// as pack_kmajor. Walks the source column by column: each is contiguous.
+// as pack_kmajor. Panel column i is the contiguous source row i. With a transposer (tr: the AVX-512
+// paths), whole 16 x 16 blocks of panel values go through registers (converted first unless fp32);
+// the rest, and everything without one, is written a value at a time.
 PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
-                                        size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
+                                        size_t ld, size_t n, size_t W, size_t kc, size_t kcp,
+                                        gemm_transpose_fn tr) {
+    const size_t step = mode == PACK_BF16_PAIRS ? 2 : 1, units = kcp / step; // 32-bit values per column
+    const size_t whole = tr && W % 16 == 0 ? kc / step / 16 * 16 : 0;     // values in whole 16-blocks
     for (size_t q = 0; q * W < n; q++) {
-        size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
-        if (mode == PACK_BF16_PAIRS) {
-            uint32_t *d = (uint32_t *)(dst + q * panel_bytes); // one (k, k+1) pair each
-            if (w < W) memset(d, 0, kcp / 2 * W * sizeof *d);
-            for (size_t i = 0; i < w; i++) {
-                const float *si = s + (i0 + i) * ld;
-                for (size_t k = 0; k + 1 < kc; k += 2) d[k / 2 * W + i] = bf16_pair(si[k], si[k + 1]);
-                if (kc % 2) d[kc / 2 * W + i] = bf16_pair(si[kc - 1], 0.0f);
+        const size_t i0 = q * W, w = n - i0 < W ? n - i0 : W, u0 = w == W ? whole : 0;
+        uint32_t *d = (uint32_t *)(dst + q * panel_bytes);
+        if (w < W) memset(d, 0, units * W * sizeof *d);
+        for (size_t u = 0; u < u0; u += 16)
+            for (size_t r = 0; r < W; r += 16) {
+                const float *sb = s + (i0 + r) * ld + u * step;
+                if (mode == PACK_F32) {
+                    tr(sb, ld, d + u * W + r, W);
+                    continue;
+                }
+                alignas(64) uint32_t t[16 * 16]; // whole block: no value reaches past kc
+                for (size_t i = 0; i < 16; i++)
+                    for (size_t v = 0; v < 16; v++) t[i * 16 + v] = panel_value(mode, sb + i * ld, v, 2 * 16);
+                tr(t, 16, d + u * W + r, W);
             }
-        } else {
-            float *d = (float *)(dst + q * panel_bytes);
-            if (w < W) memset(d, 0, kcp * W * sizeof *d);
-            for (size_t i = 0; i < w; i++) {
-                const float *si = s + (i0 + i) * ld;
-                if (mode == PACK_F32_BF16_ROUNDED)
-                    for (size_t k = 0; k < kc; k++) d[k * W + i] = bf16_round(si[k]);
-                else
-                    for (size_t k = 0; k < kc; k++) d[k * W + i] = si[k];
-            }
-        }
+        for (size_t i = 0; i < w; i++)
+            for (size_t u = u0; u < units; u++) d[u * W + i] = panel_value(mode, s + (i0 + i) * ld, u, kc);
     }
 }
 
@@ -255,12 +298,61 @@ typedef struct {
     const float *A, *B;
     float *C;
     const gemm_ukernel *uk;
+    gemm_transpose_fn transpose; // for packing B when trans_b, or NULL
     pack_mode mode;
-    size_t esize, kc_blk, mc_blk;
-    size_t ma_blk; // rows of A packed at once: MC, or MA_TRANS (a multiple of MC) when trans_a
-    unsigned char *buf; // per thread: a KC x NC block of packed B (bbytes), then an MA x KC block of A
+    size_t esize, kc_blk;
+    size_t mc_max; // MC in whole tiles
+    size_t ma_blk; // most rows of A packed at once: mc_max, or MA_TRANS when trans_a
+    // All of op(B) packed by gemm_pack_b (whole-B layout, see pack_b_panels), or NULL: each thread packs
+    // the KC x NC blocks of B it needs into its own buffer.
+    const unsigned char *bpacked;
+    size_t bblock_bytes; // bytes per K block of the whole-B layout
+    bool split_m;        // threads take ranges of rows (else of columns)
+    unsigned char *buf;  // per thread: a KC x NC block of packed B (bbytes; 0 with bpacked), then MA x KC of A
     size_t bbytes, buf_stride;
 } gemm_job;
+
+// The kernel and blocking for the current path and precision (everything but the operands and buffers).
+static void job_setup(gemm_job *j) {
+    const gemm_path *path = current_path();
+    const bool bf16 = gemm_get_precision() == GEMM_BF16;
+    j->uk = bf16 && path->bf16 ? path->bf16 : path->f32;
+    j->transpose = path->transpose ? *path->transpose : NULL;
+    j->mode = !bf16 ? PACK_F32 : path->bf16 ? PACK_BF16_PAIRS : PACK_F32_BF16_ROUNDED;
+    j->esize = j->mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
+    // Equal K blocks of at most KC: no thin last block, and fewer passes over C than a fixed KC.
+    const size_t kc_max = j->mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32, nkb = (j->K + kc_max - 1) / kc_max;
+    j->kc_blk = ((j->K + nkb - 1) / nkb + 7) / 8 * 8;
+    assert(j->uk->mr * j->uk->nr <= TILE_MAX && MC >= j->uk->mr);
+    j->mc_max = MC / j->uk->mr * j->uk->mr;
+    j->ma_blk = j->trans_a ? MA_TRANS / j->mc_max * j->mc_max : j->mc_max;
+    const size_t npan = (j->N + j->uk->nr - 1) / j->uk->nr, kcp = (j->kc_blk + 1) / 2 * 2;
+    j->bblock_bytes = npan * j->uk->nr * kcp * j->esize;
+}
+
+// Bytes of the whole-B layout: one bblock_bytes block per K block.
+static size_t whole_b_bytes(const gemm_job *j) { return (j->K + j->kc_blk - 1) / j->kc_blk * j->bblock_bytes; }
+
+// Packs columns jc..jc+nc of rows pc..pc+kc of op(B) into panels bpanel bytes apart at dst (overwritten).
+static void pack_b_block(const gemm_job *j, unsigned char *dst, size_t bpanel, size_t pc, size_t kc, size_t kcp,
+                         size_t jc, size_t nc) {
+    if (j->trans_b)
+        pack_transposed(dst, bpanel, j->mode, j->B + jc * j->ldb + pc, j->ldb, nc, j->uk->nr, kc, kcp,
+                        j->transpose);
+    else
+        pack_kmajor(dst, bpanel, j->mode, j->B + pc * j->ldb + jc, j->ldb, nc, j->uk->nr, kc, kcp);
+}
+
+// Panels q0..q1 of op(B), in every K block, into the whole-B layout at dst: K block b at
+// dst + b*bblock_bytes, its panel q at + q*bpanel (bpanel: NR x that block's padded depth). Overwritten.
+static void pack_b_panels(const gemm_job *j, unsigned char *dst, size_t q0, size_t q1) {
+    const size_t nr = j->uk->nr, ks = j->uk->kstep, c0 = q0 * nr, c1 = q1 * nr < j->N ? q1 * nr : j->N;
+    for (size_t pc = 0, b = 0; c0 < c1 && pc < j->K; pc += j->kc_blk, b++) {
+        const size_t kc = j->K - pc < j->kc_blk ? j->K - pc : j->kc_blk, kcp = (kc + ks - 1) / ks * ks;
+        const size_t bpanel = nr * kcp * j->esize;
+        pack_b_block(j, dst + b * j->bblock_bytes + q0 * bpanel, bpanel, pc, kc, kcp, c0, c1 - c0);
+    }
+}
 
 // Writes one tile of the micro-kernel's product, clipped to m x n, through scratch when it is partial.
 static void tile(const gemm_job *j, const void *ap, const void *bp, size_t kcp, float *c, size_t m, size_t n,
@@ -277,59 +369,76 @@ static void tile(const gemm_job *j, const void *ap, const void *bp, size_t kcp, 
             c[r * j->ldc + q] = (acc ? c[r * j->ldc + q] : 0.0f) + t[r * uk->nr + q];
 }
 
-// The rows m0..m1 x columns n0..n1 of C, single-threaded, through this thread's packing buffers: bbuf
-// (a KC x NC block of B) and abuf (an MA x KC block of A, computed on in MC-row blocks).
+// C (mc, nc) = or += a packed mc x kc block of A (panels apanel bytes apart) times a packed kc x nc block
+// of B (panels bpanel bytes apart), tile by tile. The usual order keeps one B panel in L1 while the A
+// block, held in L2, streams past it; when the whole B block fits in L2 with room to spare, C is instead
+// written a row of tiles at a time, so that it streams through the caches sequentially (this matters
+// when C is large and accumulated: the weight gradients).
+static void macro_block(const gemm_job *j, const unsigned char *ablock, size_t apanel, size_t mc,
+                        const unsigned char *bblock, size_t bpanel, size_t nc, size_t kcp, float *c, bool acc) {
+    const size_t mr = j->uk->mr, nr = j->uk->nr;
+    if (nc * kcp * j->esize <= ROW_ORDER_MAX_B) {
+        for (size_t ir = 0; ir < mc; ir += mr)
+            for (size_t jr = 0; jr < nc; jr += nr)
+                tile(j, ablock + ir / mr * apanel, bblock + jr / nr * bpanel, kcp, c + ir * j->ldc + jr,
+                     mc - ir < mr ? mc - ir : mr, nc - jr < nr ? nc - jr : nr, acc);
+        return;
+    }
+    for (size_t jr = 0; jr < nc; jr += nr)
+        for (size_t ir = 0; ir < mc; ir += mr)
+            tile(j, ablock + ir / mr * apanel, bblock + jr / nr * bpanel, kcp, c + ir * j->ldc + jr,
+                 mc - ir < mr ? mc - ir : mr, nc - jr < nr ? nc - jr : nr, acc);
+}
+
+// The rows m0..m1 x columns n0..n1 of C (n0 a multiple of NR), single-threaded. B comes from j->bpacked,
+// or is packed here a KC x NC block at a time into bbuf; A is packed an MA x KC block at a time into abuf
+// and computed on in MC-row blocks.
 static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_t n1, unsigned char *bbuf,
                        unsigned char *abuf) {
     const gemm_ukernel *uk = j->uk;
     const size_t mr = uk->mr, nr = uk->nr, ks = uk->kstep;
+    // Equal blocks of at most MC rows, whole tiles: a thin last block would stream all of B for a few rows.
+    const size_t nmb = (m1 - m0 + j->mc_max - 1) / j->mc_max;
+    const size_t mc_blk = ((m1 - m0 + nmb - 1) / nmb + mr - 1) / mr * mr;
+    const size_t ma_blk = j->trans_a ? j->ma_blk / mc_blk * mc_blk : mc_blk;
     for (size_t jc = n0; jc < n1; jc += NC) {
         const size_t nc = n1 - jc < NC ? n1 - jc : NC;
         for (size_t pc = 0; pc < j->K; pc += j->kc_blk) {
             const size_t kc = j->K - pc < j->kc_blk ? j->K - pc : j->kc_blk;
             const size_t kcp = (kc + ks - 1) / ks * ks;
             const size_t bpanel = nr * kcp * j->esize, apanel = mr * kcp * j->esize;
-            if (j->trans_b)
-                pack_transposed(bbuf, bpanel, j->mode, j->B + jc * j->ldb + pc, j->ldb, nc, nr, kc, kcp);
+            const unsigned char *bblock = bbuf;
+            if (j->bpacked)
+                bblock = j->bpacked + pc / j->kc_blk * j->bblock_bytes + jc / nr * bpanel;
             else
-                pack_kmajor(bbuf, bpanel, j->mode, j->B + pc * j->ldb + jc, j->ldb, nc, nr, kc, kcp);
+                pack_b_block(j, bbuf, bpanel, pc, kc, kcp, jc, nc);
             const bool acc = j->accumulate || pc > 0;
-            for (size_t ia = m0; ia < m1; ia += j->ma_blk) {
-                const size_t ma = m1 - ia < j->ma_blk ? m1 - ia : j->ma_blk;
+            for (size_t ia = m0; ia < m1; ia += ma_blk) {
+                const size_t ma = m1 - ia < ma_blk ? m1 - ia : ma_blk;
                 if (j->trans_a)
                     pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ia, j->lda, ma, mr, kc, kcp);
                 else
                     pack_rows(abuf, apanel, j->mode, j->A + ia * j->lda + pc, j->lda, ma, mr, kc, kcp);
-                for (size_t ic = 0; ic < ma; ic += j->mc_blk) {
-                    const size_t mc = ma - ic < j->mc_blk ? ma - ic : j->mc_blk;
-                    const unsigned char *ablock = abuf + ic / mr * apanel;
-                    for (size_t jr = 0; jr < nc; jr += nr) {
-                        size_t n = nc - jr < nr ? nc - jr : nr;
-                        for (size_t ir = 0; ir < mc; ir += mr) {
-                            size_t h = mc - ir < mr ? mc - ir : mr;
-                            tile(j, ablock + ir / mr * apanel, bbuf + jr / nr * bpanel, kcp,
-                                 j->C + (ia + ic + ir) * j->ldc + jc + jr, h, n, acc);
-                        }
-                    }
+                for (size_t ic = 0; ic < ma; ic += mc_blk) {
+                    const size_t mc = ma - ic < mc_blk ? ma - ic : mc_blk;
+                    macro_block(j, abuf + ic / mr * apanel, apanel, mc, bblock, bpanel, nc, kcp,
+                                j->C + (ia + ic) * j->ldc + jc, acc);
                 }
             }
         }
     }
 }
 
-// Thread tid of nt computes its own rectangle of C with no synchronisation: a range of rows (every thread
-// then packs all of B) or of columns (every thread packs all of A), whichever duplicates the smaller
-// operand, as long as each thread gets at least one tile.
+// Thread tid of nt computes its own rectangle of C: a range of rows or of columns (j->split_m), in whole
+// tiles.
 static void gemm_thread(const gemm_job *j, int tid, int nt) {
-    const size_t mr = j->uk->mr, nr = j->uk->nr;
-    const size_t mtiles = (j->M + mr - 1) / mr, ntiles = (j->N + nr - 1) / nr;
-    const bool split_m = mtiles >= (size_t)nt && (j->N <= j->M || ntiles < (size_t)nt);
-    const size_t tiles = split_m ? mtiles : ntiles, t = split_m ? mr : nr, len = split_m ? j->M : j->N;
+    const size_t t = j->split_m ? j->uk->mr : j->uk->nr, len = j->split_m ? j->M : j->N;
+    const size_t tiles = (len + t - 1) / t;
     size_t lo = tiles * tid / nt * t, hi = tiles * (tid + 1) / nt * t;
     hi = hi < len ? hi : len;
     unsigned char *buf = j->buf + (size_t)tid * j->buf_stride;
     if (lo < hi) {
-        if (split_m)
+        if (j->split_m)
             gemm_block(j, lo, hi, 0, j->N, buf, buf + j->bbytes);
         else
             gemm_block(j, 0, j->M, lo, hi, buf, buf + j->bbytes);
@@ -344,15 +453,18 @@ static _Thread_local size_t tl_cap;
 // the kernels walk them in 48 KiB panels, which would otherwise cost a TLB miss every few panels.
 enum { HUGE_PAGE = 2u << 20 };
 
+static unsigned char *huge_alloc(size_t bytes) {
+    unsigned char *p = aligned_alloc(HUGE_PAGE, (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+    if (p) madvise(p, bytes, MADV_HUGEPAGE); // advice only: failure just means 4 KiB pages
+    return p;
+}
+
 static unsigned char *scratch(size_t bytes) {
     if (bytes > tl_cap) {
         free(tl_buf);
         tl_cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        tl_buf = aligned_alloc(HUGE_PAGE, tl_cap);
-        if (tl_buf)
-            madvise(tl_buf, tl_cap, MADV_HUGEPAGE); // advice only: failure just means 4 KiB pages
-        else
-            tl_cap = 0;
+        tl_buf = huge_alloc(tl_cap);
+        if (!tl_buf) tl_cap = 0;
     }
     return tl_buf;
 }
@@ -374,6 +486,49 @@ static void gemm_unpacked(const gemm_job *j) {
     }
 }
 
+// Whether nt threads should split the rows of C (else its columns). Threads share no work and never wait
+// for each other: sharing B's packing would take a barrier, which saves about 1% of a product on a quiet
+// machine but stalls both threads whenever a busy one deschedules either. The per-thread cost, in
+// values moved: packing counts PACK_COST per value (read, convert, write), reading packed B 1 per value
+// per block of MC rows. Splitting rows, every thread packs all of B (unless packed already, bpacked) and
+// its rows of A; splitting columns, its columns of B and all of A.
+enum { PACK_COST = 2 };
+static bool split_rows(const gemm_job *j, size_t nt) {
+    const size_t mr = j->uk->mr, mtiles = (j->M + mr - 1) / mr, ntiles = (j->N + j->uk->nr - 1) / j->uk->nr;
+    if (mtiles < nt || ntiles < nt) return mtiles >= ntiles;
+    const size_t m_rows = (mtiles + nt - 1) / nt * mr;
+    const size_t row_blocks = (m_rows + j->mc_max - 1) / j->mc_max;
+    const size_t all_blocks = (j->M + j->mc_max - 1) / j->mc_max;
+    const double b = (double)j->K * j->N, b_pack = j->bpacked ? 0 : PACK_COST;
+    const double by_rows = (double)PACK_COST * m_rows * j->K + b * (b_pack + row_blocks);
+    const double by_cols = (double)PACK_COST * j->M * j->K + b / nt * (b_pack + all_blocks);
+    return by_rows <= by_cols;
+}
+
+// Runs a set-up job (job_setup, operands, optionally bpacked): picks the threads and their split, sizes
+// the buffers and computes C.
+static void gemm_run(gemm_job *j) {
+    int nt = 1;
+    if (!omp_in_parallel() && j->M * j->N * j->K >= GEMM_PARALLEL_MIN_MACS) nt = omp_get_max_threads();
+    j->split_m = split_rows(j, (size_t)nt);
+    const size_t kc = j->K < j->kc_blk ? j->K : j->kc_blk, kcp = (kc + 1) / 2 * 2;
+    const size_t nc = j->N < NC ? j->N : NC, mc = j->M < j->ma_blk ? j->M : j->ma_blk;
+    const size_t bblock = (nc + j->uk->nr - 1) / j->uk->nr * j->uk->nr * kcp * j->esize;
+    j->bbytes = j->bpacked ? 0 : (bblock + 63) / 64 * 64;
+    j->buf_stride = j->bbytes + ((mc + j->uk->mr - 1) / j->uk->mr * j->uk->mr * kcp * j->esize + 63) / 64 * 64;
+    j->buf = scratch((size_t)nt * j->buf_stride);
+    if (!j->buf) {
+        gemm_unpacked(j);
+        return;
+    }
+    if (nt == 1) {
+        gemm_thread(j, 0, 1);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    gemm_thread(j, omp_get_thread_num(), omp_get_num_threads());
+}
+
 void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
           const float *B, size_t ldb, float *C, size_t ldc, bool accumulate) {
     if (M == 0 || N == 0) return;
@@ -382,35 +537,89 @@ void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float 
             for (size_t i = 0; i < M; i++) memset(C + i * ldc, 0, N * sizeof *C);
         return;
     }
-    const gemm_path *path = current_path();
-    const bool bf16 = gemm_get_precision() == GEMM_BF16;
     gemm_job j = {.trans_a = trans_a, .trans_b = trans_b, .accumulate = accumulate, .M = M, .N = N, .K = K,
                   .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B, .C = C};
-    j.uk = bf16 && path->bf16 ? path->bf16 : path->f32;
-    j.mode = !bf16 ? PACK_F32 : path->bf16 ? PACK_BF16_PAIRS : PACK_F32_BF16_ROUNDED;
-    j.esize = j.mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
-    // Equal K blocks of at most KC: no thin last block, and fewer passes over C than a fixed KC.
-    const size_t kc_max = j.mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32, nkb = (K + kc_max - 1) / kc_max;
-    j.kc_blk = ((K + nkb - 1) / nkb + 7) / 8 * 8;
-    assert(j.uk->mr * j.uk->nr <= TILE_MAX && MC >= j.uk->mr);
-    j.mc_blk = MC / j.uk->mr * j.uk->mr;
-    j.ma_blk = trans_a ? MA_TRANS / j.mc_blk * j.mc_blk : j.mc_blk;
+    job_setup(&j);
+    gemm_run(&j);
+}
 
-    int nt = 1;
-    if (!omp_in_parallel() && M * N * K >= GEMM_PARALLEL_MIN_MACS) nt = omp_get_max_threads();
-    const size_t kc = K < j.kc_blk ? K : j.kc_blk, kcp = (kc + 1) / 2 * 2;
-    const size_t nc = N < NC ? N : NC, mc = M < j.ma_blk ? M : j.ma_blk;
-    j.bbytes = ((nc + j.uk->nr - 1) / j.uk->nr * j.uk->nr * kcp * j.esize + 63) / 64 * 64;
-    j.buf_stride = j.bbytes + ((mc + j.uk->mr - 1) / j.uk->mr * j.uk->mr * kcp * j.esize + 63) / 64 * 64;
-    j.buf = scratch((size_t)nt * j.buf_stride);
-    if (!j.buf) {
-        gemm_unpacked(&j);
+// ---- op(B) packed once for several products ---------------------------------------------------------
+
+// Buffers of freed packs, kept for the next gemm_pack_b on this thread: the head packs its weight every
+// step, and a fresh allocation of megabytes costs page faults and zeroing every time.
+enum { PACK_POOL = 2 };
+static _Thread_local struct {
+    unsigned char *buf;
+    size_t cap;
+} tl_pool[PACK_POOL];
+
+// The smallest pooled buffer of at least bytes, taken out of the pool, or a new one; NULL when out of memory.
+static unsigned char *pack_buffer(size_t bytes, size_t *cap) {
+    int best = -1;
+    for (int i = 0; i < PACK_POOL; i++) {
+        const bool fits = tl_pool[i].buf && tl_pool[i].cap >= bytes;
+        if (fits && (best < 0 || tl_pool[i].cap < tl_pool[best].cap)) best = i;
+    }
+    if (best >= 0) {
+        unsigned char *b = tl_pool[best].buf;
+        *cap = tl_pool[best].cap;
+        tl_pool[best].buf = NULL;
+        return b;
+    }
+    *cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    return huge_alloc(*cap);
+}
+
+// Returns a buffer to the pool in place of an empty slot or of a smaller buffer, or frees it.
+static void pack_buffer_release(unsigned char *buf, size_t cap) {
+    int slot = 0;
+    for (int i = 1; i < PACK_POOL; i++)
+        if (!tl_pool[i].buf || (tl_pool[slot].buf && tl_pool[i].cap < tl_pool[slot].cap)) slot = i;
+    if (tl_pool[slot].buf && tl_pool[slot].cap >= cap) {
+        free(buf);
         return;
     }
-    if (nt == 1) {
-        gemm_thread(&j, 0, 1);
-        return;
+    free(tl_pool[slot].buf);
+    tl_pool[slot].buf = buf;
+    tl_pool[slot].cap = cap;
+}
+
+void gemm_pack_b(gemm_packed_b *p, bool trans_b, size_t K, size_t N, const float *B, size_t ldb) {
+    *p = (gemm_packed_b){.trans_b = trans_b, .K = K, .N = N, .B = B, .ldb = ldb};
+    if (K == 0 || N == 0) return;
+    gemm_job j = {.trans_b = trans_b, .N = N, .K = K, .B = B, .ldb = ldb};
+    job_setup(&j);
+    p->kernel = j.uk;
+    p->mode = (int)j.mode;
+    p->panels = pack_buffer(whole_b_bytes(&j), &p->cap);
+    if (!p->panels) return;
+    const size_t npan = (N + j.uk->nr - 1) / j.uk->nr;
+    const bool threaded = !omp_in_parallel() && K * N >= GEMM_PARALLEL_MIN_MACS / 16;
+#pragma omp parallel if (threaded)
+    {
+        const size_t tid = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
+        pack_b_panels(&j, p->panels, npan * tid / n, npan * (tid + 1) / n);
     }
-#pragma omp parallel num_threads(nt)
-    gemm_thread(&j, omp_get_thread_num(), omp_get_num_threads());
+}
+
+void gemm_packed_b_free(gemm_packed_b *p) {
+    if (p->panels) pack_buffer_release(p->panels, p->cap);
+    p->panels = NULL;
+}
+
+void gemm_packed(bool trans_a, size_t M, const float *A, size_t lda, const gemm_packed_b *p, float *C, size_t ldc,
+                 bool accumulate) {
+    if (p->panels) {
+        gemm_job j = {.trans_a = trans_a, .trans_b = p->trans_b, .accumulate = accumulate, .M = M, .N = p->N,
+                      .K = p->K, .lda = lda, .ldb = p->ldb, .ldc = ldc, .A = A, .B = p->B, .C = C};
+        job_setup(&j);
+        if (p->kernel == j.uk && p->mode == (int)j.mode) {
+            j.bpacked = p->panels;
+            if (M > 0) gemm_run(&j);
+            return;
+        }
+    }
+    // Not packed (out of memory, or K or N is 0), or packed for another kernel or precision: B itself is
+    // still right.
+    gemm(trans_a, p->trans_b, M, p->N, p->K, A, lda, p->B, p->ldb, C, ldc, accumulate);
 }

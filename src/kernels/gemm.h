@@ -18,6 +18,28 @@ typedef enum { GEMM_FP32 = 0, GEMM_BF16 = 1 } gemm_precision;
 void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
           const float *B, size_t ldb, float *C, size_t ldc, bool accumulate);
 
+// op(B) packed once for several products with the same B, e.g. a weight over chunks of rows (the LM head):
+// gemm() packs B again on every call. The packing is for the kernel and precision current at gemm_pack_b;
+// gemm_packed() falls back to gemm() on p->B when they have changed since, or when packing ran out of
+// memory, so a product is always right. B must not change while it is packed. Fields are internal.
+typedef struct {
+    bool trans_b;
+    size_t K, N, ldb;
+    const float *B;
+    const void *kernel;      // the micro-kernel the panels are laid out for
+    int mode;                // and their element format
+    unsigned char *panels;   // NULL: not packed
+    size_t cap;              // bytes allocated at panels
+} gemm_packed_b;
+
+// Packs op(B) (K,N), stored as for gemm(); threads with OpenMP outside a parallel region. Free with
+// gemm_packed_b_free, which keeps the memory of the last two for the next packs on the same thread.
+void gemm_pack_b(gemm_packed_b *p, bool trans_b, size_t K, size_t N, const float *B, size_t ldb);
+void gemm_packed_b_free(gemm_packed_b *p);
+// gemm() with op(B) from p: C (M, p->N) = op(A) · op(B), or += when accumulate.
+void gemm_packed(bool trans_a, size_t M, const float *A, size_t lda, const gemm_packed_b *p, float *C, size_t ldc,
+                 bool accumulate);
+
 // The specification: same contract as gemm(), scalar, accumulates each dot product in double.
 void gemm_ref(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
               const float *B, size_t ldb, float *C, size_t ldc, bool accumulate);

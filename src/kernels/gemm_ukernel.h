@@ -1,4 +1,5 @@
-// gemm_ukernel: the register-tiled micro-kernels behind gemm() (internal to src/kernels/gemm*.c).
+// gemm_ukernel: the register-tiled micro-kernels behind gemm(), and the ISA-specific packing helpers
+// (internal to src/kernels/gemm*.c).
 // Each computes one MR x NR tile of C from two packed micro-panels and knows nothing of strides in A or
 // B, transposes, edges (the framework zero-pads panels and writes partial tiles back) or threading.
 //
@@ -32,5 +33,11 @@ extern const gemm_ukernel gemm_ukernel_avx2;
 extern const gemm_ukernel gemm_ukernel_avx512;
 // AVX-512 BF16 vdpbf16ps: 12 x 32 over bf16 pair-interleaved panels, fp32 accumulation.
 extern const gemm_ukernel gemm_ukernel_bf16;
+
+// Packing helper: transposes a 16 x 16 block of 32-bit values, dst[k*dld + i] = src[i*sld + k] for
+// i, k < 16 (strides in values); src and dst need no alignment.
+typedef void (*gemm_transpose_fn)(const void *src, size_t sld, void *dst, size_t dld);
+// AVX-512F (gemm_pack_avx512.c), for the AVX-512 paths.
+extern const gemm_transpose_fn gemm_transpose16_avx512;
 
 #endif

@@ -6,7 +6,6 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/xent.h"
-#include "model/linear.h"
 #include "model/model.h"
 
 #define NORM_EPS 1e-5f
@@ -188,19 +187,28 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
     const model_config *c = &m->cfg;
     size_t BT = m->B * m->T, C = c->width, V = c->vocab;
     const float *h = v->hn + 2 * c->n_layer * BT * C, *W = m->p[m->head];
+    // W (V,C) serves every chunk: packed once as op(B) of logits = h·Wᵀ, and of dh = dlogits·W.
+    gemm_packed_b w_logits, w_dh;
+    gemm_pack_b(&w_logits, true, C, V, W, C);
+    if (backward) gemm_pack_b(&w_dh, false, V, C, W, C);
     double total = 0;
     for (size_t r0 = 0; r0 < BT; r0 += HEAD_ROWS) {
         size_t rows = BT - r0 < HEAD_ROWS ? BT - r0 : HEAD_ROWS;
         float *logits = v->scratch;
-        linear_forward(rows, C, V, h + r0 * C, W, logits, false);
+        gemm_packed(false, rows, h + r0 * C, C, &w_logits, logits, V, false);
         if (logits_out) {
             float *z = logits_out + r0 * V;
             for (size_t i = 0; i < rows * V; i++)
                 z[i] = c->softcap > 0 ? c->softcap * tanhf(logits[i] / c->softcap) : logits[i];
         }
         total += xent_forward_backward(rows, V, logits, targets + r0, c->softcap, grad_scale, backward ? logits : NULL);
-        if (backward) linear_backward(rows, C, V, h + r0 * C, W, logits, m->g[m->head], v->dh + r0 * C, false);
+        if (backward) {
+            gemm(true, false, V, C, rows, logits, V, h + r0 * C, C, m->g[m->head], C, true); // dW += dlogitsᵀ·h
+            gemm_packed(false, rows, logits, V, &w_dh, v->dh + r0 * C, C, false);              // dh = dlogits·W
+        }
     }
+    gemm_packed_b_free(&w_logits);
+    if (backward) gemm_packed_b_free(&w_dh);
     return total / (double)BT;
 }
 
