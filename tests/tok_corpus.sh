@@ -2,7 +2,8 @@
 # End-to-end tokenizer check on the default corpus (fetched by scripts/fetch-data into data/ if missing):
 # encode -> decode round-trips the whole corpus byte for byte with the GPT-2 vocabulary; an 8192-token BPE
 # trains, saves, and round-trips the validation split; train/val shards are written and carry the
-# documents of the MANIFEST; the CLI rejects a bad vocabulary with a clear message.
+# documents of the MANIFEST; a run longer than its shard says so; the CLI rejects a bad vocabulary with a
+# clear message.
 set -euo pipefail
 SEXTANT=${SEXTANT:-./sextant}
 work=${SEXTANT_BUILD:-build}/tests/tok_corpus
@@ -27,6 +28,14 @@ for split in train val; do
     grep -q "wrote $work/$split.bin: $docs documents, .* (16-bit)" "$work/$split.log" ||
         fail "$split shard: expected $docs documents: $(cat "$work/$split.log")"
 done
+
+# A run that needs more tokens than its shard holds says so (and config.json records the passes).
+head -c 3000 data/corpus/val.txt > "$work/tiny.txt"
+"$SEXTANT" tokenize shard --vocab "$work/bpe.sxv" --out "$work/tiny.bin" "$work/tiny.txt" 2>/dev/null || fail "tiny shard"
+"$SEXTANT" train --model d1-hd8-w16 --train "$work/tiny.bin" --batch 4 --seq 32 --steps 40 --out "$work/rep" --quiet \
+    2> "$work/rep.log" || fail "training on the tiny shard: $(cat "$work/rep.log")"
+grep -q "passes over $work/tiny.bin" "$work/rep.log" && grep -q '"data_passes"' "$work/rep/config.json" ||
+    fail "repeated data not reported: $(cat "$work/rep.log")"
 
 echo "not a vocabulary" > "$work/bad.sxv"
 if "$SEXTANT" tokenize encode --vocab "$work/bad.sxv" /dev/null 2> "$work/bad.log"; then fail "bad vocabulary accepted"; fi

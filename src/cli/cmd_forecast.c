@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "data/shard.h"
 #include "scale/forecast.h"
 #include "scale/rundir.h"
 #include "scale/svgplot.h"
@@ -61,6 +62,20 @@ static json_t *load(const char *path, sx_status *st) {
     json_t *j = json_load_file(path, 0, &err);
     if (!j) *st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
     return j;
+}
+
+// A hero that needs more tokens than the ladder's training shard holds would repeat data, which none of the
+// rungs did and the laws do not model: said before anyone pays for the run.
+static void warn_repeated_data(const json_t *fit, double hero_tokens) {
+    const char *train = json_string_value(json_object_get(json_object_get(fit, "ladder"), "train"));
+    shard_file sh;
+    if (!train || strncmp(train, "synthetic:", 10) == 0 || shard_open(&sh, train, 0) != SX_OK) return;
+    double have = (double)sh.h.n_tokens;
+    shard_close(&sh);
+    if (hero_tokens > have)
+        fprintf(stderr, "sextant forecast: warning: the hero's %.0f tokens are %.2f passes over %s (%.0f tokens); the "
+                "ladder's laws assume fresh data, so the forecast is optimistic where the data repeats\n",
+                hero_tokens, hero_tokens / have, train, have);
 }
 
 int cmd_forecast(int argc, char **argv) {
@@ -120,6 +135,7 @@ int cmd_forecast(int argc, char **argv) {
                    json_number_value(json_object_get(hero, "flops_ratio")), json_number_value(json_object_get(hero, "lr")),
                    json_string_value(json_object_get(hero, "schedule")),
                    json_is_true(json_object_get(json_object_get(fc, "method"), "schedule_change")) ? " (differs from the rungs')" : "");
+            warn_repeated_data(fit, json_number_value(json_object_get(hero, "tokens")));
             json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
             printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sha256 %s\nwrote %s\n",
                    json_number_value(json_object_get(last, "loss")), json_number_value(json_object_get(last, "lo")),

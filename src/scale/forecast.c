@@ -159,8 +159,8 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         }
         model_config c;
         model_config_parse(d.plan[0].descriptor, (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab")), &c);
-        doc = json_pack("{s:i, s:{s:s, s:s, s:s, s:f, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:o}, s:o, s:o, s:{s:s, s:o}}",
-                        "version", FORECAST_VERSION, "ladder", "name", spec->name, "spec", spec->spec_path, "schedule",
+        doc = json_pack("{s:i, s:{s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:o}, s:o, s:o, s:{s:s, s:o}}",
+                        "version", FORECAST_VERSION, "ladder", "name", spec->name, "spec", spec->spec_path, "train", spec->train, "schedule",
                         spec->schedule, "warmup", spec->warmup, "seq", (json_int_t)spec->seq, "batch", (json_int_t)spec->batch,
                         "tokens_per_param", spec->tokens_per_param, "vocab", (json_int_t)c.vocab, "lr", spec->lr,
                         "lr_ref_width", spec->lr_ref_width, "lr_width_power", spec->lr_width_power, "fracs",

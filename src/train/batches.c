@@ -63,6 +63,8 @@ void batch_source_close(batch_source *s) {
 
 size_t batch_source_vocab(const batch_source *s) { return s->is_shard ? s->ld.shard.h.vocab_size : s->syn.vocab; }
 
+double batch_source_tokens(const batch_source *s) { return s->is_shard ? (double)s->ld.shard.h.n_tokens : 0; }
+
 sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens) {
     if (s->is_shard) loader_next(&s->ld, B, tokens);
     else synthetic_batch(&s->syn, &s->rng, B, s->T, tokens);

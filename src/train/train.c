@@ -193,6 +193,9 @@ static sx_status copy_parent_metrics(const char *parent_ckpt, const char *out, l
     return runlog_copy_steps(src, dst, step);
 }
 
+// The whole run's training tokens.
+static double run_tokens(const run *r) { return (double)r->total_steps * (double)(r->B * r->T) * (double)r->o->grad_accum; }
+
 static sx_status write_config(run *r) {
     const train_options *o = r->o;
     model_flops f = model_flops_count(&r->m.cfg, r->T);
@@ -200,12 +203,14 @@ static sx_status write_config(run *r) {
                           "model", r->m.cfg.descriptor, "n_params", (json_int_t)f.params_total,
                           "n_params_nonembed", (json_int_t)f.params_nonembed, "flops_per_token", f.train_per_token,
                           "total_steps", (json_int_t)r->total_steps,
-                          "total_tokens", (json_int_t)((double)r->total_steps * (double)(r->B * r->T) * (double)o->grad_accum),
+                          "total_tokens", (json_int_t)run_tokens(r),
                           "batch_tokens", (json_int_t)(r->B * r->T * (size_t)o->grad_accum), "batch", (json_int_t)r->B,
                           "seq", (json_int_t)r->T, "grad_accum", (json_int_t)o->grad_accum, "seed", (json_int_t)o->seed,
                           "schedule", lr_schedule_to_json(&r->sched), "optimizer", optimizer_config_to_json(&o->opt),
                           "model_config", model_config_to_json(&r->m.cfg));
     json_object_set_new(c, "train_data", json_string(o->train_data));
+    double have = batch_source_tokens(r->train);
+    if (have > 0) json_object_set_new(c, "data_passes", json_real(run_tokens(r) / have));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
@@ -304,6 +309,10 @@ static sx_status open_run_dir(run *r) {
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
     if (!own && branch && (st = copy_parent_metrics(o->branch_from, o->out, r->step))) return st;
     if ((st = write_config(r))) return st;
+    double have = batch_source_tokens(r->train), want = run_tokens(r);
+    if (have > 0 && want > have)   // scaling laws and forecasts assume fresh data
+        fprintf(stderr, "sextant train: note: %.0f tokens is %.2f passes over %s (%.0f tokens): repeated data trains "
+                "worse than fresh data\n", want, want / have, o->train_data, have);
     return runlog_open(&r->log, o->out, own || branch ? r->step : -1, !o->quiet);
 }
 
