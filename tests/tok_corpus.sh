@@ -32,6 +32,7 @@ done
 # A run that needs more tokens than its shard holds says so (and config.json records the passes).
 head -c 3000 data/corpus/val.txt > "$work/tiny.txt"
 "$SEXTANT" tokenize shard --vocab "$work/bpe.sxv" --out "$work/tiny.bin" "$work/tiny.txt" 2>/dev/null || fail "tiny shard"
+rm -rf "$work/rep"   # a rerun of the suite reuses $work
 "$SEXTANT" train --model d1-hd8-w16 --train "$work/tiny.bin" --batch 4 --seq 32 --steps 40 --out "$work/rep" --quiet \
     2> "$work/rep.log" || fail "training on the tiny shard: $(cat "$work/rep.log")"
 grep -q "passes over $work/tiny.bin" "$work/rep.log" && grep -q '"data_passes"' "$work/rep/config.json" ||

@@ -24,7 +24,6 @@ sx_status fs_mkdir_p(const char *dir) {
     return SX_OK;
 }
 
-
 sx_status fs_lock_dir(const char *dir, int *fd) {
     char path[4096];
     snprintf(path, sizeof path, "%s/.lock", dir);

@@ -196,6 +196,12 @@ static sx_status copy_parent_metrics(const char *parent_ckpt, const char *out, l
 // The whole run's training tokens.
 static double run_tokens(const run *r) { return (double)r->total_steps * (double)(r->B * r->T) * (double)r->o->grad_accum; }
 
+// How many times the run goes over its training shard (0 for an endless synthetic source).
+static double data_passes(const run *r) {
+    double have = batch_source_tokens(r->train);
+    return have > 0 ? run_tokens(r) / have : 0;
+}
+
 static sx_status write_config(run *r) {
     const train_options *o = r->o;
     model_flops f = model_flops_count(&r->m.cfg, r->T);
@@ -209,8 +215,7 @@ static sx_status write_config(run *r) {
                           "schedule", lr_schedule_to_json(&r->sched), "optimizer", optimizer_config_to_json(&o->opt),
                           "model_config", model_config_to_json(&r->m.cfg));
     json_object_set_new(c, "train_data", json_string(o->train_data));
-    double have = batch_source_tokens(r->train);
-    if (have > 0) json_object_set_new(c, "data_passes", json_real(run_tokens(r) / have));
+    if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
@@ -309,10 +314,9 @@ static sx_status open_run_dir(run *r) {
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
     if (!own && branch && (st = copy_parent_metrics(o->branch_from, o->out, r->step))) return st;
     if ((st = write_config(r))) return st;
-    double have = batch_source_tokens(r->train), want = run_tokens(r);
-    if (have > 0 && want > have)   // scaling laws and forecasts assume fresh data
+    if (data_passes(r) > 1)   // scaling laws and forecasts assume fresh data
         fprintf(stderr, "sextant train: note: %.0f tokens is %.2f passes over %s (%.0f tokens): repeated data trains "
-                "worse than fresh data\n", want, want / have, o->train_data, have);
+                "worse than fresh data\n", run_tokens(r), data_passes(r), o->train_data, batch_source_tokens(r->train));
     return runlog_open(&r->log, o->out, own || branch ? r->step : -1, !o->quiet);
 }
 
