@@ -68,14 +68,15 @@ typedef struct {
     const gemm_ukernel *f32;  // fp32 kernel; also runs GEMM_BF16 exactly on bf16-rounded fp32 panels
     const gemm_ukernel *bf16; // native bf16 kernel, or NULL
     const gemm_transpose_fn *transpose; // 16 x 16 transposer for packing, or NULL (scalar)
+    const gemm_bf16_convert *bf16_convert; // vector conversions for the bf16 kernel's panels, or NULL (scalar)
 } gemm_path;
 
 // Best first.
 static const gemm_path g_paths[] = {
-    {"avx512bf16", &gemm_ukernel_avx512, &gemm_ukernel_bf16, &gemm_transpose16_avx512},
-    {"avx512", &gemm_ukernel_avx512, NULL, &gemm_transpose16_avx512},
-    {"avx2", &gemm_ukernel_avx2, NULL, NULL},
-    {"generic", &gemm_ukernel_generic, NULL, NULL},
+    {"avx512bf16", &gemm_ukernel_avx512, &gemm_ukernel_bf16, &gemm_transpose16_avx512, &gemm_bf16_convert_avx512},
+    {"avx512", &gemm_ukernel_avx512, NULL, &gemm_transpose16_avx512, NULL},
+    {"avx2", &gemm_ukernel_avx2, NULL, NULL, NULL},
+    {"generic", &gemm_ukernel_generic, NULL, NULL, NULL},
 };
 enum { NPATHS = sizeof g_paths / sizeof g_paths[0] };
 
@@ -199,10 +200,12 @@ static inline __attribute__((always_inline)) void kmajor_row(unsigned char *dst,
 // cut into ceil(n/W) panels W wide, kc of kcp deep, in the k-major layout of gemm_ukernel.h, panel q at
 // dst + q*panel_bytes; zero-padded; overwritten. Works on groups of panels about PACK_GROUP values wide:
 // each source row is read in runs that long while the group's few panels are written sequentially
-// (all panels at once would scatter every row over hundreds of partly written cache lines).
+// (all panels at once would scatter every row over hundreds of partly written cache lines). A row pair of
+// a group goes through cv in one call when given (PACK_BF16_PAIRS only).
 static inline __attribute__((always_inline)) void kmajor_panels(unsigned char *dst, size_t panel_bytes,
                                                                 pack_mode mode, const float *s, size_t ld,
-                                                                size_t n, size_t W, size_t kc) {
+                                                                size_t n, size_t W, size_t kc,
+                                                                const gemm_bf16_convert *cv) {
     const size_t npan = (n + W - 1) / W, step = mode == PACK_BF16_PAIRS ? 2 : 1;
     const size_t row_bytes = W * sizeof(float); // W fp32 values, or W (k, k+1) pairs of bf16
     const size_t group = PACK_GROUP / W > 0 ? PACK_GROUP / W : 1;
@@ -213,6 +216,11 @@ static inline __attribute__((always_inline)) void kmajor_panels(unsigned char *d
             // Rows are short runs far apart (the hardware prefetcher misses them): fetch a few rows ahead.
             for (size_t r = k + PACK_PREFETCH_ROWS; r < k + PACK_PREFETCH_ROWS + step && r < kc; r++)
                 for (size_t i = 0; i < run; i += 16) __builtin_prefetch(s + r * ld + q0 * W + i);
+            if (cv) {
+                cv->pair_rows(dst + q0 * panel_bytes + k / step * row_bytes, panel_bytes, s0 + q0 * W,
+                              s1 ? s1 + q0 * W : NULL, run, W);
+                continue;
+            }
             for (size_t q = q0; q < q1; q++) {
                 size_t i0 = q * W, w = n - i0 < W ? n - i0 : W;
                 kmajor_row(dst + q * panel_bytes + k / step * row_bytes, mode, s0 + i0, s1 ? s1 + i0 : NULL, w,
@@ -222,15 +230,18 @@ static inline __attribute__((always_inline)) void kmajor_panels(unsigned char *d
     }
 }
 
-// kmajor_panels with the panel widths of the AVX-512 kernels (12 x 32, the hot ones) as constants.
+// kmajor_panels with the panel widths of the AVX-512 kernels (12 x 32, the hot ones) as constants; cv as
+// there.
 PACK_CLONES static void pack_kmajor(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
-                                    size_t ld, size_t n, size_t W, size_t kc, size_t kcp) {
-    if (W == 12)
-        kmajor_panels(dst, panel_bytes, mode, s, ld, n, 12, kc);
+                                    size_t ld, size_t n, size_t W, size_t kc, const gemm_bf16_convert *cv) {
+    if (cv)
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, W, kc, cv);
+    else if (W == 12)
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, 12, kc, NULL);
     else if (W == 32)
-        kmajor_panels(dst, panel_bytes, mode, s, ld, n, 32, kc);
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, 32, kc, NULL);
     else
-        kmajor_panels(dst, panel_bytes, mode, s, ld, n, W, kc);
+        kmajor_panels(dst, panel_bytes, mode, s, ld, n, W, kc, NULL);
 }
 
 // The 32-bit panel value u taken from a source column si of depth kc: the bits of si[u] (rounded to bf16
@@ -245,11 +256,11 @@ static inline uint32_t panel_value(pack_mode mode, const float *si, size_t u, si
 
 // Panels of an operand whose element (k, i) is s[i*ld + k] (B when trans_b), same layout and arguments
 // as pack_kmajor. Panel column i is the contiguous source row i. With a transposer (tr: the AVX-512
-// paths), whole 16 x 16 blocks of panel values go through registers (converted first unless fp32);
-// the rest, and everything without one, is written a value at a time.
+// paths), whole 16 x 16 blocks of panel values go through registers (converted first unless fp32, by
+// cv when given); the rest, and everything without one, is written a value at a time.
 PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s,
                                         size_t ld, size_t n, size_t W, size_t kc, size_t kcp,
-                                        gemm_transpose_fn tr) {
+                                        gemm_transpose_fn tr, const gemm_bf16_convert *cv) {
     const size_t step = mode == PACK_BF16_PAIRS ? 2 : 1, units = kcp / step; // 32-bit values per column
     const size_t whole = tr && W % 16 == 0 ? kc / step / 16 * 16 : 0;     // values in whole 16-blocks
     for (size_t q = 0; q * W < n; q++) {
@@ -264,8 +275,13 @@ PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, 
                     continue;
                 }
                 alignas(64) uint32_t t[16 * 16]; // whole block: no value reaches past kc
-                for (size_t i = 0; i < 16; i++)
+                for (size_t i = 0; i < 16; i++) {
+                    if (cv) { // consecutive k of a source row are already the pairs
+                        cv->row((uint16_t *)(t + i * 16), sb + i * ld, 2 * 16);
+                        continue;
+                    }
                     for (size_t v = 0; v < 16; v++) t[i * 16 + v] = panel_value(mode, sb + i * ld, v, 2 * 16);
+                }
                 tr(t, 16, d + u * W + r, W);
             }
         for (size_t i = 0; i < w; i++)
@@ -275,16 +291,19 @@ PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, 
 
 // Panels of an operand whose element (r, k) is s[r*ld + k] (A when !trans_a): m rows cut into ceil(m/H)
 // panels H high, kc of kcp deep, in the row-major layout (a_rows) of gemm_ukernel.h, panel q at
-// dst + q*panel_bytes; zero-padded; overwritten.
+// dst + q*panel_bytes; zero-padded; overwritten. cv converts the rows when given (PACK_BF16_PAIRS only).
 PACK_CLONES static void pack_rows(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s, size_t ld,
-                                  size_t m, size_t H, size_t kc, size_t kcp) {
+                                  size_t m, size_t H, size_t kc, size_t kcp, const gemm_bf16_convert *cv) {
     const size_t es = mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
     for (size_t r = 0; r < m; r++) {
         // Each row is one short run (kc values) of a large matrix: fetch a few rows ahead.
         if (r + PACK_PREFETCH_ROWS < m)
             for (size_t k = 0; k < kc; k += 16) __builtin_prefetch(s + (r + PACK_PREFETCH_ROWS) * ld + k);
         unsigned char *d = dst + r / H * panel_bytes + r % H * kcp * es;
-        convert_row(d, mode, s + r * ld, kc);
+        if (cv)
+            cv->row((uint16_t *)d, s + r * ld, kc);
+        else
+            convert_row(d, mode, s + r * ld, kc);
         memset(d + kc * es, 0, (kcp - kc) * es);
     }
     if (m % H) memset(dst + m / H * panel_bytes + m % H * kcp * es, 0, (H - m % H) * kcp * es);
@@ -300,6 +319,7 @@ typedef struct {
     const gemm_ukernel *uk;
     gemm_transpose_fn transpose; // for packing B when trans_b, or NULL
     pack_mode mode;
+    const gemm_bf16_convert *cv; // vector conversions for PACK_BF16_PAIRS, or NULL
     size_t esize, kc_blk;
     size_t mc_max; // MC in whole tiles
     size_t ma_blk; // most rows of A packed at once: mc_max, or MA_TRANS when trans_a
@@ -320,6 +340,7 @@ static void job_setup(gemm_job *j) {
     j->transpose = path->transpose ? *path->transpose : NULL;
     j->mode = !bf16 ? PACK_F32 : path->bf16 ? PACK_BF16_PAIRS : PACK_F32_BF16_ROUNDED;
     j->esize = j->mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
+    j->cv = j->mode == PACK_BF16_PAIRS ? path->bf16_convert : NULL;
     // Equal K blocks of at most KC: no thin last block, and fewer passes over C than a fixed KC.
     const size_t kc_max = j->mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32, nkb = (j->K + kc_max - 1) / kc_max;
     j->kc_blk = ((j->K + nkb - 1) / nkb + 7) / 8 * 8;
@@ -338,9 +359,9 @@ static void pack_b_block(const gemm_job *j, unsigned char *dst, size_t bpanel, s
                          size_t jc, size_t nc) {
     if (j->trans_b)
         pack_transposed(dst, bpanel, j->mode, j->B + jc * j->ldb + pc, j->ldb, nc, j->uk->nr, kc, kcp,
-                        j->transpose);
+                        j->transpose, j->cv);
     else
-        pack_kmajor(dst, bpanel, j->mode, j->B + pc * j->ldb + jc, j->ldb, nc, j->uk->nr, kc, kcp);
+        pack_kmajor(dst, bpanel, j->mode, j->B + pc * j->ldb + jc, j->ldb, nc, j->uk->nr, kc, j->cv);
 }
 
 // Panels q0..q1 of op(B), in every K block, into the whole-B layout at dst: K block b at
@@ -416,9 +437,9 @@ static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_
             for (size_t ia = m0; ia < m1; ia += ma_blk) {
                 const size_t ma = m1 - ia < ma_blk ? m1 - ia : ma_blk;
                 if (j->trans_a)
-                    pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ia, j->lda, ma, mr, kc, kcp);
+                    pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ia, j->lda, ma, mr, kc, j->cv);
                 else
-                    pack_rows(abuf, apanel, j->mode, j->A + ia * j->lda + pc, j->lda, ma, mr, kc, kcp);
+                    pack_rows(abuf, apanel, j->mode, j->A + ia * j->lda + pc, j->lda, ma, mr, kc, kcp, j->cv);
                 for (size_t ic = 0; ic < ma; ic += mc_blk) {
                     const size_t mc = ma - ic < mc_blk ? ma - ic : mc_blk;
                     macro_block(j, abuf + ic / mr * apanel, apanel, mc, bblock, bpanel, nc, kcp,

@@ -15,6 +15,7 @@
 #define SEXTANT_GEMM_UKERNEL_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef void (*gemm_ukernel_fn)(size_t kc, const void *a, bool a_rows, const void *b, float *c, size_t ldc,
                                 bool accumulate);
@@ -39,5 +40,18 @@ extern const gemm_ukernel gemm_ukernel_bf16;
 typedef void (*gemm_transpose_fn)(const void *src, size_t sld, void *dst, size_t dld);
 // AVX-512F (gemm_pack_avx512.c), for the AVX-512 paths.
 extern const gemm_transpose_fn gemm_transpose16_avx512;
+
+// Packing helpers for bf16 panels: fp32 to bf16 bits, rounded to nearest even (NaN stays NaN; fp32
+// subnormals may become zero).
+typedef struct {
+    // dst[i] = bf16(s[i]) for i < n.
+    void (*row)(uint16_t *dst, const float *s, size_t n);
+    // The (s0[i], s1[i]) pairs of i < n (s1 NULL: zeros) as 32-bit values, value i at
+    // dst + (i / W)*panel_bytes + (i % W)*4: a row of consecutive panels W wide, the last zero-padded to W.
+    void (*pair_rows)(unsigned char *dst, size_t panel_bytes, const float *s0, const float *s1, size_t n,
+                      size_t W);
+} gemm_bf16_convert;
+// AVX-512 BF16 (gemm_pack_bf16.c), for the avx512bf16 path.
+extern const gemm_bf16_convert gemm_bf16_convert_avx512;
 
 #endif

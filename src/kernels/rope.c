@@ -33,24 +33,31 @@ void rope_forward_ref(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_
             }
 }
 
-// Rotates every head by +θ (sign = 1) or −θ (sign = −1).
+// Below this many values a rotation runs on the calling thread.
+enum { ROPE_PARALLEL_MIN = 1 << 16 };
+
+// Rotates every head of the B·T rows by +θ (sign = 1) or −θ (sign = −1); rows are split over the threads
+// (run serially, the rotation of q and k left the other threads idle between two GEMMs). Cloned per ISA so
+// that the inner loop uses wide vectors.
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static void rope_apply(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,
                        const float *sin_t, float sign, float *x) {
     assert(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd);
-    size_t half = rot_dim / 2;
-    for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++) {
-            const float *ct = cos_t + t * half, *st = sin_t + t * half;
-            for (size_t h = 0; h < n_heads; h++) {
-                float *x0 = x + ((b * T + t) * n_heads + h) * hd, *x1 = x0 + half;
+    const size_t half = rot_dim / 2, rows = B * T;
+#pragma omp parallel for schedule(static) if (rows * n_heads * hd >= ROPE_PARALLEL_MIN)
+    for (size_t row = 0; row < rows; row++) {
+        const size_t t = row % T;
+        const float *ct = cos_t + t * half, *st = sin_t + t * half;
+        for (size_t h = 0; h < n_heads; h++) {
+            float *x0 = x + (row * n_heads + h) * hd, *x1 = x0 + half;
 #pragma omp simd
-                for (size_t j = 0; j < half; j++) {
-                    float a = x0[j], c = x1[j], s = sign * st[j];
-                    x0[j] = a * ct[j] - c * s;
-                    x1[j] = a * s + c * ct[j];
-                }
+            for (size_t j = 0; j < half; j++) {
+                float a = x0[j], c = x1[j], s = sign * st[j];
+                x0[j] = a * ct[j] - c * s;
+                x1[j] = a * s + c * ct[j];
             }
         }
+    }
 }
 
 void rope_forward(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,

@@ -158,6 +158,20 @@ static void split_tokens(const model *m, const int32_t *tokens, int32_t *inputs,
     }
 }
 
+// Copies n floats (src NULL: zeroes them), split over the threads: megabytes at a time between parallel
+// kernels, where one thread alone would leave the others waiting.
+enum { FILL_CHUNK = 1 << 16 };
+static void parallel_fill(float *dst, const float *src, size_t n) {
+#pragma omp parallel for schedule(static) if (n >= 4 * FILL_CHUNK)
+    for (size_t i = 0; i < n; i += FILL_CHUNK) {
+        const size_t len = n - i < FILL_CHUNK ? n - i : FILL_CHUNK;
+        if (src)
+            memcpy(dst + i, src + i, len * sizeof *dst);
+        else
+            memset(dst + i, 0, len * sizeof *dst);
+    }
+}
+
 static void forward_layers(model *m, const int32_t *inputs, const act_views *v) {
     const model_config *c = &m->cfg;
     size_t BT = m->B * m->T, C = c->width;
@@ -172,7 +186,7 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
             float *saved = half ? v->ffn_saved + l * v->ffn_per_layer : v->mixer_saved + l * v->mixer_per_layer;
             float *x_in = v->x + k * BT * C, *x_out = x_in + BT * C, *h = v->hn + k * BT * C;
             rmsnorm_forward(BT, C, x_in, m->p[first], NORM_EPS, h, v->rstd + k * BT);
-            memcpy(x_out, x_in, BT * C * sizeof *x_out);
+            parallel_fill(x_out, x_in, BT * C);
             mod->forward(&bs, m->p + first + 1, h, x_out, saved, v->scratch);
         }
     }
@@ -288,7 +302,7 @@ json_t *model_moe_stats_json(const model *m) {
     return json_pack("{s:o, s:o}", "moe_load", load, "moe_max_load", max_load);
 }
 
-void model_zero_grad(model *m) { memset(m->grads, 0, m->table.total * sizeof *m->grads); }
+void model_zero_grad(model *m) { parallel_fill(m->grads, NULL, m->table.total); }
 
 void model_param_refs(const model *m, param_ref *refs) {
     for (size_t i = 0; i < m->table.n; i++) {
