@@ -129,8 +129,9 @@ static void test_rope_backward_fd(void) {
 // Table angles are rounded to fp32 once (|θ| up to T, so cos/sin have abs error ~T·6e-8 in the tables
 // vs double in the reference): atol 1e-5 at T <= 70.
 static void test_rope_fast(void) {
-    size_t shapes[][5] = {{1, 1, 1, 2, 2}, {2, 37, 3, 64, 64}, {1, 70, 4, 64, 32}, {3, 9, 2, 10, 6}};
-    for (size_t si = 0; si < 4; si++) {
+    // The last shape is large enough for the rows to be split over the threads.
+    size_t shapes[][5] = {{1, 1, 1, 2, 2}, {2, 37, 3, 64, 64}, {1, 70, 4, 64, 32}, {3, 9, 2, 10, 6}, {5, 60, 4, 64, 48}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
         size_t B = shapes[si][0], T = shapes[si][1], nh = shapes[si][2], hd = shapes[si][3], rot = shapes[si][4];
         size_t n = B * T * nh * hd;
         float *x = randn(n, 1), *y1 = dup(x, n), *y2 = dup(x, n);

@@ -1,6 +1,8 @@
 // Whole-model tests: finite-difference gradient checks for every option of the dense model, and the
 // golden fixtures produced by the independent PyTorch reference (tools/ref/) — logits, loss, every
 // gradient, and parameters after AdamW and Muon steps.
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "model/model.h"
 #include "support/modelcheck.h"
@@ -27,8 +29,35 @@ static void test_bad_descriptors(void) {
     CHECK(model_config_parse("d6-kv2-swiglu", 0, &c) == SX_OK && c.n_kv_head == 2 && c.ffn_hidden == 1024);
 }
 
+// A batch large enough for the residual stream's copies and the gradient zeroing to be split over the
+// threads gives the loss of its sequences one at a time (small enough to run on one thread), and zeroing
+// really clears every gradient.
+static void test_large_batch_matches_sequences(void) {
+    model_config c;
+    model m;
+    enum { B = 4, T = 512 };
+    if (!CHECK(model_config_parse("d1-w128-hd32-v2048", 0, &c) == SX_OK && model_init(&m, &c) == SX_OK)) return;
+    modelcheck_randomize(&m, 11);
+    int32_t *tok = malloc(B * (T + 1) * sizeof *tok);
+    for (size_t i = 0; i < B * (T + 1); i++) tok[i] = (int32_t)((i * 7919 + 13) % 2048);
+    double mean = 0;
+    CHECK(model_reserve(&m, 1, T) == SX_OK);
+    for (size_t b = 0; b < B; b++) mean += model_loss(&m, tok + b * (T + 1), NULL) / B;
+    CHECK(model_reserve(&m, B, T) == SX_OK);
+    double whole = model_loss(&m, tok, NULL);
+    CHECK(fabs(whole - mean) <= 1e-5 * fabs(mean));
+    for (size_t i = 0; i < m.table.total; i++) m.grads[i] = NAN;
+    model_zero_grad(&m);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < m.table.total; i++) nonzero += m.grads[i] != 0.0f;
+    CHECK(nonzero == 0);
+    free(tok);
+    model_free(&m);
+}
+
 int main(void) {
     TEST_RUN(test_bad_descriptors);
+    TEST_RUN(test_large_batch_matches_sequences);
     TEST_RUN(test_gradcheck_mha_relu2_tied);
     TEST_RUN(test_gradcheck_gqa_swiglu_qknorm_untied);
     TEST_RUN(test_gradcheck_mqa_gelu_partial_rope_softcap);
