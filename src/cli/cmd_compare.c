@@ -25,14 +25,12 @@ int cmd_compare(int argc, char **argv) {
     size_t n = sizeof flags / sizeof *flags;
     const char *pos[MAX_VARIANTS];
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, pos, MAX_VARIANTS, &npos, &help);
-    if (help) {
-        flags_usage(stdout, "compare BASELINE.ladder VARIANT.ladder... [flags]",
-                    "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
-                    "compute: projected loss, compute multiplier (with 95% intervals), KV-cache bytes, verdict.", flags, n);
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, pos, MAX_VARIANTS, &npos,
+                            "compare BASELINE.ladder VARIANT.ladder... [flags]",
+                            "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
+                            "compute: projected loss, compute multiplier (with 95% intervals), KV-cache bytes, verdict.", &st))
         return 0;
-    }
     if (!st && npos < 2) st = sx_fail(SX_ERR_ARG, "give a baseline ladder spec and at least one variant");
     ladder_spec specs[MAX_VARIANTS];
     char dirs[MAX_VARIANTS][128];

@@ -13,14 +13,12 @@ int cmd_fit(int argc, char **argv) {
     size_t n = sizeof flags / sizeof *flags;
     const char *pos[1];
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, pos, 1, &npos, &help);
-    if (help) {
-        flags_usage(stdout, "fit SPEC [--runs DIR] [--out fit.json]",
-                    "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
-                    "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", flags, n);
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
+                            "fit SPEC [--runs DIR] [--out fit.json]",
+                            "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
+                            "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", &st))
         return 0;
-    }
     if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give the ladder spec: sextant fit SPEC");
     ladder_spec spec;
     if (!st) st = ladder_spec_read(pos[0], &spec);

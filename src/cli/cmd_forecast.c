@@ -98,15 +98,13 @@ int cmd_forecast(int argc, char **argv) {
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, NULL, 0, &npos, &help);
-    if (help) {
-        flags_usage(stdout, "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
+                            "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
                             "       sextant forecast --check RUN_DIR --forecast forecast.json [--fit fit.json --plot f.svg]",
-                    "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
-                    "so it can be preregistered; --check compares a run (finished or not) with it.", flags, n);
+                            "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
+                            "so it can be preregistered; --check compares a run (finished or not) with it.", &st))
         return 0;
-    }
     if (st) return cli_report("forecast", st);
     json_t *fit = NULL, *fc = NULL, *report = NULL;
     if (*fit_path) fit = load(fit_path, &st);

@@ -15,12 +15,10 @@ int cmd_inspect(int argc, char **argv) {
     size_t n = sizeof flags / sizeof *flags;
     const char *pos[1];
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, pos, 1, &npos, &help);
-    if (help) {
-        flags_usage(stdout, "inspect DESCRIPTOR [--vocab V] [--seq T]", "Prints the model's exact accounting.", flags, n);
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
+                            "inspect DESCRIPTOR [--vocab V] [--seq T]", "Prints the model's exact accounting.", &st))
         return 0;
-    }
     if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one model descriptor, e.g. sextant inspect d6-kv2");
     if (!st && (vocab < 0 || seq <= 0 || batch <= 0)) st = sx_fail(SX_ERR_ARG, "--vocab, --seq and --batch must be positive");
     model_config c;

@@ -19,15 +19,13 @@ int cmd_ladder(int argc, char **argv) {
     size_t n = sizeof flags / sizeof *flags;
     const char *pos[2];
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, pos, 2, &npos, &help);
-    if (help) {
-        flags_usage(stdout, "ladder run|status|plan SPEC [flags]",
-                    "Trains every rung (and seed, and cooldown branch) of a ladder spec into its own run directory,\n"
-                    "skipping finished runs and resuming interrupted ones. The spec format is documented in\n"
-                    "src/scale/ladder.h and examples/*.ladder.", flags, n);
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, pos, 2, &npos,
+                            "ladder run|status|plan SPEC [flags]",
+                            "Trains every rung (and seed, and cooldown branch) of a ladder spec into its own run directory,\n"
+                            "skipping finished runs and resuming interrupted ones. The spec format is documented in\n"
+                            "src/scale/ladder.h and examples/*.ladder.", &st))
         return 0;
-    }
     if (!st && (npos != 2 || (strcmp(pos[0], "run") && strcmp(pos[0], "status") && strcmp(pos[0], "plan"))))
         st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
     if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");

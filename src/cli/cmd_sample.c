@@ -31,9 +31,10 @@ int cmd_sample(int argc, char **argv) {
     };
     size_t nf = sizeof flags / sizeof *flags;
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, nf, argc, argv, NULL, 0, &npos, &help);
-    if (help) { flags_usage(stdout, "sample --checkpoint CKPT --prompt TEXT [flags]", "Generates samples with the KV-cache decoder.", flags, nf); return 0; }
+    sx_status st;
+    if (flags_help_or_parse(flags, nf, argc, argv, NULL, 0, &npos,
+                            "sample --checkpoint CKPT --prompt TEXT [flags]", "Generates samples with the KV-cache decoder.", &st))
+        return 0;
     if (!st && !*ckpt) st = sx_fail(SX_ERR_ARG, "--checkpoint is required");
     if (!st && (n < 1 || max_new < 1 || ctx < 2 || top_k < 0 || temperature < 0 || top_p <= 0 || top_p > 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");

@@ -45,9 +45,8 @@ static sx_status write_output(const char *path, const void *data, size_t n) {
 
 static int usage_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int *npos,
                           const char *synopsis, const char *about) {
-    bool help;
-    sx_status st = flags_parse(defs, n, argc, argv, pos, MAX_INPUTS, npos, &help);
-    if (help) { flags_usage(stdout, synopsis, about, defs, n); return 0; }
+    sx_status st;
+    if (flags_help_or_parse(defs, n, argc, argv, pos, MAX_INPUTS, npos, synopsis, about, &st)) return 0;
     if (st) { fail(st); flags_usage(stderr, synopsis, about, defs, n); return 2; }
     return -1;
 }

@@ -53,14 +53,11 @@ int cmd_train(int argc, char **argv) {
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, NULL, 0, &npos, &help);
-    if (help) {
-        flags_usage(stdout, "train --model d4 --train SHARD --out DIR [flags]",
-                    "Trains a model; writes config.json, metrics.jsonl (one line per step) and checkpoint.sxt to --out.",
-                    flags, n);
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos, "train --model d4 --train SHARD --out DIR [flags]",
+                            "Trains a model; writes config.json, metrics.jsonl (one line per step) and checkpoint.sxt to --out.",
+                            &st))
         return 0;
-    }
     if (!st && !*o.train_data) st = sx_fail(SX_ERR_ARG, "--train is required (a token shard or synthetic:V)");
     if (!st && *o.forecast && o.steps <= 0 && o.tokens <= 0) {
         // Verifying a forecast: the run length defaults to the forecast's.

@@ -70,9 +70,10 @@ static int ttc_train(int argc, char **argv) {
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, NULL, 0, &npos, &help);
-    if (help) { flags_usage(stdout, "ttc train --out DIR [flags]", "Trains a policy on the arithmetic task.", flags, n); return 0; }
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
+                            "ttc train --out DIR [flags]", "Trains a policy on the arithmetic task.", &st))
+        return 0;
     if (!st && !*out) st = sx_fail(SX_ERR_ARG, "--out is required");
     if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1))
         st = sx_fail(SX_ERR_ARG, "--max-ops must be 1..%d, --digits 1..3, --problems positive", ARITH_MAX_OPS);
@@ -168,9 +169,10 @@ static int ttc_verifiers(int argc, char **argv) {
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, n, argc, argv, NULL, 0, &npos, &help);
-    if (help) { flags_usage(stdout, "ttc verifiers --policy CKPT --out DIR [flags]", "Trains outcome and process verifiers on the policy's labelled samples.", flags, n); return 0; }
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
+                            "ttc verifiers --policy CKPT --out DIR [flags]", "Trains outcome and process verifiers on the policy's labelled samples.", &st))
+        return 0;
     if (!st && (!*policy_path || !*out)) st = sx_fail(SX_ERR_ARG, "--policy and --out are required");
     if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1 || samples < 1))
         st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems or --samples");
@@ -260,9 +262,10 @@ static int ttc_run(int argc, char **argv) {
     };
     size_t nf = sizeof flags / sizeof *flags;
     int npos;
-    bool help;
-    sx_status st = flags_parse(flags, nf, argc, argv, NULL, 0, &npos, &help);
-    if (help) { flags_usage(stdout, "ttc run --policy CKPT --orm CKPT --prm CKPT --out DIR [flags]", "Runs the test-time-compute strategies and the scaling analysis.", flags, nf); return 0; }
+    sx_status st;
+    if (flags_help_or_parse(flags, nf, argc, argv, NULL, 0, &npos,
+                            "ttc run --policy CKPT --orm CKPT --prm CKPT --out DIR [flags]", "Runs the test-time-compute strategies and the scaling analysis.", &st))
+        return 0;
     step_agg agg = AGG_MIN;
     if (!st && (!*policy_path || !*orm_path || !*prm_path || !*out)) st = sx_fail(SX_ERR_ARG, "--policy, --orm, --prm and --out are required");
     if (!st) st = step_agg_parse(agg_name, &agg);

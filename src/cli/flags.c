@@ -77,6 +77,14 @@ sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, con
     return SX_OK;
 }
 
+bool flags_help_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
+                         int *npos, const char *synopsis, const char *about, sx_status *st) {
+    bool help;
+    *st = flags_parse(defs, n, argc, argv, pos, max_pos, npos, &help);
+    if (help) flags_usage(stdout, synopsis, about, defs, n);
+    return help;
+}
+
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n) {
     fprintf(out, "usage: sextant %s\n", synopsis);
     if (about) fprintf(out, "\n%s\n", about);

@@ -23,6 +23,10 @@ typedef struct {
 // unknown flag, a missing value or a malformed number. *help is set when --help or -h was given.
 sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
                       int *npos, bool *help);
+// The start of every subcommand: flags_parse, and on --help the usage (flags_usage) on stdout. Returns true
+// when it printed the usage (the command then exits with 0); otherwise false, with the parse status in *st.
+bool flags_help_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
+                         int *npos, const char *synopsis, const char *about, sx_status *st);
 // Prints "usage: sextant <synopsis>" and one line per flag with its default and help.
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n);
 // The resolved values as a JSON object {name: value}.
