@@ -206,10 +206,10 @@ int main(int argc, char **argv) {
         {"dyᵀ·x fc  1536x384x2048", true, false, true, 1536, 384, 2048, 0},
         {"dyᵀ·x proj 384x1536x2048", true, false, true, 384, 1536, 2048, 0},
         {"dyᵀ·x head 8192x384x2048", true, false, true, 8192, 384, 2048, 0},
-        // The head as training runs it (model.c: HEAD_ROWS = 256 rows of logits at a time).
-        {"x·Wᵀ head 2048x8192x384 by 256", false, true, false, 2048, 8192, 384, 256},
-        {"dy·W head 2048x384x8192 by 256", false, false, false, 2048, 384, 8192, 256},
-        {"dyᵀ·x head 8192x384x2048 by 256", true, false, true, 8192, 384, 2048, 256},
+        // The head as training runs it (model.c: head_rows() = 1024 rows of logits at a time at vocab 8192).
+        {"x·Wᵀ head 2048x8192x384 by 1024", false, true, false, 2048, 8192, 384, 1024},
+        {"dy·W head 2048x384x8192 by 1024", false, false, false, 2048, 384, 8192, 1024},
+        {"dyᵀ·x head 8192x384x2048 by 1024", true, false, true, 8192, 384, 2048, 1024},
         {"square 512", false, false, false, 512, 512, 512, 0},
         {"square 1024", false, false, false, 1024, 1024, 1024, 0},
         {"square 2048", false, false, false, 2048, 2048, 2048, 0},

@@ -30,28 +30,38 @@ static void test_bad_descriptors(void) {
 }
 
 // A batch large enough for the residual stream's copies and the gradient zeroing to be split over the
-// threads gives the loss of its sequences one at a time (small enough to run on one thread), and zeroing
-// really clears every gradient.
+// threads, and for the fused head to take its logits in two chunks, gives the loss and the gradients of its
+// sequences taken one at a time (one head chunk, one thread for the copies); zeroing clears every gradient.
 static void test_large_batch_matches_sequences(void) {
     model_config c;
     model m;
     enum { B = 4, T = 512 };
     if (!CHECK(model_config_parse("d1-w128-hd32-v2048", 0, &c) == SX_OK && model_init(&m, &c) == SX_OK)) return;
     modelcheck_randomize(&m, 11);
+    const size_t n = m.table.total;
     int32_t *tok = malloc(B * (T + 1) * sizeof *tok);
+    float *g_seq = malloc(n * sizeof *g_seq);
     for (size_t i = 0; i < B * (T + 1); i++) tok[i] = (int32_t)((i * 7919 + 13) % 2048);
-    double mean = 0;
+    double mean = 0, gmax = 0, gerr = 0;
     CHECK(model_reserve(&m, 1, T) == SX_OK);
-    for (size_t b = 0; b < B; b++) mean += model_loss(&m, tok + b * (T + 1), NULL) / B;
+    model_zero_grad(&m);
+    for (size_t b = 0; b < B; b++) mean += model_loss_and_grad(&m, tok + b * (T + 1), 1.0f / B) / B;
+    memcpy(g_seq, m.grads, n * sizeof *g_seq);
     CHECK(model_reserve(&m, B, T) == SX_OK);
-    double whole = model_loss(&m, tok, NULL);
-    CHECK(fabs(whole - mean) <= 1e-5 * fabs(mean));
-    for (size_t i = 0; i < m.table.total; i++) m.grads[i] = NAN;
+    for (size_t i = 0; i < n; i++) m.grads[i] = NAN;
     model_zero_grad(&m);
     size_t nonzero = 0;
-    for (size_t i = 0; i < m.table.total; i++) nonzero += m.grads[i] != 0.0f;
+    for (size_t i = 0; i < n; i++) nonzero += m.grads[i] != 0.0f;
     CHECK(nonzero == 0);
+    double whole = model_loss_and_grad(&m, tok, 1.0f);
+    CHECK(fabs(whole - mean) <= 1e-5 * fabs(mean));
+    for (size_t i = 0; i < n; i++) {
+        gmax = fmax(gmax, fabs(g_seq[i]));
+        gerr = fmax(gerr, fabs(m.grads[i] - g_seq[i]));
+    }
+    CHECK(gmax > 0 && gerr <= 1e-4 * gmax);
     free(tok);
+    free(g_seq);
     model_free(&m);
 }
 
