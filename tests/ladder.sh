@@ -24,6 +24,10 @@ grep -q '"per_fraction"' "$tmp/fit.json" && grep -q '"schedule_law"' "$tmp/fit.j
 "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc.json" \
     --plot "$tmp/fc.svg" > "$tmp/fc.log" || { fail "forecast"; cat "$tmp/fc.log"; }
 grep -q '"sha256"' "$tmp/fc.json" && grep -q '<svg' "$tmp/fc.svg" || fail "forecast outputs incomplete"
+# A ladder trained on a shard smaller than the hero's tokens: the forecast warns (from the shard's header).
+sed 's|"train": *"synthetic:64"|"train": "tests/fuzz/corpus/shard/v64.bin"|' "$tmp/fit.json" > "$tmp/fit-shard.json"
+"$S" forecast --fit "$tmp/fit-shard.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc-shard.json" \
+    2>&1 | grep -q "passes over tests/fuzz/corpus/shard/v64.bin (8 tokens)" || fail "no repeated-data warning from forecast"
 steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)
 "$S" train --model d1-hd8-w48 --train synthetic:64 --batch 4 --seq 16 --schedule cosine --warmup 0.05 --lr 7e-3 \
     --eval-batches 2 --forecast "$tmp/fc.json" --out "$tmp/hero" --quiet > "$tmp/hero.log" 2>&1 || { fail "hero"; cat "$tmp/hero.log"; }

@@ -46,6 +46,8 @@ static void test_roundtrip_widths(void) {
         CHECK(s.h.token_bytes == (vocabs[k] <= 65536 ? 2u : 4u));
         CHECK(s.h.n_tokens == 1000 && s.h.n_docs == 20 && s.h.vocab_hash == 0xABCDEF && s.h.eot == vocabs[k] - 1);
         CHECK(s.map_len == 64 + 1000 * s.h.token_bytes);
+        shard_header h;
+        CHECK(shard_read_header(path, &h) == SX_OK && memcmp(&h, &s.h, sizeof h) == 0);
         int ok = 1;
         for (size_t i = 0; i < 1000; i++)
             ok &= shard_token(&s, i) == (i % 50 == 0 ? vocabs[k] - 1 : (uint32_t)((i * 7) % (vocabs[k] - 1)));
@@ -59,12 +61,23 @@ static void test_roundtrip_widths(void) {
     shard_writer_abort(&w);
 }
 
-static void expect_reject(sx_status want, const char *words, size_t vocab) {
+// shard_open must refuse the file with status want and a message containing words; so must
+// shard_read_header when the fault is one it can see (header_fault: anything but the tokens).
+static void expect_reject_as(sx_status want, const char *words, size_t vocab, bool header_fault) {
     shard_file s;
+    shard_header h;
     sx_status st = shard_open(&s, path, vocab);
     if (!CHECK(st == want) || !CHECK(strstr(sx_last_error(), words) != NULL))
         fprintf(stderr, "    status %d, message: %s (wanted '%s')\n", st, sx_last_error(), words);
+    st = shard_read_header(path, &h);
+    if (!header_fault) {
+        CHECK(st == SX_OK);
+        return;
+    }
+    if (!CHECK(st == want) || !CHECK(strstr(sx_last_error(), words) != NULL))
+        fprintf(stderr, "    header: status %d, message: %s (wanted '%s')\n", st, sx_last_error(), words);
 }
+static void expect_reject(sx_status want, const char *words, size_t vocab) { expect_reject_as(want, words, vocab, true); }
 
 static void test_rejects(void) {
     write_shard(300, 1000);
@@ -77,13 +90,13 @@ static void test_rejects(void) {
     spit(good, 20);
     expect_reject(SX_ERR_FORMAT, "truncated", 0);
     memcpy(b, good, n); b[n - 3] ^= 0x10; spit(b, n);
-    expect_reject(SX_ERR_FORMAT, "token checksum mismatch", 0);
+    expect_reject_as(SX_ERR_FORMAT, "token checksum mismatch", 0, false);
     memcpy(b, good, n); b[33] ^= 1; spit(b, n);
     expect_reject(SX_ERR_FORMAT, "header checksum mismatch", 0);
     memcpy(b, good, n); b[8] = 9; spit(b, n);
     expect_reject(SX_ERR_FORMAT, "version 9", 0);
     spit(good, n);
-    expect_reject(SX_ERR_MISMATCH, "300-token vocabulary but the model has 8192", 8192);
+    expect_reject_as(SX_ERR_MISMATCH, "300-token vocabulary but the model has 8192", 8192, false);
     shard_file s;
     CHECK(shard_open(&s, path, 300) == SX_OK);
     CHECK(shard_check_vocab(&s, 301) == SX_ERR_MISMATCH);

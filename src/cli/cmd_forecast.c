@@ -68,10 +68,9 @@ static json_t *load(const char *path, sx_status *st) {
 // rungs did and the laws do not model: said before anyone pays for the run.
 static void warn_repeated_data(const json_t *fit, double hero_tokens) {
     const char *train = json_string_value(json_object_get(json_object_get(fit, "ladder"), "train"));
-    shard_file sh;
-    if (!train || strncmp(train, "synthetic:", 10) == 0 || shard_open(&sh, train, 0) != SX_OK) return;
-    double have = (double)sh.h.n_tokens;
-    shard_close(&sh);
+    shard_header h;
+    if (!train || strncmp(train, "synthetic:", 10) == 0 || shard_read_header(train, &h) != SX_OK) return;
+    double have = (double)h.n_tokens;
     if (hero_tokens > have)
         fprintf(stderr, "sextant forecast: warning: the hero's %.0f tokens are %.2f passes over %s (%.0f tokens); the "
                 "ladder's laws assume fresh data, so the forecast is optimistic where the data repeats\n",

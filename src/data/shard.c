@@ -104,11 +104,11 @@ sx_status shard_check_vocab(const shard_file *s, size_t model_vocab) {
     return SX_OK;
 }
 
-static sx_status validate(shard_file *s, const char *path, size_t expected_vocab) {
-    const uint8_t *p = s->map;
-    if (s->map_len < SHARD_HEADER_BYTES || memcmp(p, "SXSHARD\0", 8))
+// Decodes and checks the header at p (file_len bytes in all, at least SHARD_HEADER_BYTES): magic, version,
+// header checksum, plausible fields, and a file size that matches the token count.
+static sx_status parse_header(const uint8_t *p, size_t file_len, const char *path, shard_header *h) {
+    if (file_len < SHARD_HEADER_BYTES || memcmp(p, "SXSHARD\0", 8))
         return sx_fail(SX_ERR_FORMAT, "%s is not a sextant token shard (bad magic)", path);
-    shard_header *h = &s->h;
     h->version = get32(p + 8);
     if (h->version != SHARD_VERSION)
         return sx_fail(SX_ERR_FORMAT, "%s: shard version %u, this build reads %d", path, h->version, SHARD_VERSION);
@@ -127,10 +127,18 @@ static sx_status validate(shard_file *s, const char *path, size_t expected_vocab
         return sx_fail(SX_ERR_FORMAT, "%s: implausible header (token bytes %u, vocab %u, %llu tokens)", path,
                        h->token_bytes, h->vocab_size, (unsigned long long)h->n_tokens);
     uint64_t want = SHARD_HEADER_BYTES + h->n_tokens * h->token_bytes;
-    if (want != s->map_len)
+    if (want != file_len)
         return sx_fail(SX_ERR_FORMAT, "%s: %s: header says %llu tokens (%llu bytes) but the file has %zu bytes", path,
-                       want > s->map_len ? "truncated" : "trailing bytes", (unsigned long long)h->n_tokens,
-                       (unsigned long long)want, s->map_len);
+                       want > file_len ? "truncated" : "trailing bytes", (unsigned long long)h->n_tokens,
+                       (unsigned long long)want, file_len);
+    return SX_OK;
+}
+
+static sx_status validate(shard_file *s, const char *path, size_t expected_vocab) {
+    const uint8_t *p = s->map;
+    shard_header *h = &s->h;
+    sx_status st = parse_header(p, s->map_len, path, h);
+    if (st) return st;
     s->tokens = p + SHARD_HEADER_BYTES;
     uint32_t crc = (uint32_t)crc32(0, NULL, 0);
     size_t left = s->map_len - SHARD_HEADER_BYTES;
@@ -149,7 +157,7 @@ static sx_status validate(shard_file *s, const char *path, size_t expected_vocab
     if (h->n_tokens && max >= h->vocab_size)
         return sx_fail(SX_ERR_FORMAT, "%s: token id %u is outside the %u-token vocabulary", path, max, h->vocab_size);
     if (expected_vocab) {
-        sx_status st = shard_check_vocab(s, expected_vocab);
+        st = shard_check_vocab(s, expected_vocab);
         if (st) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", sx_last_error());
@@ -183,6 +191,19 @@ sx_status shard_open(shard_file *s, const char *path, size_t expected_vocab) {
                                     s->map_len);
     if (st) shard_close(s);
     return st;
+}
+
+sx_status shard_read_header(const char *path, shard_header *h) {
+    uint8_t p[SHARD_HEADER_BYTES];
+    FILE *f = fopen(path, "rb");
+    if (!f) return sx_fail(SX_ERR_IO, "cannot open shard %s: %s", path, strerror(errno));
+    size_t got = fread(p, 1, sizeof p, f);
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    fclose(f);
+    if (len < 0) return sx_fail(SX_ERR_IO, "cannot read %s", path);
+    if (got < sizeof p)
+        return sx_fail(SX_ERR_FORMAT, "%s: truncated (%ld bytes, smaller than a shard header)", path, len);
+    return parse_header(p, (size_t)len, path, h);
 }
 
 void shard_close(shard_file *s) {

@@ -54,6 +54,9 @@ typedef struct {
 // checksum, every id < vocab size. expected_vocab != 0 also requires that vocab size (SX_ERR_MISMATCH).
 sx_status shard_open(shard_file *s, const char *path, size_t expected_vocab);
 void shard_close(shard_file *s);
+// The header of the shard at path, checked as shard_open checks it but without reading the tokens: for a
+// token count, in constant time whatever the shard's size.
+sx_status shard_read_header(const char *path, shard_header *h);
 // The trainer's check that the shard fits the model's embedding table.
 sx_status shard_check_vocab(const shard_file *s, size_t model_vocab);
 // Token i (i < n_tokens).
