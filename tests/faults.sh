@@ -28,18 +28,18 @@ finish_and_compare() {  # dir, what
 
 # The polling below forks nothing, so that a loaded machine cannot delay it by many steps.
 # alive PID: whether the process is running (an exited, not yet reaped child is a zombie: signals to it still
-# "succeed"). logged_at_least FILE N: whether FILE has N lines. nap: 10 ms (read times out on a pipe that
-# never delivers).
+# "succeed"). count_lines FILE: sets lines to FILE's line count (0 when it is missing). nap: 10 ms (read
+# times out on a pipe that never delivers).
 alive() {
     local line
     [ -r "/proc/$1/status" ] || return 1
     while read -r line; do [[ $line == State:* ]] && { [[ $line != *Z* ]]; return; }; done <"/proc/$1/status"
     return 1
 }
-logged_at_least() {
+count_lines() {
     local rows=()
     [ -f "$1" ] && mapfile -t rows <"$1"
-    [ ${#rows[@]} -ge "$2" ]
+    lines=${#rows[@]}
 }
 exec {never}<> <(:)
 nap() { read -rt 0.01 -u $never _ || true; }
@@ -52,10 +52,11 @@ for seed in 1 2 3 4 5; do
     RANDOM=$seed
     dir=$tmp/kill$seed
     for _ in 1 2 3; do
-        target=$(( $(cat "$dir/metrics.jsonl" 2>/dev/null | wc -l) + RANDOM % 61 ))
+        count_lines "$dir/metrics.jsonl"
+        target=$((lines + RANDOM % 61))
         "$S" train "${common[@]}" --out "$dir" --resume >/dev/null 2>&1 &
         pid=$!
-        while alive $pid && ! logged_at_least "$dir/metrics.jsonl" $target; do nap; done
+        while alive $pid && count_lines "$dir/metrics.jsonl" && [ $lines -lt $target ]; do nap; done
         alive $pid && kill -9 $pid 2>/dev/null && kills=$((kills+1))
         wait $pid 2>/dev/null
     done
