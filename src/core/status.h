@@ -22,7 +22,8 @@ const char *sx_last_error(void);
 // A short name for a status ("bad argument", "I/O error", ...).
 const char *sx_status_name(sx_status st);
 
-// Allocation that records SX_ERR_NOMEM with the size and purpose when it fails. 64-byte aligned.
+// Allocation that records SX_ERR_NOMEM with the size and purpose when it fails. 64-byte aligned; blocks of
+// 4 MiB and more are 2 MiB aligned and advised to use transparent huge pages.
 void *sx_alloc(size_t bytes, const char *what);
 void *sx_calloc(size_t bytes, const char *what);
 void sx_free(void *p);

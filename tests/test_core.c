@@ -1,0 +1,46 @@
+// core/status: allocation (alignment by size, zeroing, failure recorded with its purpose) and checked size
+// arithmetic.
+#include <stdint.h>
+#include <string.h>
+#include "core/status.h"
+#include "support/testlib.h"
+
+static void test_alloc_alignment(void) {
+    // Small blocks: 64-byte aligned (cache lines, whole AVX-512 vectors). Large ones: 2 MiB aligned, so that
+    // the huge-page advice covers all of them.
+    size_t sizes[] = {1, 100, 4096, (size_t)4 << 20, ((size_t)9 << 20) + 3};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = sx_calloc(sizes[i], "test block");
+        CHECK(p != NULL);
+        if (!p) continue;
+        size_t align = sizes[i] >= ((size_t)4 << 20) ? (size_t)2 << 20 : 64;
+        CHECK((uintptr_t)p % align == 0);
+        size_t nonzero = 0;
+        for (size_t j = 0; j < sizes[i]; j++) nonzero += p[j] != 0;
+        CHECK(nonzero == 0);
+        memset(p, 0xab, sizes[i]); // the whole block is writable
+        CHECK(p[sizes[i] - 1] == 0xab);
+        sx_free(p);
+    }
+}
+
+// A size whose rounding overflows (a real out-of-memory would abort under AddressSanitizer).
+static void test_alloc_failure_names_purpose(void) {
+    CHECK(sx_alloc(SIZE_MAX - 5, "the impossible") == NULL);
+    CHECK(strstr(sx_last_error(), "the impossible") != NULL);
+}
+
+static void test_mul_size(void) {
+    size_t out = 0;
+    CHECK(sx_mul_size(3, 7, &out) == 1 && out == 21);
+    CHECK(sx_mul_size(0, SIZE_MAX, &out) == 1 && out == 0);
+    CHECK(sx_mul_size(SIZE_MAX / 2, 3, &out) == 0);
+    CHECK(strstr(sx_last_error(), "overflow") != NULL);
+}
+
+int main(void) {
+    TEST_RUN(test_alloc_alignment);
+    TEST_RUN(test_alloc_failure_names_purpose);
+    TEST_RUN(test_mul_size);
+    return testlib_finish("core");
+}
