@@ -256,6 +256,34 @@ static void test_edges_and_dispatch(void) {
     CHECK(gemm_force_path(paths[0]) && strcmp(gemm_path_name(), paths[0]) == 0);
 }
 
+// gemm_transpose on every path: whole 16 x 16 blocks and every kind of edge, with padded strides; exact,
+// and nothing outside the destination rectangle is written.
+static void test_transpose_every_path(void) {
+    const char *saved = gemm_path_name();
+    const size_t shapes[][2] = {{64, 64}, {16, 16}, {37, 50}, {15, 17}, {1, 33}, {48, 5}, {32, 1}};
+    enum { SLD = 70, DLD = 80, SENTINEL = 12345 };
+    rng_state r;
+    rng_seed(&r, 11);
+    float *src = fill(&r, 64 * SLD), *dst = malloc(64 * DLD * sizeof *dst);
+    for (const char *const *path = gemm_supported_paths(); *path; path++) {
+        CHECK(gemm_force_path(*path));
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const size_t rows = shapes[i][0], cols = shapes[i][1];
+            for (size_t j = 0; j < 64 * DLD; j++) dst[j] = SENTINEL;
+            gemm_transpose(src, SLD, dst, DLD, rows, cols);
+            size_t wrong = 0;
+            for (size_t c = 0; c < 64; c++)
+                for (size_t q = 0; q < DLD; q++) {
+                    const float want = c < cols && q < rows ? src[q * SLD + c] : SENTINEL;
+                    wrong += dst[c * DLD + q] != want;
+                }
+            if (!CHECK(wrong == 0)) printf("     %s: %zu x %zu: %zu values wrong\n", *path, rows, cols, wrong);
+        }
+    }
+    gemm_force_path(saved);
+    free(src), free(dst);
+}
+
 // gemm inside a parallel region runs single-threaded per caller, with its own packing buffers.
 static void test_inside_parallel_region(void) {
     enum { M = 70, N = 90, K = 110, T = 4 };
@@ -282,5 +310,6 @@ int main(void) {
     TEST_RUN(test_packed_exact_and_fallback);
     TEST_RUN(test_bf16_close_to_fp32);
     TEST_RUN(test_inside_parallel_region);
+    TEST_RUN(test_transpose_every_path);
     return testlib_finish("gemm");
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "kernels/gemm.h"
 #include "kernels/vecmath.h"
 
 // First key query t may see.
@@ -323,10 +324,7 @@ static void attn_forward_block(const attn_shape *s, const float *q, const float 
                                float *lse, size_t b, size_t kvh, size_t q0, size_t nq, attn_fwd_scratch *w) {
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     for (size_t g = 0; g < G; g++) {
-        const float *qb = q + ((b * T + q0) * H + kvh * G + g) * hd;
-        float *qt = w->qt + g * hd * ATT_BQ;
-        for (size_t i = 0; i < nq; i++)
-            for (size_t d = 0; d < hd; d++) qt[d * ATT_BQ + i] = qb[i * H * hd + d];
+        gemm_transpose(q + ((b * T + q0) * H + kvh * G + g) * hd, H * hd, w->qt + g * hd * ATT_BQ, ATT_BQ, nq, hd);
     }
     for (size_t i = 0; i < G * hd * ATT_BQ; i++) w->ot[i] = 0;
     for (size_t i = 0; i < G * ATT_BQ; i++) w->m[i] = -INFINITY, w->l[i] = 0;
@@ -347,11 +345,12 @@ static void attn_forward_block(const attn_shape *s, const float *q, const float 
     }
     for (size_t g = 0; g < G; g++) {
         size_t h = kvh * G + g;
-        const float *ot = w->ot + g * hd * ATT_BQ, *m = w->m + g * ATT_BQ, *l = w->l + g * ATT_BQ;
+        const float *m = w->m + g * ATT_BQ, *l = w->l + g * ATT_BQ;
+        float *ob = out + ((b * T + q0) * H + h) * hd;
+        gemm_transpose(w->ot + g * hd * ATT_BQ, ATT_BQ, ob, H * hd, hd, nq);
         for (size_t i = 0; i < nq; i++) {
-            float inv = 1.0f / l[i];
-            float *dst = out + ((b * T + q0 + i) * H + h) * hd;
-            for (size_t d = 0; d < hd; d++) dst[d] = ot[d * ATT_BQ + i] * inv;
+            float inv = 1.0f / l[i], *dst = ob + i * H * hd;
+            for (size_t d = 0; d < hd; d++) dst[d] *= inv;
             lse[(b * H + h) * T + q0 + i] = m[i] + logf(l[i]);
         }
     }
@@ -436,11 +435,8 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
                                 size_t kvh, size_t k0, size_t nk, attn_bwd_scratch *w) {
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
-    for (size_t j = 0; j < nk; j++)
-        for (size_t d = 0; d < hd; d++) {
-            w->kt[d * ATT_BK + j] = kb[j * Hkv * hd + d];
-            w->vt[d * ATT_BK + j] = vb[j * Hkv * hd + d];
-        }
+    gemm_transpose(kb, Hkv * hd, w->kt, ATT_BK, nk, hd);
+    gemm_transpose(vb, Hkv * hd, w->vt, ATT_BK, nk, hd);
     for (size_t i = 0; i < nk * hd; i++) w->dk[i] = 0, w->dv[i] = 0;
     // The last query that sees key k0+nk−1 is k0+nk−1 + window−1.
     size_t qend = s->window && k0 + nk - 1 + s->window < T ? k0 + nk - 1 + s->window : T;

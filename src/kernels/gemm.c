@@ -134,6 +134,15 @@ const char *const *gemm_supported_paths(void) {
     return g_supported;
 }
 
+void gemm_transpose(const float *src, size_t sld, float *dst, size_t dld, size_t rows, size_t cols) {
+    const gemm_path *path = current_path();
+    const size_t rb = path->transpose ? rows / 16 * 16 : 0, cb = path->transpose ? cols / 16 * 16 : 0;
+    for (size_t r = 0; r < rb; r += 16)
+        for (size_t c = 0; c < cb; c += 16) (*path->transpose)(src + r * sld + c, sld, dst + c * dld + r, dld);
+    for (size_t r = 0; r < rows; r++) // the edges: columns past cb of every row, and rows past rb
+        for (size_t c = r < rb ? cb : 0; c < cols; c++) dst[c * dld + r] = src[r * sld + c];
+}
+
 // ---- reference --------------------------------------------------------------------------------------
 
 void gemm_ref(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
