@@ -1,7 +1,7 @@
 // Tests for kernels/attention: the reference backward against central finite differences of the reference
 // forward, and the fast forward/backward against the reference on awkward shapes (T=1, odd T, tile
-// boundaries, hd not a multiple of 16, windows 1/3/>=T, MHA/GQA/MQA, soft-cap on and off), plus
-// determinism of the fast kernels.
+// boundaries, hd not a multiple of 16, windows 1/3/>=T, MHA/GQA/MQA, soft-cap on and off), the bf16-operand
+// products against the reference within bf16's error, plus determinism of the fast kernels.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "core/rng.h"
 #include "kernels/attention.h"
+#include "kernels/gemm.h"
 #include "support/testlib.h"
 
 typedef struct {
@@ -79,7 +80,20 @@ static void test_ref_backward_matches_finite_differences(void) {
 // errors are a few fp32 ulps times sqrt(terms) — rtol 1e-4 / atol 2e-5 for the forward. The backward sums
 // up to T·H/Hkv products into dk/dv with cancellation (dS has zero row sums), so atol 1e-4 / rtol 1e-3;
 // a logic error (wrong mask, missing tile, wrong head) produces errors of O(0.1-1).
-static void compare_case(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t window, float softcap) {
+// ||got − want|| / ||want|| <= tol (bf16 operands: rounding errors are relative to the whole product, so a
+// small element can be off by more than an element-wise tolerance allows).
+static bool check_rel_norm(const float *got, const float *want, size_t n, double tol, const char *what) {
+    double e = 0, w = 0;
+    for (size_t i = 0; i < n; i++) e += ((double)got[i] - want[i]) * ((double)got[i] - want[i]), w += (double)want[i] * want[i];
+    const double rel = sqrt(e / (w > 0 ? w : 1));
+    if (!(rel <= tol)) printf("     %s: relative error %.3g over %.3g\n", what, rel, tol);
+    return CHECK(rel <= tol);
+}
+
+// norm_tol 0: the fp32 kernels, element by element. Otherwise (bf16 operands) the relative error norm of
+// out and lse must stay within norm_tol and that of the gradients within 2.5 x norm_tol.
+static void compare_case_tol(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t window, float softcap,
+                             double norm_tol) {
     rng_state r;
     rng_seed(&r, 7 * T + 13 * hd + window + H);
     attn_shape s = {B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd), window, softcap};
@@ -94,18 +108,32 @@ static void compare_case(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, si
     memset(dq2, 0x7f, nq * 4), memset(dk2, 0x7f, nk * 4), memset(dv2, 0x7f, nk * 4);
     attention_forward_ref(&s, q, k, v, o1, l1);
     attention_forward(&s, q, k, v, o2, l2);
-    bool ok = CHECK_ARRAYS_CLOSE(o2, o1, nq, 1e-4, 2e-5);
-    ok &= CHECK_ARRAYS_CLOSE(l2, l1, nl, 1e-4, 2e-5);
     attention_backward_ref(&s, q, k, v, o1, l1, dout, dq1, dk1, dv1);
     attention_backward(&s, q, k, v, o1, l1, dout, dq2, dk2, dv2);
-    ok &= CHECK_ARRAYS_CLOSE(dq2, dq1, nq, 1e-3, 1e-4);
-    ok &= CHECK_ARRAYS_CLOSE(dk2, dk1, nk, 1e-3, 1e-4);
-    ok &= CHECK_ARRAYS_CLOSE(dv2, dv1, nk, 1e-3, 1e-4);
+    bool ok = true;
+    if (norm_tol > 0) {
+        ok &= check_rel_norm(o2, o1, nq, norm_tol, "out");
+        ok &= check_rel_norm(l2, l1, nl, norm_tol, "lse");
+        // T = 1: the only key gets all the weight and dq = dk = 0 exactly, so their norm is not a scale.
+        ok &= T == 1 || check_rel_norm(dq2, dq1, nq, 2.5 * norm_tol, "dq");
+        ok &= T == 1 || check_rel_norm(dk2, dk1, nk, 2.5 * norm_tol, "dk");
+        ok &= check_rel_norm(dv2, dv1, nk, 2.5 * norm_tol, "dv");
+    } else {
+        ok &= CHECK_ARRAYS_CLOSE(o2, o1, nq, 1e-4, 2e-5);
+        ok &= CHECK_ARRAYS_CLOSE(l2, l1, nl, 1e-4, 2e-5);
+        ok &= CHECK_ARRAYS_CLOSE(dq2, dq1, nq, 1e-3, 1e-4);
+        ok &= CHECK_ARRAYS_CLOSE(dk2, dk1, nk, 1e-3, 1e-4);
+        ok &= CHECK_ARRAYS_CLOSE(dv2, dv1, nk, 1e-3, 1e-4);
+    }
     if (!ok)
         fprintf(stderr, "  in case B=%zu T=%zu H=%zu Hkv=%zu hd=%zu window=%zu softcap=%g\n", B, T, H, Hkv, hd,
                 window, softcap);
     free(q), free(k), free(v), free(dout), free(o1), free(o2), free(l1), free(l2);
     free(dq1), free(dq2), free(dk1), free(dk2), free(dv1), free(dv2);
+}
+
+static void compare_case(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t window, float softcap) {
+    compare_case_tol(B, T, H, Hkv, hd, window, softcap, 0);
 }
 
 static void test_fast_matches_ref_tiny(void) {
@@ -134,9 +162,53 @@ static void test_fast_matches_ref_tiles(void) {
     compare_case(1, 77, 2, 1, 12, 0, 3.0f);    // hd 12: an 8-lane panel plus a scalar remainder
 }
 
+// bf16 operands (GEMM_BF16 on the avx512bf16 path): each product rounds its two operands (q, k, v, P, dout,
+// dS) to bf16, a relative error of up to 2^-9 each, accumulated in fp32. Against the double reference the
+// relative error norms measure 0.03-0.4% on out and lse and 0.2-0.8% on the gradients; the bounds are 1%
+// and 2.5%, far below what a wrong mask, tile or pairing does (O(10-100%)).
+static void test_bf16_products(void) {
+    bool has_bf16 = false;
+    for (const char *const *p = gemm_supported_paths(); *p; p++) has_bf16 |= strcmp(*p, "avx512bf16") == 0;
+    if (!has_bf16) {
+        printf("     skipped: this CPU has no AVX-512 BF16\n");
+        return;
+    }
+    const char *saved = gemm_path_name();
+    CHECK(gemm_force_path("avx512bf16"));
+    gemm_set_precision(GEMM_BF16);
+    compare_case_tol(1, 130, 4, 2, 64, 0, 0, 1e-2);     // partial last tile, GQA
+    compare_case_tol(2, 37, 4, 2, 8, 3, 5.0f, 1e-2);    // hd 8 (masked vectors), window, cap
+    compare_case_tol(1, 97, 6, 1, 40, 70, 10.0f, 1e-2); // hd 40: three vectors, the last masked; odd T
+    compare_case_tol(1, 33, 2, 2, 128, 0, 0, 1e-2);     // hd 128: two 64-column panels
+    compare_case_tol(1, 1, 1, 1, 16, 0, 0, 1e-2);       // T = 1: one key, paired with zero
+    // The window ends the first key tile's queries at 133, inside the third query tile, whose conversions
+    // are then reused by the next key tile; hd 24: a masked vector.
+    compare_case_tol(1, 200, 4, 2, 24, 70, 0, 1e-2);
+    compare_case(1, 29, 2, 1, 17, 5, 2.0f);             // odd hd: fp32 products, fp32 tolerances
+    // The bf16 products were really used: the output differs from the fp32 kernels'.
+    attn_shape s = {1, 64, 2, 2, 32, 0.125f, 0, 0};
+    rng_state r;
+    rng_seed(&r, 5);
+    size_t n = 64 * 2 * 32;
+    float *q = randn(&r, n, 1), *k = randn(&r, n, 1), *v = randn(&r, n, 1), *o16 = malloc(n * 4), *o32 = malloc(n * 4);
+    float *lse = malloc(2 * 64 * 4);
+    attention_forward(&s, q, k, v, o16, lse);
+    gemm_set_precision(GEMM_FP32);
+    attention_forward(&s, q, k, v, o32, lse);
+    CHECK(memcmp(o16, o32, n * 4) != 0);
+    // GEMM_BF16 on a path without vdpbf16ps keeps attention in fp32: the fp32 tolerances hold.
+    gemm_set_precision(GEMM_BF16);
+    CHECK(gemm_force_path("avx512"));
+    compare_case(1, 130, 4, 2, 64, 0, 0);
+    gemm_set_precision(GEMM_FP32);
+    gemm_force_path(saved);
+    free(q), free(k), free(v), free(o16), free(o32), free(lse);
+}
+
 // Same inputs, same thread count -> bit-identical outputs (training runs must be reproducible); and the
-// result must not depend on the number of threads either, since no reduction crosses threads.
-static void test_fast_deterministic(void) {
+// result must not depend on the number of threads either, since no reduction crosses threads. In the
+// current precision (test_fast_deterministic runs it in both).
+static void deterministic_case(void) {
     rng_state r;
     rng_seed(&r, 99);
     attn_shape s = {2, 150, 4, 2, 64, 0.125f, 0, 0};
@@ -161,10 +233,18 @@ static void test_fast_deterministic(void) {
     free(q), free(k), free(v), free(dout);
 }
 
+static void test_fast_deterministic(void) {
+    deterministic_case();
+    gemm_set_precision(GEMM_BF16);
+    deterministic_case();
+    gemm_set_precision(GEMM_FP32);
+}
+
 int main(void) {
     TEST_RUN(test_ref_backward_matches_finite_differences);
     TEST_RUN(test_fast_matches_ref_tiny);
     TEST_RUN(test_fast_matches_ref_tiles);
     TEST_RUN(test_fast_deterministic);
+    TEST_RUN(test_bf16_products);
     return testlib_finish("attention");
 }

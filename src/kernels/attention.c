@@ -4,7 +4,9 @@
 // exists, skip causal and out-of-window tiles, share each K/V tile across the query heads of its group,
 // and recompute probabilities from lse in the backward (FlashAttention-2). The forward works on transposed
 // tiles (queries along the vectors); the backward on key-major blocks. Small head dimensions (8, 16, 32)
-// get register tiles of their own (see tile_mm).
+// get register tiles of their own (see tile_mm). In GEMM_BF16 precision on a CPU with AVX-512 BF16 the
+// products take bf16 operands instead (attention_bf16.c, as the model's other products do); the softmax,
+// its statistics and every accumulator stay fp32.
 // -std=c11 turns off FMA contraction; the tile products and exp polynomials need it (2x the FLOP rate). It
 // only fuses a·b+c in this file's own expressions, deterministically for a given build.
 #pragma GCC optimize("fp-contract=fast")
@@ -14,8 +16,11 @@
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "kernels/attention_bf16.h"
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h"
 
@@ -309,6 +314,15 @@ ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k
     }
 }
 
+// Whether the tile products run on bf16 operands (attention_bf16.c): in GEMM_BF16 precision on a CPU with
+// vdpbf16ps, as the model's other products do, and for an even head dimension (pairs along it). Elsewhere
+// attention stays fp32, also in GEMM_BF16 precision.
+static bool attn_use_bf16(const attn_shape *s) {
+    return gemm_get_precision() == GEMM_BF16 && s->hd % 2 == 0 && strcmp(gemm_path_name(), "avx512bf16") == 0;
+}
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
 // Scratch of one forward task, owned by one thread. The forward works transposed (queries along the
 // vectors): Sᵀ = K·Qᵀ and Oᵀ += Vᵀ·Pᵀ, so the softmax needs no horizontal reductions and both products are
 // ATT_BQ wide whatever hd is.
@@ -317,14 +331,25 @@ typedef struct {
     float *qt, *ot;   // (G, hd, ATT_BQ): the queries transposed, unnormalised output accumulators transposed
     float *m, *l;     // (G, ATT_BQ): running max and sum
     float *corr;      // (ATT_BQ)
+    // bf16 products only (attention_bf16.h layouts; hdw = hd/2 words, hdp = hd rounded up to 16):
+    uint32_t *qp;     // (G, hdw, ATT_BQ): the queries, pairs along hd, transposed
+    uint32_t *kw;     // (ATT_BK, hdw): the key tile, pairs along hd
+    uint32_t *vp;     // (ATT_BK/2, hdp): the value tile, pairs along the keys
+    uint32_t *pp;     // (ATT_BK/2, ATT_BQ): the probabilities, pairs along the keys
+    uint32_t *tmp;    // (ATT_BQ, hdw)
 } attn_fwd_scratch;
 
 // Queries q0..q0+nq−1 of the G heads sharing KV head kvh of sequence b.
 static void attn_forward_block(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
                                float *lse, size_t b, size_t kvh, size_t q0, size_t nq, attn_fwd_scratch *w) {
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
+    const size_t hdw = hd / 2, hdp = round16(hd);
     for (size_t g = 0; g < G; g++) {
-        gemm_transpose(q + ((b * T + q0) * H + kvh * G + g) * hd, H * hd, w->qt + g * hd * ATT_BQ, ATT_BQ, nq, hd);
+        const float *qg = q + ((b * T + q0) * H + kvh * G + g) * hd;
+        if (w->qp)
+            attn_bf16_rows_transposed(w->qp + g * hdw * ATT_BQ, ATT_BQ, qg, H * hd, nq, hd, w->tmp);
+        else
+            gemm_transpose(qg, H * hd, w->qt + g * hd * ATT_BQ, ATT_BQ, nq, hd);
     }
     for (size_t i = 0; i < G * hd * ATT_BQ; i++) w->ot[i] = 0;
     for (size_t i = 0; i < G * ATT_BQ; i++) w->m[i] = -INFINITY, w->l[i] = 0;
@@ -335,12 +360,25 @@ static void attn_forward_block(const attn_shape *s, const float *q, const float 
         bool diag = k0 == q0;
         hi = k0;
         const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
+        if (w->qp) {
+            attn_bf16_rows(w->kw, hdw, kb, Hkv * hd, nk, hd);
+            attn_bf16_pairs(w->vp, hdp, vb, Hkv * hd, nk, hd);
+        }
         for (size_t g = 0; g < G; g++) {
             float *qt = w->qt + g * hd * ATT_BQ, *ot = w->ot + g * hd * ATT_BQ;
             float *m = w->m + g * ATT_BQ, *l = w->l + g * ATT_BQ;
-            tile_mm(nk, nq, hd, kb, Hkv * hd, 1, qt, ATT_BQ, w->st, ATT_BQ, false, diag ? TRI_COLS_LO : TRI_NONE);
+            // bf16: whole tiles (the online softmax ignores what the mask hides).
+            if (w->qp)
+                attn_bf16_mm(nk, nq, hdw, w->kw, hdw, 1, w->qp + g * hdw * ATT_BQ, ATT_BQ, w->st, ATT_BQ, false);
+            else
+                tile_mm(nk, nq, hd, kb, Hkv * hd, 1, qt, ATT_BQ, w->st, ATT_BQ, false, diag ? TRI_COLS_LO : TRI_NONE);
             attn_online_tile(s, q0, k0, nq, nk, w->st, m, l, ot, w->corr);
-            tile_mm(hd, nq, nk, vb, 1, Hkv * hd, w->st, ATT_BQ, ot, ATT_BQ, true, TRI_NONE);
+            if (w->qp) {
+                attn_bf16_pairs(w->pp, ATT_BQ, w->st, ATT_BQ, nk, nq);
+                attn_bf16_mm(hd, nq, (nk + 1) / 2, w->vp, 1, hdp, w->pp, ATT_BQ, ot, ATT_BQ, true);
+            } else {
+                tile_mm(hd, nq, nk, vb, 1, Hkv * hd, w->st, ATT_BQ, ot, ATT_BQ, true, TRI_NONE);
+            }
         }
     }
     for (size_t g = 0; g < G; g++) {
@@ -361,13 +399,23 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
     attn_check_shape(s);
     size_t G = s->H / s->Hkv, hd = s->hd, nqb = (s->T + ATT_BQ - 1) / ATT_BQ, nbh = s->B * s->Hkv;
     double work = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * hd;
+    const bool bf = attn_use_bf16(s);
 #pragma omp parallel if (work > 1e6)
     {
-        attn_fwd_scratch w;
+        attn_fwd_scratch w = {0};
         float *buf = malloc((ATT_BK * ATT_BQ + 2 * G * hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ) * sizeof(float));
         assert(buf);
         w.st = buf, w.qt = w.st + ATT_BK * ATT_BQ, w.ot = w.qt + G * hd * ATT_BQ, w.m = w.ot + G * hd * ATT_BQ;
         w.l = w.m + G * ATT_BQ, w.corr = w.l + G * ATT_BQ;
+        const size_t hdw = hd / 2, hdp = round16(hd);
+        uint32_t *ubuf = bf ? malloc((G * hdw * ATT_BQ + ATT_BK * hdw + ATT_BK / 2 * hdp + ATT_BK / 2 * ATT_BQ +
+                                      ATT_BQ * hdw) * sizeof *ubuf)
+                            : NULL;
+        assert(ubuf || !bf);
+        if (bf) {
+            w.qp = ubuf, w.kw = w.qp + G * hdw * ATT_BQ, w.vp = w.kw + ATT_BK * hdw;
+            w.pp = w.vp + ATT_BK / 2 * hdp, w.tmp = w.pp + ATT_BK / 2 * ATT_BQ;
+        }
         // Latest query blocks (the most keys) first, so the dynamic schedule ends balanced.
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < nqb * nbh; task++) {
@@ -376,6 +424,7 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
             attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
         free(buf);
+        free(ubuf);
     }
 }
 
@@ -386,7 +435,22 @@ typedef struct {
     float *f;         // (ATT_BQ, ATT_BK): ∂z/∂(q·k) = scale·(1 − (z/c)²); only with a soft-cap
     float *dk, *dv;   // (ATT_BK, hd): accumulators for the key tile
     float *D;         // (G, T): rowsum(dout ⊙ out) of each query row
+    // bf16 products only (attention_bf16.h layouts; hdw = hd/2 words, hdp = hd rounded up to 16):
+    uint32_t *kp, *vp;   // (hdw, ATT_BK): key and value tiles, pairs along hd, transposed
+    uint32_t *kpr;       // (ATT_BK/2, hdp): the key tile, pairs along the keys
+    uint32_t *pp, *dsp;  // (ATT_BQ/2, ATT_BK): P and dS, pairs along the queries
+    uint32_t *dsw;       // (ATT_BQ, ATT_BK/2): dS, pairs along the keys
+    uint32_t *tmp;       // (ATT_BK, hdw)
+    // The queries and dout of each query tile in the layouts their products need, converted on first use in
+    // a task and reused by every key tile: (G, T/ATT_BQ + 1) slots of bwd_tile_words, each qw, dow
+    // (ATT_BQ, hdw: pairs along hd) then qpr, dop (ATT_BQ/2, hdp: pairs along the queries).
+    uint32_t *qcache;
+    bool *cached;        // which slots hold their tile's conversions
 } attn_bwd_scratch;
+
+// Words of one query tile's conversions in the backward: qw, dow (ATT_BQ, hdw); qpr, dop (ATT_BQ/2, hdp).
+static size_t bwd_tile_words(size_t hd) { return 2 * ATT_BQ * (hd / 2) + 2 * (ATT_BQ / 2) * round16(hd); }
+
 
 // Probabilities of a tile (queries q0.. as rows, keys k0.. as columns), given the raw dot products x (nq, ATT_BK)
 // (overwritten) and lse (nq) of the rows: p = exp(z − lse) where the query may see the key and 0 elsewhere,
@@ -435,8 +499,16 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
                                 size_t kvh, size_t k0, size_t nk, attn_bwd_scratch *w) {
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     const float *kb = k + ((b * T + k0) * Hkv + kvh) * hd, *vb = v + ((b * T + k0) * Hkv + kvh) * hd;
-    gemm_transpose(kb, Hkv * hd, w->kt, ATT_BK, nk, hd);
-    gemm_transpose(vb, Hkv * hd, w->vt, ATT_BK, nk, hd);
+    const size_t hdw = hd / 2, hdp = round16(hd);
+    const bool bf = w->kp != NULL;
+    if (bf) {
+        attn_bf16_rows_transposed(w->kp, ATT_BK, kb, Hkv * hd, nk, hd, w->tmp);
+        attn_bf16_rows_transposed(w->vp, ATT_BK, vb, Hkv * hd, nk, hd, w->tmp);
+        attn_bf16_pairs(w->kpr, hdp, kb, Hkv * hd, nk, hd);
+    } else {
+        gemm_transpose(kb, Hkv * hd, w->kt, ATT_BK, nk, hd);
+        gemm_transpose(vb, Hkv * hd, w->vt, ATT_BK, nk, hd);
+    }
     for (size_t i = 0; i < nk * hd; i++) w->dk[i] = 0, w->dv[i] = 0;
     // The last query that sees key k0+nk−1 is k0+nk−1 + window−1.
     size_t qend = s->window && k0 + nk - 1 + s->window < T ? k0 + nk - 1 + s->window : T;
@@ -447,14 +519,40 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
             size_t row = (b * T + q0) * H + h;
             const float *qb = q + row * hd, *dob = dout + row * hd;
             float *dqb = dq + row * hd;
+            const float *lse_q = lse + (b * H + h) * T + q0, *D_q = w->D + g * T + q0;
+            if (bf) { // whole tiles: P and dS are zero wherever the mask hides a key
+                const size_t nqw = (nq + 1) / 2, nkw = (nk + 1) / 2;
+                // The query tile's own rows (a window may cut nq shorter: the rows past it meet zeros).
+                const size_t nfull = T - q0 < ATT_BQ ? T - q0 : ATT_BQ, slot = g * (T / ATT_BQ + 1) + q0 / ATT_BQ;
+                uint32_t *qw = w->qcache + slot * bwd_tile_words(hd), *dow = qw + ATT_BQ * hdw;
+                uint32_t *qpr = dow + ATT_BQ * hdw, *dop = qpr + ATT_BQ / 2 * hdp;
+                if (!w->cached[slot]) {
+                    w->cached[slot] = true;
+                    attn_bf16_rows(qw, hdw, qb, H * hd, nfull, hd);
+                    attn_bf16_rows(dow, hdw, dob, H * hd, nfull, hd);
+                    attn_bf16_pairs(qpr, hdp, qb, H * hd, nfull, hd);
+                    attn_bf16_pairs(dop, hdp, dob, H * hd, nfull, hd);
+                }
+                attn_bf16_mm(nq, nk, hdw, qw, hdw, 1, w->kp, ATT_BK, w->ds, ATT_BK, false);       // S = Q Kᵀ
+                attn_probs(s, q0, k0, nq, nk, lse_q, w->ds, w->p, w->f);
+                attn_bf16_pairs(w->pp, ATT_BK, w->p, ATT_BK, nq, nk);
+                attn_bf16_mm(nk, hd, nqw, w->pp, 1, ATT_BK, dop, hdp, w->dv, hd, true);           // dV += Pᵀ dO
+                attn_bf16_mm(nq, nk, hdw, dow, hdw, 1, w->vp, ATT_BK, w->ds, ATT_BK, false);     // dP = dO Vᵀ
+                attn_ds(s, nq, nk, w->p, w->f, D_q, w->ds);
+                attn_bf16_rows(w->dsw, ATT_BK / 2, w->ds, ATT_BK, nq, nk);
+                attn_bf16_mm(nq, hd, nkw, w->dsw, ATT_BK / 2, 1, w->kpr, hdp, dqb, H * hd, true); // dQ += dS K
+                attn_bf16_pairs(w->dsp, ATT_BK, w->ds, ATT_BK, nq, nk);
+                attn_bf16_mm(nk, hd, nqw, w->dsp, 1, ATT_BK, qpr, hdp, w->dk, hd, true);         // dK += dSᵀ Q
+                continue;
+            }
             bool diag = q0 == k0;  // the first query tile of a key tile is its causal diagonal
             tile_mm(nq, nk, hd, qb, H * hd, 1, w->kt, ATT_BK, w->ds, ATT_BK, false, diag ? TRI_COLS : TRI_NONE);
-            attn_probs(s, q0, k0, nq, nk, lse + (b * H + h) * T + q0, w->ds, w->p, w->f);
+            attn_probs(s, q0, k0, nq, nk, lse_q, w->ds, w->p, w->f);
             tri_mode kq = diag ? TRI_K_HI : TRI_NONE, kk = diag ? TRI_K_LO : TRI_NONE;
             tri_mode cols = diag ? TRI_COLS : TRI_NONE;
             tile_mm(nk, hd, nq, w->p, 1, ATT_BK, dob, H * hd, w->dv, hd, true, kk);        // dV += Pᵀ dO
             tile_mm(nq, nk, hd, dob, H * hd, 1, w->vt, ATT_BK, w->ds, ATT_BK, false, cols); // dP = dO Vᵀ
-            attn_ds(s, nq, nk, w->p, w->f, w->D + g * T + q0, w->ds);
+            attn_ds(s, nq, nk, w->p, w->f, D_q, w->ds);
             tile_mm(nq, hd, nk, w->ds, ATT_BK, 1, kb, Hkv * hd, dqb, H * hd, true, kq);    // dQ += dS K
             tile_mm(nk, hd, nq, w->ds, 1, ATT_BK, qb, H * hd, w->dk, hd, true, kk);        // dK += dSᵀ Q
         }
@@ -473,17 +571,31 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
     attn_check_shape(s);
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     double work = (double)s->B * H * T * (double)(s->window ? s->window : T) * hd;
+    const bool bf = attn_use_bf16(s);
 #pragma omp parallel if (work > 1e6)
     {
-        attn_bwd_scratch w;
+        attn_bwd_scratch w = {0};
         float *buf = malloc((2 * hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * hd + G * T) * sizeof(float));
         assert(buf);
         w.kt = buf, w.vt = w.kt + hd * ATT_BK, w.p = w.vt + hd * ATT_BK, w.ds = w.p + ATT_BQ * ATT_BK;
         w.f = w.ds + ATT_BQ * ATT_BK, w.dk = w.f + ATT_BQ * ATT_BK, w.dv = w.dk + ATT_BK * hd;
         w.D = w.dv + ATT_BK * hd;
+        const size_t hdw = hd / 2, hdp = round16(hd), kt_words = hdw * ATT_BK, ppair_words = ATT_BQ / 2 * ATT_BK;
+        const size_t slots = G * (T / ATT_BQ + 1);
+        uint32_t *ubuf = bf ? malloc((2 * kt_words + ATT_BK / 2 * hdp + 2 * ppair_words + ATT_BQ * ATT_BK / 2 +
+                                      ATT_BK * hdw + slots * bwd_tile_words(hd)) * sizeof *ubuf)
+                            : NULL;
+        w.cached = bf ? malloc(slots * sizeof *w.cached) : NULL;
+        assert((ubuf && w.cached) || !bf);
+        if (bf) {
+            w.kp = ubuf, w.vp = w.kp + kt_words, w.kpr = w.vp + kt_words, w.pp = w.kpr + ATT_BK / 2 * hdp;
+            w.dsp = w.pp + ppair_words, w.dsw = w.dsp + ppair_words, w.tmp = w.dsw + ATT_BQ * ATT_BK / 2;
+            w.qcache = w.tmp + ATT_BK * hdw;
+        }
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < s->B * Hkv; task++) {
             size_t b = task / Hkv, kvh = task % Hkv;
+            if (w.cached) memset(w.cached, 0, slots * sizeof *w.cached);
             for (size_t t = 0; t < T; t++) {
                 size_t row = ((b * T + t) * H + kvh * G) * hd;  // the G heads of the group are adjacent
                 for (size_t i = 0; i < G * hd; i++) dq[row + i] = 0;
@@ -499,5 +611,7 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
                                     T - k0 < ATT_BK ? T - k0 : ATT_BK, &w);
         }
         free(buf);
+        free(ubuf);
+        free(w.cached);
     }
 }

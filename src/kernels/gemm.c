@@ -134,13 +134,15 @@ const char *const *gemm_supported_paths(void) {
     return g_supported;
 }
 
-void gemm_transpose(const float *src, size_t sld, float *dst, size_t dld, size_t rows, size_t cols) {
+void gemm_transpose(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols) {
     const gemm_path *path = current_path();
+    const unsigned char *s = src;
+    unsigned char *d = dst;
     const size_t rb = path->transpose ? rows / 16 * 16 : 0, cb = path->transpose ? cols / 16 * 16 : 0;
     for (size_t r = 0; r < rb; r += 16)
-        for (size_t c = 0; c < cb; c += 16) (*path->transpose)(src + r * sld + c, sld, dst + c * dld + r, dld);
+        for (size_t c = 0; c < cb; c += 16) (*path->transpose)(s + (r * sld + c) * 4, sld, d + (c * dld + r) * 4, dld);
     for (size_t r = 0; r < rows; r++) // the edges: columns past cb of every row, and rows past rb
-        for (size_t c = r < rb ? cb : 0; c < cols; c++) dst[c * dld + r] = src[r * sld + c];
+        for (size_t c = r < rb ? cb : 0; c < cols; c++) memcpy(d + (c * dld + r) * 4, s + (r * sld + c) * 4, 4);
 }
 
 // ---- reference --------------------------------------------------------------------------------------
