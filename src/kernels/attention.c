@@ -451,7 +451,6 @@ typedef struct {
 // Words of one query tile's conversions in the backward: qw, dow (ATT_BQ, hdw); qpr, dop (ATT_BQ/2, hdp).
 static size_t bwd_tile_words(size_t hd) { return 2 * ATT_BQ * (hd / 2) + 2 * (ATT_BQ / 2) * round16(hd); }
 
-
 // Probabilities of a tile (queries q0.. as rows, keys k0.. as columns), given the raw dot products x (nq, ATT_BK)
 // (overwritten) and lse (nq) of the rows: p = exp(z − lse) where the query may see the key and 0 elsewhere,
 // and with a soft-cap f = ∂z/∂x (without one ∂z/∂x is the constant scale and f is not written).

@@ -1,5 +1,5 @@
 // gemm_ukernel: the register-tiled micro-kernels behind gemm(), and the ISA-specific packing helpers
-// (internal to src/kernels/gemm*.c).
+// (internal to src/kernels/gemm*.c; attention_bf16.c reuses the bf16 conversions).
 // Each computes one MR x NR tile of C from two packed micro-panels and knows nothing of strides in A or
 // B, transposes, edges (the framework zero-pads panels and writes partial tiles back) or threading.
 //
