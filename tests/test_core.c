@@ -25,9 +25,22 @@ static void test_alloc_alignment(void) {
 }
 
 // A size whose rounding overflows (a real out-of-memory would abort under AddressSanitizer).
+// sx_alloc_huge: 2 MiB aligned whatever the size, and the rounded-up block is writable.
+static void test_alloc_huge(void) {
+    unsigned char *p = sx_alloc_huge(1000, "small huge block");
+    CHECK(p != NULL && (uintptr_t)p % SX_HUGE_PAGE == 0);
+    if (p) {
+        memset(p, 1, SX_HUGE_PAGE);
+        CHECK(p[SX_HUGE_PAGE - 1] == 1);
+    }
+    sx_free(p);
+}
+
 static void test_alloc_failure_names_purpose(void) {
     CHECK(sx_alloc(SIZE_MAX - 5, "the impossible") == NULL);
     CHECK(strstr(sx_last_error(), "the impossible") != NULL);
+    CHECK(sx_alloc_huge(SIZE_MAX - 5, "the impossible huge block") == NULL);
+    CHECK(strstr(sx_last_error(), "the impossible huge block") != NULL);
 }
 
 static void test_mul_size(void) {
@@ -40,6 +53,7 @@ static void test_mul_size(void) {
 
 int main(void) {
     TEST_RUN(test_alloc_alignment);
+    TEST_RUN(test_alloc_huge);
     TEST_RUN(test_alloc_failure_names_purpose);
     TEST_RUN(test_mul_size);
     return testlib_finish("core");

@@ -32,21 +32,26 @@ const char *sx_status_name(sx_status st) {
     return "unknown error";
 }
 
-// Large blocks (the model's arena, activations, optimizer state) are 2 MiB aligned and asked to be backed by
-// transparent huge pages. The kernels stream through them, and on a virtual machine every TLB miss is a
-// two-level page walk: with 4 KiB pages d6 trains 9% (fp32) to 13% (bf16) slower.
-enum { HUGE_PAGE = 2u << 20, HUGE_MIN = 2 * HUGE_PAGE };
-
-void *sx_alloc(size_t bytes, const char *what) {
+// A block rounded up to a multiple of align and aligned to it (64, or SX_HUGE_PAGE with the huge-page advice).
+static void *alloc_aligned(size_t bytes, size_t align, const char *what) {
     void *p = NULL;
-    const size_t align = bytes >= HUGE_MIN ? HUGE_PAGE : 64, rounded = (bytes + align - 1) & ~(align - 1);
+    const size_t rounded = (bytes + align - 1) & ~(align - 1);
     if (rounded < bytes || posix_memalign(&p, align, rounded ? rounded : 64) != 0) {
         sx_fail(SX_ERR_NOMEM, "cannot allocate %zu bytes for %s", bytes, what);
         return NULL;
     }
-    if (align == HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE); // advice only: failure means 4 KiB pages
+    if (align == SX_HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE); // advice only: failure means 4 KiB pages
     return p;
 }
+
+// Large blocks (the model's arena, activations, optimizer state) get huge pages. The kernels stream through
+// them, and on a virtual machine every TLB miss is a two-level page walk: with 4 KiB pages d6 trains 9%
+// (fp32) to 13% (bf16) slower.
+void *sx_alloc(size_t bytes, const char *what) {
+    return alloc_aligned(bytes, bytes >= 2 * SX_HUGE_PAGE ? SX_HUGE_PAGE : 64, what);
+}
+
+void *sx_alloc_huge(size_t bytes, const char *what) { return alloc_aligned(bytes, SX_HUGE_PAGE, what); }
 
 void *sx_calloc(size_t bytes, const char *what) {
     void *p = sx_alloc(bytes, what);

@@ -23,8 +23,12 @@ const char *sx_last_error(void);
 const char *sx_status_name(sx_status st);
 
 // Allocation that records SX_ERR_NOMEM with the size and purpose when it fails. 64-byte aligned; blocks of
-// 4 MiB and more are 2 MiB aligned and advised to use transparent huge pages.
+// 4 MiB and more as sx_alloc_huge.
 void *sx_alloc(size_t bytes, const char *what);
+// SX_HUGE_PAGE aligned, rounded up to whole huge pages and advised to use transparent huge pages: for
+// buffers of any size that the kernels stream through.
+#define SX_HUGE_PAGE ((size_t)2 << 20)
+void *sx_alloc_huge(size_t bytes, const char *what);
 void *sx_calloc(size_t bytes, const char *what);
 void sx_free(void *p);
 // Checked size arithmetic: returns 0 and records SX_ERR_ARG on overflow.

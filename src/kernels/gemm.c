@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "core/status.h"
 #include "kernels/gemm_ukernel.h"
 
 // Cache blocking (measured on Zen 5: 48 KiB L1, 1 MiB L2 per core). A KC x NR micro-panel of B (48 KiB
@@ -481,21 +481,15 @@ static void gemm_thread(const gemm_job *j, int tid, int nt) {
 static _Thread_local unsigned char *tl_buf;
 static _Thread_local size_t tl_cap;
 
-// Buffers are 2 MiB aligned and asked to be backed by huge pages: the packed blocks span megabytes and
-// the kernels walk them in 48 KiB panels, which would otherwise cost a TLB miss every few panels.
-enum { HUGE_PAGE = 2u << 20 };
-
-static unsigned char *huge_alloc(size_t bytes) {
-    unsigned char *p = aligned_alloc(HUGE_PAGE, (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
-    if (p) madvise(p, bytes, MADV_HUGEPAGE); // advice only: failure just means 4 KiB pages
-    return p;
-}
+// Buffers are backed by huge pages (sx_alloc_huge): the packed blocks span megabytes and the kernels walk
+// them in 48 KiB panels, which would otherwise cost a TLB miss every few panels.
+static size_t huge_round(size_t bytes) { return (bytes + SX_HUGE_PAGE - 1) / SX_HUGE_PAGE * SX_HUGE_PAGE; }
 
 static unsigned char *scratch(size_t bytes) {
     if (bytes > tl_cap) {
         free(tl_buf);
-        tl_cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        tl_buf = huge_alloc(tl_cap);
+        tl_cap = huge_round(bytes);
+        tl_buf = sx_alloc_huge(tl_cap, "GEMM packing buffers");
         if (!tl_buf) tl_cap = 0;
     }
     return tl_buf;
@@ -598,8 +592,8 @@ static unsigned char *pack_buffer(size_t bytes, size_t *cap) {
         tl_pool[best].buf = NULL;
         return b;
     }
-    *cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    return huge_alloc(*cap);
+    *cap = huge_round(bytes);
+    return sx_alloc_huge(*cap, "a packed GEMM operand");
 }
 
 // Returns a buffer to the pool in place of an empty slot or of a smaller buffer, or frees it.
