@@ -32,6 +32,10 @@ enum { MA_TRANS = 1920 };
 #define ROW_ORDER_MAX_B ((size_t)640 << 10)
 // Below this many multiply-adds a product runs on the calling thread: the fork costs more than it saves.
 #define GEMM_PARALLEL_MIN_MACS ((size_t)1 << 20)
+// Most panels (NR columns each) in a block of B against which fp32 A is read in place instead of packed
+// (gemm_block). Measured with the 12 x 32 AVX-512 kernel: 2 made the demo ladder's rungs (widths 32, 64)
+// 13-14% faster, 4 then d2 (width 128) another 7%; 8 made no measurable difference at d4 (width 256).
+enum { A_IN_PLACE_MAX_PANELS = 4 };
 // Largest micro-kernel tile, for the partial-tile scratch.
 enum { TILE_MAX = 12 * 32 };
 
@@ -386,45 +390,83 @@ static void pack_b_panels(const gemm_job *j, unsigned char *dst, size_t q0, size
     }
 }
 
+// Where the micro-kernel reads A (gemm_ukernel.h): panel q (rows q*MR..) at base + q*panel bytes, its
+// element (r, k) the 32-bit word r*rs + k*ks from there.
+typedef struct {
+    const unsigned char *base;
+    size_t panel, rs, ks;
+} a_panels;
+
 // Writes one tile of the micro-kernel's product, clipped to m x n, through scratch when it is partial.
-static void tile(const gemm_job *j, const void *ap, const void *bp, size_t kcp, float *c, size_t m, size_t n,
-                 bool acc) {
+static void tile(const gemm_job *j, const void *ap, const a_panels *a, const void *bp, size_t kcp, float *c,
+                 size_t m, size_t n, bool acc) {
     const gemm_ukernel *uk = j->uk;
     if (m == uk->mr && n == uk->nr) {
-        uk->fn(kcp, ap, !j->trans_a, bp, c, j->ldc, acc);
+        uk->fn(kcp, ap, a->rs, a->ks, bp, c, j->ldc, acc);
         return;
     }
     alignas(64) float t[TILE_MAX];
-    uk->fn(kcp, ap, !j->trans_a, bp, t, uk->nr, false);
+    uk->fn(kcp, ap, a->rs, a->ks, bp, t, uk->nr, false);
     for (size_t r = 0; r < m; r++)
         for (size_t q = 0; q < n; q++)
             c[r * j->ldc + q] = (acc ? c[r * j->ldc + q] : 0.0f) + t[r * uk->nr + q];
 }
 
-// C (mc, nc) = or += a packed mc x kc block of A (panels apanel bytes apart) times a packed kc x nc block
-// of B (panels bpanel bytes apart), tile by tile. The usual order keeps one B panel in L1 while the A
-// block, held in L2, streams past it; when the whole B block fits in L2 with room to spare, C is instead
-// written a row of tiles at a time, so that it streams through the caches sequentially (this matters
-// when C is large and accumulated: the weight gradients).
-static void macro_block(const gemm_job *j, const unsigned char *ablock, size_t apanel, size_t mc,
-                        const unsigned char *bblock, size_t bpanel, size_t nc, size_t kcp, float *c, bool acc) {
+// C (mc, nc) = or += an mc x kc block of A (a) times a packed kc x nc block of B (panels bpanel bytes
+// apart), tile by tile. The usual order keeps one B panel in L1 while the A block, held in L2, streams past
+// it; when the whole B block fits in L2 with room to spare, C is instead written a row of tiles at a time,
+// so that it streams through the caches sequentially (this matters when C is large and accumulated: the
+// weight gradients).
+static void macro_block(const gemm_job *j, const a_panels *a, size_t mc, const unsigned char *bblock,
+                        size_t bpanel, size_t nc, size_t kcp, float *c, bool acc) {
     const size_t mr = j->uk->mr, nr = j->uk->nr;
     if (nc * kcp * j->esize <= ROW_ORDER_MAX_B) {
         for (size_t ir = 0; ir < mc; ir += mr)
             for (size_t jr = 0; jr < nc; jr += nr)
-                tile(j, ablock + ir / mr * apanel, bblock + jr / nr * bpanel, kcp, c + ir * j->ldc + jr,
+                tile(j, a->base + ir / mr * a->panel, a, bblock + jr / nr * bpanel, kcp, c + ir * j->ldc + jr,
                      mc - ir < mr ? mc - ir : mr, nc - jr < nr ? nc - jr : nr, acc);
         return;
     }
     for (size_t jr = 0; jr < nc; jr += nr)
         for (size_t ir = 0; ir < mc; ir += mr)
-            tile(j, ablock + ir / mr * apanel, bblock + jr / nr * bpanel, kcp, c + ir * j->ldc + jr,
+            tile(j, a->base + ir / mr * a->panel, a, bblock + jr / nr * bpanel, kcp, c + ir * j->ldc + jr,
                  mc - ir < mr ? mc - ir : mr, nc - jr < nr ? nc - jr : nr, acc);
+}
+
+// A packed into abuf (pack_rows or pack_kmajor) as the micro-kernel reads it: panels apanel bytes apart,
+// kcp deep.
+static a_panels packed_a(const gemm_job *j, const unsigned char *abuf, size_t apanel, size_t kcp) {
+    if (j->trans_a) return (a_panels){abuf, apanel, 1, j->uk->mr};
+    return (a_panels){abuf, apanel, kcp * j->esize / sizeof(float), 1};
+}
+
+// Rows ia..ia+ma of the K block pc..pc+kc of op(A) for the micro-kernel: packed into abuf (panels apanel
+// bytes apart), or with in_place read where they lie but for the rows past the last whole tile, which are
+// packed. Sets *a to where the rows start; returns how many of them it covers (ma, or the whole tiles read
+// in place: the rest is then the packed_a at abuf).
+static size_t prepare_a(const gemm_job *j, size_t ia, size_t ma, size_t pc, size_t kc, size_t kcp, bool in_place,
+                        unsigned char *abuf, size_t apanel, a_panels *a) {
+    const size_t mr = j->uk->mr, whole = in_place ? ma / mr * mr : 0, r0 = ia + whole;
+    if (j->trans_a)
+        pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + r0, j->lda, ma - whole, mr, kc, j->cv);
+    else
+        pack_rows(abuf, apanel, j->mode, j->A + r0 * j->lda + pc, j->lda, ma - whole, mr, kc, kcp, j->cv);
+    if (!whole) {
+        *a = packed_a(j, abuf, apanel, kcp);
+        return ma;
+    }
+    if (j->trans_a)
+        *a = (a_panels){(const unsigned char *)(j->A + pc * j->lda + ia), mr * sizeof(float), 1, j->lda};
+    else
+        *a = (a_panels){(const unsigned char *)(j->A + ia * j->lda + pc), mr * j->lda * sizeof(float), j->lda, 1};
+    return whole;
 }
 
 // The rows m0..m1 x columns n0..n1 of C (n0 a multiple of NR), single-threaded. B comes from j->bpacked,
 // or is packed here a KC x NC block at a time into bbuf; A is packed an MA x KC block at a time into abuf
-// and computed on in MC-row blocks.
+// and computed on in MC-row blocks. Except: fp32 A against a block of at most A_IN_PLACE_MAX_PANELS panels
+// of B is read where it lies (but for a last partial tile). Each value of A then meets only those few
+// panels, and packing it costs about as much as the products (narrow models: the head's gradients, every dx).
 static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_t n1, unsigned char *bbuf,
                        unsigned char *abuf) {
     const gemm_ukernel *uk = j->uk;
@@ -435,6 +477,7 @@ static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_
     const size_t ma_blk = j->trans_a ? j->ma_blk / mc_blk * mc_blk : mc_blk;
     for (size_t jc = n0; jc < n1; jc += NC) {
         const size_t nc = n1 - jc < NC ? n1 - jc : NC;
+        const bool in_place = j->mode == PACK_F32 && nc <= A_IN_PLACE_MAX_PANELS * nr;
         for (size_t pc = 0; pc < j->K; pc += j->kc_blk) {
             const size_t kc = j->K - pc < j->kc_blk ? j->K - pc : j->kc_blk;
             const size_t kcp = (kc + ks - 1) / ks * ks;
@@ -447,14 +490,18 @@ static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_
             const bool acc = j->accumulate || pc > 0;
             for (size_t ia = m0; ia < m1; ia += ma_blk) {
                 const size_t ma = m1 - ia < ma_blk ? m1 - ia : ma_blk;
-                if (j->trans_a)
-                    pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + ia, j->lda, ma, mr, kc, j->cv);
-                else
-                    pack_rows(abuf, apanel, j->mode, j->A + ia * j->lda + pc, j->lda, ma, mr, kc, kcp, j->cv);
-                for (size_t ic = 0; ic < ma; ic += mc_blk) {
-                    const size_t mc = ma - ic < mc_blk ? ma - ic : mc_blk;
-                    macro_block(j, abuf + ic / mr * apanel, apanel, mc, bblock, bpanel, nc, kcp,
-                                j->C + (ia + ic) * j->ldc + jc, acc);
+                a_panels a;
+                const size_t covered = prepare_a(j, ia, ma, pc, kc, kcp, in_place, abuf, apanel, &a);
+                for (size_t ic = 0; ic < covered; ic += mc_blk) {
+                    const size_t mc = covered - ic < mc_blk ? covered - ic : mc_blk;
+                    a_panels at = a;
+                    at.base += ic / mr * a.panel;
+                    macro_block(j, &at, mc, bblock, bpanel, nc, kcp, j->C + (ia + ic) * j->ldc + jc, acc);
+                }
+                if (covered < ma) { // the partial tile in_place left, packed
+                    const a_panels rest = packed_a(j, abuf, apanel, kcp);
+                    macro_block(j, &rest, ma - covered, bblock, bpanel, nc, kcp, j->C + (ia + covered) * j->ldc + jc,
+                                acc);
                 }
             }
         }

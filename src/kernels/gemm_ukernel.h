@@ -3,13 +3,16 @@
 // Each computes one MR x NR tile of C from two packed micro-panels and knows nothing of strides in A or
 // B, transposes, edges (the framework zero-pads panels and writes partial tiles back) or threading.
 //
-// Packed layouts, for a depth of kc (the framework pads kc to a multiple of the kernel's k step):
-//   fp32 kernels (k step 1):  b[k*NR + j] = op(B)(k, j), and A either k-major, a[k*MR + r] = op(A)(r, k),
-//     or row-major (a_rows), a[r*kc + k] = op(A)(r, k): each layout is a plain copy of one storage of A.
+// Layouts, for a depth of kc (the framework pads kc to a multiple of the kernel's k step):
+//   fp32 kernels (k step 1):  B packed, b[k*NR + j] = op(B)(k, j); A at strides a[r*a_rs + k*a_ks] =
+//     op(A)(r, k), either k-major (a_rs = 1) or row-major (a_ks = 1). The framework passes a packed panel
+//     (k-major a_ks = MR, or row-major a_rs = kc: each a plain copy of one storage of A), or A itself when
+//     packing would not pay (a_rs or a_ks = A's row stride).
 //   bf16 kernels (k step 2, uint16_t bf16 bit patterns, K interleaved in pairs as vdpbf16ps reads them):
-//     b[(k/2*NR + j)*2 + k%2] = op(B)(k, j), and A k-major a[(k/2*MR + r)*2 + k%2] = op(A)(r, k),
-//     or row-major (a_rows) a[r*kc + k] = op(A)(r, k) (consecutive k already form the pairs).
-// B panels are 64-byte aligned (A panels are only read by broadcasts). C is a full MR x NR tile with row stride ldc:
+//     B packed, b[(k/2*NR + j)*2 + k%2] = op(B)(k, j); A always packed, its (k, k+1) pair of row r the 32-bit
+//     word a32[r*a_rs + k/2*a_ks]: k-major (a_rs = 1, a_ks = MR: a[(k/2*MR + r)*2 + k%2] = op(A)(r, k)) or
+//     row-major (a_rs = kc/2, a_ks = 1: a[r*kc + k] = op(A)(r, k), consecutive k already the pairs).
+// B panels are 64-byte aligned (A is only read by broadcasts). C is a full MR x NR tile with row stride ldc:
 // C = a·b (accumulate false) or C += a·b (accumulate true). kc may be 0.
 #ifndef SEXTANT_GEMM_UKERNEL_H
 #define SEXTANT_GEMM_UKERNEL_H
@@ -17,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef void (*gemm_ukernel_fn)(size_t kc, const void *a, bool a_rows, const void *b, float *c, size_t ldc,
-                                bool accumulate);
+typedef void (*gemm_ukernel_fn)(size_t kc, const void *a, size_t a_rs, size_t a_ks, const void *b, float *c,
+                                size_t ldc, bool accumulate);
 
 typedef struct {
     size_t mr, nr;   // tile shape

@@ -7,7 +7,7 @@
 
 enum { MR = 12, NR = 32 };
 
-// Element (r, k) of the A panel is a[r*rs + k*ks]; inlined with constants for each layout.
+// Element (r, k) of A is a[r*rs + k*ks]; inlined with rs = 1 (k-major) or ks = 1 (row-major) constant.
 static inline __attribute__((always_inline)) void body(size_t kc, const float *a, size_t rs, size_t ks,
                                                        const float *b, float *c, size_t ldc, bool accumulate) {
     __m512 c0[MR], c1[MR];
@@ -41,12 +41,12 @@ static inline __attribute__((always_inline)) void body(size_t kc, const float *a
     }
 }
 
-static void ukernel_avx512(size_t kc, const void *a, bool a_rows, const void *b, float *c, size_t ldc,
-                           bool accumulate) {
-    if (a_rows)
-        body(kc, a, kc, 1, b, c, ldc, accumulate);
+static void ukernel_avx512(size_t kc, const void *a, size_t a_rs, size_t a_ks, const void *b, float *c,
+                           size_t ldc, bool accumulate) {
+    if (a_rs == 1)
+        body(kc, a, 1, a_ks, b, c, ldc, accumulate);
     else
-        body(kc, a, 1, MR, b, c, ldc, accumulate);
+        body(kc, a, a_rs, 1, b, c, ldc, accumulate);
 }
 
 const gemm_ukernel gemm_ukernel_avx512 = {MR, NR, 1, ukernel_avx512};

@@ -8,7 +8,7 @@
 
 enum { MR = 12, NR = 32 };
 
-// The (k, k+1) pair of row r of the A panel is the int32 a[r*rs + k/2*ks]; inlined for each layout.
+// The (k, k+1) pair of row r of the A panel is the int32 a[r*rs + k/2*ks]; inlined with rs = 1 or ks = 1.
 static inline __attribute__((always_inline)) void body(size_t kc, const int32_t *a, size_t rs, size_t ks,
                                                        const __m512bh *b, float *c, size_t ldc,
                                                        bool accumulate) {
@@ -43,12 +43,12 @@ static inline __attribute__((always_inline)) void body(size_t kc, const int32_t 
     }
 }
 
-static void ukernel_bf16(size_t kc, const void *a, bool a_rows, const void *b, float *c, size_t ldc,
-                         bool accumulate) {
-    if (a_rows)
-        body(kc, a, kc / 2, 1, b, c, ldc, accumulate);
+static void ukernel_bf16(size_t kc, const void *a, size_t a_rs, size_t a_ks, const void *b, float *c,
+                         size_t ldc, bool accumulate) {
+    if (a_rs == 1)
+        body(kc, a, 1, a_ks, b, c, ldc, accumulate);
     else
-        body(kc, a, 1, MR, b, c, ldc, accumulate);
+        body(kc, a, a_rs, 1, b, c, ldc, accumulate);
 }
 
 const gemm_ukernel gemm_ukernel_bf16 = {MR, NR, 2, ukernel_bf16};

@@ -4,10 +4,9 @@
 
 enum { MR = 6, NR = 8 };
 
-static void ukernel_generic(size_t kc, const void *ap, bool a_rows, const void *bp, float *c, size_t ldc,
+static void ukernel_generic(size_t kc, const void *ap, size_t rs, size_t ks, const void *bp, float *c, size_t ldc,
                             bool accumulate) {
     const float *a = ap, *b = bp;
-    const size_t rs = a_rows ? kc : 1, ks = a_rows ? 1 : MR;
     float acc[MR][NR] = {{0}};
     for (size_t k = 0; k < kc; k++) {
         for (int r = 0; r < MR; r++)
