@@ -210,6 +210,10 @@ int main(int argc, char **argv) {
         {"x·Wᵀ head 2048x8192x384 by 1024", false, true, false, 2048, 8192, 384, 1024},
         {"dy·W head 2048x384x8192 by 1024", false, false, false, 2048, 384, 8192, 1024},
         {"dyᵀ·x head 8192x384x2048 by 1024", true, false, true, 8192, 384, 2048, 1024},
+        // d2 (C = 128, F = 512): B only 4 panels wide, so fp32 reads A in place (gemm.c, A_IN_PLACE_MAX_PANELS).
+        {"d2 dy·W fc   2048x128x512", false, false, false, 2048, 128, 512, 0},
+        {"d2 dy·W head 2048x128x8192 by 1024", false, false, false, 2048, 128, 8192, 1024},
+        {"d2 dyᵀ·x head 8192x128x2048 by 1024", true, false, true, 8192, 128, 2048, 1024},
         {"square 512", false, false, false, 512, 512, 512, 0},
         {"square 1024", false, false, false, 1024, 1024, 1024, 0},
         {"square 2048", false, false, false, 2048, 2048, 2048, 0},
