@@ -1,7 +1,8 @@
 // gemm_ukernel: the register-tiled micro-kernels behind gemm(), and the ISA-specific packing helpers
 // (internal to src/kernels/gemm*.c; attention_bf16.c reuses the bf16 conversions).
-// Each computes one MR x NR tile of C from two packed micro-panels and knows nothing of strides in A or
-// B, transposes, edges (the framework zero-pads panels and writes partial tiles back) or threading.
+// Each computes one MR x NR tile of C from a packed micro-panel of B and MR rows of A at the strides it is
+// given, and knows nothing of transposes, edges (the framework zero-pads panels and writes partial tiles
+// back) or threading.
 //
 // Layouts, for a depth of kc (the framework pads kc to a multiple of the kernel's k step):
 //   fp32 kernels (k step 1):  B packed, b[k*NR + j] = op(B)(k, j); A at strides a[r*a_rs + k*a_ks] =
