@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark driver (bench/run-all, `make bench`) at toy sizes, without PyTorch or
-# bench_gemm: a training case in both dtypes and a ladder-rung case each print one table line with numbers,
-# the rung runs at the rungs' vocabulary (2048) for their own step count, and nothing fails.
+# bench_gemm: a training case in both dtypes and a ladder-rung case at 2 threads and at 1 each print one
+# table line with numbers, the rung runs at the rungs' vocabulary (2048) for their own step count, and
+# nothing fails.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 
-out=$(SEXTANT="$S" BENCH_CASES="d1-w32-hd16:32" BENCH_DTYPES="fp32 bf16" BENCH_ROUNDS=2 BENCH_STEPS=8 \
+out=$(SEXTANT="$S" BENCH_THREADS=2 BENCH_CASES="d1-w32-hd16:32" BENCH_DTYPES="fp32 bf16" BENCH_ROUNDS=2 BENCH_STEPS=8 \
       BENCH_WARMUP=2 BENCH_RUNG_CASES="d1-w16-hd16:32" BENCH_RUNG_STEPS=30 \
       BENCH_SKIP="torch scaling bf16loss gemm fit tok mpi study forecast" bench/run-all "$tmp" 2>&1) ||
     fail "bench/run-all exited with $?"
@@ -16,22 +17,25 @@ echo "$out"
 echo "$out" | grep -q FAILED && fail "a run failed"
 
 # model seq dtype threads tok/s GFLOP/s %peak torch ratio best RSS need RSS/need
-line_ok() { # MODEL SEQ DTYPE: one line, positive tokens/s, GFLOP/s, RSS and need
-    echo "$out" | awk -v m="$1" -v s="$2" -v d="$3" '
-        $1 == m && $2 == s && $3 == d { n++; if ($5 > 0 && $6 > 0 && $11 > 0 && $12 > 0) ok++ }
+line_ok() { # MODEL SEQ DTYPE THREADS: one line, positive tokens/s, GFLOP/s, RSS and need
+    echo "$out" | awk -v m="$1" -v s="$2" -v d="$3" -v t="$4t" '
+        $1 == m && $2 == s && $3 == d && $4 == t { n++; if ($5 > 0 && $6 > 0 && $11 > 0 && $12 > 0) ok++ }
         END { exit !(n == 1 && ok == 1) }'
 }
-line_ok d1-w32-hd16 32 fp32 || fail "no good fp32 training line"
-line_ok d1-w32-hd16 32 bf16 || fail "no good bf16 training line"
-line_ok d1-w16-hd16 32 fp32 || fail "no good ladder-rung line"
+line_ok d1-w32-hd16 32 fp32 2 || fail "no good fp32 training line"
+line_ok d1-w32-hd16 32 bf16 2 || fail "no good bf16 training line"
+line_ok d1-w16-hd16 32 fp32 2 || fail "no good ladder-rung line at 2 threads"
+line_ok d1-w16-hd16 32 fp32 1 || fail "no good ladder-rung line at 1 thread"
 echo "$out" | grep -q "^# ladder rungs" || fail "no ladder-rung section"
 
 # The rung trained at vocab 2048 for 30 steps a round; the training case at 8192 for 8.
 runs="$tmp/bench/runs"
-grep -q 'synthetic:2048' "$runs/d1-w16-hd16-32-fp32-t"*/config.json || fail "the rung did not use vocab 2048"
-grep -q 'synthetic:8192' "$runs/d1-w32-hd16-32-fp32-t"*/config.json || fail "the training case did not use vocab 8192"
-[ "$(wc -l < "$(ls "$runs"/d1-w16-hd16-32-fp32-t*.steps)")" -eq 20 ] || fail "rung: expected 2 rounds x 10 timed steps"
-[ "$(wc -l < "$(ls "$runs"/d1-w32-hd16-32-fp32-t*.steps)")" -eq 12 ] || fail "training case: expected 2 rounds x 6 timed steps"
+grep -q 'synthetic:2048' "$runs/d1-w16-hd16-32-fp32-t1/config.json" || fail "the rung did not use vocab 2048"
+grep -q 'synthetic:8192' "$runs/d1-w32-hd16-32-fp32-t2/config.json" || fail "the training case did not use vocab 8192"
+for t in 1 2; do
+    [ "$(wc -l < "$runs/d1-w16-hd16-32-fp32-t$t.steps")" -eq 20 ] || fail "rung, $t threads: expected 2 rounds x 10 timed steps"
+done
+[ "$(wc -l < "$runs/d1-w32-hd16-32-fp32-t2.steps")" -eq 12 ] || fail "training case: expected 2 rounds x 6 timed steps"
 
 [ $fails -eq 0 ] && echo "bench: all checks passed"
 exit $((fails > 0))
