@@ -56,5 +56,11 @@ expect_error "truncated" train "${common[@]}" --out "$tmp/trunc" --resume
 mkdir -p "$tmp/other"; cp "$tmp/a/checkpoint.sxt" "$tmp/other/"
 expect_error "checkpoint is for model d1-w32-hd16" train --model d1-w64-hd16 --train synthetic:64 --batch 4 --seq 32 --steps 60 --out "$tmp/other" --resume --quiet
 
+# More threads than cores: the run goes ahead, with a note that it will be slower.
+over=$(( $(nproc) + 1 ))
+out=$("$S" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --threads $over --quiet \
+      --out "$tmp/over" 2>&1) || fail "--threads $over failed: $out"
+echo "$out" | grep -q -- "--threads $over is more than the $(nproc) cores" || fail "no note for --threads $over: $out"
+
 echo "train.sh: $fails failed"
 [ $fails -eq 0 ]
