@@ -256,9 +256,10 @@ static sx_status setup(run *r) {
     if (o->threads > 0) omp_set_num_threads((int)o->threads);
     else if (r->dist) omp_set_num_threads(dist_cores_per_rank());
     // More threads than cores only makes them wait for each other (every product splits its work evenly).
-    if (o->threads > omp_get_num_procs() && r->rank == 0)
+    const int cores = omp_get_num_procs();
+    if (o->threads > cores && r->rank == 0)
         fprintf(stderr, "sextant train: note: --threads %ld is more than the %d cores this process may use: "
-                        "expect it to run slower than with %d\n", o->threads, omp_get_num_procs(), omp_get_num_procs());
+                        "expect it to run slower than with %d\n", o->threads, cores, cores);
     gemm_set_precision(strcmp(o->dtype, "bf16") ? GEMM_FP32 : GEMM_BF16);
     r->B = (size_t)o->batch;
     r->T = (size_t)o->seq;
