@@ -1,7 +1,7 @@
 // sextant fit SPEC: fits the scaling laws of a finished ladder and writes fit.json.
 #include <stdio.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "scale/forecast.h"
 
 int cmd_fit(int argc, char **argv) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "data/shard.h"
 #include "scale/forecast.h"
 #include "scale/rundir.h"

@@ -1,7 +1,7 @@
 // sextant inspect: exact parameter counts, FLOPs per token and memory of a model descriptor.
 #include <stdio.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "model/model.h"
 #include "scale/flops.h"
 

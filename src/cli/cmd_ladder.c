@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "dist/dist.h"
 #include "scale/ladder.h"
 

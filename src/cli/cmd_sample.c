@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "infer/generate.h"
 #include "infer/task_arith.h"
 #include "train/checkpoint.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "data/shard.h"
 #include "tok/bpe_train.h"
 #include "tok/corpus.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "core/fsutil.h"
 #include "data/shard.h"
 #include "infer/generate.h"
@@ -39,14 +39,13 @@ static sx_status load_model(const char *path, model *m) {
 
 static sx_status train_on(const char *shard, const char *out, const char *desc, long steps, long batch, double lr,
                           long seed, bool quiet) {
-    train_options o = {0};
-    o.model = desc, o.train_data = shard, o.val_data = "", o.data_order = "random";
-    o.batch = batch, o.seq = 128, o.grad_accum = 1, o.steps = steps, o.eval_batches = 1, o.schedule = "cosine:min=0.1", o.warmup = "0.05";
-    optimizer_config_default(&o.opt);
+    train_options o;
+    train_options_default(&o);
+    o.model = desc, o.train_data = shard, o.out = out;
+    o.batch = batch, o.seq = 128, o.steps = steps, o.eval_batches = 1, o.warmup = "0.05";
     o.opt.lr = (float)lr;
     o.opt.weight_decay = 0.0f;
-    o.seed = seed, o.eval_at = "", o.save_at = "", o.forecast = "", o.branch_from = "", o.out = out, o.dtype = "fp32";
-    o.quiet = quiet;
+    o.seed = seed, o.quiet = quiet;
     return train_run(&o);
 }
 

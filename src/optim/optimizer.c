@@ -12,7 +12,7 @@
 void optimizer_config_default(optimizer_config *cfg) {
     *cfg = (optimizer_config){
         .kind = OPT_ADAMW,
-        .lr = 6e-4f,
+        .lr = 3e-3f,
         .beta1 = 0.9f,
         .beta2 = 0.95f,
         .eps = 1e-8f,

@@ -45,8 +45,8 @@ typedef struct {
     float clip_norm;         // global gradient-norm clip; 0 disables clipping
 } optimizer_config;
 
-// Defaults: AdamW lr 6e-4, betas (0.9, 0.95), eps 1e-8, wd 0.1, embeddings not decayed; Muon lr 0.02,
-// momentum 0.95, wd 0; clip 1.0; kind OPT_ADAMW. Overwrites *cfg.
+// Defaults (also `sextant train`'s, train/options.h): AdamW lr 3e-3, betas (0.9, 0.95), eps 1e-8, wd 0.1,
+// embeddings not decayed; Muon lr 0.02, momentum 0.95, wd 0; clip 1.0; kind OPT_ADAMW. Overwrites *cfg.
 void optimizer_config_default(optimizer_config *cfg);
 // Checks ranges (lr >= 0, 0 <= beta < 1, eps > 0, wd >= 0, 0 <= momentum < 1, clip >= 0, all finite);
 // SX_ERR_ARG naming the offending setting.

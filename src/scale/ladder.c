@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "core/fsutil.h"
@@ -16,6 +15,7 @@
 #include "optim/schedule.h"
 #include "scale/flops.h"
 #include "scale/ladder.h"
+#include "train/options.h"
 
 static void spec_defaults(ladder_spec *s) {
     memset(s, 0, sizeof *s);
@@ -286,54 +286,56 @@ static bool file_exists(const char *dir, const char *run, const char *name) {
     return access(p, F_OK) == 0;
 }
 
-// argv for `exe train ...` of run x (strings in buf).
-static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_run *parent, const char *out_dir,
-                      const char *exe, int threads, char *buf, size_t size, char **argv, int max) {
-    int argc = 0;
-    size_t used = 0;
-#define ARG(...) do { argv[argc++] = buf + used; used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__) + 1; } while (0)
-    ARG("%s", exe); ARG("train");
-    ARG("--model"); ARG("%s", x->descriptor);
-    ARG("--train"); ARG("%s", s->train);
-    if (*s->val) { ARG("--val"); ARG("%s", s->val); }
-    ARG("--batch"); ARG("%zu", x->batch);
-    ARG("--seq"); ARG("%zu", s->seq);
-    ARG("--steps"); ARG("%ld", x->steps);
-    ARG("--schedule"); ARG("%s", x->schedule);
-    ARG("--warmup"); ARG("%ld", x->warmup_steps);
-    ARG("--optimizer"); ARG("%s", s->optimizer);
-    ARG("--lr"); ARG("%.9g", x->lr);
-    ARG("--muon-lr"); ARG("%.9g", x->muon_lr);
-    ARG("--seed"); ARG("%zu", x->seed);
-    ARG("--eval-at"); ARG("%s", x->eval_at);
-    ARG("--eval-batches"); ARG("%zu", x->eval_batches);
-    ARG("--threads"); ARG("%d", threads);
-    ARG("--out"); ARG("%s/%s", out_dir, x->dir);
-    ARG("--quiet");
-    if (*x->save_at) { ARG("--save-at"); ARG("%s", x->save_at); }
-    if (parent) { ARG("--branch-from"); ARG("%s/%s/ckpt-%ld.sxt", out_dir, parent->dir, lround(s->branches[x->branch].from * (double)parent->steps)); }
-    if (file_exists(out_dir, x->dir, "checkpoint.sxt")) ARG("--resume");
-    char extra[1024];
-    snprintf(extra, sizeof extra, "%s", s->extra);
-    for (char *save = NULL, *tok = strtok_r(extra, " \t", &save); tok && argc < max - 1; tok = strtok_r(NULL, " \t", &save))
-        ARG("%s", tok);
-#undef ARG
-    argv[argc] = NULL;
-    return argc;
+// The main run a branch starts from (branches follow the main runs, n_branches per main run), or NULL.
+static const ladder_run *parent_of(const ladder_spec *s, const ladder_run *runs, size_t i) {
+    return runs[i].branch >= 0 ? &runs[(i - s->n_rungs * s->n_seeds) / s->n_branches] : NULL;
 }
 
-static pid_t spawn(char **argv, const char *log_path) {
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
+// The training options of one run of the plan, with the strings they point to.
+typedef struct {
+    train_options o;
+    char out[4096], branch_from[4200], warmup[32], extra[1024];
+    char *extra_argv[128];
+} run_options;
+
+// Options of run x: the plan's values over train_options_default, then the spec's `extra` flags.
+static sx_status build_options(const ladder_spec *s, const ladder_run *x, const ladder_run *parent, const char *out_dir,
+                               int threads, run_options *r) {
+    train_options *o = &r->o;
+    train_options_default(o);
+    o->model = x->descriptor;
+    o->train_data = s->train;
+    o->val_data = s->val;
+    o->batch = (long)x->batch;
+    o->seq = (long)s->seq;
+    o->steps = x->steps;
+    o->schedule = x->schedule;
+    snprintf(r->warmup, sizeof r->warmup, "%ld", x->warmup_steps);
+    o->warmup = r->warmup;
+    o->optimizer = s->optimizer;
+    o->opt.lr = (float)x->lr;
+    o->opt.muon_lr = (float)x->muon_lr;
+    o->seed = (long)x->seed;
+    o->eval_at = x->eval_at;
+    o->eval_batches = (long)x->eval_batches;
+    o->threads = threads;
+    snprintf(r->out, sizeof r->out, "%s/%s", out_dir, x->dir);
+    o->out = r->out;
+    o->quiet = true;
+    o->save_at = x->save_at;
+    if (parent) {
+        snprintf(r->branch_from, sizeof r->branch_from, "%s/%s/ckpt-%ld.sxt", out_dir, parent->dir,
+                 lround(s->branches[x->branch].from * (double)parent->steps));
+        o->branch_from = r->branch_from;
     }
-    dist_forget_launcher();   // the child is a plain process, not another rank
-    execv(argv[0], argv);
-    _exit(127);
+    o->resume = file_exists(out_dir, x->dir, "checkpoint.sxt");
+    snprintf(r->extra, sizeof r->extra, "%s", s->extra);
+    int argc = 0;
+    for (char *save = NULL, *tok = strtok_r(r->extra, " \t", &save); tok && argc < 128; tok = strtok_r(NULL, " \t", &save))
+        r->extra_argv[argc++] = tok;
+    sx_status st = train_options_parse_args(o, argc, r->extra_argv);
+    if (!st) st = train_options_check(o);
+    return st ? sx_fail(st, "%s: run %s: %s", s->spec_path, x->dir, sx_last_error()) : SX_OK;
 }
 
 // A run directory that already exists must hold this very run (same model and length), or the ladder
@@ -384,6 +386,11 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (st) return st;
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
+    run_options *ro = malloc(sizeof *ro);   // every run's options are valid before any starts (the spec's extra flags)
+    if (!ro && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && !st; i++)
+        st = build_options(s, &runs[i], parent_of(s, runs, i), out_dir, 1, ro);
+    free(ro);
     if (!st) st = fs_mkdir_p(out_dir);
     if (st) { free(runs); return st; }
     int cores = dist_cores_per_rank(), threads = cores / jobs > 0 ? cores / jobs : 1;
@@ -391,7 +398,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     pid_t *pids = calloc(n, sizeof *pids);
     int *owner = calloc(n, sizeof *owner);
     ladder_assign_ranks(s, runs, n, ranks, owner);
-    size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0, others = 0;
+    size_t done = 0, failed = 0, running = 0, others = 0;
     for (size_t i = 0; i < n; i++) {
         if (owner[i] != rank) { state[i] = FINISHED; others++; }
         else if (file_exists(out_dir, runs[i].dir, "DONE") || (only >= 0 && (long)i != only)) { state[i] = FINISHED; done++; }
@@ -403,18 +410,22 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     while (done + failed < n) {
         for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
             if (state[i] != WAITING) continue;
-            const ladder_run *parent = runs[i].branch >= 0 ? &runs[(i - mains) / s->n_branches] : NULL;
+            const ladder_run *parent = parent_of(s, runs, i);
             if (parent && state[parent - runs] != FINISHED) {
                 if (state[parent - runs] == FAILED) { state[i] = FAILED; failed++; }
                 continue;
             }
-            char dir[4096], log[4200], buf[8192], *argv[96];
-            snprintf(dir, sizeof dir, "%s/%s", out_dir, runs[i].dir);
-            mkdir(dir, 0755);
-            snprintf(log, sizeof log, "%s/train.log", dir);
-            build_argv(s, &runs[i], parent, out_dir, exe, threads, buf, sizeof buf, argv, 96);
-            pids[i] = spawn(argv, log);
-            if (pids[i] < 0) { state[i] = FAILED; failed++; continue; }
+            run_options ro;
+            char log[4200];
+            sx_status bad = build_options(s, &runs[i], parent, out_dir, threads, &ro);
+            mkdir(ro.out, 0755);
+            snprintf(log, sizeof log, "%s/train.log", ro.out);
+            if (bad || train_spawn(&ro.o, exe, log, &pids[i])) {
+                fprintf(stderr, "  FAILED %-16s %s\n", runs[i].dir, sx_last_error());
+                state[i] = FAILED;
+                failed++;
+                continue;
+            }
             state[i] = RUNNING;
             running++;
             fprintf(stderr, "  start  %-16s %s, %ld steps, %.3g FLOPs\n", runs[i].dir, runs[i].descriptor, runs[i].steps, runs[i].flops);

@@ -1,5 +1,5 @@
 // libFuzzer target: flags_parse with a table of every flag type; the input is NUL-separated arguments.
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {

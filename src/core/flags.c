@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/flags.h"
+#include "core/flags.h"
 
 static sx_status set_value(const flag_def *d, const char *text) {
     char *end;
@@ -18,12 +18,14 @@ static sx_status set_value(const flag_def *d, const char *text) {
         *(long *)d->target = v;
         return SX_OK;
     }
-    case FLAG_DOUBLE: {
+    case FLAG_DOUBLE:
+    case FLAG_FLOAT: {
         errno = 0;
         double v = strtod(text ? text : "0", &end);
-        if (errno || end == text || *end || !isfinite(v))
+        if (errno || end == text || *end || !isfinite(v) || (d->type == FLAG_FLOAT && !isfinite((float)v)))
             return sx_fail(SX_ERR_ARG, "--%s: '%s' is not a finite number", d->name, text);
-        *(double *)d->target = v;
+        if (d->type == FLAG_FLOAT) *(float *)d->target = (float)v;
+        else *(double *)d->target = v;
         return SX_OK;
     }
     case FLAG_BOOL:
@@ -41,14 +43,26 @@ static const flag_def *find(const flag_def *defs, size_t n, const char *name, si
     return NULL;
 }
 
-sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                      int *npos, bool *help) {
-    *npos = 0;
-    *help = false;
+sx_status flags_set_defaults(const flag_def *defs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         sx_status s = set_value(&defs[i], defs[i].defval);
         if (s) return s;
     }
+    return SX_OK;
+}
+
+sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
+                      int *npos, bool *help) {
+    *npos = 0;
+    *help = false;
+    sx_status s = flags_set_defaults(defs, n);
+    return s ? s : flags_parse_args(defs, n, argc, argv, pos, max_pos, npos, help);
+}
+
+sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
+                           int *npos, bool *help) {
+    *npos = 0;
+    *help = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { *help = true; continue; }
@@ -89,7 +103,7 @@ void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_
     fprintf(out, "usage: sextant %s\n", synopsis);
     if (about) fprintf(out, "\n%s\n", about);
     fprintf(out, "\nflags:\n");
-    static const char *kinds[] = {"TEXT", "INT", "NUM", ""};
+    static const char *kinds[] = {"TEXT", "INT", "NUM", "", "NUM"};
     for (size_t i = 0; i < n; i++) {
         char left[64];
         snprintf(left, sizeof left, "--%s %s", defs[i].name, kinds[defs[i].type]);
@@ -97,6 +111,45 @@ void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_
         if (defs[i].defval && *defs[i].defval) fprintf(out, " [%s]", defs[i].defval);
         fputc('\n', out);
     }
+}
+
+// The shortest decimal (as a double) that reads back as f: the value a user would have typed.
+static double float_shortest(float f) {
+    char text[32];
+    for (int digits = 1; digits < 9; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, (double)f);
+        if ((float)strtod(text, NULL) == f) return strtod(text, NULL);
+    }
+    return (double)f;
+}
+
+// The value of d as text that set_value reads back exactly.
+static void format_value(const flag_def *d, char *text, size_t size) {
+    switch (d->type) {
+    case FLAG_STR: snprintf(text, size, "%s", *(const char **)d->target); break;   // flags_to_argv takes it whole
+    case FLAG_INT: snprintf(text, size, "%ld", *(long *)d->target); break;
+    case FLAG_DOUBLE: snprintf(text, size, "%.17g", *(double *)d->target); break;
+    case FLAG_FLOAT: snprintf(text, size, "%.9g", (double)*(float *)d->target); break;
+    case FLAG_BOOL: snprintf(text, size, "%s", *(bool *)d->target ? "true" : "false"); break;
+    }
+}
+
+sx_status flags_to_argv(const flag_def *defs, size_t n, char *buf, size_t size, char **argv, int *argc, int max) {
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (*argc + 2 >= max) return sx_fail(SX_ERR_ARG, "too many arguments for the command line");
+        char value[64];
+        const char *text = value;
+        if (defs[i].type == FLAG_STR) text = *(const char **)defs[i].target;
+        else format_value(&defs[i], value, sizeof value);
+        // "--name=VALUE" in one argument: a text value may itself start with "--".
+        int len = snprintf(buf + used, size - used, "--%s=%s", defs[i].name, text);
+        if (len < 0 || (size_t)len >= size - used) return sx_fail(SX_ERR_ARG, "the command line is too long");
+        argv[(*argc)++] = buf + used;
+        used += (size_t)len + 1;
+    }
+    argv[*argc] = NULL;
+    return SX_OK;
 }
 
 json_t *flags_to_json(const flag_def *defs, size_t n) {
@@ -109,6 +162,7 @@ json_t *flags_to_json(const flag_def *defs, size_t n) {
         case FLAG_INT: v = json_integer(*(long *)d->target); break;
         case FLAG_DOUBLE: v = json_real(*(double *)d->target); break;
         case FLAG_BOOL: v = json_boolean(*(bool *)d->target); break;
+        case FLAG_FLOAT: v = json_real(float_shortest(*(float *)d->target)); break;
         }
         json_object_set_new(o, d->name, v);
     }

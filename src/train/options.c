@@ -1,0 +1,103 @@
+// train/options: see options.h.
+#include <assert.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "dist/dist.h"
+#include "train/options.h"
+
+size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
+    // The defaults of the optimizer's settings are optimizer_config_default's (test_train checks they agree).
+    const flag_def table[] = {
+        {"model", FLAG_STR, &o->model, "d4", "model descriptor (docs/MODEL.md), e.g. d6-kv2-swiglu"},
+        {"train", FLAG_STR, &o->train_data, "", "training token shard, or synthetic:V"},
+        {"val", FLAG_STR, &o->val_data, "", "validation token shard (default: fixed windows of --train)"},
+        {"data-order", FLAG_STR, &o->data_order, "random", "random windows, or epoch: every window once per epoch"},
+        {"batch", FLAG_INT, &o->batch, "8", "sequences per micro-batch"},
+        {"seq", FLAG_INT, &o->seq, "256", "tokens per sequence (context length)"},
+        {"grad-accum", FLAG_INT, &o->grad_accum, "1", "micro-batches per optimizer step"},
+        {"steps", FLAG_INT, &o->steps, "0", "optimizer steps (0: from --tokens)"},
+        {"tokens", FLAG_DOUBLE, &o->tokens, "0", "token budget when --steps is 0"},
+        {"schedule", FLAG_STR, &o->schedule, "cosine:min=0.1", "LR schedule: constant|cosine|linear|wsd|file:PATH[:k=v,...]"},
+        {"warmup", FLAG_STR, &o->warmup, "", "warmup: a fraction (<1) or a number of steps"},
+        {"optimizer", FLAG_STR, &o->optimizer, "adamw", "adamw, or muon (Muon for hidden matrices, AdamW for the rest)"},
+        {"lr", FLAG_FLOAT, &o->opt.lr, "3e-3", "AdamW peak learning rate"},
+        {"beta1", FLAG_FLOAT, &o->opt.beta1, "0.9", "AdamW beta1"},
+        {"beta2", FLAG_FLOAT, &o->opt.beta2, "0.95", "AdamW beta2"},
+        {"eps", FLAG_FLOAT, &o->opt.eps, "1e-8", "AdamW epsilon"},
+        {"wd", FLAG_FLOAT, &o->opt.weight_decay, "0.1", "AdamW weight decay (hidden matrices and untied head)"},
+        {"decay-embed", FLAG_BOOL, &o->opt.decay_embed, "false", "also decay the embedding"},
+        {"muon-lr", FLAG_FLOAT, &o->opt.muon_lr, "0.02", "Muon peak learning rate"},
+        {"muon-momentum", FLAG_FLOAT, &o->opt.muon_momentum, "0.95", "Muon momentum"},
+        {"muon-wd", FLAG_FLOAT, &o->opt.muon_weight_decay, "0", "Muon weight decay"},
+        {"clip", FLAG_FLOAT, &o->opt.clip_norm, "1.0", "global gradient-norm clip (0: off)"},
+        {"seed", FLAG_INT, &o->seed, "1", "seed for initialisation and data order"},
+        {"eval-every", FLAG_INT, &o->eval_every, "0", "evaluate every N steps (0: off)"},
+        {"eval-at", FLAG_STR, &o->eval_at, "", "also evaluate at these fractions of the run, e.g. 0.25,0.5,0.75"},
+        {"eval-batches", FLAG_INT, &o->eval_batches, "8", "batches per evaluation"},
+        {"ckpt-every", FLAG_INT, &o->ckpt_every, "0", "checkpoint every N steps (0: only at the end)"},
+        {"out", FLAG_STR, &o->out, "", "run directory (config.json, metrics.jsonl, checkpoint.sxt)"},
+        {"dtype", FLAG_STR, &o->dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
+        {"threads", FLAG_INT, &o->threads, "0", "OpenMP threads (0: all cores)"},
+        {"resume", FLAG_BOOL, &o->resume, "false", "continue the run in --out from its checkpoint"},
+        {"branch-from", FLAG_STR, &o->branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
+        {"save-at", FLAG_STR, &o->save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},
+        {"forecast", FLAG_STR, &o->forecast, "", "forecast.json to verify against while training"},
+        {"peak-gflops", FLAG_DOUBLE, &o->peak_gflops, "0", "peak for MFU (0: this machine's fp32/bf16 peak)"},
+        {"quiet", FLAG_BOOL, &o->quiet, "false", "no progress line"},
+        {"on-spike", FLAG_STR, &o->on_spike, "stop", "on a non-finite or spiking loss: stop, or rollback to the last checkpoint and skip the batch"},
+        {"spike-threshold", FLAG_DOUBLE, &o->spike_threshold, "0", "a loss above X times its running average is a spike (0: off)"},
+    };
+    size_t n = sizeof table / sizeof *table;
+    _Static_assert(sizeof table / sizeof *table <= TRAIN_MAX_FLAGS, "raise TRAIN_MAX_FLAGS");
+    memcpy(defs, table, sizeof table);
+    return n;
+}
+
+void train_options_default(train_options *o) {
+    memset(o, 0, sizeof *o);
+    optimizer_config_default(&o->opt);   // kind, and any setting the table does not name
+    flag_def defs[TRAIN_MAX_FLAGS];
+    size_t n = train_options_flags(o, defs);
+    sx_status st = flags_set_defaults(defs, n);
+    (void)st;
+    assert(st == SX_OK && "a default in train_options_flags does not parse");
+}
+
+sx_status train_options_parse_args(train_options *o, int argc, char **argv) {
+    flag_def defs[TRAIN_MAX_FLAGS];
+    size_t n = train_options_flags(o, defs);
+    int npos;
+    bool help;
+    sx_status st = flags_parse_args(defs, n, argc, argv, NULL, 0, &npos, &help);
+    if (!st && help) st = sx_fail(SX_ERR_ARG, "--help is not a training option");
+    return st;
+}
+
+sx_status train_options_check(train_options *o) {
+    sx_status st = optimizer_kind_parse(o->optimizer, &o->opt.kind);
+    return st ? st : optimizer_config_check(&o->opt);
+}
+
+sx_status train_spawn(const train_options *o, const char *exe, const char *log_path, pid_t *pid) {
+    train_options copy = *o;   // the table's targets are writable; the values are only read
+    flag_def defs[TRAIN_MAX_FLAGS];
+    size_t n = train_options_flags(&copy, defs);
+    char buf[16384], *argv[TRAIN_MAX_FLAGS + 3] = {(char *)exe, "train"};
+    int argc = 2;
+    sx_status st = flags_to_argv(defs, n, buf, sizeof buf, argv, &argc, TRAIN_MAX_FLAGS + 3);
+    if (st) return st;
+    *pid = fork();
+    if (*pid < 0) return sx_fail(SX_ERR_IO, "cannot start a trainer for %s (fork failed)", o->out);
+    if (*pid > 0) return SX_OK;
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    dist_forget_launcher();   // the child is a plain process, not another rank
+    execv(exe, argv);
+    _exit(127);
+}

@@ -1,0 +1,65 @@
+// train/options: what a training run is told. The train_options struct, its defaults, and the one flag
+// table that maps `sextant train`'s flags onto it: the table generates the command's parser and --help,
+// the resolved configuration echoed into config.json, and the command line of a child trainer
+// (train_spawn, how the ladder starts its runs). Any module above train/ builds a train_options (starting
+// from train_options_default) and either calls train_run in process or train_spawn; nothing writes flag
+// names by hand. Not responsible for running the training (train/train.h) or for what a forecast check
+// does with the evaluations (the hook's owner, e.g. scale/forecast.h).
+#ifndef SEXTANT_TRAIN_OPTIONS_H
+#define SEXTANT_TRAIN_OPTIONS_H
+#include <stdbool.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "core/flags.h"
+#include "core/status.h"
+#include "optim/optimizer.h"
+
+typedef struct {
+    const char *model;          // descriptor, e.g. "d4-kv2"
+    const char *train_data;     // token shard path, or "synthetic:V"
+    const char *val_data;       // token shard path, "synthetic:V", or "" (validate on train_data windows)
+    const char *data_order;     // "random" windows or "epoch" (every window once per epoch, seeded order)
+    long batch, seq, grad_accum;
+    long steps;                 // total optimizer steps (0: derive from tokens)
+    double tokens;              // token budget when steps == 0
+    const char *schedule;       // lr_schedule spec
+    const char *warmup;         // "" or warmup override (fraction or steps)
+    const char *optimizer;      // "adamw" | "muon": train_options_check sets opt.kind from it
+    optimizer_config opt;       // the optimizer's hyper-parameters
+    long seed;
+    long eval_every;            // steps; 0 = off
+    const char *eval_at;        // "" or comma-separated fractions of the run
+    long eval_batches;          // batches of (batch, seq) per evaluation
+    long ckpt_every;            // steps; 0 = only at the end
+    const char *out;            // run directory
+    const char *dtype;          // "fp32" | "bf16"
+    long threads;               // 0 = OpenMP default
+    bool resume;                // continue from out/checkpoint.sxt if present
+    const char *branch_from;    // "" or a checkpoint of another run to continue from (e.g. a cooldown branch)
+    const char *save_at;        // "" or fractions at which to keep a copy ckpt-<step>.sxt
+    const char *forecast;       // "" or forecast.json to verify against while training (the CLI wires the
+                                // check as an evaluation hook: train_run itself does not read it)
+    double peak_gflops;         // for MFU; 0 = the machine's default for the dtype
+    bool quiet;                 // no progress line
+    const char *on_spike;       // "stop" or "rollback" (to the last checkpoint, skipping the bad batches) when
+                                // the loss or gradient is not finite or the loss spikes; NULL means "stop"
+    double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
+    json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+} train_options;
+
+#define TRAIN_MAX_FLAGS 48
+
+// Every field at `sextant train`'s default (the flag table's), echo NULL. Overwrites *o.
+void train_options_default(train_options *o);
+// The flag table of `sextant train`, with targets in *o (which must outlive defs); returns its length.
+size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]);
+// Sets flags given as arguments ("--lr", "0.01", ...) over the values *o has now (no defaults applied);
+// string fields then point into argv. SX_ERR_ARG naming the flag on a bad one.
+sx_status train_options_parse_args(train_options *o, int argc, char **argv);
+// Resolves opt.kind from optimizer and checks the optimizer's ranges. SX_ERR_ARG naming the setting.
+sx_status train_options_check(train_options *o);
+// Starts `exe train` with exactly these options as a child process (fork and exec, leaving any MPI
+// launcher behind), stdout and stderr appended to log_path. *pid: the child's id.
+sx_status train_spawn(const train_options *o, const char *exe, const char *log_path, pid_t *pid);
+
+#endif

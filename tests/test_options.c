@@ -1,0 +1,73 @@
+// train_options and its flag table: the defaults agree with the optimizer's own, and the command line the
+// ladder's children get (flags_to_argv) reads back as exactly the options it came from.
+#include <math.h>
+#include <string.h>
+#include "train/options.h"
+#include "support/testlib.h"
+
+static void test_defaults_agree(void) {
+    train_options o;
+    optimizer_config d;
+    train_options_default(&o);
+    optimizer_config_default(&d);
+    CHECK(o.opt.kind == d.kind && o.opt.lr == d.lr && o.opt.beta1 == d.beta1 && o.opt.beta2 == d.beta2);
+    CHECK(o.opt.eps == d.eps && o.opt.weight_decay == d.weight_decay && o.opt.decay_embed == d.decay_embed);
+    CHECK(o.opt.muon_lr == d.muon_lr && o.opt.muon_momentum == d.muon_momentum);
+    CHECK(o.opt.muon_weight_decay == d.muon_weight_decay && o.opt.clip_norm == d.clip_norm);
+    CHECK(o.opt.lr == 3e-3f && !strcmp(o.optimizer, "adamw") && o.batch == 8 && o.seq == 256 && !o.echo);
+    CHECK(train_options_check(&o) == SX_OK && o.opt.kind == OPT_ADAMW);
+    o.optimizer = "muon";
+    CHECK(train_options_check(&o) == SX_OK && o.opt.kind == OPT_MUON);
+    o.optimizer = "sgd";
+    CHECK(train_options_check(&o) == SX_ERR_ARG);
+}
+
+// Options -> argv -> options: the resolved echo (every flag) is the same JSON.
+static void test_argv_roundtrip(void) {
+    train_options a, b;
+    train_options_default(&a);
+    a.model = "d2-w48", a.schedule = "wsd:decay=0.2,shape=sqrt", a.warmup = "--odd", a.val_data = "";
+    a.opt.lr = 0.0123456789f, a.opt.eps = 1e-8f, a.opt.muon_lr = (float)(0.02 * 128.0 / 24.0);
+    a.tokens = 1.0 / 3.0, a.peak_gflops = 123.456789012345678, a.steps = 12345, a.resume = true, a.quiet = true;
+    flag_def da[TRAIN_MAX_FLAGS], db[TRAIN_MAX_FLAGS];
+    size_t n = train_options_flags(&a, da);
+    char buf[8192], *argv[TRAIN_MAX_FLAGS + 1];
+    int argc = 0;
+    CHECK(flags_to_argv(da, n, buf, sizeof buf, argv, &argc, TRAIN_MAX_FLAGS + 1) == SX_OK && (size_t)argc == n);
+    CHECK(argv[argc] == NULL);
+    train_options_default(&b);
+    CHECK(train_options_parse_args(&b, argc, argv) == SX_OK);
+    CHECK(b.opt.lr == a.opt.lr && b.opt.muon_lr == a.opt.muon_lr && b.tokens == a.tokens && b.peak_gflops == a.peak_gflops);
+    CHECK(!strcmp(b.warmup, "--odd") && !strcmp(b.schedule, a.schedule) && b.resume && b.steps == 12345);
+    train_options_flags(&b, db);
+    json_t *ja = flags_to_json(da, n), *jb = flags_to_json(db, n);
+    CHECK(json_equal(ja, jb));
+    // The echo of a float is the shortest decimal that reads back as it (what a user types), not its binary
+    // expansion: 3e-3, not 0.0030000000260770321.
+    CHECK(json_real_value(json_object_get(ja, "lr")) == 0.012345679);
+    CHECK(json_real_value(json_object_get(ja, "beta2")) == 0.95 && json_real_value(json_object_get(ja, "eps")) == 1e-8);
+    json_decref(ja);
+    json_decref(jb);
+    // Too little room is an error, not a truncated command line.
+    argc = 0;
+    CHECK(flags_to_argv(da, n, buf, 64, argv, &argc, TRAIN_MAX_FLAGS + 1) == SX_ERR_ARG);
+    argc = 0;
+    CHECK(flags_to_argv(da, n, buf, sizeof buf, argv, &argc, 4) == SX_ERR_ARG);
+}
+
+static void test_bad_flags(void) {
+    train_options o;
+    train_options_default(&o);
+    char *huge[] = {"--lr", "1e39"}, *unknown[] = {"--lrr", "1"}, *help[] = {"--help"};
+    CHECK(train_options_parse_args(&o, 2, huge) == SX_ERR_ARG && strstr(sx_last_error(), "--lr"));
+    CHECK(train_options_parse_args(&o, 2, unknown) == SX_ERR_ARG && strstr(sx_last_error(), "--lrr"));
+    CHECK(train_options_parse_args(&o, 1, help) == SX_ERR_ARG);
+    CHECK(o.opt.lr == 3e-3f);
+}
+
+int main(void) {
+    TEST_RUN(test_defaults_agree);
+    TEST_RUN(test_argv_roundtrip);
+    TEST_RUN(test_bad_flags);
+    return testlib_finish("options");
+}
