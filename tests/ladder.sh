@@ -54,7 +54,7 @@ cp $B "$tmp/b.ladder"
 mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
 (cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --plot cmp.svg --out cmp.json) > "$tmp/cmp.log" 2>&1 || { fail "compare"; cat "$tmp/cmp.log"; }
 cat "$tmp/cmp.log"
-grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && [ -s "$tmp/cwd/cmp.svg" ] || fail "compare report incomplete"
+grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && grep -q "ladders smoke-a, smoke-b" "$tmp/cwd/cmp.svg" || fail "compare report incomplete"
 
 # min_steps: a rung with too few steps at the spec's batch trains with a divisor of it (and evaluates the
 # same windows: eval_batches grows by the same factor); the other rungs keep the spec's batch.
