@@ -23,6 +23,8 @@ static const struct {
     {"fit", cmd_fit, "fit scaling laws to a finished ladder (fit.json)"},
     {"forecast", cmd_forecast, "forecast a hero run's whole loss curve, or --check a run against a forecast"},
     {"tokenize", cmd_tokenize, "train a BPE vocabulary, encode/decode text, write token shards"},
+    {"import", cmd_import, "read loss curves trained anywhere (CSV/JSONL) into a ladder directory"},
+    {"backtest", cmd_backtest, "forecast a ladder's largest sizes from the rest and score the forecasts"},
     {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
     {"sample", cmd_sample, "generate from a checkpoint with the KV-cache decoder"},
     {"ttc", cmd_ttc, "test-time compute on the arithmetic task: ttc train|verifiers|run"},
