@@ -105,9 +105,15 @@ expect "g2/encoder.json: bad entry" tokenize encode --vocab "$tmp/g2" "$tmp/text
 
 # --- ladder specs (ladder plan) ---
 spec() { printf "name t\ntrain synthetic:64\nmodel d1-hd16-w{width}\nwidths 32 64\n%s\n" "$2" > "$tmp/$1.ladder"; echo "$tmp/$1.ladder"; }
-expect "seq.ladder:5: seq: expected a number" ladder plan "$(spec seq 'seq 12x')"
+expect "seq.ladder:5: seq: expected a whole number in \[1, 16777216\], not .12x." ladder plan "$(spec seq 'seq 12x')"
 expect "width.ladder:5: widths: widths must be at most 1e6" ladder plan "$(spec width 'widths 1e30')"
-expect "big.ladder:5: batch: expected a number" ladder plan "$(spec big 'batch 1e300')"
+expect "big.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e300'" ladder plan "$(spec big 'batch 1e300')"
+# Absurd sizes once passed `plan` (and batch 1e12 with min_steps searched every batch downward for hours).
+expect "b12.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e12'" ladder plan "$(spec b12 'batch 1e12')"
+expect "s12.ladder:5: seq: expected a whole number in \[1, 16777216\], not '1e12'" ladder plan "$(spec s12 'seq 1e12')"
+expect "tpp.ladder:5: tokens_per_param: expected a number in \[1e-09, 1000000\], not '1e12'" ladder plan "$(spec tpp 'tokens_per_param 1e12')"
+expect "seeds.ladder:5: seeds: expected a whole number in \[1, 1000\], not '1.5'" ladder plan "$(spec seeds 'seeds 1.5')"
+expect "dup.ladder:5: widths: 48 appears twice" ladder plan "$(spec dup 'widths 16 24 32 48 48')"
 expect "br.ladder:5: branches: expected FROM:LENGTH:SHAPE" ladder plan "$(spec br 'branches 0.9:0.5:linear')"
 expect "key.ladder:5: colour: unknown key" ladder plan "$(spec key 'colour blue')"
 

@@ -68,6 +68,12 @@ small_steps=${small% *} small_batch=${small#* }
 { [ "$small_batch" -lt 8 ] && [ $((8 % small_batch)) -eq 0 ] && [ "$small_steps" -ge 200 ] && [ "$big" = 8 ]; } ||
     fail "min_steps: w8 should take a divisor of 8 with >= 200 steps, w32 batch 8 (got '$small' and '$big')"
 
+# The min_steps search is bounded: the largest batch the spec allows, with a min_steps no batch reaches, plans
+# at once (it once tried every batch downward, one at a time).
+printf 'name m\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 32\nseeds 1\nbatch 16777216\nmin_steps 1000000000\n' > "$tmp/huge.ladder"
+timeout 5 "$S" ladder plan "$tmp/huge.ladder" > "$tmp/huge.plan" && grep -q "batch 1 " "$tmp/huge.plan" ||
+    fail "min_steps with batch 2^24 should plan within 5 s at batch 1"
+
 # Bad specs: a clear message naming the file and line.
 printf 'name x\nwidths 8 -3\n' > "$tmp/bad.ladder"
 "$S" ladder run "$tmp/bad.ladder" 2>&1 | grep -q "bad.ladder:2: widths" || fail "bad spec message"

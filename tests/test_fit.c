@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "core/rng.h"
 #include "scale/fit.h"
+#include "scale/forecast.h"
 #include "scale/laws.h"
 #include "scale/pubdata.h"
 #include "scale/rundir.h"
@@ -470,6 +471,20 @@ static void test_rundir(void) {
     rundir_free(&r);
     CHECK(rundir_read("/nonexistent/run", &r) == SX_ERR_IO);
     rundir_free(&r);
+    // Steps that are not whole numbers the trainer could write: 1e30 once wrapped and wrote before the buffer.
+    const char *bad_steps[] = {"1e30", "2.5", "1.8446744073709552e19", "1e16"};
+    for (size_t i = 0; i < sizeof bad_steps / sizeof *bad_steps; i++) {
+        char text2[256];
+        snprintf(text2, sizeof text2, "{\"step\": 1, \"lr\": 0.1}\n{\"step\": %s, \"lr\": 0.1}\n{\"step\": 3, \"lr\": 0.1}\n",
+                 bad_steps[i]);
+        write_file(dir, "metrics.jsonl", text2);
+        CHECK(rundir_read(dir, &r) == SX_ERR_FORMAT && strstr(sx_last_error(), "metrics.jsonl:2: \"step\""));
+        rundir_free(&r);
+    }
+    // A negative or zero val_loss is named with its file, line and step (the fit would only say "observation 3").
+    write_file(dir, "metrics.jsonl", "{\"step\": 1, \"lr\": 0.1}\n{\"step\": 2, \"lr\": 0.1, \"val_loss\": -1}\n");
+    CHECK(rundir_read(dir, &r) == SX_ERR_FORMAT && strstr(sx_last_error(), "metrics.jsonl:2: \"val_loss\" -1 at step 2"));
+    rundir_free(&r);
     char path[512];
     const char *names[] = {"config.json", "metrics.jsonl", "DONE"};
     for (size_t i = 0; i < 3; i++) {
@@ -477,6 +492,33 @@ static void test_rundir(void) {
         unlink(path);
     }
     rmdir(dir);
+}
+
+// A forecast point that is not finite is an error naming the fraction and the law, never a dropped point
+// (a degenerate fit once gave "0 points", hashed, exit 0).
+static void test_forecast_non_finite(void) {
+    const char *fit_text =
+        "{\"ladder\": {\"name\": \"t\", \"train\": \"synthetic:64\", \"schedule\": \"cosine\", \"warmup\": 0.05, "
+        "\"seq\": 16, \"batch\": 4, \"vocab\": 64, \"lr\": 0.02, \"lr_ref_width\": 16, \"lr_width_power\": 1, "
+        "\"fracs\": [0.5, 1]},"
+        " \"rungs\": [{\"width\": 24, \"flops\": 7e8, \"steps\": 200, \"peak_lr\": 0.01, \"loss\": [2.0, 1.6], "
+        "\"seed_sd_rel\": [0.01, 0.01]}],"
+        " \"per_fraction\": [{\"frac\": 0.5, \"params\": [0.7, 64, %s], \"fit\": {\"mean_abs_rel_err\": 0.01}},"
+        " {\"frac\": 1, \"params\": [0.7, 64, 0.18], \"fit\": {\"mean_abs_rel_err\": 0.01}}]}";
+    const char *alphas[] = {"0.18", "-400"};   // -400: C^400 overflows, the gain is inf/inf
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, fit_text, alphas[k]);
+        json_t *fit = json_loads(text, 0, NULL), *out = NULL;
+        if (!CHECK(fit != NULL)) return;
+        hero_spec h = {.model = "d1-hd8-w48", .tokens = 1e5, .schedule = "", .warmup = -1};
+        sx_status st = forecast_make(fit, &h, &out);
+        if (k == 0) CHECK(st == SX_OK && json_array_size(json_object_get(out, "points")) == 2);
+        else CHECK(st == SX_ERR_NUMERIC && out == NULL && strstr(sx_last_error(), "fraction 0.5 is not finite") &&
+                   strstr(sx_last_error(), "C^--400"));
+        json_decref(out);
+        json_decref(fit);
+    }
 }
 
 int main(void) {
@@ -489,5 +531,6 @@ int main(void) {
     TEST_RUN(test_mpl_synthetic);
     TEST_RUN(test_mpl_reproduces_authors);
     TEST_RUN(test_rundir);
+    TEST_RUN(test_forecast_non_finite);
     return testlib_finish("fit");
 }

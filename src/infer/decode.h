@@ -1,9 +1,8 @@
 // decode: the inference forward pass. Runs the model one position at a time per sequence against a
 // kvcache, batching the rows of many sequences into each weight product, and returns next-token logits.
-// GQA caches k and v (2·Hkv·hd floats per position and layer); MLA caches its normed latent and rope key
-// (d_c + d_R floats) and attends in the latent space (the "absorbed" form: q̃_h = wuk_hᵀ·q_nope,h against
-// the latent, outputs wuv_h·Σ p·c). Reuses the model's parameters (model.p) and kernels; the FFN is the
-// model's own module (dense or MoE) run on B = rows, T = 1. Not responsible for sampling or for training.
+// Owns only the loop over layers and the cache: each layer's mixer runs its own cached decode (block.h;
+// what it caches per position is its business), the FFN is the model's own module run on B = rows, T = 1.
+// Reuses the model's parameters (model.p). Not responsible for sampling or for training.
 #ifndef SEXTANT_DECODE_H
 #define SEXTANT_DECODE_H
 #include <stdint.h>

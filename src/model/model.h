@@ -10,6 +10,9 @@
 #include "model/params.h"
 #include "optim/optimizer.h"
 
+// RMSNorm epsilon of the layer inputs and the final norm (training and decode).
+#define MODEL_NORM_EPS 1e-5f
+
 typedef struct {
     model_config cfg;
     param_table table;

@@ -363,11 +363,19 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
         double s_seed = sqrt(v_seed), loss = pred * ratio[f];
         double sigma = sqrt(s_boot * s_boot + v_seed + s_misfit * s_misfit + s_sched * s_sched + s_extrap * s_extrap);
         double frac = num_at(fr, f);
-        json_array_append_new(points, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
+        if (!isfinite(loss) || !isfinite(sigma)) {   // e.g. a degenerate fit from two rungs of the same size
+            st = sx_fail(SX_ERR_NUMERIC, "fit.json: the forecast at fraction %g is not finite (loss %g, sigma %g) from "
+                         "the per-fraction law L(C) = %g + %g * C^-%g and schedule ratio %g: refit a ladder whose rungs "
+                         "differ in size", frac, loss, sigma, p[LAW_POW_LINF], p[LAW_POW_A], p[LAW_POW_ALPHA], ratio[f]);
+            break;
+        }
+        json_t *point = json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
                                                 (json_int_t)lround(frac * (double)steps), "loss", loss, "lo", loss * (1 - 2 * sigma),
                                                 "hi", loss * (1 + 2 * sigma), "scale_only", pred, "schedule_ratio", ratio[f],
                                                 "sigma_fit", sqrt(s_boot * s_boot + s_misfit * s_misfit), "sigma_seed", s_seed,
-                                                "sigma_schedule", s_sched, "sigma_extrapolation", s_extrap));
+                                                "sigma_schedule", s_sched, "sigma_extrapolation", s_extrap);
+        if (!point) { st = sx_fail(SX_ERR_NOMEM, "cannot build the forecast point at fraction %g", frac); break; }
+        json_array_append_new(points, point);
     }
     free(ratio); free(rsum); free(rsq); free(tmp); free(gain); free(smooth);
     if (st) { json_decref(points); return st; }

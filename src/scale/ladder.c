@@ -54,12 +54,28 @@ static long parse_numbers(char *text, double *out, size_t max) {
     return (long)n;
 }
 
+// A spec value in [lo, hi] into *out; whole: it must also be a whole number (a count: "seeds 1.5" would
+// otherwise silently become 1).
+static sx_status spec_number(const char *path, int line, const char *key, const char *val, double lo, double hi,
+                             bool whole, double *out) {
+    char *e;
+    double v = strtod(val, &e);
+    *out = 0;
+    if (*e || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)))
+        return sx_fail(SX_ERR_FORMAT, "%s:%d: %s: expected a %s in [%.10g, %.10g], not '%s'", path, line, key,
+                       whole ? "whole number" : "number", lo, hi, val);
+    *out = v;
+    return SX_OK;
+}
+
 static sx_status set_key(ladder_spec *s, const char *path, int line, const char *key, char *val) {
     double num[LADDER_MAX_FRACS];
     long n;
 #define BAD(what) sx_fail(SX_ERR_FORMAT, "%s:%d: %s: %s", path, line, key, what)
 #define COPY(field) do { if (strlen(val) >= sizeof s->field) return BAD("too long"); strcpy(s->field, val); return SX_OK; } while (0)
-#define NUMBER(field, lo) do { char *e; double v = strtod(val, &e); if (*e || !isfinite(v) || v < (lo) || v > 1e12) return BAD("expected a number"); s->field = v; return SX_OK; } while (0)
+#define NUMBER(field, lo, hi) return spec_number(path, line, key, val, lo, hi, false, &s->field)
+#define WHOLE(field, lo, hi) do { double v; sx_status st_ = spec_number(path, line, key, val, lo, hi, true, &v); \
+                                  s->field = (size_t)v; return st_; } while (0)
     if (!strcmp(key, "name")) COPY(name);
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
@@ -67,24 +83,26 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "schedule")) COPY(schedule);
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
-    if (!strcmp(key, "seeds") && strtod(val, NULL) > 1000) return BAD("at most 1000 seeds");
-    if (!strcmp(key, "seeds")) NUMBER(n_seeds, 1);
-    if (!strcmp(key, "seq")) NUMBER(seq, 1);
-    if (!strcmp(key, "batch")) NUMBER(batch, 1);
-    if (!strcmp(key, "eval_batches")) NUMBER(eval_batches, 1);
-    if (!strcmp(key, "min_steps")) NUMBER(min_steps, 0);
-    if (!strcmp(key, "tokens_per_param")) NUMBER(tokens_per_param, 1e-9);
-    if (!strcmp(key, "lr")) NUMBER(lr, 0);
-    if (!strcmp(key, "muon_lr")) NUMBER(muon_lr, 0);
-    if (!strcmp(key, "lr_ref_width")) NUMBER(lr_ref_width, 1);
-    if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10);
-    if (!strcmp(key, "warmup")) NUMBER(warmup, 0);
+    if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
+    if (!strcmp(key, "seq")) WHOLE(seq, 1, LADDER_MAX_DIM);
+    if (!strcmp(key, "batch")) WHOLE(batch, 1, LADDER_MAX_DIM);
+    if (!strcmp(key, "eval_batches")) WHOLE(eval_batches, 1, LADDER_MAX_DIM);
+    if (!strcmp(key, "min_steps")) WHOLE(min_steps, 0, 1e9);
+    if (!strcmp(key, "tokens_per_param")) NUMBER(tokens_per_param, 1e-9, 1e6);
+    if (!strcmp(key, "lr")) NUMBER(lr, 0, 1e3);
+    if (!strcmp(key, "muon_lr")) NUMBER(muon_lr, 0, 1e3);
+    if (!strcmp(key, "lr_ref_width")) NUMBER(lr_ref_width, 1, 1e6);
+    if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10, 10);
+    if (!strcmp(key, "warmup")) NUMBER(warmup, 0, 1);
     if (!strcmp(key, "widths") || !strcmp(key, "budgets")) {
         if ((n = parse_numbers(val, num, LADDER_MAX_RUNGS)) <= 0) return BAD("expected 1 to 32 numbers");
         s->n_rungs = (size_t)n;
         for (long i = 0; i < n; i++) {
             if (num[i] <= 0) return BAD("values must be positive");
             if (key[0] == 'w' && num[i] > 1e6) return BAD("widths must be at most 1e6");
+            if (key[0] == 'w' && num[i] != floor(num[i])) return BAD("widths must be whole numbers");
+            for (long j = 0; j < i; j++)   // two equal rungs make the per-fraction fits degenerate
+                if (num[j] == num[i]) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s: %g appears twice", path, line, key, num[i]);
             if (key[0] == 'w') s->widths[i] = (size_t)num[i];
             else s->budgets[i] = num[i];
         }
@@ -117,6 +135,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
 #undef BAD
 #undef COPY
 #undef NUMBER
+#undef WHOLE
 }
 
 sx_status ladder_spec_read(const char *path, ladder_spec *s) {
@@ -172,12 +191,17 @@ static sx_status rung_config(const ladder_spec *s, size_t width, size_t vocab, m
 
 // The batch for a budget of this many tokens: the spec's, or under min_steps the largest divisor of it that
 // still gives min_steps steps (a divisor, so that the evaluation covers the same windows).
+// The divisors are visited from the top by pairs (d, batch/d), so the search takes O(sqrt(batch)) steps.
 static size_t rung_batch(const ladder_spec *s, double tokens) {
-    size_t b = s->batch;
-    while (b > 1 && tokens / (double)(b * s->seq) < (double)s->min_steps) {
-        do b--; while (s->batch % b);
+    if (tokens / (double)(s->batch * s->seq) >= (double)s->min_steps) return s->batch;
+    size_t best = 1;
+    for (size_t d = 1; d * d <= s->batch; d++) {
+        if (s->batch % d) continue;
+        size_t pair[2] = {d, s->batch / d};
+        for (int k = 0; k < 2; k++)
+            if (pair[k] > best && tokens / (double)(pair[k] * s->seq) >= (double)s->min_steps) best = pair[k];
     }
-    return b;
+    return best;
 }
 
 // Whole-run compute, steps and batch of a rung at this width.

@@ -36,6 +36,7 @@
 #define LADDER_MAX_RUNGS 32
 #define LADDER_MAX_BRANCHES 8
 #define LADDER_MAX_FRACS 128
+#define LADDER_MAX_DIM (1 << 24)   // batch, seq and eval_batches (as fit.json's readers allow)
 
 typedef struct {
     double from, length;   // fractions of the parent run

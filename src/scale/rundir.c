@@ -1,9 +1,12 @@
 // rundir: run-directory reader (config.json, metrics.jsonl, DONE). See rundir.h.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "scale/rundir.h"
+
+#define RUNDIR_MAX_STEP 1e15   // far beyond any run, far below 2^64
 
 void rundir_free(rundir_run *r) {
     json_decref(r->config);
@@ -83,6 +86,14 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: not a metrics record with \"step\" and \"lr\"", path, lineno);
             break;
         }
+        // A step must be a whole number the trainer could have written: a cast of 1e30 or 2.5 would wrap or
+        // truncate, and the contiguity check below would then index before the buffers.
+        if (stepd != floor(stepd) || stepd > RUNDIR_MAX_STEP) {
+            json_decref(o);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: \"step\" %g is not a whole number in [1, %.0f]", path, lineno, stepd,
+                         RUNDIR_MAX_STEP);
+            break;
+        }
         size_t step = (size_t)stepd;
         if (step <= r->n_steps) { // resumed run re-logging: drop what followed the resume point
             r->n_steps = step - 1;
@@ -111,6 +122,12 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         r->n_steps++;
         int have_val = 0;
         double val = num(o, "val_loss", &have_val);
+        if (have_val && !(val > 0 && isfinite(val))) {
+            json_decref(o);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: \"val_loss\" %g at step %zu is not a positive finite number", path,
+                         lineno, val, step);
+            break;
+        }
         if (have_val) {
             if (r->n_evals == cap_evals) {
                 cap_evals = cap_evals ? 2 * cap_evals : 64;
