@@ -12,6 +12,7 @@ int cmd_forecast(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_ttc(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 // Prints "sextant <cmd>: <message>" for a failed status and returns the exit code for it.
 #include "core/status.h"
