@@ -111,9 +111,8 @@ sx_status htmlreport_ladder(FILE *f, const ladder_spec *spec, const char *runs_d
     ladder_run *runs;
     ladder_run_state *state;
     size_t n, done = 0;
-    sx_status st = ladder_status(spec, runs_dir, &runs, &state, &n);
+    sx_status st = ladder_status(spec, runs_dir, &runs, &state, &n, &done);
     if (st) return st;
-    for (size_t i = 0; i < n; i++) done += state[i].done;
     head(f, "ladder", spec->name);
     fprintf(f, "<section id=\"summary\"><p>Spec <code>");
     svgplot_escape(f, spec->spec_path);
@@ -134,11 +133,9 @@ sx_status htmlreport_ladder(FILE *f, const ladder_spec *spec, const char *runs_d
     fprintf(f, "</section>\n<section id=\"status\"><h2>Runs</h2>\n<table><tr><th class=\"l\">run</th><th class=\"l\">model</th>"
                "<th>steps</th><th>batch</th><th>peak LR</th><th>FLOPs</th><th>val loss</th><th class=\"l\">state</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
-        char val[32] = "-";
-        if (isfinite(state[i].val_loss)) snprintf(val, sizeof val, "%.4f", state[i].val_loss);
         fprintf(f, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%ld/%ld</td><td>%zu</td><td>%.3g</td><td>%.3g</td>"
                    "<td>%s</td><td class=\"l\">%s</td></tr>\n", runs[i].dir, runs[i].descriptor, state[i].steps_done, runs[i].steps,
-                runs[i].batch, runs[i].lr, runs[i].flops, val, state[i].name);
+                runs[i].batch, runs[i].lr, runs[i].flops, state[i].val_text, state[i].name);
     }
     fprintf(f, "</table></section>\n");
     free(runs);
