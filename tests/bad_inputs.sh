@@ -102,6 +102,16 @@ mkdir -p "$tmp/tk"; printf 'IQ== 0\nIg== one\n' > "$tmp/tk/r50k_base.tiktoken"
 expect "r50k_base.tiktoken line 2: expected 'base64 rank'" tokenize encode --vocab "$tmp/tk/r50k_base.tiktoken" "$tmp/text.txt"
 mkdir -p "$tmp/g2"; printf '{"a": 0, "b": "x"}' > "$tmp/g2/encoder.json"; : > "$tmp/g2/vocab.bpe"
 expect "g2/encoder.json: bad entry" tokenize encode --vocab "$tmp/g2" "$tmp/text.txt"
+# Decompression is checked as it goes: 4 MB of zeros in 4 KB of gzip once cost 4.1 GB before the magic check.
+# (gzip members concatenate: 1100 copies of 4 MB of zeros is a 4.5 MB file that inflates to 4.4 GB).
+head -c 4000000 /dev/zero | gzip -9 > "$tmp/z1.gz"
+for i in $(seq 1100); do echo "$tmp/z1.gz"; done | xargs cat > "$tmp/zeros.sxv"
+expect "zeros.sxv is not a sextant vocabulary (bad magic)" tokenize encode --vocab "$tmp/zeros.sxv" "$tmp/text.txt"
+mkdir -p "$tmp/big"; head -c 1000000 /dev/zero | tr '\0' A | gzip -9 > "$tmp/a1.gz"
+for i in $(seq 70); do echo "$tmp/a1.gz"; done | xargs cat > "$tmp/big/r50k_base.tiktoken"
+expect "r50k_base.tiktoken: more than 64 MiB once decompressed" tokenize encode --vocab "$tmp/big/r50k_base.tiktoken" "$tmp/text.txt"
+mkdir -p "$tmp/g0"; head -c 4000000 /dev/zero | gzip -9 > "$tmp/g0/encoder.json.gz"; : > "$tmp/g0/vocab.bpe"
+expect "g0/encoder.json.gz: a NUL byte at offset 0: not a text vocabulary file" tokenize encode --vocab "$tmp/g0" "$tmp/text.txt"
 
 # --- ladder specs (ladder plan) ---
 spec() { printf "name t\ntrain synthetic:64\nmodel d1-hd16-w{width}\nwidths 32 64\n%s\n" "$2" > "$tmp/$1.ladder"; echo "$tmp/$1.ladder"; }
