@@ -14,7 +14,7 @@
 #include "dist/dist.h"
 #include "model/config.h"
 #include "optim/schedule.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/ladder.h"
 
 static void spec_defaults(ladder_spec *s) {

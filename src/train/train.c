@@ -11,7 +11,7 @@
 #include "kernels/gemm.h"
 #include "model/model.h"
 #include "optim/schedule.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/forecast.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
