@@ -15,6 +15,11 @@ A=tests/data/ladder/smoke-a.ladder B=tests/data/ladder/smoke-b.ladder
 [ "$(ls "$tmp"/a/w*/DONE | wc -l)" -eq 16 ] || fail "not every run finished"
 "$S" ladder run $A --out "$tmp/a" 2>&1 | grep -q "16 already done" || fail "a rerun should skip finished runs"
 "$S" ladder status $A --out "$tmp/a" | grep -c " done$" | grep -qx 16 || fail "status should list 16 done runs"
+# Each status table is headed by its ladder's name; a run not started shows "-", not nan, for its loss.
+"$S" ladder status $A --out "$tmp/a" | head -n 1 | grep -q "^ladder smoke-a: 16 of 16 runs done (spec " || fail "status heading"
+"$S" ladder status $A --out "$tmp/none" > "$tmp/status0.txt"
+grep -q nan "$tmp/status0.txt" && fail "status prints nan for runs not started"
+[ "$(grep -c ' 0/[0-9]* .* - *not started$' "$tmp/status0.txt")" -eq 16 ] || { fail "status of runs not started"; cat "$tmp/status0.txt"; }
 # A branch starts from its parent's checkpoint: identical metrics up to the branch point.
 diff <(head -n 10 "$tmp/a/w16-s1/metrics.jsonl") <(head -n 10 "$tmp/a/w16-s1-b0/metrics.jsonl") >/dev/null || fail "branch does not share its parent's history"
 
@@ -24,6 +29,8 @@ grep -q '"per_fraction"' "$tmp/fit.json" && grep -q '"schedule_law"' "$tmp/fit.j
 "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc.json" \
     --plot "$tmp/fc.svg" > "$tmp/fc.log" || { fail "forecast"; cat "$tmp/fc.log"; }
 grep -q '"sha256"' "$tmp/fc.json" && grep -q '<svg' "$tmp/fc.svg" || fail "forecast outputs incomplete"
+grep -q "peak LR 0.00667, schedule cosine" "$tmp/fc.log" || fail "the hero's LR in short form"
+grep -q "Forecast: hero d1-hd8-w48 on cosine, from ladder smoke-a (wsd:decay=0.2,shape=sqrt)" "$tmp/fc.svg" || fail "forecast plot title"
 # A ladder trained on a shard smaller than the hero's tokens: the forecast warns (from the shard's header).
 sed 's|"train": *"synthetic:64"|"train": "tests/fuzz/corpus/shard/v64.bin"|' "$tmp/fit.json" > "$tmp/fit-shard.json"
 "$S" forecast --fit "$tmp/fit-shard.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc-shard.json" \
@@ -34,7 +41,11 @@ steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)
 [ "$(wc -l < "$tmp/hero/metrics.jsonl")" -eq "$steps" ] || fail "hero did not take the forecast's $steps steps"
 [ "$(grep -c '"forecast_in_band"' "$tmp/hero/metrics.jsonl")" -eq 6 ] || fail "every forecast point should be compared while training"
 grep -q "inside band" "$tmp/hero.log" && [ -f "$tmp/hero/forecast_report.json" ] || fail "no final forecast report"
-"$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" | grep -q "mean |error| after 10%" || fail "forecast --check"
+"$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" > "$tmp/check.txt" && grep -q "mean |error| after 10%" "$tmp/check.txt" || fail "forecast --check"
+# The band means the same in the text and in the JSON: its mean half-width, ±X% = 100 x mean_band_halfwidth_rel.
+half=$(sed -n 's/.*"mean_band_halfwidth_rel": *\([0-9.e+-]*\).*/\1/p' "$tmp/hero/forecast_report.json")
+grep -q "mean band half-width: ±$(awk -v h="$half" 'BEGIN { printf "%.2f", 100 * h }')%" "$tmp/check.txt" ||
+    fail "band half-width differs between the text ($(grep -o 'half-width: [^ ]*' "$tmp/check.txt")) and the JSON ($half)"
 sed 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json" > "$tmp/tampered.json"
 "$S" forecast --check "$tmp/hero" --forecast "$tmp/tampered.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered forecast must be refused"
 
@@ -43,7 +54,7 @@ cp $B "$tmp/b.ladder"
 mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
 (cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --plot cmp.svg --out cmp.json) > "$tmp/cmp.log" 2>&1 || { fail "compare"; cat "$tmp/cmp.log"; }
 cat "$tmp/cmp.log"
-grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && [ -s "$tmp/cwd/cmp.svg" ] || fail "compare report incomplete"
+grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && grep -q "ladders smoke-a, smoke-b" "$tmp/cwd/cmp.svg" || fail "compare report incomplete"
 
 # min_steps: a rung with too few steps at the spec's batch trains with a divisor of it (and evaluates the
 # same windows: eval_batches grows by the same factor); the other rungs keep the spec's batch.

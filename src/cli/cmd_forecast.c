@@ -9,53 +9,7 @@
 #include "data/shard.h"
 #include "scale/forecast.h"
 #include "scale/rundir.h"
-#include "scale/svgplot.h"
-
-static const char *colors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-// Ladder rung curves (from fit.json), the forecast with its band, and the observed run when given.
-static sx_status plot(const char *path, json_t *fit, json_t *fc, json_t *report) {
-    json_t *rungs = json_object_get(fit, "rungs"), *fr = json_object_get(json_object_get(fit, "ladder"), "fracs");
-    json_t *pts = json_object_get(fc, "points"), *rows = report ? json_object_get(report, "rows") : NULL;
-    size_t R = json_array_size(rungs), F = json_array_size(fr), P = json_array_size(pts), O = json_array_size(rows);
-    size_t total = 2 * R * F + 4 * P + 2 * O;
-    double *buf = malloc((total ? total : 1) * sizeof *buf), *at = buf;
-    svg_series s[16];
-    size_t n = 0;
-    char labels[16][64];
-    for (size_t r = 0; r < R && n < 12; r++, n++) {
-        json_t *rung = json_array_get(rungs, r), *loss = json_object_get(rung, "loss");
-        double C = json_number_value(json_object_get(rung, "flops"));
-        double *x = at, *y = at + F;
-        at += 2 * F;
-        for (size_t f = 0; f < F; f++) { x[f] = C * json_number_value(json_array_get(fr, f)); y[f] = json_number_value(json_array_get(loss, f)); }
-        snprintf(labels[n], sizeof labels[n], "rung w%lld", (long long)json_integer_value(json_object_get(rung, "width")));
-        s[n] = (svg_series){.label = labels[n], .x = x, .y = y, .n = F, .color = colors[n % 8]};
-    }
-    double C = json_number_value(json_object_get(json_object_get(fc, "hero"), "flops"));
-    double *x = at, *y = at + P, *lo = at + 2 * P, *hi = at + 3 * P;
-    at += 4 * P;
-    for (size_t i = 0; i < P; i++) {
-        json_t *e = json_array_get(pts, i);
-        x[i] = C * json_number_value(json_object_get(e, "frac"));
-        y[i] = json_number_value(json_object_get(e, "loss"));
-        lo[i] = json_number_value(json_object_get(e, "lo"));
-        hi[i] = json_number_value(json_object_get(e, "hi"));
-    }
-    s[n++] = (svg_series){.label = "hero forecast (band)", .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728", .dashed = true};
-    if (O) {
-        double *ox = at, *oy = at + O;
-        for (size_t i = 0; i < O; i++) {
-            json_t *e = json_array_get(rows, i);
-            ox[i] = C * json_number_value(json_object_get(e, "frac"));
-            oy[i] = json_number_value(json_object_get(e, "observed"));
-        }
-        s[n++] = (svg_series){.label = "hero observed", .x = ox, .y = oy, .n = O, .color = "#000", .markers = true};
-    }
-    sx_status st = svgplot_write(path, "Ladder and hero forecast", "training FLOPs", "validation loss (nats/token)", s, n);
-    free(buf);
-    return st;
-}
+#include "scale/plots.h"
 
 static json_t *load(const char *path, sx_status *st) {
     json_error_t err;
@@ -140,7 +94,7 @@ int cmd_forecast(int argc, char **argv) {
                    json_string_value(json_object_get(fc, "sha256")), out);
         }
     }
-    if (!st && *svg && fit && fc) st = plot(svg, fit, fc, report);
+    if (!st && *svg && fc) st = plots_forecast_write(svg, fit, fc, report);
     json_decref(fit);
     json_decref(fc);
     json_decref(report);

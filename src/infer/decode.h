@@ -1,9 +1,8 @@
 // decode: the inference forward pass. Runs the model one position at a time per sequence against a
 // kvcache, batching the rows of many sequences into each weight product, and returns next-token logits.
-// GQA caches k and v (2·Hkv·hd floats per position and layer); MLA caches its normed latent and rope key
-// (d_c + d_R floats) and attends in the latent space (the "absorbed" form: q̃_h = wuk_hᵀ·q_nope,h against
-// the latent, outputs wuv_h·Σ p·c). Reuses the model's parameters (model.p) and kernels; the FFN is the
-// model's own module (dense or MoE) run on B = rows, T = 1. Not responsible for sampling or for training.
+// Owns only the loop over layers and the cache: each layer's mixer runs its own cached decode (block.h;
+// what it caches per position is its business), the FFN is the model's own module run on B = rows, T = 1.
+// Reuses the model's parameters (model.p). Not responsible for sampling or for training.
 #ifndef SEXTANT_DECODE_H
 #define SEXTANT_DECODE_H
 #include <stdint.h>
@@ -18,7 +17,7 @@ typedef struct {
     size_t cap_rows;       // rows the scratch below is sized for
     float *buf;            // one block of scratch, carved per call
     size_t buf_floats;
-    double flops;          // model FLOPs spent by decoder_forward so far (2·active matmul params + attention)
+    double flops;          // model FLOPs spent by decoder_forward so far (model_flops_decode_token)
     size_t tokens;         // positions processed so far
 } decoder;
 
@@ -30,7 +29,5 @@ void decoder_free(decoder *d);
 sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *tok, float *logits);
 // Prefill: feeds tokens[0..n) to seq; overwrites last_logits (V) with the logits after the last one.
 sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits);
-// Model FLOPs of one decoded position at context length ctx (matmuls 2·params + attention 4·ctx·H·dim).
-double decoder_flops_per_token(const model *m, size_t ctx);
 
 #endif

@@ -2,13 +2,14 @@
 // positions plus a parent (the sequence it was forked from) and the parent's length at the fork: forking
 // copies nothing, so N samples of one prompt, or the beams of a search, store the shared prefix once
 // (the tree design of llama.cpp's cell tagging / vLLM's block sharing, without blocks). A row is whatever
-// the attention mixer caches per position and layer (GQA: k then v, 2·Hkv·hd floats).
-// Not responsible for computing the rows or for attention (infer/decode).
+// the attention mixer caches per position and layer (its block_module's cache_floats).
+// Not responsible for computing the rows or for attention (the mixer's decode, model/block.h).
 #ifndef SEXTANT_KVCACHE_H
 #define SEXTANT_KVCACHE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/status.h"
+#include "model/block.h"
 
 typedef struct {
     int parent;          // -1 for a root sequence
@@ -23,12 +24,6 @@ typedef struct {
     kv_segment *seg;
     size_t n_seg, cap_seg;
 } kvcache;
-
-// A contiguous run of visible rows of one layer: positions pos0 .. pos0+n-1, row i at rows + i·row.
-typedef struct {
-    const float *rows;
-    size_t pos0, n;
-} kv_span;
 
 void kvcache_init(kvcache *kv, size_t n_layer, size_t row_floats);
 void kvcache_free(kvcache *kv);
@@ -45,7 +40,8 @@ size_t kvcache_len(const kvcache *kv, int seq);
 size_t kvcache_append(kvcache *kv, int seq);
 // Row of layer `layer` at absolute position pos, which must be one of seq's own (not inherited) rows.
 float *kvcache_row(kvcache *kv, int seq, size_t layer, size_t pos);
-// The rows of layer `layer` visible to seq at positions < n_pos, as spans ordered by position (root first).
+// The rows of layer `layer` visible to seq at positions < n_pos, as spans (model/block.h) ordered by position
+// (root first).
 // Writes at most max_spans spans; returns how many.
 size_t kvcache_spans(const kvcache *kv, int seq, size_t layer, size_t n_pos, kv_span *spans, size_t max_spans);
 // Floats currently stored in rows (allocated capacity of live segments), for memory accounting.

@@ -1,7 +1,9 @@
 // attn_common: what the attention mixers (GQA, MLA) share: the attention kernel's shape for a layer
 // (sliding window per the local/global layer pattern, logit soft-cap) and the per-head sigmoid output gate
 // a_{t,h} <- σ(h_t·W_g[h]) · a_{t,h} (W_g (H, C), tensor "l<i>.wg", zero-initialised).
-// Not responsible for projections, RoPE or the attention kernel itself.
+// For cached decode: attention of new positions against the cache rows (the same scores, window and soft-cap
+// as the training kernel, one query at a time) and RoPE at absolute positions.
+// Not responsible for projections, what a cache row holds, or the training attention kernel itself.
 #ifndef SEXTANT_ATTN_COMMON_H
 #define SEXTANT_ATTN_COMMON_H
 #include "kernels/attention.h"
@@ -18,4 +20,13 @@ void attn_gate_forward(size_t BT, size_t C, size_t H, size_t hd, const float *h,
 // pre-activation; the caller finishes with linear_backward(BT, C, H, h, W_g, dlogit, dW_g, dh, true)).
 void attn_gate_backward(size_t BT, size_t H, size_t hd, const float *att, const float *gate, const float *dout,
                         float *datt, float *dlogit);
+
+// Cached decode. Each of the s->n rows' H query heads (q (n, H, qd)) attends to the cache rows it sees
+// (s->spans; row_floats per row): query head h reads KV group g = h / (H/Hkv), whose key is the qd floats at
+// g·qd of a row and whose value the vd floats at v0 + g·vd. Scores scaled by `scale`, then the layer's window
+// and soft-cap as in training. Overwrites out (n, H, vd); scores: (n·H, s->max_ctx) scratch.
+void attn_cached_forward(const decode_shape *s, size_t H, size_t Hkv, size_t row_floats, size_t qd, size_t vd,
+                         size_t v0, float scale, const float *q, float *scores, float *out);
+// RoPE on the first `rot` channels of each of `heads` vectors of dim `dim` in x, at absolute position pos.
+void attn_rope_at(const decode_shape *s, size_t heads, size_t dim, size_t rot, size_t pos, float *x);
 #endif

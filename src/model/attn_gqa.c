@@ -1,6 +1,8 @@
 // attn_gqa: grouped-query self-attention (MHA when kv heads = heads, MQA when 1) with optional QK-norm and
 // partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ; [qknorm]; rope; a = attention(q, k, v) (sliding window
 // and logit soft-cap per attn_common); [a = σ(h·wgᵀ) ⊙ a per head]; out += a·woᵀ.
+// Cached decode keeps k and v (after QK-norm and RoPE): a cache row is [k (Hkv·hd) ; v (Hkv·hd)], and query
+// head h reads KV head h/(H/Hkv).
 #include <math.h>
 #include <string.h>
 #include "kernels/attention.h"
@@ -142,7 +144,57 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     if (c->attn_gate) linear_backward(BT, C, c->n_head, h, w[WG], d_gate, dw[WG], dh, true);
 }
 
+static size_t qk_dim(const model_config *c) { return c->head_dim; }
+static size_t cache_floats(const model_config *c) { return 2 * kv_dim(c); }
+
+// Decode scratch for n rows: q (n, H·hd), raw (n, H·hd + Hkv·hd) (q before QK-norm, then the projected keys),
+// rstd (n·max(H, Hkv)), stage (n, H·hd) (k before QK-norm, v, then the attention output), gate (n·H),
+// gated (n, H·hd), scores (n·H, max_ctx).
+typedef struct { float *q, *raw, *rstd, *stage, *gate, *gated, *scores; } decode_views;
+
+static size_t decode_carve(const model_config *c, size_t n, size_t max_ctx, float *p, decode_views *v) {
+    size_t qd = q_dim(c), H = c->n_head, rs = H > c->n_kv_head ? H : c->n_kv_head;
+    const size_t sizes[] = {n * qd, n * (qd + kv_dim(c)), n * rs, n * qd, n * H, n * qd, n * H * max_ctx};
+    float **dst[] = {&v->q, &v->raw, &v->rstd, &v->stage, &v->gate, &v->gated, &v->scores};
+    return block_carve(p, sizes, dst, sizeof sizes / sizeof *sizes, 1);
+}
+
+static size_t decode_scratch_floats(const model_config *c, size_t n, size_t max_ctx) {
+    return decode_carve(c, n, max_ctx, NULL, &(decode_views){0});
+}
+
+static void decode(const decode_shape *s, float *const *w, const float *h, float *out, float *scratch) {
+    const model_config *c = s->cfg;
+    size_t n = s->n, C = c->width, H = c->n_head, Hkv = c->n_kv_head, hd = c->head_dim;
+    size_t qd = q_dim(c), kd = kv_dim(c);
+    decode_views a;
+    decode_carve(c, n, s->max_ctx, scratch, &a);
+    float *k = a.raw + n * qd;   // (n, kd) keys, roped in place before they go into the slots
+    if (c->qk_norm) {
+        linear_forward(n, C, qd, h, w[WQ], a.raw, false);
+        rmsnorm_forward(n * H, hd, a.raw, NULL, QK_NORM_EPS, a.q, a.rstd);
+        linear_forward(n, C, kd, h, w[WK], a.stage, false);
+        rmsnorm_forward(n * Hkv, hd, a.stage, NULL, QK_NORM_EPS, k, a.rstd);
+    } else {
+        linear_forward(n, C, qd, h, w[WQ], a.q, false);
+        linear_forward(n, C, kd, h, w[WK], k, false);
+    }
+    linear_forward(n, C, kd, h, w[WV], a.stage, false);   // v
+    for (size_t r = 0; r < n; r++) {
+        if (c->rope_dim) {
+            attn_rope_at(s, H, hd, c->rope_dim, s->pos[r], a.q + r * qd);
+            attn_rope_at(s, Hkv, hd, c->rope_dim, s->pos[r], k + r * kd);
+        }
+        memcpy(s->slot[r], k + r * kd, kd * sizeof(float));
+        memcpy(s->slot[r] + kd, a.stage + r * kd, kd * sizeof(float));
+    }
+    attn_cached_forward(s, H, Hkv, cache_floats(c), hd, hd, kd, 1.0f / sqrtf((float)hd), a.q, a.scores, a.stage);
+    if (c->attn_gate) attn_gate_forward(n, C, H, hd, h, w[WG], a.stage, a.gate, a.gated);
+    linear_forward(n, qd, C, c->attn_gate ? a.gated : a.stage, w[WO], out, true);
+}
+
 const block_module attn_gqa_module = {
     .name = "gqa", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
-    .forward = forward, .backward = backward,
+    .forward = forward, .backward = backward, .qk_dim = qk_dim, .cache_floats = cache_floats,
+    .decode_scratch_floats = decode_scratch_floats, .decode = decode,
 };

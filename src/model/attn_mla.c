@@ -4,11 +4,14 @@
 // query latent d_cq; q_h = [RoPE(q_h[0:d_rope]) ; q_h[d_rope:]]. Attention with scale 1/sqrt(d_rope + d_nope)
 // (window, soft-cap and output gate per attn_common); out += a·woᵀ. When d_rope + d_nope ≠ hd, q, k and v are
 // zero-padded to D = max of the two inside the attention kernel (zeros change neither scores nor outputs).
-// Not responsible for the inference KV-cache (only d_c + d_rope floats per token are needed there).
+// Cached decode runs the "absorbed" form: a cache row is [k_rope (d_rope) ; c_kv (d_c)] (d_rope + d_c floats
+// per position and layer, shared by all heads); each head's query becomes q̃_h = [q_rope,h ; wuk_hᵀ·q_nope,h]
+// against the whole row, its values are the latent part, and the output wuv_h·Σ p·c_kv is projected after.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "kernels/attention.h"
+#include "kernels/gemm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "model/attn_common.h"
@@ -213,7 +216,77 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     if (c->attn_gate) linear_backward(BT, C, H, h, w[id.wg], d_gate, dw[id.wg], dh, true);
 }
 
+static size_t qk_dim(const model_config *c) { return c->mla_rope + c->mla_nope; }
+static size_t cache_floats(const model_config *c) { return c->mla_rope + c->mla_dc; }
+
+// Decode scratch for n rows: qf (n, H·dqk) queries, ckv_raw (n, dc), ckv (n, dc), kr (n, d_rope), cq_raw and
+// cq (n, dcq), rstd (n), q (n, H, d_rope + dc) absorbed queries, lat (n, H, dc) attention output in the latent,
+// att (n, H·hd) after wuv, gate (n, H), gated (n, H·hd), scores (n·H, max_ctx).
+typedef struct { float *qf, *ckv_raw, *ckv, *kr, *cq_raw, *cq, *rstd, *q, *lat, *att, *gate, *gated, *scores; } decode_views;
+
+static size_t decode_carve(const model_config *c, size_t n, size_t max_ctx, float *p, decode_views *v) {
+    dims d = dims_of(c);
+    size_t H = d.H;
+    const size_t sizes[] = {n * H * d.dqk, n * d.dc, n * d.dc, n * d.rd, n * d.dcq, n * d.dcq, n,
+                            n * H * (d.rd + d.dc), n * H * d.dc, n * H * d.hd, n * H, n * H * d.hd, n * H * max_ctx};
+    float **dst[] = {&v->qf, &v->ckv_raw, &v->ckv, &v->kr, &v->cq_raw, &v->cq, &v->rstd, &v->q, &v->lat, &v->att,
+                     &v->gate, &v->gated, &v->scores};
+    return block_carve(p, sizes, dst, sizeof sizes / sizeof *sizes, 1);
+}
+
+static size_t decode_scratch_floats(const model_config *c, size_t n, size_t max_ctx) {
+    return decode_carve(c, n, max_ctx, NULL, &(decode_views){0});
+}
+
+static void decode(const decode_shape *s, float *const *w, const float *h, float *out, float *scratch) {
+    const model_config *c = s->cfg;
+    dims d = dims_of(c);
+    tensor_ids id = ids_of(c);
+    size_t n = s->n, C = c->width, H = d.H, qf_w = H * d.dqk, qd = d.rd + d.dc;
+    decode_views a;
+    decode_carve(c, n, s->max_ctx, scratch, &a);
+    // Queries, the latent and the rope key, as in forward.
+    if (d.dcq) {
+        linear_forward(n, C, d.dcq, h, w[id.wdq], d.norm ? a.cq_raw : a.cq, false);
+        if (d.norm) rmsnorm_forward(n, d.dcq, a.cq_raw, w[id.q_norm], LATENT_NORM_EPS, a.cq, a.rstd);
+        linear_forward(n, d.dcq, qf_w, a.cq, w[id.wq], a.qf, false);
+    } else {
+        linear_forward(n, C, qf_w, h, w[id.wq], a.qf, false);
+    }
+    linear_forward(n, C, d.dc, h, w[id.wdkv], d.norm ? a.ckv_raw : a.ckv, false);
+    if (d.norm) rmsnorm_forward(n, d.dc, a.ckv_raw, w[id.kv_norm], LATENT_NORM_EPS, a.ckv, a.rstd);
+    if (d.rd) linear_forward(n, C, d.rd, h, w[id.wkr], a.kr, false);
+    // Cache rows [k_rope ; c_kv] and the rope part of each head's query.
+    for (size_t r = 0; r < n; r++) {
+        if (d.rd) {
+            attn_rope_at(s, H, d.dqk, d.rd, s->pos[r], a.qf + r * qf_w);
+            attn_rope_at(s, 1, d.rd, d.rd, s->pos[r], a.kr + r * d.rd);
+        }
+        memcpy(s->slot[r], a.kr + r * d.rd, d.rd * sizeof(float));
+        memcpy(s->slot[r] + d.rd, a.ckv + r * d.dc, d.dc * sizeof(float));
+        for (size_t hh = 0; hh < H; hh++)
+            memcpy(a.q + (r * H + hh) * qd, a.qf + r * qf_w + hh * d.dqk, d.rd * sizeof(float));
+    }
+    // Content part: q̃_h = q_nope,h · wuk_h (d_nope, d_c), for all rows at once per head.
+    for (size_t hh = 0; hh < H; hh++) {
+        float *dst = a.q + hh * qd + d.rd;
+        if (d.nd)
+            gemm(false, false, n, d.dc, d.nd, a.qf + hh * d.dqk + d.rd, qf_w, w[id.wuk] + hh * d.nd * d.dc, d.dc,
+                 dst, H * qd, false);
+        else
+            for (size_t r = 0; r < n; r++) memset(dst + r * H * qd, 0, d.dc * sizeof(float));
+    }
+    attn_cached_forward(s, H, 1, qd, qd, d.dc, d.rd, 1.0f / sqrtf((float)d.dqk), a.q, a.scores, a.lat);
+    // Per head: a_h = lat_h · wuv_hᵀ (hd), then the gate and the output projection.
+    for (size_t hh = 0; hh < H; hh++)
+        gemm(false, true, n, d.hd, d.dc, a.lat + hh * d.dc, H * d.dc, w[id.wuv] + hh * d.hd * d.dc, d.dc,
+             a.att + hh * d.hd, H * d.hd, false);
+    if (c->attn_gate) attn_gate_forward(n, C, H, d.hd, h, w[id.wg], a.att, a.gate, a.gated);
+    linear_forward(n, H * d.hd, C, c->attn_gate ? a.gated : a.att, w[id.wo], out, true);
+}
+
 const block_module attn_mla_module = {
     .name = "mla", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
-    .forward = forward, .backward = backward,
+    .forward = forward, .backward = backward, .qk_dim = qk_dim, .cache_floats = cache_floats,
+    .decode_scratch_floats = decode_scratch_floats, .decode = decode,
 };

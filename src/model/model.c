@@ -8,7 +8,6 @@
 #include "kernels/xent.h"
 #include "model/model.h"
 
-#define NORM_EPS 1e-5f
 // Rows of logits materialised at once by the fused head + cross-entropy: as many as fit in HEAD_BYTES,
 // within [HEAD_ROWS_MIN, HEAD_ROWS_MAX]. Longer chunks make the head's weight-gradient product deeper (fewer
 // passes over the V x C gradient): 1024 rows trained d2 (vocab 8192) 2.5% and the demo's rungs (vocab 2048)
@@ -60,10 +59,15 @@ static sx_status build_table(model *m) {
     return s;
 }
 
+// The attention mixer of each config kind: a new variant is its module file and one row here.
+static const block_module *const mixers[] = {[MIXER_GQA] = &attn_gqa_module, [MIXER_MLA] = &attn_mla_module};
+
+const block_module *model_mixer_of(const model_config *c) { return mixers[c->mixer]; }
+
 sx_status model_init(model *m, const model_config *cfg) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
-    m->mixer = cfg->mixer == MIXER_MLA ? &attn_mla_module : &attn_gqa_module;
+    m->mixer = model_mixer_of(cfg);
     m->ffn = cfg->n_expert ? &ffn_moe_module : &ffn_dense_module;
     sx_status s = build_table(m);
     if (s) { model_free(m); return s; }
@@ -196,13 +200,13 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
             size_t first = m->layer_first[l] + (half ? 1 + m->mixer_tensors : 0);
             float *saved = half ? v->ffn_saved + l * v->ffn_per_layer : v->mixer_saved + l * v->mixer_per_layer;
             float *x_in = v->x + k * BT * C, *x_out = x_in + BT * C, *h = v->hn + k * BT * C;
-            rmsnorm_forward(BT, C, x_in, m->p[first], NORM_EPS, h, v->rstd + k * BT);
+            rmsnorm_forward(BT, C, x_in, m->p[first], MODEL_NORM_EPS, h, v->rstd + k * BT);
             parallel_fill(x_out, x_in, BT * C);
             mod->forward(&bs, m->p + first + 1, h, x_out, saved, v->scratch);
         }
     }
     size_t k = 2 * c->n_layer;
-    rmsnorm_forward(BT, C, v->x + k * BT * C, m->p[m->norm_f], NORM_EPS, v->hn + k * BT * C, v->rstd + k * BT);
+    rmsnorm_forward(BT, C, v->x + k * BT * C, m->p[m->norm_f], MODEL_NORM_EPS, v->hn + k * BT * C, v->rstd + k * BT);
 }
 
 // The fused head: logits for head_rows() rows at a time, cross-entropy and (if backward) its gradient, which

@@ -5,7 +5,7 @@
 #include "model/config.h"
 #include "scale/compare.h"
 #include "scale/fit.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/ladder_data.h"
 #include "scale/laws.h"
 #include "scale/svgplot.h"
@@ -168,5 +168,9 @@ sx_status compare_plot(const char *path, json_t *r) {
         s[k++] = (svg_series){.label = "fit", .x = buf[k - 1][0], .y = buf[k - 1][1], .n = 16, .color = colors[i % 6], .dashed = true};
     }
     (void)n;
-    return svgplot_write(path, "Variants: final loss vs compute", "training FLOPs", "final validation loss", s, k);
+    char title[512] = "Final loss vs compute, ladders";   // named, as every chart is
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        snprintf(title + strlen(title), sizeof title - strlen(title), "%s %s", i ? "," : "",
+                 json_string_value(json_object_get(json_array_get(rows, i), "name")));
+    return svgplot_write(path, title, "training FLOPs", "final validation loss", s, k);
 }

@@ -6,7 +6,7 @@
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "scale/fit.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/forecast.h"
 #include "scale/laws.h"
 #include "scale/ladder_data.h"
@@ -444,7 +444,7 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
     if (st) return st;
     json_t *pts = json_object_get(forecast, "points"), *rows = json_array();
     size_t n = 0, inside = 0, n_late = 0;
-    double sum_late = 0, max_late = 0, width = 0, final_err = NAN;
+    double sum_late = 0, max_late = 0, halfwidth = 0, final_err = NAN;
     for (size_t i = 0; i < json_array_size(pts); i++) {
         json_t *e = json_array_get(pts, i);
         size_t step = (size_t)json_integer_value(json_object_get(e, "step"));
@@ -457,7 +457,7 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
         bool in = obs >= lo && obs <= hi;
         n++;
         inside += in;
-        width += (hi - lo) / pred;
+        halfwidth += (hi - lo) / (2 * pred);
         if (frac > 0.1 + 1e-9) {
             n_late++;
             sum_late += fabs(err);
@@ -475,12 +475,13 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
                         "mean_abs_rel_err_after_10pct", n_late ? json_real(sum_late / (double)n_late) : json_null(),
                         "max_abs_rel_err_after_10pct", n_late ? json_real(max_late) : json_null(), "final_rel_err",
                         isfinite(final_err) ? json_real(final_err) : json_null(), "inside_band_frac",
-                        (double)inside / (double)n, "mean_band_width_rel", width / (double)n, "rows", rows);
+                        (double)inside / (double)n, "mean_band_halfwidth_rel", halfwidth / (double)n, "rows", rows);
     return SX_OK;
 }
 
 void forecast_print_report(FILE *out, json_t *r) {
     json_t *rows = json_object_get(r, "rows");
+    // "band±" is the band's half-width relative to the forecast, as mean_band_halfwidth_rel.
     fprintf(out, "%6s %7s %9s %9s %9s %8s  %s\n", "frac", "step", "observed", "forecast", "band±", "error", "in band");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
@@ -493,9 +494,9 @@ void forecast_print_report(FILE *out, json_t *r) {
     json_t *final = json_object_get(r, "final_rel_err");
     char final_text[32] = "not reached yet";
     if (json_is_number(final)) snprintf(final_text, sizeof final_text, "%+.2f%%", 100 * json_number_value(final));
-    fprintf(out, "points %lld | mean |error| after 10%%: %.2f%% | worst: %.2f%% | final loss error: %s | inside band: %.0f%% | mean band width: ±%.2f%%\n",
+    fprintf(out, "points %lld | mean |error| after 10%%: %.2f%% | worst: %.2f%% | final loss error: %s | inside band: %.0f%% | mean band half-width: ±%.2f%%\n",
             (long long)json_integer_value(json_object_get(r, "points")),
             100 * json_number_value(json_object_get(r, "mean_abs_rel_err_after_10pct")),
             100 * json_number_value(json_object_get(r, "max_abs_rel_err_after_10pct")), final_text,
-            100 * json_number_value(json_object_get(r, "inside_band_frac")), 50 * json_number_value(json_object_get(r, "mean_band_width_rel")));
+            100 * json_number_value(json_object_get(r, "inside_band_frac")), 100 * json_number_value(json_object_get(r, "mean_band_halfwidth_rel")));
 }

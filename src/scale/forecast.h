@@ -46,8 +46,9 @@ void forecast_points_free(forecast_points *p);
 long forecast_points_find(const forecast_points *p, long step);
 
 // Compares a run's evaluations with the forecast: per point relative error and inside-band flag; mean and
-// max |relative error| over points after the first 10%, final-loss error, fraction inside the band, mean
-// band width. *report receives a new reference.
+// max |relative error| over points after the first 10%, final-loss error, fraction inside the band, and the
+// band's mean half-width relative to the forecast ("mean_band_halfwidth_rel": 0.037 is printed as ±3.70%).
+// *report receives a new reference.
 sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report);
 void forecast_print_report(FILE *out, json_t *report);
 

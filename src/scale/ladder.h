@@ -79,7 +79,18 @@ sx_status ladder_execute(const ladder_spec *spec, const char *out_dir, const cha
 // and these groups go in plan order (largest first) to the rank with the least compute so far.
 // owner: (n) overwritten with the rank of each run of the plan runs (n).
 void ladder_assign_ranks(const ladder_spec *spec, const ladder_run *runs, size_t n, int ranks, int *owner);
-// Prints one line per run: state, steps done, last losses.
+// What the run directories under out_dir hold for each run of the plan.
+typedef struct {
+    long steps_done;       // last step logged in metrics.jsonl (0: not started)
+    double val_loss;       // last validation loss logged; NaN when none yet
+    bool done;             // DONE exists
+    const char *name;      // "done", "partial" or "not started" (static)
+} ladder_run_state;
+// The plan (*runs, as ladder_plan) and each run's state (*state, (n)); both malloc'd, the caller frees.
+sx_status ladder_status(const ladder_spec *spec, const char *out_dir, ladder_run **runs, ladder_run_state **state,
+                        size_t *n);
+// Prints the ladder's name and a table with one line per run: steps done, compute, last validation loss
+// ("-" before the first evaluation), state.
 sx_status ladder_print_status(const ladder_spec *spec, const char *out_dir);
 
 #endif

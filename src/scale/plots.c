@@ -1,0 +1,159 @@
+// plots: see plots.h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scale/plots.h"
+#include "scale/svgplot.h"
+
+#define MAX_SERIES 16
+#define MAX_RUNGS 12
+static const char *colors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+// One chart under construction: the series and the numbers they point at (freed together).
+typedef struct {
+    svg_series s[MAX_SERIES];
+    char labels[MAX_SERIES][80];
+    size_t n;
+    void *blocks[MAX_SERIES * 2];
+    size_t n_blocks;
+} chart;
+
+static double *take(chart *c, size_t count) {
+    double *p = calloc(count ? count : 1, sizeof *p);
+    if (p) c->blocks[c->n_blocks++] = p;
+    return p;
+}
+
+static void chart_free(chart *c) {
+    for (size_t i = 0; i < c->n_blocks; i++) free(c->blocks[i]);
+}
+
+static double num(json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+static const char *str(json_t *o, const char *key) {
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "?";
+}
+
+// Every rung's seed-mean curve from fit.json against training FLOPs (C x fraction).
+static bool add_rungs(chart *c, json_t *fit) {
+    json_t *rungs = json_object_get(fit, "rungs"), *fr = json_object_get(json_object_get(fit, "ladder"), "fracs");
+    size_t F = json_array_size(fr);
+    for (size_t r = 0; r < json_array_size(rungs) && r < MAX_RUNGS; r++) {
+        json_t *rung = json_array_get(rungs, r), *loss = json_object_get(rung, "loss");
+        double *x = take(c, F), *y = take(c, F);
+        if (!x || !y) return false;
+        for (size_t f = 0; f < F; f++) {
+            x[f] = num(rung, "flops") * json_number_value(json_array_get(fr, f));
+            y[f] = json_number_value(json_array_get(loss, f));
+        }
+        snprintf(c->labels[c->n], sizeof c->labels[0], "rung w%lld", (long long)json_integer_value(json_object_get(rung, "width")));
+        c->s[c->n] = (svg_series){.label = c->labels[c->n], .x = x, .y = y, .n = F, .color = colors[c->n % 8]};
+        c->n++;
+    }
+    return true;
+}
+
+static sx_status finish(FILE *f, chart *c, const char *title, const char *x_label, const char *y_label, bool ok) {
+    if (ok) ok = svgplot_print(f, title, x_label, y_label, c->s, c->n);
+    chart_free(c);
+    return ok ? SX_OK : sx_fail(SX_ERR_IO, "plot: write failed (disk full?)");
+}
+
+sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
+    chart c = {0};
+    bool ok = !fit || add_rungs(&c, fit);
+    json_t *hero = json_object_get(fc, "hero"), *method = json_object_get(fc, "method"), *pts = json_object_get(fc, "points");
+    json_t *rows = report ? json_object_get(report, "rows") : NULL;
+    double C = num(hero, "flops");
+    size_t P = json_array_size(pts), O = json_array_size(rows);
+    double *x = take(&c, P), *y = take(&c, P), *lo = take(&c, P), *hi = take(&c, P);
+    ok = ok && x && y && lo && hi;
+    for (size_t i = 0; ok && i < P; i++) {
+        json_t *e = json_array_get(pts, i);
+        x[i] = C * num(e, "frac");
+        y[i] = num(e, "loss");
+        lo[i] = num(e, "lo");
+        hi[i] = num(e, "hi");
+    }
+    if (ok) c.s[c.n++] = (svg_series){.label = "hero forecast (±2σ band)", .x = x, .y = y, .lo = lo, .hi = hi, .n = P,
+                                      .color = "#d62728", .dashed = true};
+    if (ok && O) {
+        double *ox = take(&c, O), *oy = take(&c, O);
+        bool *out = calloc(O, sizeof *out);
+        if (out) c.blocks[c.n_blocks++] = out;
+        ok = ox && oy && out;
+        for (size_t i = 0; ok && i < O; i++) {
+            json_t *e = json_array_get(rows, i);
+            ox[i] = C * num(e, "frac");
+            oy[i] = num(e, "observed");
+            out[i] = !json_is_true(json_object_get(e, "inside"));
+        }
+        if (ok) c.s[c.n++] = (svg_series){.label = "hero observed", .x = ox, .y = oy, .flagged = out, .n = O, .color = "#000",
+                                          .markers = true};
+    }
+    char title[512];
+    if (report)
+        snprintf(title, sizeof title, "Forecast vs observed: run %s (%s, %s) from ladder %s (%s)", str(report, "run"),
+                 str(hero, "model"), str(hero, "schedule"), str(method, "ladder"), str(method, "rung_schedule"));
+    else
+        snprintf(title, sizeof title, "Forecast: hero %s on %s, from ladder %s (%s)", str(hero, "model"), str(hero, "schedule"),
+                 str(method, "ladder"), str(method, "rung_schedule"));
+    return finish(f, &c, title, "training FLOPs", "validation loss (nats/token)", ok);
+}
+
+sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report) {
+    FILE *f = fopen(path, "w");
+    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot create", path);
+    sx_status st = plots_forecast(f, fit, fc, report);
+    if (fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
+    return st;
+}
+
+sx_status plots_ladder(FILE *f, json_t *fit) {
+    chart c = {0};
+    bool ok = add_rungs(&c, fit);
+    json_t *law = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(law, "params");
+    json_t *rungs = json_object_get(fit, "rungs"), *ladder = json_object_get(fit, "ladder");
+    if (ok && p && json_array_size(rungs)) {
+        double c0 = INFINITY, c1 = 0;
+        for (size_t r = 0; r < json_array_size(rungs); r++) {
+            double C = num(json_array_get(rungs, r), "flops");
+            c0 = fmin(c0, C);
+            c1 = fmax(c1, C);
+        }
+        enum { K = 40 };
+        double *x = take(&c, K), *y = take(&c, K);
+        ok = x && y;
+        for (size_t k = 0; ok && k < K; k++) {   // from the smallest rung to 10x the largest
+            x[k] = c0 * pow(10 * c1 / c0, (double)k / (K - 1));
+            y[k] = num(p, "Linf") + num(p, "A") * pow(x[k], -num(p, "alpha"));
+        }
+        if (ok) c.s[c.n++] = (svg_series){.label = "final-loss law L(C)", .x = x, .y = y, .n = K, .color = "#d62728", .dashed = true};
+    }
+    char title[512];
+    snprintf(title, sizeof title, "Ladder %s (%s): rung curves and the final-loss law", str(ladder, "name"), str(ladder, "schedule"));
+    return finish(f, &c, title, "training FLOPs", "validation loss (nats/token)", ok);
+}
+
+sx_status plots_run(FILE *f, const char *name, const rundir_run *run) {
+    chart c = {0};
+    size_t every = run->n_steps / 500 + 1, n = (run->n_steps + every - 1) / every;
+    double *x = take(&c, n), *y = take(&c, n), *ex = take(&c, run->n_evals), *ey = take(&c, run->n_evals);
+    bool ok = x && y && ex && ey;
+    double per_step = run->total_steps > 0 ? (double)run->total_tokens / (double)run->total_steps : 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        x[i] = per_step * (double)(i * every + 1);
+        y[i] = run->train_loss[i * every];
+    }
+    for (size_t i = 0; ok && i < run->n_evals; i++) {
+        ex[i] = run->evals[i].tokens;
+        ey[i] = run->evals[i].val_loss;
+    }
+    if (ok) c.s[c.n++] = (svg_series){.label = "training loss", .x = x, .y = y, .n = n, .color = "#9ab"};
+    if (ok && run->n_evals) c.s[c.n++] = (svg_series){.label = "validation loss", .x = ex, .y = ey, .n = run->n_evals,
+                                                      .color = "#000", .markers = true};
+    const char *sched = json_string_value(json_object_get(json_object_get(run->config, "schedule"), "spec"));
+    char title[512];
+    snprintf(title, sizeof title, "Run %s: %s, schedule %s", name, run->model, sched ? sched : "?");
+    return finish(f, &c, title, "tokens seen", "loss (nats/token)", ok);
+}

@@ -1,0 +1,24 @@
+// plots: the standard charts of sextant's documents, drawn with svgplot, each titled with what it shows
+// (ladder, run, schedules): the forecast (ladder rungs, the hero's forecast band, the observed run with its
+// out-of-band points ringed), a ladder's rung curves with its final-loss law, and a run's own curves.
+// Used by `forecast --plot` (a file) and `report` (inline in HTML). Not responsible for computing any of
+// the numbers: they come from fit.json, forecast.json, a check report or a run directory.
+#ifndef SEXTANT_PLOTS_H
+#define SEXTANT_PLOTS_H
+#include <stdio.h>
+#include <jansson.h>
+#include "core/status.h"
+#include "scale/rundir.h"
+
+// Rung curves from fit (may be NULL), the forecast fc with its band, and when report (forecast_check_run's
+// document) is given the observed points, those outside the band flagged.
+sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report);
+// The same, written to path.
+sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report);
+// Rung curves (seed means at the fit's fractions) against training FLOPs and the fitted final-loss law.
+sx_status plots_ladder(FILE *f, json_t *fit);
+// A run's training loss (at most ~500 points) and its validation evaluations against tokens seen.
+// name labels the run (usually its directory).
+sx_status plots_run(FILE *f, const char *name, const rundir_run *run);
+
+#endif
