@@ -10,6 +10,8 @@ int cmd_ladder(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_forecast(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_backtest(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_ttc(int argc, char **argv);
 int cmd_report(int argc, char **argv);

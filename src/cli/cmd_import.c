@@ -1,0 +1,66 @@
+// sextant import: loss curves from any trainer (CSV or JSONL runs and curves tables) -> a curve-ladder
+// directory that fit, forecast and backtest read. The format is in scale/import.h and docs/FORECAST.md.
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "scale/import.h"
+
+#define N_FIXED 4
+
+int cmd_import(int argc, char **argv) {
+    const char *runs, *curves, *out, *loss;
+    const char *col[IF_N_FIELDS] = {0}, *val[IF_N_FIELDS] = {0};
+    char names[2 * IF_N_FIELDS][48], helps[2 * IF_N_FIELDS][160];
+    flag_def flags[N_FIXED + 2 * IF_N_FIELDS] = {
+        {"curves", FLAG_STR, &curves, "", "the curves table: one row per evaluation (.csv or .jsonl)"},
+        {"runs", FLAG_STR, &runs, "", "the runs table: one row per run (default: run columns of the curves table)"},
+        {"loss-col", FLAG_STR, &loss, "", "loss column(s), comma-separated (e.g. loss_c4_en,loss_wiki)"},
+        {"out", FLAG_STR, &out, "", "the ladder directory to create"},
+    };
+    size_t n = N_FIXED;
+    for (int f = 0; f < IF_N_FIELDS; f++) { // --STEM-col for every field; --STEM for every run field
+        snprintf(names[2 * f], sizeof names[0], "%s-col", import_field_flag(f));
+        snprintf(helps[2 * f], sizeof helps[0], "column holding %s [%s]", import_field_name(f), import_field_name(f));
+        flags[n++] = (flag_def){names[2 * f], FLAG_STR, &col[f], "", helps[2 * f]};
+        if (f >= IF_STEP || f == IF_RUN) continue;
+        snprintf(names[2 * f + 1], sizeof names[0], "%s", import_field_flag(f));
+        snprintf(helps[2 * f + 1], sizeof helps[0], "%s of every run, where no column has it%s", import_field_name(f),
+                 f == IF_SCHEDULE ? " (a sextant schedule, e.g. cosine:min=0.1)" : f == IF_WARMUP ? " (steps, or a fraction < 1)" : "");
+        flags[n++] = (flag_def){names[2 * f + 1], FLAG_STR, &val[f], "", helps[2 * f + 1]};
+    }
+    int npos;
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
+                            "import --curves FILE [--runs FILE] --loss-col NAME[,NAME...] --out DIR [column flags]",
+                            "Reads loss curves trained anywhere into a curve ladder that `sextant fit`, `forecast` and `backtest`\n"
+                            "read like one of sextant's own. Each field is found in the column of its canonical name, or the one\n"
+                            "named by --FIELD-col; a run field no table holds can be set for every run with --FIELD. Bad input is\n"
+                            "refused with the file, row and column; nothing is written unless everything is read.", &st))
+        return 0;
+    if (!st && !*out) st = sx_fail(SX_ERR_ARG, "give the ladder directory to create (--out DIR)");
+    if (st) return cli_report("import", st);
+    import_options o = {.runs_path = runs, .curves_path = curves, .loss_cols = loss};
+    for (int f = 0; f < IF_N_FIELDS; f++) {
+        o.col[f] = col[f];
+        o.value[f] = val[f];
+    }
+    import_ladder l;
+    st = import_read_tables(&o, &l);
+    char source[2100];
+    snprintf(source, sizeof source, "%s%s%s", curves, *runs ? " + " : "", runs);
+    if (!st) st = import_write_dir(&l, out, source);
+    if (!st) {
+        size_t points = 0, groups = 0;
+        for (size_t i = 0; i < l.n_runs; i++) {
+            points += l.runs[i].n_points;
+            size_t j = 0;
+            while (j < i && strcmp(l.runs[j].group, l.runs[i].group)) j++;
+            groups += j == i;
+        }
+        printf("imported %zu runs in %zu groups, %zu evaluations of %zu loss column(s) -> %s\n", l.n_runs, groups, points,
+               l.n_loss, out);
+    }
+    import_ladder_free(&l);
+    return cli_report("import", st);
+}

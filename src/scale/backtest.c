@@ -1,0 +1,316 @@
+// backtest: leave the largest sizes out, forecast them, score. See backtest.h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scale/backtest.h"
+#include "scale/fit.h"
+#include "scale/laws.h"
+
+#define PF_N_FRACS 19 // 0.10, 0.15, ..., 1.00
+
+void backtest_options_default(backtest_options *o) {
+    *o = (backtest_options){.holdout = 1, .score_from = 0.1, .baseline = 1};
+    curvefit_options_default(&o->fit);
+}
+
+typedef struct {
+    size_t n_groups;
+    char (*name)[128];
+    double *n;          // [n_groups] the group's N (mean over its runs)
+    size_t *of_run;     // [n_runs] group index of each run, ascending N order
+} groups;
+
+static double run_n(const import_run *r, int nonembed) { return nonembed ? r->n_nonembed : r->n_params; }
+
+static sx_status groups_of(const import_ladder *l, int nonembed, groups *g) {
+    memset(g, 0, sizeof *g);
+    g->name = malloc((l->n_runs ? l->n_runs : 1) * sizeof *g->name);
+    g->n = calloc(l->n_runs ? l->n_runs : 1, sizeof *g->n);
+    g->of_run = malloc((l->n_runs ? l->n_runs : 1) * sizeof *g->of_run);
+    size_t *cnt = calloc(l->n_runs ? l->n_runs : 1, sizeof *cnt);
+    if (!g->name || !g->n || !g->of_run || !cnt) { free(cnt); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    for (size_t i = 0; i < l->n_runs; i++) {
+        size_t k = 0;
+        while (k < g->n_groups && strcmp(g->name[k], l->runs[i].group)) k++;
+        if (k == g->n_groups) snprintf(g->name[g->n_groups++], sizeof g->name[0], "%s", l->runs[i].group);
+        g->n[k] += run_n(&l->runs[i], nonembed);
+        cnt[k]++;
+        g->of_run[i] = k;
+    }
+    for (size_t k = 0; k < g->n_groups; k++) g->n[k] /= (double)cnt[k];
+    // rank groups by N: rank[k] = position in ascending order
+    size_t *rank = malloc(g->n_groups * sizeof *rank);
+    char (*names)[128] = malloc(g->n_groups * sizeof *names);
+    double *ns = malloc(g->n_groups * sizeof *ns);
+    if (!rank || !names || !ns) { free(rank); free(names); free(ns); free(cnt); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    for (size_t k = 0; k < g->n_groups; k++) {
+        rank[k] = 0;
+        for (size_t j = 0; j < g->n_groups; j++) rank[k] += g->n[j] < g->n[k] || (g->n[j] == g->n[k] && j < k);
+    }
+    for (size_t k = 0; k < g->n_groups; k++) {
+        memcpy(names[rank[k]], g->name[k], sizeof names[0]);
+        ns[rank[k]] = g->n[k];
+    }
+    for (size_t i = 0; i < l->n_runs; i++) g->of_run[i] = rank[g->of_run[i]];
+    memcpy(g->name, names, g->n_groups * sizeof names[0]);
+    memcpy(g->n, ns, g->n_groups * sizeof *ns);
+    free(rank); free(names); free(ns); free(cnt);
+    return SX_OK;
+}
+
+static void groups_free(groups *g) {
+    free(g->name);
+    free(g->n);
+    free(g->of_run);
+}
+
+// ---- scoring -------------------------------------------------------------------------------------------
+
+typedef struct {
+    double sum, max, final_sum, final_max, inside;
+    size_t n, n_band, n_runs;
+    json_t *runs;
+} score;
+
+// Scores one target run's predictions (lo/hi NULL: no band).
+static void score_run(score *s, const import_ladder *l, const import_run *r, size_t loss, double from,
+                      const double *pred, const double *lo, const double *hi) {
+    double sum = 0, mx = 0, in = 0, fin = NAN;
+    size_t n = 0;
+    for (size_t q = 0; q < r->n_points; q++) {
+        if (!((double)r->step[q] > from * (double)r->total_steps)) continue;
+        double y = r->loss[q * l->n_loss + loss], e = fabs(pred[q] / y - 1);
+        if (!isfinite(e)) e = INFINITY;
+        sum += e;
+        mx = fmax(mx, e);
+        n++;
+        if (lo) in += y >= lo[q] && y <= hi[q];
+        if (q + 1 == r->n_points) fin = e;
+    }
+    if (!n) return;
+    s->sum += sum;
+    s->max = fmax(s->max, mx);
+    s->n += n;
+    if (lo) { s->inside += in; s->n_band += n; }
+    if (isfinite(fin) || isinf(fin)) {
+        s->final_sum += fin;
+        s->final_max = fmax(s->final_max, fin);
+        s->n_runs++;
+    }
+    json_t *o = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f}", "run", r->id, "group", r->group, "points", (json_int_t)n,
+                          "mean", sum / (double)n, "max", mx, "final", fin);
+    if (lo) json_object_set_new(o, "coverage", json_real(in / (double)n));
+    json_array_append_new(s->runs, o);
+}
+
+static json_t *score_json(const char *method, score *s) {
+    json_t *o = json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:o}", "method", method, "n_points", (json_int_t)s->n,
+                          "mean_abs_rel_err", s->n ? s->sum / (double)s->n : NAN, "max_abs_rel_err", s->max,
+                          "final_abs_rel_err", s->n_runs ? s->final_sum / (double)s->n_runs : NAN,
+                          "final_max_abs_rel_err", s->final_max, "runs", s->runs);
+    if (s->n_band) json_object_set_new(o, "band_coverage", json_real(s->inside / (double)s->n_band));
+    s->runs = NULL;
+    return o;
+}
+
+// ---- the per-fraction baseline ---------------------------------------------------------------------------
+
+// The run's loss at fraction f of its steps: log-step linear between the points around it; NAN outside.
+static double loss_at_frac(const import_ladder *l, const import_run *r, size_t loss, double f) {
+    double s = f * (double)r->total_steps;
+    for (size_t q = 0; q < r->n_points; q++) {
+        double sq = (double)r->step[q];
+        if (fabs(sq - s) < 1e-9 * s) return r->loss[q * l->n_loss + loss];
+        if (sq > s) {
+            if (q == 0) return NAN;
+            double s0 = (double)r->step[q - 1], y0 = r->loss[(q - 1) * l->n_loss + loss], y1 = r->loss[q * l->n_loss + loss];
+            return y0 + (y1 - y0) * log(s / s0) / log(sq / s0);
+        }
+    }
+    return NAN;
+}
+
+static double pf_frac(size_t k) { return 0.10 + 0.05 * (double)k; }
+
+// pred[target points] of every target run from the per-fraction laws.
+static sx_status perfrac_predict(const import_ladder *l, const groups *g, const unsigned char *train, size_t top_group,
+                                 const backtest_options *o, const import_run *t, double *pred) {
+    double at[PF_N_FRACS];
+    size_t loss = o->fit.loss;
+    double *n = malloc(l->n_runs * sizeof *n), *d = malloc(l->n_runs * sizeof *d), *y = malloc(l->n_runs * sizeof *y);
+    sx_status st = n && d && y ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    fit_options fo;
+    fit_options_default(&fo);
+    for (size_t k = 0; k < PF_N_FRACS && !st; k++) {
+        double f = pf_frac(k);
+        size_t m = 0;
+        for (size_t i = 0; i < l->n_runs; i++) {
+            if (!train[i]) continue;
+            double v = loss_at_frac(l, &l->runs[i], loss, f);
+            if (!isfinite(v)) continue;
+            n[m] = run_n(&l->runs[i], o->fit.nonembed);
+            d[m] = (double)l->runs[i].total_steps * l->runs[i].tokens_per_step;
+            y[m++] = v;
+        }
+        at[k] = NAN;
+        if (m < 6) continue;
+        fit_law law;
+        fit_result res;
+        if (law_nd_bind(n, d, m, &law)) continue;
+        if (fit_law_run(&law, y, NULL, &fo, &res) == SX_OK) {
+            double ratio = 0;
+            size_t cnt = 0;
+            for (size_t i = 0; i < l->n_runs; i++) {
+                if (!train[i] || g->of_run[i] != top_group) continue;
+                double v = loss_at_frac(l, &l->runs[i], loss, f);
+                if (!isfinite(v)) continue;
+                ratio += v / law_nd_eval(res.params, run_n(&l->runs[i], o->fit.nonembed),
+                                         (double)l->runs[i].total_steps * l->runs[i].tokens_per_step);
+                cnt++;
+            }
+            at[k] = law_nd_eval(res.params, run_n(t, o->fit.nonembed), (double)t->total_steps * t->tokens_per_step) *
+                    (cnt ? ratio / (double)cnt : 1);
+            fit_result_free(&res);
+        }
+        fit_law_free(&law);
+    }
+    for (size_t q = 0; q < t->n_points && !st; q++) { // log-fraction interpolation, held at the ends
+        double f = (double)t->step[q] / (double)t->total_steps, v = NAN;
+        size_t k0 = PF_N_FRACS, k1 = PF_N_FRACS;
+        for (size_t k = 0; k < PF_N_FRACS; k++) {
+            if (!isfinite(at[k])) continue;
+            if (pf_frac(k) <= f + 1e-12) k0 = k;
+            else if (k1 == PF_N_FRACS) k1 = k;
+        }
+        if (k0 < PF_N_FRACS && k1 < PF_N_FRACS)
+            v = at[k0] + (at[k1] - at[k0]) * log(f / pf_frac(k0)) / log(pf_frac(k1) / pf_frac(k0));
+        else if (k0 < PF_N_FRACS) v = at[k0];
+        else if (k1 < PF_N_FRACS) v = at[k1];
+        pred[q] = v;
+    }
+    free(n); free(d); free(y);
+    return st;
+}
+
+// ---- the joint law ----------------------------------------------------------------------------------------
+
+// RMS relative error after score_from of the training set's largest group, fitted on the groups below it.
+static sx_status inner_error(const import_ladder *l, const groups *g, const unsigned char *train, size_t top,
+                             const backtest_options *o, double *rms) {
+    unsigned char *inner = malloc(l->n_runs);
+    if (!inner) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    for (size_t i = 0; i < l->n_runs; i++) inner[i] = train[i] && g->of_run[i] < top;
+    curvefit_model m;
+    sx_status st = curvefit_fit(l, inner, &o->fit, &m);
+    double ss = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        const import_run *r = &l->runs[i];
+        if (!train[i] || g->of_run[i] != top) continue;
+        double *pred = malloc(r->n_points * sizeof *pred);
+        if (!pred) { st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); break; }
+        st = curvefit_predict(&m, r, r->step, r->n_points, pred);
+        for (size_t q = 0; q < r->n_points && !st; q++) {
+            if (!((double)r->step[q] > o->score_from * (double)r->total_steps)) continue;
+            double e = pred[q] / r->loss[q * l->n_loss + o->fit.loss] - 1;
+            ss += e * e;
+            n++;
+        }
+        free(pred);
+    }
+    free(inner);
+    *rms = n ? sqrt(ss / (double)n) : 0;
+    return st;
+}
+
+sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
+    *report = NULL;
+    groups g;
+    sx_status st = groups_of(l, o->fit.nonembed, &g);
+    if (!st && (o->holdout < 1 || g.n_groups < o->holdout + 3))
+        st = sx_fail(SX_ERR_ARG, "backtest: %zu groups (sizes); forecasting the largest %zu needs at least %zu", g.n_groups,
+                     o->holdout, o->holdout + 3);
+    if (st) { groups_free(&g); return st; }
+    size_t first_target = g.n_groups - o->holdout, top = first_target - 1;
+    unsigned char *train = malloc(l->n_runs);
+    if (!train) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    for (size_t i = 0; i < l->n_runs; i++) train[i] = g.of_run[i] < first_target;
+    curvefit_model m;
+    double inner = 0;
+    st = curvefit_fit(l, train, &o->fit, &m);
+    if (!st) st = inner_error(l, &g, train, top, o, &inner);
+    score sn = {.runs = json_array()}, sb = {.runs = json_array()};
+    double log_step = log(g.n[top] / g.n[top - 1]);
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        const import_run *r = &l->runs[i];
+        if (train[i]) continue;
+        size_t np = r->n_points;
+        double *pred = malloc(np * sizeof *pred), *lo = malloc(np * sizeof *lo), *hi = malloc(np * sizeof *hi);
+        if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
+        if (!st) {
+            double dist = log(run_n(r, o->fit.nonembed) / g.n[top]) / (log_step > 0 ? log_step : 1);
+            double se = inner * fmax(1, dist), sigma = sqrt(m.sigma_noise * m.sigma_noise + se * se);
+            for (size_t q = 0; q < np; q++) {
+                lo[q] = pred[q] * (1 - 2 * sigma);
+                hi[q] = pred[q] * (1 + 2 * sigma);
+            }
+            score_run(&sn, l, r, o->fit.loss, o->score_from, pred, lo, hi);
+            if (o->baseline && !(st = perfrac_predict(l, &g, train, top, o, r, pred)))
+                score_run(&sb, l, r, o->fit.loss, o->score_from, pred, NULL, NULL);
+        }
+        free(pred); free(lo); free(hi);
+    }
+    if (!st) {
+        json_t *tg = json_array(), *tr = json_array(), *methods = json_array(), *params = json_object();
+        for (size_t k = 0; k < g.n_groups; k++)
+            json_array_append_new(k >= first_target ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
+        json_array_append_new(methods, score_json("nds", &sn));
+        if (o->baseline) json_array_append_new(methods, score_json("perfrac", &sb));
+        fit_law probe;
+        law_nds_run one = {1, 1, (double[]){1}, 1, (size_t[]){0}, 1};
+        if (law_nds_bind(&one, 1, &probe) == SX_OK) {
+            for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, probe.params[j].name, json_real(m.p[j]));
+            fit_law_free(&probe);
+        }
+        *report = json_pack("{s:o, s:o, s:s, s:s, s:f, s:o, s:{s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f}}", "targets", tg,
+                            "train", tr, "n_param_kind", o->fit.nonembed ? "without embeddings" : "with embeddings", "loss",
+                            l->loss_names[o->fit.loss], "score_from", o->score_from, "methods", methods, "nds", "params",
+                            params, "runs", (json_int_t)m.n_runs, "points", (json_int_t)m.n_points, "in_sample_mean",
+                            m.in_mean, "in_sample_max", m.in_max, "sigma_noise", m.sigma_noise, "sigma_fit", m.sigma_fit,
+                            "inner_rms", inner);
+        if (!*report) st = sx_fail(SX_ERR_NOMEM, "backtest: cannot build the report");
+    }
+    json_decref(sn.runs);
+    json_decref(sb.runs);
+    free(train);
+    groups_free(&g);
+    return st;
+}
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+void backtest_print(FILE *f, const json_t *rep) {
+    json_t *tg = json_object_get(rep, "targets"), *tr = json_object_get(rep, "train"), *v;
+    size_t i;
+    fprintf(f, "train:");
+    json_array_foreach(tr, i, v) fprintf(f, " %s", json_string_value(json_object_get(v, "group")));
+    fprintf(f, "\ntargets:");
+    json_array_foreach(tg, i, v) fprintf(f, " %s", json_string_value(json_object_get(v, "group")));
+    fprintf(f, "  (N %s; loss %s; scored after %.0f%% of each run)\n", json_string_value(json_object_get(rep, "n_param_kind")),
+            json_string_value(json_object_get(rep, "loss")), 100 * num(rep, "score_from"));
+    fprintf(f, "%-8s %7s %9s %9s %9s %9s %9s\n", "method", "points", "mean|err|", "max|err|", "final", "final max", "in band");
+    json_array_foreach(json_object_get(rep, "methods"), i, v) {
+        json_t *cov = json_object_get(v, "band_coverage");
+        char band[32] = "-";
+        if (cov) snprintf(band, sizeof band, "%.1f%%", 100 * json_number_value(cov));
+        fprintf(f, "%-8s %7lld %8.3f%% %8.3f%% %8.3f%% %8.3f%% %9s\n", json_string_value(json_object_get(v, "method")),
+                (long long)json_integer_value(json_object_get(v, "n_points")), 100 * num(v, "mean_abs_rel_err"),
+                100 * num(v, "max_abs_rel_err"), 100 * num(v, "final_abs_rel_err"), 100 * num(v, "final_max_abs_rel_err"), band);
+    }
+    json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
+    fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
+               "sigma: noise %.3f%%, one size back %.3f%%\n",
+            num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
+            100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"), 100 * num(nds, "inner_rms"));
+}

@@ -1,0 +1,39 @@
+// backtest: how well a curve ladder forecasts its own largest sizes. The groups (sizes) are ordered by N;
+// the largest `holdout` groups are the targets, the smaller ones the training set. Every target run's curve
+// is forecast from the training runs alone and scored at every logged point after `score_from` of the run:
+// mean, max and final |relative error|, and the fraction of points inside the ±2σ band.
+// Methods, side by side:
+//   nds        the joint law over N, data and LR schedule (scale/curvefit.h), fitted to every training point;
+//              band σ² = point noise (the residuals' high-frequency part) + extrapolation error (the same fit
+//              one size back, on the training set's largest size, scaled by distance in log N)
+//   perfrac    the simple baseline: per-fraction laws L_f = E_f + A_f·N^-a_f + B_f·D^-b_f over the training
+//              runs at fractions f = 0.1, 0.15, ..., 1 (D = the run's total tokens), anchored on the largest
+//              training size (times its observed/fitted ratio at f), interpolated in log-step.
+// Not responsible for: reading ladders (scale/import.h), the laws (scale/law_nds.h, fit.h).
+#ifndef SEXTANT_SCALE_BACKTEST_H
+#define SEXTANT_SCALE_BACKTEST_H
+#include <stdio.h>
+#include <jansson.h>
+#include "core/status.h"
+#include "scale/curvefit.h"
+#include "scale/import.h"
+
+typedef struct {
+    size_t holdout;       // number of largest groups forecast [1]
+    double score_from;    // score points at step > score_from·total_steps [0.1]
+    int baseline;         // also run the per-fraction baseline [1]
+    curvefit_options fit; // N with or without embeddings, loss column, fit weights
+} backtest_options;
+
+void backtest_options_default(backtest_options *o);
+
+// Runs the backtest; *report receives a new JSON object:
+//   {"targets": [group...], "train": [group...], "n_param_kind": "with embeddings"|"without embeddings",
+//    "methods": [{"method", "mean_abs_rel_err", "max_abs_rel_err", "final_abs_rel_err" (mean over target runs),
+//                 "final_max_abs_rel_err", "band_coverage" (nds), "n_points", "runs": [{"run", "group",
+//                 "mean", "max", "final", "coverage"}]}],
+//    "nds": {"params", "sigma_noise", "sigma_extrapolation", "inner_rms"}}
+sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report);
+void backtest_print(FILE *f, const json_t *report);
+
+#endif

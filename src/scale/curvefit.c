@@ -1,0 +1,113 @@
+// curvefit: the joint (N, D, schedule) law on curve-ladder runs. See curvefit.h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scale/curvefit.h"
+
+void curvefit_options_default(curvefit_options *o) {
+    *o = (curvefit_options){.nonembed = 0, .loss = 0, .min_frac = 0.1, .weight = CURVEFIT_W_SQRT};
+}
+
+// The law's view of run r at the given 1-based steps: the LR shape (malloc'd into *mult) and 0-based steps
+// (malloc'd into *idx).
+static sx_status nds_run_of(const import_run *r, int nonembed, const long *steps, size_t n, law_nds_run *out,
+                            double **mult, size_t **idx) {
+    *mult = malloc((size_t)r->total_steps * sizeof **mult);
+    *idx = malloc((n ? n : 1) * sizeof **idx);
+    if (!*mult || !*idx) return sx_fail(SX_ERR_NOMEM, "curve fit: out of memory");
+    sx_status st = import_run_lr(r, *mult);
+    if (st) return st;
+    for (long i = 0; i < r->total_steps; i++) (*mult)[i] /= r->peak_lr;
+    for (size_t q = 0; q < n; q++) (*idx)[q] = (size_t)(steps[q] - 1);
+    *out = (law_nds_run){.n_params = nonembed ? r->n_nonembed : r->n_params, .tokens_per_step = r->tokens_per_step,
+                         .mult = *mult, .n_steps = (size_t)r->total_steps, .steps = *idx, .n_points = n};
+    return SX_OK;
+}
+
+sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const long *steps, size_t n, double *pred) {
+    law_nds_run u;
+    double *mult = NULL;
+    size_t *idx = NULL;
+    sx_status st = nds_run_of(r, m->nonembed, steps, n, &u, &mult, &idx);
+    if (!st) st = law_nds_predict(m->p, &u, 1, pred);
+    free(mult);
+    free(idx);
+    return st;
+}
+
+sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m) {
+    memset(m, 0, sizeof *m);
+    m->nonembed = o->nonembed;
+    size_t nr = 0, np = 0;
+    law_nds_run *runs = calloc(l->n_runs ? l->n_runs : 1, sizeof *runs);
+    double **mults = calloc(l->n_runs ? l->n_runs : 1, sizeof *mults);
+    size_t **idxs = calloc(l->n_runs ? l->n_runs : 1, sizeof *idxs);
+    long **steps = calloc(l->n_runs ? l->n_runs : 1, sizeof *steps);
+    size_t total = 0;
+    for (size_t i = 0; i < l->n_runs; i++) total += l->runs[i].n_points;
+    double *obs = malloc((total ? total : 1) * sizeof *obs), *w = malloc((total ? total : 1) * sizeof *w);
+    double *pred = malloc((total ? total : 1) * sizeof *pred);
+    size_t *run_of = malloc((total ? total : 1) * sizeof *run_of);
+    sx_status st = runs && mults && idxs && steps && obs && w && pred && run_of ? SX_OK : sx_fail(SX_ERR_NOMEM, "curve fit: out of memory");
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        if (use && !use[i]) continue;
+        const import_run *r = &l->runs[i];
+        steps[nr] = malloc((r->n_points ? r->n_points : 1) * sizeof **steps);
+        if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
+        size_t k = 0;
+        for (size_t q = 0; q < r->n_points; q++) {
+            if ((double)r->step[q] < o->min_frac * (double)r->total_steps) continue;
+            steps[nr][k] = r->step[q];
+            obs[np + k] = r->loss[q * l->n_loss + o->loss];
+            run_of[np + k] = nr;
+            k++;
+        }
+        if (!k) { free(steps[nr]); steps[nr] = NULL; continue; }
+        double wk = o->weight == CURVEFIT_W_POINT ? 1 : o->weight == CURVEFIT_W_SQRT ? 1 / sqrt((double)k) : 1 / (double)k;
+        for (size_t q = 0; q < k; q++) w[np + q] = wk;
+        st = nds_run_of(r, o->nonembed, steps[nr], k, &runs[nr], &mults[nr], &idxs[nr]);
+        np += k;
+        nr++;
+    }
+    fit_law law = {0};
+    fit_result res = {0};
+    if (!st && nr < 2) st = sx_fail(SX_ERR_ARG, "curve fit: needs at least 2 runs with points, got %zu", nr);
+    if (!st) st = law_nds_bind(runs, nr, &law);
+    fit_options fo;
+    fit_options_default(&fo);
+    if (!st) st = fit_law_run(&law, obs, w, &fo, &res);
+    if (!st) {
+        memcpy(m->p, res.params, sizeof m->p);
+        law.eval(law.ctx, m->p, pred, NULL);
+        m->n_runs = nr;
+        m->n_points = np;
+        double sum = 0, mx = 0, ss = 0, hf = 0;
+        size_t n_hf = 0;
+        for (size_t i = 0; i < np; i++) {
+            double e = pred[i] / obs[i] - 1;
+            sum += fabs(e);
+            mx = fmax(mx, fabs(e));
+            ss += e * e;
+            // second difference of the residuals within a run: e_i - (e_{i-1} + e_{i+1})/2 has variance 1.5 sigma^2
+            // for independent noise, while a smooth misfit cancels
+            if (i > 0 && i + 1 < np && run_of[i - 1] == run_of[i] && run_of[i + 1] == run_of[i]) {
+                double d = e - 0.5 * (pred[i - 1] / obs[i - 1] - 1 + pred[i + 1] / obs[i + 1] - 1);
+                hf += d * d;
+                n_hf++;
+            }
+        }
+        m->in_mean = sum / (double)np;
+        m->in_max = mx;
+        m->sigma_fit = sqrt(ss / (double)np);
+        m->sigma_noise = n_hf ? sqrt(hf / (double)n_hf / 1.5) : m->sigma_fit;
+    }
+    fit_result_free(&res);
+    fit_law_free(&law);
+    for (size_t i = 0; i < l->n_runs; i++) {
+        if (mults) free(mults[i]);
+        if (idxs) free(idxs[i]);
+        if (steps) free(steps[i]);
+    }
+    free(runs); free(mults); free(idxs); free(steps); free(obs); free(w); free(pred); free(run_of);
+    return st;
+}

@@ -1,0 +1,38 @@
+// curvefit: whole-curve forecasts for curve ladders (scale/import.h): one joint law over size, data and LR
+// schedule (scale/law_nds.h) fitted to every point of the chosen runs, its noise level, and its prediction
+// for any run described by its metadata (size, tokens per step, length, warmup, schedule or LR column).
+//
+// Not responsible for: choosing which runs to fit or scoring forecasts (scale/backtest.h), the law itself.
+#ifndef SEXTANT_SCALE_CURVEFIT_H
+#define SEXTANT_SCALE_CURVEFIT_H
+#include <stddef.h>
+#include "core/status.h"
+#include "scale/import.h"
+#include "scale/law_nds.h"
+
+typedef enum { CURVEFIT_W_POINT, CURVEFIT_W_SQRT, CURVEFIT_W_RUN } curvefit_weight;
+
+typedef struct {
+    int nonembed;          // N = the parameters without embeddings (else with)
+    size_t loss;           // loss column
+    double min_frac;       // fit only points at step >= min_frac·total_steps
+    curvefit_weight weight; // each point 1, 1/sqrt(points of its run), or 1/points of its run
+} curvefit_options;
+
+void curvefit_options_default(curvefit_options *o);
+
+typedef struct {
+    double p[LAW_NDS_NPARAM];
+    int nonembed;
+    size_t n_runs, n_points;
+    double in_mean, in_max;  // in-sample |relative error|
+    double sigma_noise;      // relative point noise from the residuals' high-frequency part
+    double sigma_fit;        // RMS relative residual (misfit + noise)
+} curvefit_model;
+
+// Fits the law to the runs with use[i] != 0 (use NULL: all). m overwritten.
+sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m);
+// pred[n] overwritten with the law's loss after steps[n] (1-based, increasing, <= total_steps) of run r.
+sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const long *steps, size_t n, double *pred);
+
+#endif

@@ -1,0 +1,94 @@
+// import: the external curve format — loss curves trained anywhere (JAX, PyTorch, Megatron, W&B exports)
+// read into a "curve ladder", written as a versioned, checksummed ladder directory that fit, forecast and
+// backtest read (docs/FORECAST.md, "The external curve format", documents it for users).
+//
+// Input: a runs table (one row per run) and a curves table (one row per evaluation), each CSV (header row,
+// ',' separated, '"' quoting) or JSONL (one object per line; keys are column names). Either table may hold
+// the other's run columns: without a runs table, run metadata are read from the curves table and must be
+// constant within a run. Columns are found by name (the canonical names below, or any name mapped in
+// import_options.col); a run field missing from the tables may be given as one value for every run
+// (import_options.value).
+//   run fields:   run_id, group, n_params, n_params_nonembed, tokens_per_step, total_steps | total_tokens,
+//                 peak_lr, warmup (steps, or a fraction of the run when < 1), schedule (a sextant schedule
+//                 string, optim/schedule.h; or an explicit lr column in the curves), seed, flops_per_token
+//   curve fields: run_id, step (1-based: the loss after `step` updates), tokens, lr, and the loss columns
+// Refused, with file, row and column named: a missing column, an unparsable or non-finite number, a
+// negative count, a run without metadata or without points, steps that repeat or go down within a run,
+// a step past the run's end, metadata that change within a run, two runs with one id.
+//
+// The ladder directory (import_write_dir; written to DIR.tmpPID and renamed, so never half there):
+//   DIR/runs.csv     the canonical runs table (canonical column names, warmup in steps)
+//   DIR/curves.csv   run_id,step,tokens,lr,<loss columns...> (lr empty when not given)
+//   DIR/ladder.json  {"format": "sextant-curve-ladder", "version": 1, "loss_columns": [...],
+//                     "flops": "given" | "6ND", "sha256": {"runs.csv": hex, "curves.csv": hex}}
+// import_read_dir reads it back with the same parser (so an imported ladder re-exports byte for byte).
+//
+// Not responsible for: fitting or forecasting (scale/curvefit.h, scale/backtest.h), sextant's own run
+// directories (scale/rundir.h).
+#ifndef SEXTANT_SCALE_IMPORT_H
+#define SEXTANT_SCALE_IMPORT_H
+#include <stddef.h>
+#include "core/status.h"
+
+#define IMPORT_VERSION 1
+#define IMPORT_MAX_LOSS 16
+
+typedef enum {
+    IF_RUN, IF_GROUP, IF_N, IF_N_NONEMBED, IF_TOKENS_PER_STEP, IF_TOTAL_STEPS, IF_TOTAL_TOKENS, IF_PEAK_LR,
+    IF_WARMUP, IF_SCHEDULE, IF_SEED, IF_FLOPS_PER_TOKEN, // run fields
+    IF_STEP, IF_TOKENS, IF_LR,                           // curve fields
+    IF_N_FIELDS
+} import_field;
+
+// The canonical column name of a field ("run_id", "n_params", ...).
+const char *import_field_name(import_field f);
+// Its flag stem: "run-id", "n-params", ... (the CLI's --STEM-col and --STEM).
+const char *import_field_flag(import_field f);
+
+typedef struct {
+    const char *runs_path;            // NULL or "": run metadata from the curves table
+    const char *curves_path;
+    const char *col[IF_N_FIELDS];     // column name of each field; NULL or "": the canonical name
+    const char *value[IF_N_FIELDS];   // one value for every run, for run fields no table has; NULL or "": none
+    const char *loss_cols;            // comma-separated loss column names (at least one)
+} import_options;
+
+typedef struct {
+    char id[128], group[128], schedule[256]; // schedule "" when the curves carry the LR
+    double n_params, n_nonembed, tokens_per_step, peak_lr;
+    double flops_per_token;                  // NAN when not given: 6·n_params per token
+    long total_steps, warmup_steps, seed;
+    size_t n_points;
+    long *step;                              // [n_points] strictly increasing, 1..total_steps
+    double *tokens, *lr;                     // [n_points]; lr NAN when not given
+    double *loss;                            // [n_points x n_loss] row-major
+} import_run;
+
+typedef struct {
+    size_t n_loss;
+    char loss_names[IMPORT_MAX_LOSS][64];
+    size_t n_runs;
+    import_run *runs; // in order of first appearance
+} import_ladder;
+
+// Reads and checks the tables. out overwritten (free with import_ladder_free, also after an error).
+// Errors: SX_ERR_IO (cannot open), SX_ERR_FORMAT ("FILE:ROW: column 'NAME': what"), SX_ERR_ARG (options),
+// SX_ERR_NOMEM.
+sx_status import_read_tables(const import_options *o, import_ladder *out);
+// Writes the ladder directory atomically; refuses an existing dir. source: a note kept in ladder.json.
+sx_status import_write_dir(const import_ladder *l, const char *dir, const char *source);
+// Reads a ladder directory (checks format, version and checksums). out overwritten.
+sx_status import_read_dir(const char *dir, import_ladder *out);
+// 1 when dir holds a ladder.json of this format.
+int import_is_ladder_dir(const char *dir);
+void import_ladder_free(import_ladder *l);
+
+// Index of a loss column by name ("" or NULL: 0), or -1.
+int import_loss_index(const import_ladder *l, const char *name);
+// lr[total_steps] overwritten with the LR of every step (lr[i]: step i+1): the schedule string scaled by
+// peak_lr, or the curves' lr column interpolated linearly in step (held before the first point).
+sx_status import_run_lr(const import_run *r, double *lr);
+// Training FLOPs after `tokens` tokens: flops_per_token·tokens, or 6·n_params·tokens when not given.
+double import_run_flops(const import_run *r, double tokens);
+
+#endif

@@ -1,0 +1,200 @@
+// law_nds: L(N, t) = E + A·N^-alpha + B·S(t)^-beta - D·LD(t), bound to curve-ladder points. See law_nds.h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scale/law_nds.h"
+
+#define NDS_BLOCK 32
+
+static const double grid_alpha[] = {0.1, 0.2, 0.3, 0.45, 0.6};
+static const double grid_beta[] = {0.1, 0.2, 0.3, 0.45, 0.6};
+static const double grid_c[] = {1e-3, 1e-2, 1e-1};
+static const double grid_g[] = {0.3, 0.6, 1.0};
+
+static const law_param nds_params[LAW_NDS_NPARAM] = {
+    [LAW_NDS_E] = {"E", LAW_LINEAR, NULL, 0},
+    [LAW_NDS_A] = {"A", LAW_LINEAR, NULL, 0},
+    [LAW_NDS_B] = {"B", LAW_LINEAR, NULL, 0},
+    [LAW_NDS_D] = {"D", LAW_LINEAR, NULL, 0},
+    [LAW_NDS_ALPHA] = {"alpha", LAW_NONLIN, grid_alpha, sizeof grid_alpha / sizeof(double)},
+    [LAW_NDS_BETA] = {"beta", LAW_NONLIN, grid_beta, sizeof grid_beta / sizeof(double)},
+    [LAW_NDS_C] = {"C", LAW_NONLIN, grid_c, sizeof grid_c / sizeof(double)},
+    [LAW_NDS_G] = {"g", LAW_NONLIN, grid_g, sizeof grid_g / sizeof(double)},
+};
+
+// A block of consecutive LR drops: total drop `drop`, represented by its middle step `mid`.
+typedef struct {
+    double drop;
+    size_t mid;
+} nds_drop;
+
+typedef struct {
+    size_t n;              // points
+    double *ln_n, *ln_s;   // [n] log N, log S(t)
+    double *p_t;           // [n] P(t) = sum_{i<=t} m_i
+    size_t *d_first, *d_n; // [n] the point's drops: drops[d_first .. d_first + d_n)
+    double *d_pk;          // [total drops] P(mid - 1) of each drop (of its run)
+    double *d_drop;        // [total drops]
+    size_t *d_end;         // [total drops] last step of each drop block
+    double *ld, *ld_dc, *ld_dg; // [n] cached LD and its derivatives at key
+    double key[2];
+} nds_ctx;
+
+static void nds_free(void *p) {
+    nds_ctx *c = p;
+    if (!c) return;
+    free(c->ln_n); free(c->ln_s); free(c->p_t); free(c->d_first); free(c->d_n); free(c->d_pk); free(c->d_drop); free(c->d_end);
+    free(c->ld); free(c->ld_dc); free(c->ld_dg);
+    free(c);
+}
+
+// LD and its derivatives in C and g at every point (cached on (C, g)).
+static void nds_ld(nds_ctx *c, double C, double g) {
+    if (c->key[0] == C && c->key[1] == g) return;
+    for (size_t i = 0; i < c->n; i++) {
+        double ld = 0, dc = 0, dg = 0;
+        for (size_t k = c->d_first[i]; k < c->d_first[i] + c->d_n[i]; k++) {
+            double x = c->p_t[i] - c->d_pk[k], u = 1 + C * (x > 0 ? x : 0), up = pow(u, -g);
+            ld += c->d_drop[k] * (1 - up);
+            dc += c->d_drop[k] * g * (x > 0 ? x : 0) * up / u;
+            dg += c->d_drop[k] * log(u) * up;
+        }
+        c->ld[i] = ld;
+        c->ld_dc[i] = dc;
+        c->ld_dg[i] = dg;
+    }
+    c->key[0] = C;
+    c->key[1] = g;
+}
+
+static void nds_basis(void *ctx, const double *p, double *phi) {
+    nds_ctx *c = ctx;
+    nds_ld(c, p[LAW_NDS_C], p[LAW_NDS_G]);
+    for (size_t i = 0; i < c->n; i++) {
+        phi[4 * i + 0] = 1;
+        phi[4 * i + 1] = exp(-p[LAW_NDS_ALPHA] * c->ln_n[i]);
+        phi[4 * i + 2] = exp(-p[LAW_NDS_BETA] * c->ln_s[i]);
+        phi[4 * i + 3] = -c->ld[i];
+    }
+}
+
+static void nds_eval(void *ctx, const double *p, double *pred, double *jac) {
+    nds_ctx *c = ctx;
+    nds_ld(c, p[LAW_NDS_C], p[LAW_NDS_G]);
+    for (size_t i = 0; i < c->n; i++) {
+        double na = exp(-p[LAW_NDS_ALPHA] * c->ln_n[i]), sb = exp(-p[LAW_NDS_BETA] * c->ln_s[i]);
+        pred[i] = p[LAW_NDS_E] + p[LAW_NDS_A] * na + p[LAW_NDS_B] * sb - p[LAW_NDS_D] * c->ld[i];
+        if (!jac) continue;
+        double *J = jac + i * LAW_NDS_NPARAM;
+        J[LAW_NDS_E] = 1;
+        J[LAW_NDS_A] = na;
+        J[LAW_NDS_B] = sb;
+        J[LAW_NDS_D] = -c->ld[i];
+        J[LAW_NDS_ALPHA] = -p[LAW_NDS_A] * na * c->ln_n[i];
+        J[LAW_NDS_BETA] = -p[LAW_NDS_B] * sb * c->ln_s[i];
+        J[LAW_NDS_C] = -p[LAW_NDS_D] * c->ld_dc[i];
+        J[LAW_NDS_G] = -p[LAW_NDS_D] * c->ld_dg[i];
+    }
+}
+
+// Drops of one run, blocked so no block spans a point's step, appended to the context's arrays; each point
+// of the run gets the range of drops at steps <= its own (pt0: the run's first point).
+static sx_status run_drops(const law_nds_run *r, const double *prefix, nds_ctx *c, size_t *cap, size_t *n_drops,
+                           size_t pt0) {
+    for (size_t q = 1; q < r->n_points; q++)
+        if (r->steps[q] <= r->steps[q - 1]) return sx_fail(SX_ERR_ARG, "nds law: a run's steps must increase");
+    size_t last = r->n_points ? r->steps[r->n_points - 1] : 0, run_first = *n_drops;
+    size_t j = 0, open_n = 0, open_first = 0;
+    double open_drop = 0;
+    for (size_t k = 1; k <= last; k++) {
+        double d = r->mult[k - 1] - r->mult[k];
+        if (d > 0) {
+            if (!open_n) { open_first = k; open_drop = 0; }
+            open_drop += d;
+            open_n++;
+        }
+        while (j < r->n_points && r->steps[j] < k) j++;
+        int is_point = j < r->n_points && r->steps[j] == k;
+        int next_drops = k < last && r->mult[k] - r->mult[k + 1] > 0;
+        if (open_n && (open_n == NDS_BLOCK || !next_drops || is_point || k == last)) {
+            if (*n_drops == *cap) {
+                *cap = *cap ? 2 * *cap : 1024;
+                double *a = realloc(c->d_pk, *cap * sizeof *a);
+                if (a) c->d_pk = a;
+                double *b = realloc(c->d_drop, *cap * sizeof *b);
+                if (b) c->d_drop = b;
+                size_t *e = realloc(c->d_end, *cap * sizeof *e);
+                if (e) c->d_end = e;
+                if (!a || !b || !e) return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
+            }
+            size_t mid = open_first + (open_n - 1) / 2;
+            c->d_pk[*n_drops] = prefix[mid - 1];
+            c->d_drop[*n_drops] = open_drop;
+            c->d_end[(*n_drops)++] = k;
+            open_n = 0;
+        }
+    }
+    size_t seen = run_first;
+    for (size_t q = 0; q < r->n_points; q++) {
+        while (seen < *n_drops && c->d_end[seen] <= r->steps[q]) seen++;
+        c->d_first[pt0 + q] = run_first;
+        c->d_n[pt0 + q] = seen - run_first;
+    }
+    return SX_OK;
+}
+
+sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out) {
+    memset(out, 0, sizeof *out);
+    *out = (fit_law){.name = "nds", .n_params = LAW_NDS_NPARAM, .n_linear = 4, .params = nds_params, .eval = nds_eval,
+                     .basis = nds_basis, .free_ctx = nds_free};
+    size_t n = 0;
+    for (size_t r = 0; r < n_runs; r++) n += runs[r].n_points;
+    nds_ctx *c = calloc(1, sizeof *c);
+    out->ctx = c;
+    if (!c) return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
+    c->n = n;
+    c->key[0] = c->key[1] = NAN;
+    size_t m = n ? n : 1;
+    c->ln_n = malloc(m * sizeof(double)); c->ln_s = malloc(m * sizeof(double)); c->p_t = malloc(m * sizeof(double));
+    c->d_first = malloc(m * sizeof(size_t)); c->d_n = malloc(m * sizeof(size_t));
+    c->ld = malloc(m * sizeof(double)); c->ld_dc = malloc(m * sizeof(double)); c->ld_dg = malloc(m * sizeof(double));
+    if (!c->ln_n || !c->ln_s || !c->p_t || !c->d_first || !c->d_n || !c->ld || !c->ld_dc || !c->ld_dg) {
+        fit_law_free(out);
+        return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
+    }
+    size_t pt = 0, cap = 0, n_drops = 0;
+    sx_status st = SX_OK;
+    for (size_t r = 0; r < n_runs && !st; r++) {
+        const law_nds_run *u = &runs[r];
+        if (!(u->n_params > 0) || !(u->tokens_per_step > 0) || u->n_steps == 0) {
+            st = sx_fail(SX_ERR_ARG, "nds law: run %zu has a non-positive size, batch or length", r);
+            break;
+        }
+        double *prefix = malloc(u->n_steps * sizeof *prefix);
+        if (!prefix) { st = sx_fail(SX_ERR_NOMEM, "nds law: out of memory"); break; }
+        for (size_t i = 0; i < u->n_steps; i++) prefix[i] = (i ? prefix[i - 1] : 0) + u->mult[i];
+        for (size_t q = 0; q < u->n_points && !st; q++) {
+            if (u->steps[q] >= u->n_steps || !(prefix[u->steps[q]] > 0)) st = sx_fail(SX_ERR_ARG, "nds law: run %zu point %zu out of range", r, q);
+            else {
+                c->ln_n[pt + q] = log(u->n_params);
+                c->ln_s[pt + q] = log(u->tokens_per_step * prefix[u->steps[q]]);
+                c->p_t[pt + q] = prefix[u->steps[q]];
+            }
+        }
+        if (!st) st = run_drops(u, prefix, c, &cap, &n_drops, pt);
+        pt += u->n_points;
+        free(prefix);
+    }
+    out->n_points = n;
+    if (st) fit_law_free(out);
+    return st;
+}
+
+sx_status law_nds_predict(const double p[LAW_NDS_NPARAM], const law_nds_run *runs, size_t n_runs, double *pred) {
+    fit_law law;
+    sx_status st = law_nds_bind(runs, n_runs, &law);
+    if (st) return st;
+    nds_eval(law.ctx, p, pred, NULL);
+    fit_law_free(&law);
+    return SX_OK;
+}

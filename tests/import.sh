@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# sextant import: a small ladder as a runs table + curves table (CSV), the same as JSONL, and metadata
+# carried in the curves table alone all give byte-identical ladder directories; a ladder directory read back
+# and written again is identical (round trip); every refusal names file, row and column and leaves nothing
+# behind; an edited ladder directory is refused by its checksum.
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+cat > "$tmp/runs.csv" <<'EOF'
+name,size,N,N_noemb,tps,steps,plr,warm,sched,seed
+a-1k,s,1000000,800000,4096,100,0.004,10,cosine:min=0.1,1
+"b,2k",m,2000000,1700000,4096,100,0.003,10,cosine:min=0.1,1
+EOF
+{ echo "name,step,tok,val_c4,val_wiki"
+  for s in 20 40 60 80 100; do
+      echo "a-1k,$s,$((s*4096)),$(echo "3 + 10/$s" | bc -l),$(echo "3.2 + 10/$s" | bc -l)"
+      echo "\"b,2k\",$s,$((s*4096)),$(echo "2.9 + 10/$s" | bc -l),$(echo "3.1 + 10/$s" | bc -l)"
+  done; } > "$tmp/curves.csv"
+MAP=(--run-id-col name --group-col size --n-params-col N --n-params-nonembed-col N_noemb --tokens-per-step-col tps
+     --total-steps-col steps --peak-lr-col plr --warmup-col warm --schedule-col sched --seed-col seed --step-col step
+     --tokens-col tok --loss-col val_c4,val_wiki)
+"$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" "${MAP[@]}" --out "$tmp/L1" > "$tmp/log" 2>&1 || { fail "import csv"; cat "$tmp/log"; }
+grep -q "imported 2 runs in 2 groups, 10 evaluations of 2 loss column" "$tmp/log" || fail "import summary: $(cat "$tmp/log")"
+[ -f "$tmp/L1/ladder.json" ] && [ -f "$tmp/L1/runs.csv" ] && [ -f "$tmp/L1/curves.csv" ] || fail "ladder directory incomplete"
+grep -q '"b,2k",m,2000000,1700000,4096,100,0.0030000000000000001,10,cosine:min=0.1,1,' "$tmp/L1/runs.csv" || fail "runs.csv row: $(sed -n 3p "$tmp/L1/runs.csv")"
+
+# The same as JSONL (numbers and strings), and with the run columns in the curves table only.
+python3 - "$tmp" <<'EOF'
+import csv, json, sys
+t = sys.argv[1]
+runs = {r["name"]: r for r in csv.DictReader(open(f"{t}/runs.csv"))}
+with open(f"{t}/runs.jsonl", "w") as f:
+    for r in runs.values():
+        f.write(json.dumps({k: (v if k in ("name", "size", "sched") else float(v)) for k, v in r.items()}) + "\n")
+with open(f"{t}/curves.jsonl", "w") as f, open(f"{t}/joined.csv", "w", newline="") as g:
+    w = None
+    for c in csv.DictReader(open(f"{t}/curves.csv")):
+        f.write(json.dumps({k: (v if k == "name" else float(v)) for k, v in c.items()}) + "\n")
+        row = {**runs[c["name"]], **c}
+        if w is None:
+            w = csv.DictWriter(g, fieldnames=list(row)); w.writeheader()
+        w.writerow(row)
+EOF
+"$S" import --runs "$tmp/runs.jsonl" --curves "$tmp/curves.jsonl" "${MAP[@]}" --out "$tmp/L2" > /dev/null 2>&1 || fail "import jsonl"
+"$S" import --curves "$tmp/joined.csv" "${MAP[@]}" --out "$tmp/L3" > /dev/null 2>&1 || fail "import joined"
+for d in L2 L3; do
+    for f in runs.csv curves.csv; do
+        cmp -s "$tmp/L1/$f" "$tmp/$d/$f" || { fail "$d/$f differs from the CSV import"; diff "$tmp/L1/$f" "$tmp/$d/$f" | head -4; }
+    done
+done
+# Round trip: the ladder directory is itself in the format; importing it again gives the same bytes.
+"$S" import --runs "$tmp/L1/runs.csv" --curves "$tmp/L1/curves.csv" --loss-col val_c4,val_wiki --out "$tmp/L4" > /dev/null 2>&1 || fail "re-import"
+cmp -s "$tmp/L1/runs.csv" "$tmp/L4/runs.csv" && cmp -s "$tmp/L1/curves.csv" "$tmp/L4/curves.csv" || fail "round trip not identical"
+
+# Refusals: one line naming file, row and column; no directory left behind.
+refuse() {  # pattern, curves-file, extra args...
+    local pat=$1 cur=$2; shift 2
+    local out rc
+    out=$("$S" import --runs "$tmp/runs.csv" --curves "$cur" "${MAP[@]}" "$@" --out "$tmp/bad" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] || [ $rc -eq 2 ] || fail "expected a refusal ($pat), exit $rc"
+    printf '%s\n' "$out" | grep -q -- "$pat" || fail "said: $out (expected /$pat/)"
+    ls "$tmp" | grep -q '^bad' && { fail "left $(ls "$tmp" | grep '^bad') behind ($pat)"; rm -rf "$tmp"/bad*; }
+}
+edit() { sed "$1" "$tmp/curves.csv" > "$tmp/c.csv"; echo "$tmp/c.csv"; }
+refuse "curves.csv: no column 'val_c5' (given by --loss-col)" "$tmp/curves.csv" --loss-col val_c5
+refuse "c.csv:4: column 'step': step 20 comes after step 40 of run 'a-1k'" "$(edit '4s/^a-1k,40/a-1k,20/;2s/^a-1k,20/a-1k,40/')"
+refuse "c.csv:4: column 'step': step 20 repeats step 20 of run 'a-1k'" "$(edit '4s/^a-1k,40/a-1k,20/')"
+refuse "c.csv:2: column 'val_c4': nan is not finite" "$(edit '2s/,[0-9.]*,\([0-9.]*\)$/,nan,\1/')"
+refuse "c.csv:2: column 'val_c4': 'x' is not a number" "$(edit '2s/,[0-9.]*,\([0-9.]*\)$/,x,\1/')"
+refuse "c.csv:2: column 'tok': -5 is negative" "$(edit '2s/^a-1k,20,[0-9]*/a-1k,20,-5/')"
+refuse "c.csv:12: column 'name': run 'zz' has no metadata" "$(edit '$a zz,10,40960,3,3')"
+refuse "c.csv:2: column 'step': step 200 is not a whole number in \[1, 100\]" "$(edit '2s/^a-1k,20,/a-1k,200,/')"
+refuse "c.csv:2: column 'val_wiki': empty" "$(edit '2s/,[0-9.]*$/,/')"
+refuse "c.csv:2: 4 fields, the header has 5" "$(edit '2s/,[0-9.]*$//')"
+refuse "curves.csv: no column 'time' (given by --step-col)" "$tmp/curves.csv" --step-col time
+refuse "runs.csv: no column 'nope_tps' (given by --tokens-per-step-col)" "$tmp/curves.csv" --tokens-per-step-col nope_tps
+refuse "runs.csv:2: run 'a-1k' has no tokens_per_step" "$tmp/curves.csv" --tokens-per-step-col ""
+sed 's/^"b,2k",m/a-1k,m/' "$tmp/runs.csv" > "$tmp/r2.csv"
+out=$("$S" import --runs "$tmp/r2.csv" --curves "$tmp/curves.csv" "${MAP[@]}" --out "$tmp/bad" 2>&1)
+printf '%s\n' "$out" | grep -q "r2.csv:3: column 'name': run 'a-1k' appears twice" || fail "duplicate run: $out"
+out=$("$S" import --curves "$tmp/joined.csv" "${MAP[@]}" --out "$tmp/L1" 2>&1)
+printf '%s\n' "$out" | grep -q "L1 already exists" || fail "existing output: $out"
+sed '0,/^a-1k,s,1000000,800000,4096,100,0.004,/s//a-1k,s,1000000,800000,4096,100,0.005,/' "$tmp/joined.csv" > "$tmp/j2.csv"
+out=$("$S" import --curves "$tmp/j2.csv" "${MAP[@]}" --out "$tmp/bad" 2>&1)
+printf '%s\n' "$out" | grep -q "j2.csv:4: column 'plr': run 'a-1k' changes its peak_lr ('0.005' on line 2)" || fail "changing metadata: $out"
+# An edited ladder directory is refused by its checksum (read through `sextant backtest`).
+cp -r "$tmp/L1" "$tmp/L5"; sed -i 's/^a-1k,20,/a-1k,21,/' "$tmp/L5/curves.csv"
+out=$("$S" backtest "$tmp/L5" 2>&1)
+printf '%s\n' "$out" | grep -q "curves.csv: sha256 does not match ladder.json" || fail "tampered ladder: $out"
+
+[ $fails -eq 0 ] && echo "import: all checks passed"
+exit $((fails > 0))
