@@ -77,9 +77,12 @@ static void score_run(score *s, const import_ladder *l, const import_run *r, siz
                       const double *pred, const double *lo, const double *hi) {
     double sum = 0, mx = 0, in = 0, fin = NAN;
     size_t n = 0;
+    json_t *pts = json_array();
     for (size_t q = 0; q < r->n_points; q++) {
         if (!((double)r->step[q] > from * (double)r->total_steps)) continue;
         double y = r->loss[q * l->n_loss + loss], e = fabs(pred[q] / y - 1);
+        json_array_append_new(pts, lo ? json_pack("[I, f, f, f, f]", (json_int_t)r->step[q], y, pred[q], lo[q], hi[q])
+                                      : json_pack("[I, f, f]", (json_int_t)r->step[q], y, pred[q]));
         if (!isfinite(e)) e = INFINITY;
         sum += e;
         mx = fmax(mx, e);
@@ -87,7 +90,7 @@ static void score_run(score *s, const import_ladder *l, const import_run *r, siz
         if (lo) in += y >= lo[q] && y <= hi[q];
         if (q + 1 == r->n_points) fin = e;
     }
-    if (!n) return;
+    if (!n) { json_decref(pts); return; }
     s->sum += sum;
     s->max = fmax(s->max, mx);
     s->n += n;
@@ -100,6 +103,7 @@ static void score_run(score *s, const import_ladder *l, const import_run *r, siz
     json_t *o = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f}", "run", r->id, "group", r->group, "points", (json_int_t)n,
                           "mean", sum / (double)n, "max", mx, "final", fin);
     if (lo) json_object_set_new(o, "coverage", json_real(in / (double)n));
+    json_object_set_new(o, "points", pts); // [step, observed, forecast(, lo, hi)]
     json_array_append_new(s->runs, o);
 }
 
