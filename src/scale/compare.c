@@ -5,7 +5,7 @@
 #include "model/config.h"
 #include "scale/compare.h"
 #include "scale/fit.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/ladder_data.h"
 #include "scale/laws.h"
 #include "scale/svgplot.h"
