@@ -7,14 +7,16 @@
 #include <unistd.h>
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
+#include "core/threads.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
 #include "optim/schedule.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/forecast.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
+#include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
 
@@ -22,6 +24,7 @@
 #define PEAK_BF16_GFLOPS 925.0
 #define MAX_ROLLBACKS 8         // rollbacks to one checkpoint before the spike guard gives up
 #define SPIKE_WARMUP 10         // good steps before the running average is trusted
+#define ADAPT_WINDOW 0.5        // seconds between two looks at the machine's load (--threads 0)
 
 static volatile sig_atomic_t stop_requested;
 void train_request_stop(void) { stop_requested = 1; }
@@ -62,6 +65,10 @@ typedef struct {
     double comm_s;
     long fault_step;
     int fault_signal;
+    // --threads 0 on one process: the thread count follows the cores other processes leave free, checked
+    // every ADAPT_WINDOW seconds (results do not depend on the thread count).
+    bool adapt;
+    threads_load load;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -129,18 +136,25 @@ static sx_status save_checkpoint(run *r, const char *path) {
     return st;
 }
 
-// Step counters and data position from train_meta's object (from is named in the error message).
+// Step counters and data position from train_meta's object, every field checked first (from is named in
+// the error message).
 static sx_status apply_meta(run *r, json_t *meta, const char *from) {
-    r->step = (long)json_integer_value(json_object_get(meta, "step"));
-    r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
-    r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
-    r->loss_avg = json_number_value(json_object_get(meta, "loss_avg"));
-    r->loss_avg_n = (long)json_integer_value(json_object_get(meta, "loss_avg_n"));
-    sx_status st = batch_source_restore(r->train, json_object_get(meta, "data"));
-    if (!st && r->step > r->total_steps)
-        st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", from, r->step,
-                     r->total_steps);
-    return st;
+    train_progress p;
+    sx_status st = train_progress_read(meta, r->total_steps, r->opt.t, from, &p);
+    if (st) return st;
+    r->step = p.step;
+    r->tokens_seen = p.tokens_seen;
+    r->flops_seen = p.flops_seen;
+    r->loss_avg = p.loss_avg;
+    r->loss_avg_n = p.loss_avg_n;
+    return batch_source_restore(r->train, p.data, from);
+}
+
+// The --save-at copy of the state at r->step: out/ckpt-<step>.sxt.
+static sx_status save_kept_copy(run *r) {
+    char keep[4200];
+    snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, r->step);
+    return save_checkpoint(r, keep);
 }
 
 // Continues from the checkpoint at path: parameters, optimizer state, step counters and data position.
@@ -190,7 +204,8 @@ static sx_status copy_parent_metrics(const char *parent_ckpt, const char *out, l
     char *slash = strrchr(src, '/');
     snprintf(slash ? slash + 1 : src, sizeof src - (size_t)(slash ? slash + 1 - src : 0), "metrics.jsonl");
     snprintf(dst, sizeof dst, "%s/metrics.jsonl", out);
-    return runlog_copy_steps(src, dst, step);
+    long kept;
+    return runlog_copy_steps(src, dst, step, &kept);
 }
 
 // The whole run's training tokens.
@@ -255,8 +270,10 @@ static sx_status setup(run *r) {
     r->dist = dist_size() > 1;
     if (o->threads > 0) omp_set_num_threads((int)o->threads);
     else if (r->dist) omp_set_num_threads(dist_cores_per_rank());
+    r->adapt = o->threads == 0 && !r->dist && !getenv("OMP_NUM_THREADS");
+    r->load = threads_load_sample();
     // More threads than cores only makes them wait for each other (every product splits its work evenly).
-    const int cores = omp_get_num_procs();
+    const int cores = threads_cores();
     if (o->threads > cores && r->rank == 0)
         fprintf(stderr, "sextant train: note: --threads %ld is more than the %d cores this process may use: "
                         "expect it to run slower than with %d\n", o->threads, cores, cores);
@@ -282,7 +299,8 @@ static sx_status setup(run *r) {
     model_config cfg;
     if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
-    model_init_weights(&r->m, (uint64_t)o->seed);
+    if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
+    else model_init_weights(&r->m, (uint64_t)o->seed);
     r->refs = calloc(r->m.table.n, sizeof *r->refs);
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
@@ -304,6 +322,15 @@ static sx_status setup(run *r) {
     return SX_OK;
 }
 
+// A checkpoint written by an older build, which wrote the --save-at copy second, may have lost it to a kill
+// between the two: when the resumed step is a save-at step and its copy is missing, write it now.
+static sx_status restore_kept_copy(run *r) {
+    char keep[4200];
+    snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, r->step);
+    if (!at_fraction(r->save_fracs, r->n_save_fracs, r->step, r->total_steps) || access(keep, F_OK) == 0) return SX_OK;
+    return save_kept_copy(r);
+}
+
 // Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
 static sx_status open_run_dir(run *r) {
     const train_options *o = r->o;
@@ -316,6 +343,7 @@ static sx_status open_run_dir(run *r) {
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
     if (own && (st = resume_from(r, r->ckpt_path))) return st;
+    if (own && (st = restore_kept_copy(r))) return st;
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
     if (!own && branch && (st = copy_parent_metrics(o->branch_from, o->out, r->step))) return st;
     if ((st = write_config(r))) return st;
@@ -460,15 +488,26 @@ static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
 
 // Rank 0's record of a finished step: the metrics line (stolen), the checkpoint when ckpt, and a kept copy
 // at the --save-at fractions.
+// The kept copy goes first: were the run killed between the two files, the resume replays this step from the
+// previous checkpoint and writes both again (the other order left a checkpoint past a missing copy). The log
+// is made durable before either, so that it never ends before its checkpoint.
 static sx_status record_step(run *r, json_t *line, long step, bool ckpt) {
     sx_status st = runlog_write(&r->log, line);
+    bool keep = at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps);
+    if (!st && (ckpt || keep)) st = runlog_sync(&r->log);
+    if (!st && keep) st = save_kept_copy(r);
     if (!st && ckpt) st = save_checkpoint(r, r->ckpt_path);
-    if (!st && at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps)) {
-        char keep[4200];
-        snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, step);
-        st = save_checkpoint(r, keep);
-    }
     return st;
+}
+
+// --threads 0: every ADAPT_WINDOW seconds, as many threads as the cores other processes leave free.
+static void adapt_threads(run *r) {
+    if (!r->adapt) return;
+    threads_load now = threads_load_sample();
+    int t = threads_adapt(&r->load, &now, threads_cores(), ADAPT_WINDOW);
+    if (!t) return;
+    if (t != omp_get_max_threads()) omp_set_num_threads(t);
+    r->load = now;
 }
 
 static sx_status loop(run *r) {
@@ -484,6 +523,7 @@ static sx_status loop(run *r) {
         long step = r->step + 1;
         if (r->dist && step == r->fault_step && r->rank == dist_size() - 1) raise(r->fault_signal);
         if ((st = skip_if_bad(r, step))) break;
+        adapt_threads(r);
         double lr_mult = lr_schedule_mult(&r->sched, step);
         double loss = train_step(r, lr_mult, &norm, &st);
         if (st) break;
@@ -507,6 +547,7 @@ static sx_status loop(run *r) {
                                  o->opt.lr * lr_mult, "train_loss", loss, "grad_norm", norm, "flops", r->flops_seen,
                                  "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
         if (r->dist) json_object_set_new(line, "allreduce_s", json_real(r->comm_s));
+        json_object_set_new(line, "threads", json_integer(omp_get_max_threads()));
         json_t *moe = model_moe_stats_json(&r->m);
         if (moe) {
             json_object_set_new(line, "aux_loss", json_real(model_aux_loss(&r->m)));
@@ -553,9 +594,12 @@ sx_status train_run(const train_options *o) {
     r.lock_fd = -1;
     r.o = o;
     stop_requested = 0;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    // A closed terminal (SIGHUP) stops the run like SIGTERM: a checkpoint after the current step, not a loss of
+    // every step since the last one.
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_hup;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
     sx_status st = dist_agree(setup(&r));
     if (!st) st = dist_agree(r.rank == 0 ? open_run_dir(&r) : SX_OK);
     if (!st) st = sync_from_rank0(&r);
@@ -570,5 +614,6 @@ sx_status train_run(const train_options *o) {
     teardown(&r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     return st;
 }
