@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "core/flags.h"
 #include "core/fsutil.h"
 #include "train/hf_export.h"
 
