@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The product path end to end on a seconds-long synthetic ladder: ladder run (parallel, with cooldown
 # branches), status, rerun skips finished runs, fit, forecast (hash-frozen), a hero trained with --forecast
-# (per-eval comparison in metrics.jsonl and a final report), forecast --check, a tampered forecast refused,
+# (per-eval comparison in metrics.jsonl and a final report; forecast.json is read once, so an edit while
+# the hero trains changes nothing), forecast --check, a tampered forecast refused,
 # and compare of two ladders. Asserts structure and sanity, not accuracy (accuracy is the demo's job).
 set -u
 S=$(realpath "${SEXTANT:-./sextant}")
@@ -41,6 +42,19 @@ steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)
 [ "$(wc -l < "$tmp/hero/metrics.jsonl")" -eq "$steps" ] || fail "hero did not take the forecast's $steps steps"
 [ "$(grep -c '"forecast_in_band"' "$tmp/hero/metrics.jsonl")" -eq 6 ] || fail "every forecast point should be compared while training"
 grep -q "inside band" "$tmp/hero.log" && [ -f "$tmp/hero/forecast_report.json" ] || fail "no final forecast report"
+# The frozen forecast is read once (issue 21, defect 3): the same hero trained again while its forecast.json
+# is edited after the run started (loss values changed, sha256 kept) reports exactly what the first did.
+cp "$tmp/fc.json" "$tmp/fc-live.json"
+"$S" train --model d1-hd8-w48 --train synthetic:64 --batch 4 --seq 16 --schedule cosine --warmup 0.05 --lr 7e-3 \
+    --eval-batches 2 --forecast "$tmp/fc-live.json" --out "$tmp/hero2" --quiet > "$tmp/hero2.log" 2>&1 &
+pid=$!
+while [ ! -s "$tmp/hero2/metrics.jsonl" ] && kill -0 $pid 2>/dev/null; do sleep 0.01; done
+kill -STOP $pid 2>/dev/null   # hold the run while the file changes under it
+[ -e "$tmp/hero2/DONE" ] && fail "the hero finished before its forecast could be edited (test inconclusive)"
+sed -i 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc-live.json"
+kill -CONT $pid 2>/dev/null
+wait $pid || { fail "hero with a forecast edited while it trains"; cat "$tmp/hero2.log"; }
+diff <(sed 's/fc-live/fc/' "$tmp/hero2.log") "$tmp/hero.log" > /dev/null || fail "an edit of forecast.json during training changed the final report"
 "$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" > "$tmp/check.txt" && grep -q "mean |error| after 10%" "$tmp/check.txt" || fail "forecast --check"
 # The band means the same in the text and in the JSON: its mean half-width, ±X% = 100 x mean_band_halfwidth_rel.
 half=$(sed -n 's/.*"mean_band_halfwidth_rel": *\([0-9.e+-]*\).*/\1/p' "$tmp/hero/forecast_report.json")

@@ -1,9 +1,11 @@
 // sextant train: flags -> train_options -> train_run. The flag table lives with the options
-// (train/options.h), so that the ladder starts its runs from the same table.
+// (train/options.h), so that the ladder starts its runs from the same table. --forecast is wired here as
+// the run's evaluation hook (scale/forecast.h), which keeps train/ below scale/.
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "dist/dist.h"
+#include "scale/forecast.h"
 #include "train/train.h"
 
 int cmd_train(int argc, char **argv) {
@@ -18,20 +20,25 @@ int cmd_train(int argc, char **argv) {
                             &st))
         return 0;
     if (!st && !*o.train_data) st = sx_fail(SX_ERR_ARG, "--train is required (a token shard or synthetic:V)");
-    if (!st && *o.forecast && o.steps <= 0 && o.tokens <= 0) {
-        // Verifying a forecast: the run length defaults to the forecast's.
-        json_error_t err;
-        json_t *fc = json_load_file(o.forecast, 0, &err);
-        o.steps = fc ? (long)json_integer_value(json_object_get(json_object_get(fc, "hero"), "steps")) : 0;
-        if (!fc) st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", o.forecast, err.line, err.text);
-        json_decref(fc);
+    // --forecast: the forecast is read and its hash checked once, here; the check runs as the evaluation hook
+    // from that copy (an edit of the file while the run trains changes nothing), and the run length defaults
+    // to the forecast's.
+    forecast_watch watch = {0};
+    if (!st && *o.forecast) st = forecast_watch_open(&watch, o.forecast);
+    if (!st && *o.forecast) {
+        if (o.steps <= 0 && o.tokens <= 0) o.steps = forecast_watch_steps(&watch);
+        o.eval_hook = &watch.hook;
     }
     if (!st) st = train_options_check(&o);
     if (!st) st = dist_init();   // under mpirun: joins the ranks (docs/DISTRIBUTED.md)
-    if (st) return cli_report("train", st);
+    if (st) {
+        forecast_watch_close(&watch);
+        return cli_report("train", st);
+    }
     o.echo = flags_to_json(flags, n);
     st = train_run(&o);
     json_decref(o.echo);
+    forecast_watch_close(&watch);
     int rc = cli_report("train", st);   // before dist_finalize, which may abort the job
     dist_finalize();
     return rc;

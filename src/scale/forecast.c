@@ -1,5 +1,6 @@
 #include <math.h>
 #include <nettle/sha2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/rng.h"
@@ -11,6 +12,7 @@
 #include "scale/laws.h"
 #include "scale/ladder_data.h"
 #include "scale/rundir.h"
+#include "train/runlog.h"
 
 #define N_BOOT 64
 #define FORECAST_VERSION 1
@@ -393,15 +395,13 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     return SX_OK;
 }
 
-sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p) {
+// The points of doc (already verified) for a run of total_steps steps.
+static sx_status points_from_doc(json_t *doc, const char *path, long total_steps, forecast_points *p) {
     memset(p, 0, sizeof *p);
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    if (!doc) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
-    sx_status st = forecast_verify_hash(doc, path);
+    sx_status st = SX_OK;
     json_t *pts = json_object_get(doc, "points");
     long steps = (long)json_integer_value(json_object_get(json_object_get(doc, "hero"), "steps"));
-    if (!st && steps != total_steps)
+    if (steps != total_steps)
         st = sx_fail(SX_ERR_MISMATCH, "%s: forecast is for a run of %ld steps, this run has %ld", path, steps, total_steps);
     size_t n = json_array_size(pts);
     if (!st && !n) st = sx_fail(SX_ERR_FORMAT, "%s: no forecast points", path);
@@ -422,8 +422,18 @@ sx_status forecast_points_load(const char *path, long total_steps, forecast_poin
             if (!(p->loss[i] > 0) || p->step[i] < 1) st = sx_fail(SX_ERR_FORMAT, "%s: point %zu is malformed", path, i);
         }
     }
-    json_decref(doc);
     if (st) forecast_points_free(p);
+    return st;
+}
+
+sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p) {
+    memset(p, 0, sizeof *p);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    sx_status st = forecast_verify_hash(doc, path);
+    if (!st) st = points_from_doc(doc, path, total_steps, p);
+    json_decref(doc);
     return st;
 }
 
@@ -499,4 +509,67 @@ void forecast_print_report(FILE *out, json_t *r) {
             100 * json_number_value(json_object_get(r, "mean_abs_rel_err_after_10pct")),
             100 * json_number_value(json_object_get(r, "max_abs_rel_err_after_10pct")), final_text,
             100 * json_number_value(json_object_get(r, "inside_band_frac")), 100 * json_number_value(json_object_get(r, "mean_band_halfwidth_rel")));
+}
+
+// ---- a forecast verified while its run trains ----
+
+// The hook's start: the points for this run's length.
+static sx_status watch_start(void *ctx, long total_steps) {
+    forecast_watch *w = ctx;
+    forecast_points_free(&w->points);
+    return points_from_doc(w->doc, w->path, total_steps, &w->points);
+}
+
+static bool watch_wants(void *ctx, long step) { return forecast_points_find(&((forecast_watch *)ctx)->points, step) >= 0; }
+
+// Compares an evaluation with the forecast point at this step (if any): into the metrics line, and a short
+// note for the progress line; an evaluation outside the band is an alarm.
+static bool watch_on_eval(void *ctx, long step, double val, json_t *line, char *note, size_t size) {
+    const forecast_points *p = &((forecast_watch *)ctx)->points;
+    long i = forecast_points_find(p, step);
+    note[0] = 0;
+    if (i < 0) return false;
+    double pred = p->loss[i], err = (pred - val) / val;
+    bool in = val >= p->lo[i] && val <= p->hi[i];
+    json_object_set_new(line, "forecast", json_real(pred));
+    json_object_set_new(line, "forecast_rel_err", json_real(err));
+    json_object_set_new(line, "forecast_in_band", json_boolean(in));
+    snprintf(note, size, " | forecast %.4f (%+.2f%%%s)", pred, 100 * err, in ? "" : ", OUTSIDE band");
+    return !in;
+}
+
+// After the run: the verification report, printed and written next to the metrics.
+static sx_status watch_finish(void *ctx, const char *run_dir) {
+    forecast_watch *w = ctx;
+    json_t *report = NULL;
+    sx_status st = forecast_check_run(w->doc, run_dir, &report);
+    if (!st) {
+        printf("forecast check (%s):\n", w->path);
+        forecast_print_report(stdout, report);
+        st = runlog_write_json(run_dir, "forecast_report.json", report);
+    }
+    json_decref(report);
+    return st;
+}
+
+sx_status forecast_watch_open(forecast_watch *w, const char *path) {
+    memset(w, 0, sizeof *w);
+    w->path = path;
+    json_error_t err;
+    if (!(w->doc = json_load_file(path, 0, &err))) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    sx_status st = forecast_verify_hash(w->doc, path);
+    if (st) { forecast_watch_close(w); return st; }
+    w->hook = (train_eval_hook){.ctx = w, .start = watch_start, .wants = watch_wants, .on_eval = watch_on_eval,
+                                .finish = watch_finish};
+    return SX_OK;
+}
+
+long forecast_watch_steps(const forecast_watch *w) {
+    return (long)json_integer_value(json_object_get(json_object_get(w->doc, "hero"), "steps"));
+}
+
+void forecast_watch_close(forecast_watch *w) {
+    json_decref(w->doc);
+    forecast_points_free(&w->points);
+    memset(w, 0, sizeof *w);
 }

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "core/status.h"
 #include "scale/ladder.h"
+#include "train/options.h"
 
 // Reads every run of the ladder's plan under ladder_dir (main runs must be finished) and fits the laws.
 // *fit receives a new JSON document (the content of fit.json).
@@ -44,6 +45,23 @@ sx_status forecast_points_load(const char *path, long total_steps, forecast_poin
 void forecast_points_free(forecast_points *p);
 // Index of the point at step, or -1.
 long forecast_points_find(const forecast_points *p, long step);
+
+// A frozen forecast verified while its run trains (`sextant train --forecast`; the CLI makes it the run's
+// evaluation hook, train_options.eval_hook). forecast_watch_open reads the document and checks its sha256
+// once; the points, every per-evaluation comparison and the final report come from that copy in memory,
+// so editing the file while the run trains cannot change what is reported under its hash.
+typedef struct {
+    const char *path;           // borrowed, for messages and the report's heading
+    json_t *doc;                // the verified document
+    forecast_points points;     // for the run's length (the hook's start)
+    train_eval_hook hook;       // ctx = this watch
+} forecast_watch;
+sx_status forecast_watch_open(forecast_watch *w, const char *path);
+// The hero's steps (the run length a forecast is made for).
+long forecast_watch_steps(const forecast_watch *w);
+// Safe on a zeroed watch.
+void forecast_watch_close(forecast_watch *w);
+
 
 // Compares a run's evaluations with the forecast: per point relative error and inside-band flag; mean and
 // max |relative error| over points after the first 10%, final-loss error, fraction inside the band, and the

@@ -3,8 +3,9 @@
 // the resolved configuration echoed into config.json, and the command line of a child trainer
 // (train_spawn, how the ladder starts its runs). Any module above train/ builds a train_options (starting
 // from train_options_default) and either calls train_run in process or train_spawn; nothing writes flag
-// names by hand. Not responsible for running the training (train/train.h) or for what a forecast check
-// does with the evaluations (the hook's owner, e.g. scale/forecast.h).
+// names by hand. An evaluation hook lets a module above train/ watch the evaluations (the forecast check).
+// Not responsible for running the training (train/train.h) or for what a hook does with the evaluations
+// (its owner, e.g. scale/forecast.h).
 #ifndef SEXTANT_TRAIN_OPTIONS_H
 #define SEXTANT_TRAIN_OPTIONS_H
 #include <stdbool.h>
@@ -13,6 +14,22 @@
 #include "core/flags.h"
 #include "core/status.h"
 #include "optim/optimizer.h"
+
+// Something that watches a run's evaluations, wired by the caller (the CLI makes a forecast check one:
+// scale/forecast.h). Every function may be NULL. Called on every rank unless said otherwise.
+typedef struct {
+    void *ctx;
+    // Once the run's length is known, before the first step; an error stops the run before it trains.
+    sx_status (*start)(void *ctx, long total_steps);
+    // Whether the run must also evaluate after this step.
+    bool (*wants)(void *ctx, long step);
+    // After the evaluation at step: may add fields to the step's metrics line and write a note for the
+    // progress line into note (size bytes; note[0] = 0 for none). True: the note is an alarm, printed to
+    // stderr even when there is no progress line.
+    bool (*on_eval)(void *ctx, long step, double val_loss, json_t *line, char *note, size_t size);
+    // On rank 0, after the last step and before DONE is written; an error fails the run.
+    sx_status (*finish)(void *ctx, const char *run_dir);
+} train_eval_hook;
 
 typedef struct {
     const char *model;          // descriptor, e.g. "d4-kv2"
@@ -39,13 +56,14 @@ typedef struct {
     const char *branch_from;    // "" or a checkpoint of another run to continue from (e.g. a cooldown branch)
     const char *save_at;        // "" or fractions at which to keep a copy ckpt-<step>.sxt
     const char *forecast;       // "" or forecast.json to verify against while training (the CLI wires the
-                                // check as an evaluation hook: train_run itself does not read it)
+                                // check as eval_hook: train_run itself does not read it)
     double peak_gflops;         // for MFU; 0 = the machine's default for the dtype
     bool quiet;                 // no progress line
     const char *on_spike;       // "stop" or "rollback" (to the last checkpoint, skipping the bad batches) when
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+    const train_eval_hook *eval_hook;   // NULL: none (borrowed; not a flag)
 } train_options;
 
 #define TRAIN_MAX_FLAGS 48

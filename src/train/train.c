@@ -13,7 +13,6 @@
 #include "model/model.h"
 #include "optim/schedule.h"
 #include "model/flops.h"
-#include "scale/forecast.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/progress.h"
@@ -43,7 +42,6 @@ typedef struct {
     double *eval_fracs, *save_fracs;
     size_t n_eval_fracs, n_save_fracs;
     runlog log;
-    forecast_points fc;         // empty unless --forecast
     char ckpt_path[4096];
     // Spike guard: running average of good losses (saved in checkpoints), steps whose batches are skipped
     // since the last checkpoint, and the test hooks (SEXTANT_INJECT_*_AT_STEP; each fires once).
@@ -102,9 +100,11 @@ static bool at_fraction(const double *fracs, size_t n, long step, long total) {
     return false;
 }
 
+static bool hook_wants(const train_eval_hook *h, long step) { return h && h->wants && h->wants(h->ctx, step); }
+
 static bool eval_due(const run *r, long step) {
     return step == r->total_steps || (r->o->eval_every > 0 && step % r->o->eval_every == 0) ||
-           at_fraction(r->eval_fracs, r->n_eval_fracs, step, r->total_steps) || forecast_points_find(&r->fc, step) >= 0;
+           at_fraction(r->eval_fracs, r->n_eval_fracs, step, r->total_steps) || hook_wants(r->o->eval_hook, step);
 }
 
 // This rank's rows of the (B, T+1) batch in r->tokens.
@@ -318,7 +318,7 @@ static sx_status setup(run *r) {
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
-    if (o->forecast && *o->forecast && (st = forecast_points_load(o->forecast, r->total_steps, &r->fc))) return st;
+    if (o->eval_hook && o->eval_hook->start && (st = o->eval_hook->start(o->eval_hook->ctx, r->total_steps))) return st;
     return SX_OK;
 }
 
@@ -364,37 +364,6 @@ static void teardown(run *r) {
     free(r->tokens);
     free(r->eval_fracs);
     free(r->save_fracs);
-    forecast_points_free(&r->fc);
-}
-
-// Compares an evaluation with the forecast point at this step (if any): into the metrics line, and a short
-// note for the progress line.
-static void check_forecast(const run *r, long step, double val, json_t *line, char *note, size_t size) {
-    long i = forecast_points_find(&r->fc, step);
-    note[0] = 0;
-    if (i < 0) return;
-    double pred = r->fc.loss[i], err = (pred - val) / val;
-    bool in = val >= r->fc.lo[i] && val <= r->fc.hi[i];
-    json_object_set_new(line, "forecast", json_real(pred));
-    json_object_set_new(line, "forecast_rel_err", json_real(err));
-    json_object_set_new(line, "forecast_in_band", json_boolean(in));
-    snprintf(note, size, " | forecast %.4f (%+.2f%%%s)", pred, 100 * err, in ? "" : ", OUTSIDE band");
-}
-
-// After a run with --forecast: the verification report, printed and written next to the metrics.
-static sx_status final_forecast_report(const run *r) {
-    json_error_t err;
-    json_t *fc = json_load_file(r->o->forecast, 0, &err), *report = NULL;
-    if (!fc) return sx_fail(SX_ERR_FORMAT, "%s: %s", r->o->forecast, err.text);
-    sx_status st = forecast_check_run(fc, r->o->out, &report);
-    if (!st) {
-        printf("forecast check (%s):\n", r->o->forecast);
-        forecast_print_report(stdout, report);
-        st = runlog_write_json(r->o->out, "forecast_report.json", report);
-    }
-    json_decref(fc);
-    json_decref(report);
-    return st;
 }
 
 static void format_eta(double s, char *buf, size_t n) {
@@ -555,11 +524,13 @@ static sx_status loop(run *r) {
         }
         double val = NAN;
         char note[96] = "";
+        bool alert = false;   // the hook's note must be seen even without a progress line
         if (eval_due(r, step)) {
             val = evaluate(r, &st);
             if (st) { json_decref(line); break; }
             json_object_set_new(line, "val_loss", json_real(val));
-            check_forecast(r, step, val, line, note, sizeof note);
+            const train_eval_hook *h = o->eval_hook;
+            alert = h && h->on_eval && h->on_eval(h->ctx, step, val, line, note, sizeof note);
         }
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || r->stop;
         if (r->rank == 0) st = record_step(r, line, step, ckpt);
@@ -572,7 +543,7 @@ static sx_status loop(run *r) {
         int n = snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%% | ETA %s", step,
                          r->total_steps, loss, o->opt.lr * lr_mult, tps, 100 * tps * r->flops_per_token / (r->peak * 1e9), eta);
         if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f%s", val, note);
-        if (*note && strstr(note, "OUTSIDE") && !r->log.tty && r->rank == 0) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
+        if (alert && !r->log.tty && r->rank == 0) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
         runlog_progress(&r->log, text);
         if (r->stop) {
             runlog_progress_end(&r->log);
@@ -604,7 +575,7 @@ sx_status train_run(const train_options *o) {
     if (!st) st = dist_agree(r.rank == 0 ? open_run_dir(&r) : SX_OK);
     if (!st) st = sync_from_rank0(&r);
     if (!st) st = loop(&r);
-    if (!st && r.fc.n && r.rank == 0) st = final_forecast_report(&r);
+    if (!st && o->eval_hook && o->eval_hook->finish && r.rank == 0) st = o->eval_hook->finish(o->eval_hook->ctx, o->out);
     if (!st && r.rank == 0) {
         char path[4096];
         snprintf(path, sizeof path, "%s/DONE", o->out);
