@@ -38,15 +38,10 @@ int cmd_sample(int argc, char **argv) {
     if (!st && !*ckpt) st = sx_fail(SX_ERR_ARG, "--checkpoint is required");
     if (!st && (n < 1 || max_new < 1 || ctx < 2 || top_k < 0 || temperature < 0 || top_p <= 0 || top_p > 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");
-    char desc[128];
-    size_t vocab = 0;
-    model_config c;
     model m = {0};
-    if (!st) st = checkpoint_peek_model(ckpt, desc, sizeof desc, &vocab);
-    if (!st) st = model_config_parse(desc, vocab, &c);
-    if (!st) st = model_init(&m, &c);
-    if (!st) st = checkpoint_load(ckpt, &m, NULL, NULL);
+    if (!st) st = checkpoint_open_model(ckpt, &m);
     if (st) return cli_report("sample", st);
+    size_t vocab = m.cfg.vocab;
     bool bytes = !ids && vocab == ARITH_VOCAB;
     size_t cap = strlen(prompt) + 2, np = 0, nstop = 0;
     int32_t *ptok = malloc(cap * sizeof *ptok), stops[64];

@@ -26,17 +26,6 @@
 #define CTX 256
 #define MAX_TEXT 1024
 
-static sx_status load_model(const char *path, model *m) {
-    char desc[128];
-    size_t vocab;
-    model_config c;
-    sx_status st = checkpoint_peek_model(path, desc, sizeof desc, &vocab);
-    if (!st) st = model_config_parse(desc, vocab, &c);
-    if (!st) st = model_init(m, &c);
-    if (!st) st = checkpoint_load(path, m, NULL, NULL);
-    return st;
-}
-
 static sx_status train_on(const char *shard, const char *out, const char *desc, long steps, long batch, double lr,
                           long seed, bool quiet) {
     train_options o;
@@ -183,7 +172,7 @@ static int ttc_verifiers(int argc, char **argv) {
     char path[2][4096], dir[2][4096];
     const char *names[2] = {"orm", "prm"};
     if (!w || !p) return cli_report("ttc verifiers", sx_fail(SX_ERR_NOMEM, "out of memory"));
-    st = load_model(policy_path, &m);
+    st = checkpoint_open_model(policy_path, &m);
     if (!st) st = decoder_init(&d, &m, CTX);
     if (!st) st = fs_mkdir_p(out);
     for (int v = 0; v < 2 && !st; v++) {
@@ -285,13 +274,13 @@ static int ttc_run(int argc, char **argv) {
     model orm_m, prm_m;
     decoder orm = {0}, prm = {0};
     for (size_t i = 0; i < npol && !st; i++) {
-        st = load_model(pol[i].path, &pol[i].m);
+        st = checkpoint_open_model(pol[i].path, &pol[i].m);
         if (!st) st = decoder_init(&pol[i].d, &pol[i].m, CTX);
         pol[i].params = model_param_count(&pol[i].m);
     }
-    if (!st) st = load_model(orm_path, &orm_m);
+    if (!st) st = checkpoint_open_model(orm_path, &orm_m);
     if (!st) st = decoder_init(&orm, &orm_m, CTX);
-    if (!st) st = load_model(prm_path, &prm_m);
+    if (!st) st = checkpoint_open_model(prm_path, &prm_m);
     if (!st) st = decoder_init(&prm, &prm_m, CTX);
     if (!st) st = fs_mkdir_p(out);
     if (st) return cli_report("ttc run", st);

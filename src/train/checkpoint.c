@@ -117,3 +117,16 @@ sx_status checkpoint_peek_model(const char *path, char *descriptor, size_t descr
     tf_free(&f);
     return st;
 }
+
+sx_status checkpoint_open_model(const char *path, model *m) {
+    char desc[128];
+    size_t vocab = 0;
+    model_config c;
+    memset(m, 0, sizeof *m);
+    sx_status st = checkpoint_peek_model(path, desc, sizeof desc, &vocab);
+    if (!st) st = model_config_parse(desc, vocab, &c);
+    if (!st) st = model_init(m, &c);
+    if (!st) st = checkpoint_load(path, m, NULL, NULL);
+    if (st) model_free(m);
+    return st;
+}

@@ -17,5 +17,8 @@ sx_status checkpoint_save(const char *path, const model *m, const optimizer *o, 
 sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **meta_out);
 // Reads only the model descriptor and vocabulary stored in a checkpoint (to build the model first).
 sx_status checkpoint_peek_model(const char *path, char *descriptor, size_t descriptor_size, size_t *vocab);
+// The model a checkpoint holds, built from its stored configuration with the weights loaded (no optimizer
+// state): *m is initialised on success (model_free it) and zeroed on error.
+sx_status checkpoint_open_model(const char *path, model *m);
 
 #endif

@@ -107,17 +107,10 @@ sx_status hf_descriptor(json_t *j, char *out, size_t cap) {
     return n < (int)cap ? SX_OK : sx_fail(SX_ERR_ARG, "config.json: descriptor too long");
 }
 
-// The model of a checkpoint, with its weights loaded.
+// The model of a checkpoint, with its weights loaded, if the export supports it.
 static sx_status open_checkpoint(const char *path, model *m) {
-    char desc[128];
-    size_t vocab;
-    model_config cfg;
-    sx_status st = checkpoint_peek_model(path, desc, sizeof desc, &vocab);
-    if (!st) st = model_config_parse(desc, vocab, &cfg);
-    if (!st) st = hf_check(&cfg);
-    if (!st) st = model_init(m, &cfg);
-    else memset(m, 0, sizeof *m);
-    if (!st) st = checkpoint_load(path, m, NULL, NULL);
+    sx_status st = checkpoint_open_model(path, m);
+    if (!st && (st = hf_check(&m->cfg))) model_free(m);
     return st;
 }
 
