@@ -33,10 +33,6 @@ sx_status ttc_fit_coverage(const double *k, const double *cov, size_t n, double 
     return SX_OK;
 }
 
-const char *ttc_selector_name(ttc_selector s) {
-    static const char *names[] = {"majority", "best_of_n", "weighted_best_of_n"};
-    return names[s];
-}
 
 long ttc_select(const ttc_pool *p, const size_t *idx, size_t k, ttc_selector s) {
     long best = -1;

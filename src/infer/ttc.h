@@ -19,8 +19,8 @@ double ttc_pass_at_k_lgamma(size_t n, size_t c, size_t k);
 // Least squares of log(−log c) on log k over points with 0 < c < 1: c ≈ exp(a·k^b). Needs two such points.
 sx_status ttc_fit_coverage(const double *k, const double *cov, size_t n, double *a, double *b);
 
+// The selectors; the strategies that use them are named in one table (infer/ttc_experiment.h).
 typedef enum { SEL_MAJORITY = 0, SEL_BEST_OF_N, SEL_WEIGHTED } ttc_selector;
-const char *ttc_selector_name(ttc_selector s);
 
 // One problem's N samples: final answer (has_answer false when none parses), correctness, a verifier score.
 typedef struct {

@@ -1,0 +1,255 @@
+// ttc_experiment: see ttc_experiment.h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "infer/generate.h"
+#include "infer/ttc_experiment.h"
+#include "train/checkpoint.h"
+
+const ttc_strategy ttc_strategies[] = {
+    {"majority", "major", SEL_MAJORITY, TTC_SCORE_NONE, TTC_BUDGET_SAMPLES},
+    {"best_of_n_orm", "bon_orm", SEL_BEST_OF_N, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES},
+    {"weighted_orm", "w_orm", SEL_WEIGHTED, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES},
+    {"best_of_n_prm", "bon_prm", SEL_BEST_OF_N, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES},
+    {"weighted_prm", "w_prm", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES},
+    {"beam_prm", "beam", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_BEAM},
+};
+const size_t ttc_n_strategies = sizeof ttc_strategies / sizeof *ttc_strategies;
+_Static_assert(sizeof ttc_strategies / sizeof *ttc_strategies <= TTC_MAX_STRATEGIES, "raise TTC_MAX_STRATEGIES");
+
+void ttc_sample_set_free(ttc_sample_set *s) {
+    for (size_t i = 0; i < s->n && s->text; i++) free(s->text[i]);
+    free(s->text), free(s->answer), free(s->has), free(s->correct);
+    memset(s, 0, sizeof *s);
+}
+
+sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, double temperature, rng_state *rng,
+                             ttc_sample_set *out) {
+    memset(out, 0, sizeof *out);
+    int32_t prompt[ARITH_EXPR_MAX + 2], stop = ARITH_EOT;
+    size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
+    gen_config g = {.sampler = {.temperature = temperature, .top_p = 1}, .max_new = TTC_CTX - np - 1, .stop = &stop, .n_stop = 1};
+    gen_stream *s = NULL;
+    sx_status st = generate_samples(d, prompt, np, n, &g, rng, &s);
+    out->n = n;
+    out->text = calloc(n, sizeof *out->text);
+    out->answer = calloc(n, sizeof *out->answer);
+    out->has = calloc(n, sizeof *out->has);
+    out->correct = calloc(n, sizeof *out->correct);
+    if (!st && (!out->text || !out->answer || !out->has || !out->correct)) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && !st; i++) {
+        out->text[i] = malloc(TTC_MAX_TEXT);
+        if (!out->text[i]) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
+        arith_detokenize(s[i].tok, s[i].len, out->text[i], TTC_MAX_TEXT);
+        char *nl = strrchr(out->text[i], '\n');   // keep complete lines only
+        if (nl) nl[1] = 0; else out->text[i][0] = 0;
+        out->has[i] = arith_final_answer(out->text[i], &out->answer[i]);
+        out->correct[i] = out->has[i] && out->answer[i] == p->answer;
+        out->tokens += s[i].len;
+    }
+    gen_streams_free(d, s, n);
+    if (st) ttc_sample_set_free(out);
+    return st;
+}
+
+// The row of plain majority voting (every policy's voting curve), found once.
+static size_t majority_row(void) {
+    for (size_t s = 0; s < ttc_n_strategies; s++)
+        if (ttc_strategies[s].selector == SEL_MAJORITY && ttc_strategies[s].scorer == TTC_SCORE_NONE) return s;
+    return 0;
+}
+
+// Everything the experiment holds open: the policies' and verifiers' models and decoders, and the buffers.
+typedef struct {
+    model m[TTC_MAX_POLICIES], orm_m, prm_m;
+    decoder d[TTC_MAX_POLICIES], orm, prm;
+    arith_problem *p;
+    double *acc, *pass1, *pred, *orm_s, *prm_s, *steps, *acc_k;
+    size_t *nsteps, *bin_pred, *bin_oracle;
+} work;
+
+static void work_free(work *w, size_t npol) {
+    for (size_t i = 0; i < npol; i++) decoder_free(&w->d[i]), model_free(&w->m[i]);
+    decoder_free(&w->orm), decoder_free(&w->prm), model_free(&w->orm_m), model_free(&w->prm_m);
+    free(w->p), free(w->acc), free(w->pass1), free(w->pred), free(w->orm_s), free(w->prm_s);
+    free(w->steps), free(w->nsteps), free(w->bin_pred), free(w->bin_oracle), free(w->acc_k);
+}
+
+// One problem's samples of the main policy scored by both verifiers, every strategy row at every budget into
+// a = acc[q][k][strategy].
+static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg agg, ttc_experiment_result *r, work *w,
+                                       size_t q, const ttc_sample_set *s, const size_t *bk, rng_state *rng) {
+    size_t N = (size_t)c->n, nk = r->nk, S = ttc_n_strategies;
+    ttc_pool pool = {.n = s->n, .answer = s->answer, .has_answer = s->has, .correct = s->correct};
+    double vf0 = w->orm.flops + w->prm.flops;
+    sx_status st = verifier_score(&w->orm, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    for (size_t j = 0; j < s->n && !st; j++) w->orm_s[j] = w->nsteps[j] ? w->steps[j * VERIFIER_MAX_STEPS + w->nsteps[j] - 1] : 0;
+    if (!st) st = verifier_score(&w->prm, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    for (size_t j = 0; j < s->n && !st; j++) w->prm_s[j] = verifier_aggregate(w->steps + j * VERIFIER_MAX_STEPS, w->nsteps[j], agg);
+    r->verifier_flops += (w->orm.flops + w->prm.flops - vf0) / (double)N / 2.0;   // per sample and verifier
+    size_t correct = 0;
+    for (size_t j = 0; j < s->n; j++) correct += s->correct[j];
+    w->pass1[q] = (double)correct / (double)N;
+    double m = 0;
+    for (size_t j = 0; j < s->n; j++) m += w->orm_s[j];
+    w->pred[q] = m / (double)N;
+    const double *scores[] = {[TTC_SCORE_NONE] = NULL, [TTC_SCORE_ORM] = w->orm_s, [TTC_SCORE_PRM] = w->prm_s};
+    for (size_t ki = 0; ki < nk && !st; ki++) {
+        double *a = w->acc + (q * nk + ki) * S;
+        for (size_t t = 0; t < S; t++) {
+            a[t] = NAN;
+            if (ttc_strategies[t].budget != TTC_BUDGET_SAMPLES) continue;
+            pool.score = scores[ttc_strategies[t].scorer];
+            a[t] = ttc_selector_accuracy(&pool, r->ks[ki], ttc_strategies[t].selector, (size_t)c->trials, rng);
+        }
+    }
+    for (size_t t = 0; t < S && !st; t++) {
+        if (ttc_strategies[t].budget != TTC_BUDGET_BEAM) continue;
+        for (size_t bi = 0; bi < r->nb && !st; bi++) {
+            size_t ki = 0;
+            while (r->ks[ki] != bk[bi]) ki++;
+            beam_config bc = {.n_beams = bk[bi], .width = (size_t)c->width, .max_rounds = 2 * ARITH_MAX_OPS,
+                              .max_step_tokens = 48, .temperature = c->temperature, .agg = agg};
+            beam_result br;
+            st = ttc_beam_search(&w->d[0], &w->prm, &w->p[q], &bc, rng, &br);
+            w->acc[(q * nk + ki) * S + t] = br.correct;
+            r->beam_tokens[ki] += (double)br.tokens / (double)c->problems;
+            r->beam_flops[ki] += br.flops / (double)c->problems;
+        }
+    }
+    return st;
+}
+
+// Mean accuracy per strategy and budget over the problems, and compute-optimal selection per budget.
+static void aggregate(const ttc_experiment_config *c, ttc_experiment_result *r, work *w) {
+    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies;
+    ttc_bin_quantiles(w->pred, nq, (size_t)c->bins, w->bin_pred);
+    ttc_bin_quantiles(w->pass1, nq, (size_t)c->bins, w->bin_oracle);
+    r->choices = json_object();
+    for (size_t ki = 0; ki < nk; ki++) {
+        size_t n_run = 0, map[TTC_MAX_STRATEGIES];
+        for (size_t s = 0; s < S; s++) {
+            r->mean[s][ki] = 0;
+            for (size_t q = 0; q < nq; q++) r->mean[s][ki] += w->acc[(q * nk + ki) * S + s] / (double)nq;
+            if (isfinite(r->mean[s][ki])) map[n_run++] = s;
+        }
+        for (size_t q = 0; q < nq; q++)
+            for (size_t j = 0; j < n_run; j++) w->acc_k[q * n_run + j] = w->acc[(q * nk + ki) * S + map[j]];
+        size_t choice[64];
+        r->opt_pred[ki] = ttc_compute_optimal(w->acc_k, w->bin_pred, nq, n_run, (size_t)c->bins, choice);
+        r->opt_oracle[ki] = ttc_compute_optimal(w->acc_k, w->bin_oracle, nq, n_run, (size_t)c->bins, NULL);
+        json_t *row = json_array();
+        for (long b = 0; b < c->bins; b++) json_array_append_new(row, json_string(ttc_strategies[map[choice[b]]].name));
+        char key[32];
+        snprintf(key, sizeof key, "%zu", r->ks[ki]);
+        json_object_set_new(r->choices, key, row);
+    }
+}
+
+sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_result *r) {
+    memset(r, 0, sizeof *r);
+    work w;
+    memset(&w, 0, sizeof w);
+    size_t nq = (size_t)c->problems, N = (size_t)c->n, S = ttc_n_strategies, bk[TTC_MAX_K];
+    r->problems = nq;
+    step_agg agg;
+    sx_status st = step_agg_parse(c->agg, &agg);
+    if (st) return st;
+    for (size_t k = 1; k <= N; k *= 2) r->ks[r->nk++] = k;
+    for (size_t k = 4; c->beam_max > 0 && k <= (size_t)c->beam_max; k *= 2) bk[r->nb++] = k;
+    // Policies: the main one first, then --extra.
+    r->paths = strdup(c->extra);
+    r->pol[r->npol++].path = c->policy;
+    for (char *tok = r->paths ? strtok(r->paths, ",") : NULL; tok && r->npol < TTC_MAX_POLICIES; tok = strtok(NULL, ",")) r->pol[r->npol++].path = tok;
+    for (size_t i = 0; i < r->npol && !st; i++) {
+        st = checkpoint_open_model(r->pol[i].path, &w.m[i]);
+        if (!st) st = decoder_init(&w.d[i], &w.m[i], TTC_CTX);
+        r->pol[i].params = model_param_count(&w.m[i]);
+    }
+    if (!st) st = checkpoint_open_model(c->orm, &w.orm_m);
+    if (!st) st = decoder_init(&w.orm, &w.orm_m, TTC_CTX);
+    if (!st) st = checkpoint_open_model(c->prm, &w.prm_m);
+    if (!st) st = decoder_init(&w.prm, &w.prm_m, TTC_CTX);
+    w.p = malloc(nq * sizeof *w.p);
+    w.acc = calloc(nq * r->nk * S, sizeof *w.acc);   // [q][k][strategy]
+    w.pass1 = calloc(nq, sizeof *w.pass1), w.pred = calloc(nq, sizeof *w.pred);
+    w.orm_s = malloc(N * sizeof *w.orm_s), w.prm_s = malloc(N * sizeof *w.prm_s);
+    w.steps = malloc(N * VERIFIER_MAX_STEPS * sizeof *w.steps);
+    w.nsteps = malloc(N * sizeof *w.nsteps);
+    w.bin_pred = malloc(nq * sizeof *w.bin_pred), w.bin_oracle = malloc(nq * sizeof *w.bin_oracle);
+    w.acc_k = malloc(nq * S * sizeof *w.acc_k);
+    if (!st && (!r->paths || !w.p || !w.acc || !w.pass1 || !w.pred || !w.orm_s || !w.prm_s || !w.steps || !w.nsteps ||
+                !w.bin_pred || !w.bin_oracle || !w.acc_k))
+        st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");
+    if (st) { work_free(&w, r->npol); return st; }
+    arith_split((uint64_t)c->seed * 104729u + 17, nq, 1, (int)c->max_ops, (int)c->digits, w.p);
+    rng_state rng;
+    rng_seed(&rng, (uint64_t)c->seed);
+    size_t maj = majority_row();
+    for (size_t pi = 0; pi < r->npol && !st; pi++) {
+        ttc_policy_result *e = &r->pol[pi];
+        decoder *d = &w.d[pi];
+        for (size_t q = 0; q < nq && !st; q++) {
+            ttc_sample_set s;
+            double f0 = d->flops;
+            if ((st = ttc_sample_problem(d, &w.p[q], N, c->temperature, &rng, &s))) break;
+            size_t correct = 0;
+            for (size_t j = 0; j < s.n; j++) correct += s.correct[j];
+            double per_sample_flops = (d->flops - f0) / (double)N, per_sample_tokens = (double)s.tokens / (double)N;
+            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, bk, &rng);
+            ttc_pool pool = {.n = s.n, .answer = s.answer, .has_answer = s.has, .correct = s.correct};
+            for (size_t ki = 0; ki < r->nk; ki++) {
+                e->cov[ki] += ttc_pass_at_k(s.n, correct, r->ks[ki]) / (double)nq;
+                e->maj[ki] += (pi == 0 ? w.acc[(q * r->nk + ki) * S + maj]
+                                       : ttc_selector_accuracy(&pool, r->ks[ki], SEL_MAJORITY, (size_t)c->trials, &rng)) / (double)nq;
+                e->flops[ki] += per_sample_flops * (double)r->ks[ki] / (double)nq;
+                e->tokens[ki] += per_sample_tokens * (double)r->ks[ki] / (double)nq;
+            }
+            ttc_sample_set_free(&s);
+        }
+        double kd[TTC_MAX_K];
+        for (size_t ki = 0; ki < r->nk; ki++) kd[ki] = (double)r->ks[ki];
+        if (!st && ttc_fit_coverage(kd, e->cov, r->nk, &e->fit_a, &e->fit_b)) e->fit_a = e->fit_b = NAN;
+    }
+    if (!st) aggregate(c, r, &w);
+    r->verifier_flops /= (double)nq;
+    work_free(&w, r->npol);
+    return st;
+}
+
+static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *jarr(const double *v, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, jnum(v[i]));
+    return a;
+}
+
+json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experiment_result *r) {
+    size_t nk = r->nk;
+    double kd[TTC_MAX_K];
+    for (size_t ki = 0; ki < nk; ki++) kd[ki] = (double)r->ks[ki];
+    json_t *strat = json_object(), *models = json_array();
+    for (size_t s = 0; s < ttc_n_strategies; s++) json_object_set_new(strat, ttc_strategies[s].name, jarr(r->mean[s], nk));
+    json_object_set_new(strat, "compute_optimal_predicted_bins_cv", jarr(r->opt_pred, nk));
+    json_object_set_new(strat, "compute_optimal_oracle_bins_cv", jarr(r->opt_oracle, nk));
+    for (size_t i = 0; i < r->npol; i++) {
+        const ttc_policy_result *p = &r->pol[i];
+        json_array_append_new(models, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:{s:o, s:o}}", "checkpoint", p->path,
+                                                "params", (json_int_t)p->params, "coverage", jarr(p->cov, nk),
+                                                "majority", jarr(p->maj, nk), "flops_per_problem", jarr(p->flops, nk),
+                                                "tokens_per_problem", jarr(p->tokens, nk), "coverage_fit", "a",
+                                                jnum(p->fit_a), "b", jnum(p->fit_b)));
+    }
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "budgets", jarr(kd, nk), "strategies", strat,
+                     "beam_tokens_per_problem", jarr(r->beam_tokens, nk), "beam_flops_per_problem", jarr(r->beam_flops, nk),
+                     "models", models, "compute_optimal_choice_per_bin", r->choices, "verifier_flops_per_sample",
+                     r->verifier_flops, "prm_aggregation", c->agg, "problems", (json_int_t)r->problems,
+                     "max_ops", (json_int_t)c->max_ops);
+}
+
+void ttc_experiment_free(ttc_experiment_result *r) {
+    json_decref(r->choices);
+    free(r->paths);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,85 @@
+// ttc_experiment: the test-time-compute experiment on the arithmetic task (`sextant ttc run`). Samples N
+// solutions per test problem from a policy, scores them with an outcome (ORM) and a process verifier (PRM),
+// and measures every strategy of ttc_strategies at budgets N = 1, 2, 4, ...: coverage (pass@k) and its
+// fitted law, the parallel selectors, beam search with the PRM, compute-optimal choice per difficulty bin,
+// and further policies (model sizes) at equal FLOPs. Not responsible for flags, printing or plots (the
+// CLI's), nor for the strategies' mechanics (infer/ttc.h).
+#ifndef SEXTANT_TTC_EXPERIMENT_H
+#define SEXTANT_TTC_EXPERIMENT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "infer/ttc.h"
+
+#define TTC_CTX 256            // context positions per sampled sequence
+#define TTC_MAX_TEXT 1024      // bytes of one decoded solution
+#define TTC_MAX_K 16           // budgets 1, 2, 4, ... 2^15
+#define TTC_MAX_POLICIES 8
+
+// ---- the strategy table: adding a strategy is one row here (and, for a new selector, one ttc_select case) ----
+typedef enum { TTC_SCORE_NONE, TTC_SCORE_ORM, TTC_SCORE_PRM } ttc_scorer;
+// SAMPLES: measured at every budget N over random subsets of the N samples; BEAM: a beam search per budget
+// N = 4, 8, ... up to --beam-max, with the PRM.
+typedef enum { TTC_BUDGET_SAMPLES, TTC_BUDGET_BEAM } ttc_budget_rule;
+typedef struct {
+    const char *name;          // key in ttc.json and the compute-optimal choices
+    const char *column;        // the table's column heading (8 characters at most)
+    ttc_selector selector;     // how the answer is chosen (beam search: over its completed beams)
+    ttc_scorer scorer;         // which verifier's scores the selector sees
+    ttc_budget_rule budget;
+} ttc_strategy;
+extern const ttc_strategy ttc_strategies[];
+extern const size_t ttc_n_strategies;
+#define TTC_MAX_STRATEGIES 16
+
+// N samples of one problem: texts, final answers, correctness, tokens generated.
+typedef struct {
+    size_t n;
+    char **text;
+    long *answer;
+    bool *has, *correct;
+    size_t tokens;
+} ttc_sample_set;
+// Samples n solutions of p from the decoder (prompt prefilled once) at this temperature; keeps complete
+// lines only. *out is overwritten (ttc_sample_set_free it).
+sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, double temperature, rng_state *rng,
+                             ttc_sample_set *out);
+void ttc_sample_set_free(ttc_sample_set *s);
+
+typedef struct {
+    const char *policy, *orm, *prm;   // checkpoints
+    const char *extra;                // "" or comma-separated checkpoints of other policy sizes
+    long problems, n, max_ops, digits, trials, beam_max, width, bins, seed;
+    double temperature;
+    const char *agg;                  // the PRM's step aggregation: "last", "min" or "prod" (verifier.h)
+} ttc_experiment_config;
+
+// One policy's coverage and majority vote per budget, its inference cost, and the coverage law c = exp(a k^b).
+typedef struct {
+    const char *path;
+    size_t params;
+    double cov[TTC_MAX_K], maj[TTC_MAX_K], flops[TTC_MAX_K], tokens[TTC_MAX_K], fit_a, fit_b;
+} ttc_policy_result;
+
+typedef struct {
+    size_t nk, ks[TTC_MAX_K];          // budgets
+    size_t nb;                         // beam budgets (4, 8, ...: the first nb budgets from index 2)
+    double mean[TTC_MAX_STRATEGIES][TTC_MAX_K];   // main policy: mean accuracy per strategy row and budget (NaN: not run)
+    double opt_pred[TTC_MAX_K], opt_oracle[TTC_MAX_K];  // compute-optimal per predicted / oracle difficulty bins
+    double beam_tokens[TTC_MAX_K], beam_flops[TTC_MAX_K];
+    double verifier_flops;             // per sample and verifier
+    size_t npol;
+    ttc_policy_result pol[TTC_MAX_POLICIES];   // the main policy first
+    json_t *choices;                   // {"N": [strategy per bin]}
+    size_t problems;
+    char *paths;                       // the copy of --extra that pol[1..].path point into
+} ttc_experiment_result;
+
+// Runs the experiment (SX_ERR_ARG for a bad aggregation; errors of the checkpoints); *r is overwritten
+// (ttc_experiment_free it, also after an error).
+sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_result *r);
+// ttc.json's document (new reference).
+json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experiment_result *r);
+void ttc_experiment_free(ttc_experiment_result *r);
+
+#endif
