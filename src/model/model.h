@@ -37,6 +37,8 @@ sx_status model_init(model *m, const model_config *cfg);
 void model_free(model *m);
 // Parameters from the table's init column (deterministic for a seed).
 void model_init_weights(model *m, uint64_t seed);
+// Per tensor from (seed, tensor name): variants that share a tensor start it alike (param_table_init_by_name).
+void model_init_weights_by_name(model *m, uint64_t seed);
 // Allocates activation memory for batches of B sequences of T tokens (linear in T).
 sx_status model_reserve(model *m, size_t B, size_t T);
 // tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy.

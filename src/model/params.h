@@ -51,5 +51,10 @@ void param_table_free(param_table *t);
 long param_table_find(const param_table *t, const char *name);
 // Fills params per the table's init column from a seeded generator (deterministic for a seed).
 void param_table_init_values(const param_table *t, float *params, uint64_t seed);
+// The same, but each tensor draws from a generator seeded by (seed, its name) rather than from one stream in
+// table order: two models that share a tensor (same name and shape) start it from the same values even when
+// the tensors before it differ (paired comparisons of variants). A tensor of the same name and another
+// shape shares the leading draws (row-major).
+void param_table_init_by_name(const param_table *t, float *params, uint64_t seed);
 
 #endif

@@ -299,7 +299,8 @@ static sx_status setup(run *r) {
     model_config cfg;
     if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
-    model_init_weights(&r->m, (uint64_t)o->seed);
+    if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
+    else model_init_weights(&r->m, (uint64_t)o->seed);
     r->refs = calloc(r->m.table.n, sizeof *r->refs);
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
