@@ -26,7 +26,7 @@
 //   eval_batches N              [32]
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
-//   extra FLAGS...              more `sextant train` flags, passed verbatim
+//   extra FLAGS...              more `sextant train` flags, set over the plan's (checked before any run starts)
 #ifndef SEXTANT_LADDER_H
 #define SEXTANT_LADDER_H
 #include <stdbool.h>
@@ -72,8 +72,9 @@ typedef struct {
 sx_status ladder_spec_read(const char *path, ladder_spec *spec);
 // Expands the spec into runs (main runs first, largest rung first; branches after). *runs is malloc'd.
 sx_status ladder_plan(const ladder_spec *spec, ladder_run **runs, size_t *n);
-// Trains every run not yet DONE under out_dir with `exe train ...`, at most jobs at once; a run's branches
-// start after it finishes. Progress goes to stderr. only >= 0 runs just that run index (for batch systems).
+// Trains every run not yet DONE under out_dir, each a train_options started as `exe train` (train_spawn,
+// train/options.h), at most jobs at once; a run's branches start after it finishes. Progress goes to
+// stderr. only >= 0 runs just that run index (for batch systems).
 sx_status ladder_execute(const ladder_spec *spec, const char *out_dir, const char *exe, int jobs, long only);
 // Under mpirun ladder_execute trains only this rank's runs: a main run and its branches stay on one rank,
 // and these groups go in plan order (largest first) to the rank with the least compute so far.
