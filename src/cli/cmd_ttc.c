@@ -256,7 +256,7 @@ static int ttc_run(int argc, char **argv) {
                 c.digits < 1 || c.digits > 3 || c.bins < 1 || c.width < 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --problems, --max-ops, --digits, --bins or --width");
     if (st) return cli_report("ttc run", st);
-    ttc_experiment_result r;
+    ttc_experiment_result r = {0};
     double t0 = (double)clock();
     st = fs_mkdir_p(out);
     if (!st) st = ttc_experiment_run(&c, &r);
