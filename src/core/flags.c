@@ -140,7 +140,7 @@ sx_status flags_to_argv(const flag_def *defs, size_t n, char *buf, size_t size, 
         if (*argc + 2 >= max) return sx_fail(SX_ERR_ARG, "too many arguments for the command line");
         char value[64];
         const char *text = value;
-        if (defs[i].type == FLAG_STR) text = *(const char **)defs[i].target;
+        if (defs[i].type == FLAG_STR) text = *(const char **)defs[i].target ? *(const char **)defs[i].target : "";
         else format_value(&defs[i], value, sizeof value);
         // "--name=VALUE" in one argument: a text value may itself start with "--".
         int len = snprintf(buf + used, size - used, "--%s=%s", defs[i].name, text);
