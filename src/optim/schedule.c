@@ -1,6 +1,8 @@
 // schedule: see schedule.h.
 #include "optim/schedule.h"
 
+#include "core/lines.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
@@ -133,17 +135,14 @@ static sx_status read_points(lr_schedule *s) {
     const char *path = s->path;
     FILE *f = fopen(path, "r");
     if (!f) return sx_fail(SX_ERR_IO, "cannot open schedule file '%s': %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    line_reader lr;
+    line_reader_init(&lr, f);
     sx_status st = SX_OK;
     s->n_points = 0;
     s->file_in_steps = false;
-    while (st == SX_OK && getline(&line, &cap, f) >= 0) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
-        char *save, *a = strtok_r(line, " \t\r\n", &save);
+    while (st == SX_OK && line_reader_next(&lr)) {
+        long lineno = (long)lr.no;
+        char *save, *a = strtok_r(line_reader_uncomment(&lr), " \t\r\n", &save);
         if (!a) continue;
         char *b = strtok_r(NULL, " \t\r\n", &save), *extra = strtok_r(NULL, " \t\r\n", &save);
         double x, y;
@@ -178,8 +177,7 @@ static sx_status read_points(lr_schedule *s) {
     if (st == SX_OK && ferror(f)) st = sx_fail(SX_ERR_IO, "error reading schedule file '%s'", path);
     if (st == SX_OK && s->n_points == 0)
         st = sx_fail(SX_ERR_FORMAT, "%s: no points (expected lines 'POSITION MULTIPLIER')", path);
-    free(line);
-    fclose(f);
+    line_reader_close(&lr);
     return st;
 }
 

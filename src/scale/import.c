@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "core/lines.h"
 #include "optim/schedule.h"
 #include "scale/import.h"
 
@@ -157,11 +158,13 @@ static sx_status table_read(const char *path, table *t) {
     FILE *f = fopen(path, "r");
     if (!f) return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, strerror(errno));
     int jsonl = has_suffix(path, ".jsonl") || has_suffix(path, ".json");
-    char *line = NULL;
-    size_t line_cap = 0, lineno = 0, row_cap = 0;
+    line_reader lr;
+    line_reader_init(&lr, f);
+    size_t row_cap = 0;
     sx_status st = SX_OK;
-    while (!st && getline(&line, &line_cap, f) > 0) {
-        lineno++;
+    while (!st && line_reader_next(&lr)) {
+        char *line = lr.line;
+        size_t lineno = lr.no;
         strip_eol(line);
         if (blank(line)) continue;
         if (jsonl) {
@@ -202,8 +205,7 @@ static sx_status table_read(const char *path, table *t) {
             free(fields);
         }
     }
-    free(line);
-    fclose(f);
+    line_reader_close(&lr);
     if (!st && t->n_cols == 0) st = sx_fail(SX_ERR_FORMAT, "%s: empty table", path);
     return st;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "core/fsutil.h"
+#include "core/lines.h"
 #include "data/shard.h"
 #include "dist/dist.h"
 #include "model/config.h"
@@ -143,23 +144,19 @@ sx_status ladder_spec_read(const char *path, ladder_spec *s) {
     snprintf(s->spec_path, sizeof s->spec_path, "%s", path);
     FILE *f = fopen(path, "r");
     if (!f) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    int no = 0;
+    line_reader lr;
+    line_reader_init(&lr, f);
     sx_status st = SX_OK;
-    while (!st && getline(&line, &cap, f) > 0) {
-        no++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = 0;
-        char *key = strtok(line, " \t\r\n");
+    while (!st && line_reader_next(&lr)) {
+        int no = (int)lr.no;
+        char *key = strtok(line_reader_uncomment(&lr), " \t\r\n");
         if (!key) continue;
         char *val = strtok(NULL, "\r\n");
         while (val && (*val == ' ' || *val == '\t')) val++;
         if (!val || !*val) st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s needs a value", path, no, key);
         else st = set_key(s, path, no, key, val);
     }
-    free(line);
-    fclose(f);
+    line_reader_close(&lr);
     if (st) return st;
     if (!*s->model || !strstr(s->model, "{width}"))
         return sx_fail(SX_ERR_FORMAT, "%s: 'model' must be a descriptor template containing {width}", path);
@@ -499,19 +496,17 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
         char path[4096];
         snprintf(path, sizeof path, "%s/%s/metrics.jsonl", out_dir, runs[i].dir);
         state[i].val_loss = NAN;
-        FILE *f = fopen(path, "r");
-        char *line = NULL;
-        size_t cap = 0;
-        while (f && getline(&line, &cap, f) > 0) {
-            json_t *j = json_loads(line, 0, NULL);
+        line_reader lr;
+        line_reader_init(&lr, fopen(path, "r"));   // not started yet: no file, no lines
+        while (line_reader_next(&lr)) {
+            json_t *j = json_loads(lr.line, 0, NULL);
             if (!j) continue;
             json_t *step = json_object_get(j, "step"), *v = json_object_get(j, "val_loss");
             if (step) state[i].steps_done = (long)json_integer_value(step);
             if (v) state[i].val_loss = json_number_value(v);
             json_decref(j);
         }
-        free(line);
-        if (f) fclose(f);
+        line_reader_close(&lr);
         state[i].done = file_exists(out_dir, runs[i].dir, "DONE");
         state[i].name = state[i].done ? "done" : state[i].steps_done ? "partial" : "not started";
         snprintf(state[i].val_text, sizeof state[i].val_text, isfinite(state[i].val_loss) ? "%.4f" : "-", state[i].val_loss);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "scale/rundir.h"
+#include "core/lines.h"
 
 #define RUNDIR_MAX_STEP 1e15   // far beyond any run, far below 2^64
 
@@ -62,14 +63,13 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
     FILE *f = fopen(path, "r");
     if (!f) return sx_fail(SX_ERR_IO, "cannot open %s", path);
     sx_status st = SX_OK;
-    char *line = NULL;
-    size_t line_cap = 0, cap_steps = 0, cap_evals = 0, lineno = 0;
-    ssize_t len;
-    while ((len = getline(&line, &line_cap, f)) > 0) {
-        lineno++;
-        int complete = line[len - 1] == '\n';
+    line_reader in;
+    line_reader_init(&in, f);
+    size_t cap_steps = 0, cap_evals = 0;
+    while (line_reader_next(&in)) {
+        size_t lineno = in.no;
         json_error_t err;
-        json_t *o = json_loads(line, JSON_DISABLE_EOF_CHECK, &err);
+        json_t *o = json_loads(in.line, JSON_DISABLE_EOF_CHECK, &err);
         if (o && json_object_get(o, "event")) { // e.g. a spike rollback: the re-logged steps that follow say it all
             json_decref(o);
             continue;
@@ -78,11 +78,9 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         double stepd = o ? num(o, "step", &have_step) : 0, lr = o ? num(o, "lr", &have_lr) : 0;
         if (!o || !have_step || !have_lr || stepd < 1) {
             json_decref(o);
-            if (!complete) break; // a partial last line of a killed run
+            if (!line_reader_complete(&in)) break; // a partial last line of a killed run
             // a complete line may still be the last one, cut before its newline was lost: check for EOF
-            int c = fgetc(f);
-            if (c == EOF) break;
-            ungetc(c, f);
+            if (line_reader_at_end(&in)) break;
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: not a metrics record with \"step\" and \"lr\"", path, lineno);
             break;
         }
@@ -145,8 +143,7 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         }
         json_decref(o);
     }
-    free(line);
-    fclose(f);
+    line_reader_close(&in);
     return st;
 }
 

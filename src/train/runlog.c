@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/fsutil.h"
+#include "core/lines.h"
 #include "train/runlog.h"
 
 double runlog_now(void) {
@@ -22,11 +23,11 @@ sx_status runlog_copy_steps(const char *src, const char *dst, long last, long *l
     snprintf(tmp, sizeof tmp, "%s.tmp", dst);
     FILE *out = fopen(tmp, "w");
     if (!out) { fclose(in); return sx_fail(SX_ERR_IO, "%s: cannot create (%s)", tmp, strerror(errno)); }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while ((len = getline(&line, &cap, in)) > 0) {
-        if (line[len - 1] != '\n') break;   // a partial last line from a killed run
+    line_reader lines;
+    line_reader_init(&lines, in);
+    while (line_reader_next(&lines)) {
+        if (!line_reader_complete(&lines)) break;   // a partial last line from a killed run
+        const char *line = lines.line;
         json_t *j = json_loads(line, 0, NULL);
         long step = j ? (long)json_integer_value(json_object_get(j, "step")) : last + 1;
         bool event = j && json_object_get(j, "event");
@@ -35,8 +36,7 @@ sx_status runlog_copy_steps(const char *src, const char *dst, long last, long *l
         fputs(line, out);
         if (!event && step > *last_kept) *last_kept = step;
     }
-    free(line);
-    fclose(in);
+    line_reader_close(&lines);
     // Durable before it replaces the log: the checkpoint it must agree with already is.
     if (fflush(out) != 0 || fsync(fileno(out)) != 0 || fclose(out) != 0 || rename(tmp, dst) != 0)
         return sx_fail(SX_ERR_IO, "%s: cannot write (%s)", dst, strerror(errno));
