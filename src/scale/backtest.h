@@ -1,4 +1,4 @@
-// backtest: how well a curve ladder forecasts its own largest sizes. The groups (sizes) are ordered by N;
+// backtest: how well a curve ladder forecasts its own largest sizes (or its runs marked heldout). The groups (sizes) are ordered by N;
 // the largest `holdout` groups are the targets, the smaller ones the training set. Every target run's curve
 // is forecast from the training runs alone and scored at every logged point after `score_from` of the run:
 // mean, max and final |relative error|, and the fraction of points inside the ±2σ band.
@@ -18,7 +18,11 @@
 #include "scale/curvefit.h"
 #include "scale/import.h"
 
+typedef enum { BACKTEST_SIZE, BACKTEST_ROLE } backtest_protocol;
+
 typedef struct {
+    backtest_protocol protocol; // SIZE: the largest `holdout` groups are the targets; ROLE: the runs with role
+                                // heldout (e.g. other schedules of the same sizes, or final-loss targets)
     size_t holdout;       // number of largest groups forecast [1]
     double score_from;    // score points at step > score_from·total_steps [0.1]
     int baseline;         // also run the per-fraction baseline [1]
