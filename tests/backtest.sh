@@ -69,5 +69,21 @@ sys.exit(0 if ok else 1)" || fail "role protocol: $(head -5 "$tmp/role.log")"
 out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
 
+# fit / forecast / forecast --check on the curve ladder: a target described by flags (size4's longest run: N,
+# batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.
+"$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
+grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
+"$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
+    --warmup-steps 20 --steps "$(seq -s, 1 7 800),800" --out "$tmp/fc.json" > "$tmp/fc.log" 2>&1 || { fail "curve forecast"; cat "$tmp/fc.log"; }
+grep -q "116 points" "$tmp/fc.log" || fail "forecast at 116 given steps: $(cat "$tmp/fc.log")"
+"$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" > "$tmp/check.log" 2>&1 || { fail "check"; cat "$tmp/check.log"; }
+python3 -c "
+import re, sys
+m = re.search(r'(\d+) logged points after 10%: mean \|error\| ([0-9.]+)%.*inside band ([0-9.]+)%', open('$tmp/check.log').read())
+sys.exit(0 if m and int(m[1]) == 18 and float(m[2]) < 0.5 and float(m[3]) >= 80 else 1)" || fail "check report: $(cat "$tmp/check.log")"
+"$S" forecast --fit "$tmp/L/fit.json" --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc2.json" | grep -q "20 points" || fail "forecast of a runs-table row at its logged steps"
+sed -i 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json"
+"$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered curve forecast must be refused"
+
 [ $fails -eq 0 ] && echo "backtest: all checks passed"
 exit $((fails > 0))

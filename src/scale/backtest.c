@@ -240,6 +240,55 @@ static sx_status inner_error(const import_ladder *l, const groups *g, const unsi
     return st;
 }
 
+// Mean N of group k's runs, with or without embeddings.
+static double group_n(const import_ladder *l, const groups *g, size_t k, int nonembed) {
+    double sum = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (g->of_run[i] == k) { sum += run_n(&l->runs[i], nonembed); cnt++; }
+    return cnt ? sum / (double)cnt : NAN;
+}
+
+sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *train, curvefit_options *fit,
+                                 backtest_choice *c) {
+    groups g;
+    sx_status st = groups_of(l, 0, &g);
+    if (st) { groups_free(&g); return st; }
+    size_t top = 0, below = SIZE_MAX, n_train_groups = 0;
+    unsigned char *seen = calloc(g.n_groups ? g.n_groups : 1, 1);
+    if (!seen) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (train[i]) {
+            seen[g.of_run[i]] = 1;
+            if (g.of_run[i] > top) top = g.of_run[i];
+        }
+    for (size_t k = 0; k < g.n_groups; k++) {
+        n_train_groups += seen[k];
+        if (seen[k] && k < top) below = k;
+    }
+    free(seen);
+    *c = (backtest_choice){.inner_kind = {NAN, NAN}};
+    int differ = 0;
+    for (size_t i = 0; i < l->n_runs; i++) differ |= l->runs[i].n_params != l->runs[i].n_nonembed;
+    curvefit_options o = *fit;
+    backtest_options bo;
+    backtest_options_default(&bo);
+    for (int kind = 0; kind < 2 && !st; kind++) {
+        if (fit->nonembed >= 0 ? kind != fit->nonembed : (kind == 1 && !differ)) continue;
+        o.nonembed = kind;
+        bo.fit = o;
+        st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &bo, &c->inner_kind[kind]);
+    }
+    if (!st) {
+        fit->nonembed = fit->nonembed >= 0 ? fit->nonembed : !isnan(c->inner_kind[1]) && c->inner_kind[1] < c->inner_kind[0];
+        c->inner_rms = c->inner_kind[fit->nonembed];
+        c->top_n = group_n(l, &g, top, fit->nonembed);
+        c->log_step = below != SIZE_MAX ? log(c->top_n / group_n(l, &g, below, fit->nonembed)) : 0;
+    }
+    groups_free(&g);
+    return st;
+}
+
 sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
     *report = NULL;
     groups g;
@@ -272,21 +321,15 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     }
     // N with or without embeddings: as asked, or (auto) the one with the lower error one size back
     backtest_options oo = *o;
-    double inner_kind[2] = {NAN, NAN}, inner = 0;
-    int differ = 0;
-    for (size_t i = 0; i < l->n_runs; i++) differ |= l->runs[i].n_params != l->runs[i].n_nonembed;
-    for (int kind = 0; kind < 2 && !st; kind++) {
-        if (o->fit.nonembed >= 0 ? kind != o->fit.nonembed : (kind == 1 && !differ)) continue;
-        oo.fit.nonembed = kind;
-        st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &oo, &inner_kind[kind]);
-    }
-    oo.fit.nonembed = o->fit.nonembed >= 0 ? o->fit.nonembed : !isnan(inner_kind[1]) && inner_kind[1] < inner_kind[0];
-    inner = inner_kind[oo.fit.nonembed];
+    backtest_choice ch;
+    if (!st) st = backtest_one_size_back(l, train, &oo.fit, &ch);
+    double *inner_kind = ch.inner_kind, inner = ch.inner_rms;
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
     score sn = {.runs = json_array()}, sb = {.runs = json_array()};
-    double log_step = below < top ? log(g.n[top] / g.n[below]) : 0;
+    double log_step = ch.log_step;
+    (void)below;
     for (size_t i = 0; i < l->n_runs && !st; i++) {
         const import_run *r = &l->runs[i];
         if (train[i]) continue;
@@ -295,7 +338,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
-            double dist = log(run_n(r, o->fit.nonembed) / g.n[top]) / (log_step > 0 ? log_step : 1);
+            double dist = log_step > 0 ? log(run_n(r, o->fit.nonembed) / ch.top_n) / log_step : 1;
             double se = inner * fmax(1, dist), sigma = sqrt(m.sigma_noise * m.sigma_noise + se * se);
             for (size_t q = 0; q < np; q++) {
                 lo[q] = pred[q] * (1 - 2 * sigma);

@@ -31,6 +31,18 @@ typedef struct {
 
 void backtest_options_default(backtest_options *o);
 
+// The band's extrapolation unit, from the runs with train[i] != 0: the RMS relative error (after score_from
+// = 10%) of the training set's largest group forecast from the groups below it (with fewer than 3 groups:
+// of every training run forecast from the others), for N with and without embeddings; fit->nonembed < 0
+// chooses the lower (overwritten with the choice).
+typedef struct {
+    double inner_kind[2];   // [with, without embeddings]; NAN: not tried
+    double inner_rms;       // of the chosen kind
+    double top_n, log_step; // N of the largest training group, log(N_top / N of the group below it) (0: none)
+} backtest_choice;
+sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *train, curvefit_options *fit,
+                                 backtest_choice *c);
+
 // Runs the backtest; *report receives a new JSON object:
 //   {"targets": [group...], "train": [group...], "n_param_kind": "with embeddings"|"without embeddings",
 //    "methods": [{"method", "mean_abs_rel_err", "max_abs_rel_err", "final_abs_rel_err" (mean over target runs),

@@ -256,6 +256,12 @@ static void forecast_hash(json_t *doc, char out[65]) {
     json_decref(copy);
 }
 
+void forecast_seal(json_t *doc) {
+    char h[65];
+    forecast_hash(doc, h);
+    json_object_set_new(doc, "sha256", json_string(h));
+}
+
 sx_status forecast_verify_hash(json_t *forecast, const char *path) {
     char h[65];
     forecast_hash(forecast, h);
