@@ -201,6 +201,7 @@ int cmd_forecast(int argc, char **argv) {
     ca.out = out;
     if (!st && *ca.check_run) return cli_report("forecast", curve_check(&ca));
     if (*fit_path) fit = load(fit_path, &st);
+    if (fit && !st) st = forecast_verify_hash(fit, fit_path);
     if (!st && fit && !strcmp(json_string_value(json_object_get(fit, "kind")) ? json_string_value(json_object_get(fit, "kind")) : "", "curve-ladder")) {
         st = curve_forecast(fit, &ca);
         json_decref(fit);

@@ -36,7 +36,9 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
                      "params", params, "n_kind", o.nonembed ? "without embeddings" : "with embeddings", "n_choice_inner_rms",
                      choice, "sigma", "noise", m.sigma_noise, "one_size_back", ch.inner_rms, "top_n", ch.top_n, "log_step",
                      ch.log_step, "fit_rms", m.sigma_fit, "in_sample_mean", m.in_mean, "in_sample_max", m.in_max);
-    return *fit ? SX_OK : sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
+    if (!*fit) return sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
+    forecast_seal(*fit);
+    return SX_OK;
 }
 
 static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
