@@ -7,7 +7,8 @@ S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-tiny=(--model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --quiet)
+loud=(--model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16)
+tiny=("${loud[@]}" --quiet)
 
 # --version names the release and the commit, and the OpenMP wait policy sextant chose itself (passive);
 # a policy the user set wins.
@@ -29,6 +30,23 @@ grep -q "note: --jobs 64 is more than the $(nproc) cores: $(nproc) runs at a tim
     fail "no note for --jobs 64: $(cat "$tmp/lj.log")"
 grep -q '"threads": 1' "$tmp/lj/"*/config.json ||
     fail "each of $(nproc) jobs should get 1 thread"
+
+grep -q "ETA" "$tmp/lj.log" || fail "ladder run: no ETA on the done line"
+grep -Eq "^ladder smoke-a: done: 16 of 16 runs finished, 0 failed, in [0-9]+m[0-9]{2}s" "$tmp/lj.log" ||
+    fail "ladder run: no summary line: $(tail -2 "$tmp/lj.log")"
+grep -q "^sextant train: done: " "$tmp/lj/w32-s1/train.log" || fail "a ladder run's train.log has no summary line"
+
+# Progress in logs: with stderr not a terminal, a progress line every SEXTANT_PROGRESS_EVERY seconds (30 by
+# default: then only the first step's line in a short run), and a summary line at the end.
+SEXTANT_PROGRESS_EVERY=0 "$S" train "${loud[@]}" --steps 5 --out "$tmp/prog" 2> "$tmp/prog.log" || fail "train (progress)"
+n=$(grep -Ec '^step [1-5]/5 \| loss [0-9.]+ \| lr [0-9.e+-]+ \| [0-9]+ tok/s \| MFU [0-9.]+% \| ETA [0-9]+m[0-9]{2}s' "$tmp/prog.log")
+[ "$n" -eq 5 ] || fail "expected 5 progress lines in the log, got $n: $(cat "$tmp/prog.log")"
+grep -Eq '^sextant train: done: 5 steps \(5 this time\) in 0m[0-9]{2}s, [0-9]+ tok/s; last train loss [0-9.]+(, val loss [0-9.]+)?; ' "$tmp/prog.log" ||
+    fail "no summary line: $(tail -1 "$tmp/prog.log")"
+"$S" train "${loud[@]}" --steps 5 --out "$tmp/prog30" 2> "$tmp/prog30.log" || fail "train (progress, 30 s)"
+[ "$(grep -c '^step ' "$tmp/prog30.log")" -eq 1 ] || fail "a 5-step run should log only its first step: $(cat "$tmp/prog30.log")"
+"$S" train "${tiny[@]}" --steps 5 --out "$tmp/progq" 2> "$tmp/progq.log" || fail "train --quiet"
+grep -q '^step ' "$tmp/progq.log" && fail "--quiet printed progress lines"
 
 [ $fails -eq 0 ] && echo "cli: all checks passed"
 exit $((fails > 0))

@@ -23,7 +23,8 @@ grep -q nan "$tmp/status0.txt" && fail "status prints nan for runs not started"
 # A branch starts from its parent's checkpoint: identical metrics up to the branch point.
 diff <(head -n 10 "$tmp/a/w16-s1/metrics.jsonl") <(head -n 10 "$tmp/a/w16-s1-b0/metrics.jsonl") >/dev/null || fail "branch does not share its parent's history"
 
-"$S" fit $A --runs "$tmp/a" --out "$tmp/fit.json" > "$tmp/fit.log" || { fail "fit"; cat "$tmp/fit.log"; }
+"$S" fit $A --runs "$tmp/a" --out "$tmp/fit.json" > "$tmp/fit.log" 2> "$tmp/fit.err" || { fail "fit"; cat "$tmp/fit.log"; }
+grep -Eq "^sextant fit: done in [0-9.]+ s$" "$tmp/fit.err" || fail "fit: no summary line: $(cat "$tmp/fit.err")"
 grep -q '"per_fraction"' "$tmp/fit.json" && grep -q '"schedule_law"' "$tmp/fit.json" || fail "fit.json incomplete"
 
 "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc.json" \

@@ -16,6 +16,7 @@
 #include "optim/schedule.h"
 #include "scale/flops.h"
 #include "scale/ladder.h"
+#include "train/runlog.h"
 
 static void spec_defaults(ladder_spec *s) {
     memset(s, 0, sizeof *s);
@@ -333,7 +334,7 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
     ARG("--eval-batches"); ARG("%zu", x->eval_batches);
     ARG("--threads"); ARG("%d", threads);
     ARG("--out"); ARG("%s/%s", out_dir, x->dir);
-    ARG("--quiet");
+    // Not --quiet: train.log gets a progress line every 30 s and the run's summary line.
     if (*x->save_at) { ARG("--save-at"); ARG("%s", x->save_at); }
     if (parent) { ARG("--branch-from"); ARG("%s/%s/ckpt-%ld.sxt", out_dir, parent->dir, lround(s->branches[x->branch].from * (double)parent->steps)); }
     if (file_exists(out_dir, x->dir, "checkpoint.sxt")) ARG("--resume");
@@ -429,6 +430,10 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
                            s->name, rank, ranks, n - others, n, done, jobs, threads);
     else fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
     done += others;
+    // For the ETA: the compute of the runs this process trains, and of those finished so far.
+    double t0 = runlog_now(), todo_flops = 0, done_flops = 0;
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == WAITING) todo_flops += runs[i].flops;
     while (done + failed < n) {
         for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
             if (state[i] != WAITING) continue;
@@ -457,10 +462,18 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
             bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
             state[i] = ok ? FINISHED : FAILED;
             ok ? done++ : failed++;
-            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu)\n", runs[i].dir, done, n);
+            done_flops += runs[i].flops;
+            char took[32], eta[32];
+            double secs = runlog_now() - t0;
+            runlog_format_duration(secs, took, sizeof took);
+            runlog_format_duration(secs * (todo_flops - done_flops) / done_flops, eta, sizeof eta);
+            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", runs[i].dir, done, n, took, eta);
             else fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", runs[i].dir, out_dir, runs[i].dir);
         }
     }
+    char took[32];
+    runlog_format_duration(runlog_now() - t0, took, sizeof took);
+    fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", s->name, done, n, failed, took, out_dir);
     free(state);
     free(pids);
     free(owner);
