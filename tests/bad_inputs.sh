@@ -63,6 +63,32 @@ expect "checkpoint.sxt: header length is larger than the file" train "${common[@
 expect "checkpoint.sxt: too short to be a sextant tensor file" train "${common[@]}" --train synthetic:300 --resume --out "$(resume 6 "$tmp/empty.sxt")"
 expect "checkpoint.sxt: checkpoint is for model d1-w32-hd16 (vocab 300), not d1-w32-hd16 (vocab 64)" \
     train "${common[@]}" --train synthetic:64 --resume --out "$(resume 7 "$ck")"
+# Metadata behind a valid checksum (the file is what was written, but a hand edit or another tool wrote it):
+# every field is checked before anything in the run directory changes.
+meta() {  # name, from, to: a copy of the checkpoint with one header string replaced, checksum fixed
+    local f; f=$(variant "$ck" "$1")
+    FROM=$2 TO=$3 perl -0777 -pi -e 'my $d = length($ENV{TO}) - length($ENV{FROM});
+        s/\Q$ENV{FROM}\E/$ENV{TO}/ or die "no $ENV{FROM}\n";   # the header keeps its length: loss_avg gives or takes digits
+        if ($d > 0) { s/("loss_avg":\d+\.\d+?)\d{$d}(?=[,}])/$1/ or die "no room\n" }
+        elsif ($d < 0) { my $z = "0" x -$d; s/("loss_avg":\d+\.\d+)(?=[,}])/$1$z/ or die "no loss_avg\n" }' "$f"
+    local n; n=$(size "$f"); crc_of "$f" 0 $((n - 8)) | poke "$f" $((n - 8))
+    resume "$1" "$f"
+}
+tc=(train "${common[@]}" --train synthetic:300 --resume)
+expect "checkpoint field train.step is -5, not a whole number" "${tc[@]}" --out "$(meta m1 '"step":3,' '"step":-5,')"
+expect 'checkpoint field train.step is "abc", not a whole number' "${tc[@]}" --out "$(meta m2 '"step":3,' '"step":"abc",')"
+expect "checkpoint field train.step is 2.5, not a whole number" "${tc[@]}" --out "$(meta m3 '"step":3,' '"step":2.5,')"
+expect "checkpoint field optimizer_steps is not a whole number >= 0" "${tc[@]}" --out "$(meta m4 '"optimizer_steps":3' '"optimizer_steps":-3')"
+expect "the optimizer has taken 0 steps but the run 3" "${tc[@]}" --out "$(meta m5 '"optimizer_steps":3' '"optimizer_steps":0')"
+expect "checkpoint field train.tokens_seen is -96.0, not a finite number >= 0" "${tc[@]}" --out "$(meta m6 '"tokens_seen":96.0' '"tokens_seen":-96.0')"
+expect "checkpoint field train.loss_avg_n is 1.5, not a whole number" "${tc[@]}" --out "$(meta m7 '"loss_avg_n":3' '"loss_avg_n":1.5')"
+expect "checkpoint field train.data (the data position) is missing" "${tc[@]}" --out "$(meta m8 '"data":{' '"dat_":{')"
+expect "the data position (train.data.rng) is missing or malformed" "${tc[@]}" --out "$(meta m9 '"rng":["' '"rng":[1,"')"
+expect "checkpoint is at step 9, beyond this run's 3 steps" "${tc[@]}" --out "$(meta m10 '"step":3,' '"step":9,')"
+expect "checkpoint field train.flops_seen is missing" "${tc[@]}" --out "$(meta m11 '"flops_seen":' '"flops_sean":')"
+"$S" train "${common[@]}" --train "$tmp/s300.bin" --out "$tmp/shardrun" || { echo "FAIL: setup shard run"; exit 1; }
+expect "checkpoint.sxt: the checkpoint read its data as random windows, this run reads it as epochs" \
+    train "${common[@]}" --train "$tmp/s300.bin" --data-order epoch --resume --out "$(resume 9 "$tmp/shardrun/checkpoint.sxt")"
 
 # --- token shards (train --train) ---
 sh=$tmp/s300.bin
@@ -102,6 +128,16 @@ mkdir -p "$tmp/tk"; printf 'IQ== 0\nIg== one\n' > "$tmp/tk/r50k_base.tiktoken"
 expect "r50k_base.tiktoken line 2: expected 'base64 rank'" tokenize encode --vocab "$tmp/tk/r50k_base.tiktoken" "$tmp/text.txt"
 mkdir -p "$tmp/g2"; printf '{"a": 0, "b": "x"}' > "$tmp/g2/encoder.json"; : > "$tmp/g2/vocab.bpe"
 expect "g2/encoder.json: bad entry" tokenize encode --vocab "$tmp/g2" "$tmp/text.txt"
+# Decompression is checked as it goes: 4 MB of zeros in 4 KB of gzip once cost 4.1 GB before the magic check.
+# (gzip members concatenate: 1100 copies of 4 MB of zeros is a 4.5 MB file that inflates to 4.4 GB).
+head -c 4000000 /dev/zero | gzip -9 > "$tmp/z1.gz"
+for i in $(seq 1100); do echo "$tmp/z1.gz"; done | xargs cat > "$tmp/zeros.sxv"
+expect "zeros.sxv is not a sextant vocabulary (bad magic)" tokenize encode --vocab "$tmp/zeros.sxv" "$tmp/text.txt"
+mkdir -p "$tmp/big"; head -c 1000000 /dev/zero | tr '\0' A | gzip -9 > "$tmp/a1.gz"
+for i in $(seq 70); do echo "$tmp/a1.gz"; done | xargs cat > "$tmp/big/r50k_base.tiktoken"
+expect "r50k_base.tiktoken: more than 64 MiB once decompressed" tokenize encode --vocab "$tmp/big/r50k_base.tiktoken" "$tmp/text.txt"
+mkdir -p "$tmp/g0"; head -c 4000000 /dev/zero | gzip -9 > "$tmp/g0/encoder.json.gz"; : > "$tmp/g0/vocab.bpe"
+expect "g0/encoder.json.gz: a NUL byte at offset 0: not a text vocabulary file" tokenize encode --vocab "$tmp/g0" "$tmp/text.txt"
 
 # --- ladder specs (ladder plan) ---
 spec() { printf "name t\ntrain synthetic:64\nmodel d1-hd16-w{width}\nwidths 32 64\n%s\n" "$2" > "$tmp/$1.ladder"; echo "$tmp/$1.ladder"; }

@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "model/model.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 
 int cmd_inspect(int argc, char **argv) {
     long vocab, seq, batch;

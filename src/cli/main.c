@@ -30,6 +30,7 @@ static const struct {
     {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
     {"sample", cmd_sample, "generate from a checkpoint with the KV-cache decoder"},
     {"ttc", cmd_ttc, "test-time compute on the arithmetic task: ttc train|verifiers|run"},
+    {"report", cmd_report, "one self-contained HTML page for a run or a ladder: plots, checks, laws, configuration"},
     {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
 };
 

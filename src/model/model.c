@@ -62,10 +62,12 @@ static sx_status build_table(model *m) {
 // The attention mixer of each config kind: a new variant is its module file and one row here.
 static const block_module *const mixers[] = {[MIXER_GQA] = &attn_gqa_module, [MIXER_MLA] = &attn_mla_module};
 
+const block_module *model_mixer_of(const model_config *c) { return mixers[c->mixer]; }
+
 sx_status model_init(model *m, const model_config *cfg) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
-    m->mixer = mixers[cfg->mixer];
+    m->mixer = model_mixer_of(cfg);
     m->ffn = cfg->n_expert ? &ffn_moe_module : &ffn_dense_module;
     sx_status s = build_table(m);
     if (s) { model_free(m); return s; }
@@ -101,6 +103,7 @@ void model_free(model *m) {
 }
 
 void model_init_weights(model *m, uint64_t seed) { param_table_init_values(&m->table, m->params, seed); }
+void model_init_weights_by_name(model *m, uint64_t seed) { param_table_init_by_name(&m->table, m->params, seed); }
 
 static size_t head_rows(const model_config *c, size_t BT) {
     size_t rows = HEAD_BYTES / (c->vocab * sizeof(float));

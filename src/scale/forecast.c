@@ -6,7 +6,7 @@
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "scale/fit.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/forecast.h"
 #include "scale/laws.h"
 #include "scale/ladder_data.h"

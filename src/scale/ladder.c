@@ -14,7 +14,7 @@
 #include "dist/dist.h"
 #include "model/config.h"
 #include "optim/schedule.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/ladder.h"
 #include "train/runlog.h"
 
@@ -482,12 +482,13 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
 }
 
 sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **runs_out, ladder_run_state **state_out,
-                        size_t *n_out) {
+                        size_t *n_out, size_t *n_done) {
     ladder_run *runs;
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
     ladder_run_state *state = calloc(n ? n : 1, sizeof *state);
+    *n_done = 0;
     if (!state) { free(runs); return sx_fail(SX_ERR_NOMEM, "ladder status: out of memory"); }
     for (size_t i = 0; i < n; i++) {
         char path[4096];
@@ -508,6 +509,8 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
         if (f) fclose(f);
         state[i].done = file_exists(out_dir, runs[i].dir, "DONE");
         state[i].name = state[i].done ? "done" : state[i].steps_done ? "partial" : "not started";
+        snprintf(state[i].val_text, sizeof state[i].val_text, isfinite(state[i].val_loss) ? "%.4f" : "-", state[i].val_loss);
+        *n_done += state[i].done;
     }
     *runs_out = runs;
     *state_out = state;
@@ -519,16 +522,13 @@ sx_status ladder_print_status(const ladder_spec *s, const char *out_dir) {
     ladder_run *runs;
     ladder_run_state *state;
     size_t n, done = 0;
-    sx_status st = ladder_status(s, out_dir, &runs, &state, &n);
+    sx_status st = ladder_status(s, out_dir, &runs, &state, &n, &done);
     if (st) return st;
-    for (size_t i = 0; i < n; i++) done += state[i].done;
     printf("ladder %s: %zu of %zu runs done (spec %s, runs in %s)\n", s->name, done, n, s->spec_path, out_dir);
     printf("%-18s %-28s %9s %12s %9s  %s\n", "run", "model", "steps", "FLOPs", "val_loss", "state");
     for (size_t i = 0; i < n; i++) {
-        char val[32] = "-";   // no evaluation logged yet
-        if (isfinite(state[i].val_loss)) snprintf(val, sizeof val, "%.4f", state[i].val_loss);
         printf("%-18s %-28s %4ld/%-4ld %12.3g %9s  %s\n", runs[i].dir, runs[i].descriptor, state[i].steps_done, runs[i].steps,
-               runs[i].flops, val, state[i].name);
+               runs[i].flops, state[i].val_text, state[i].name);
     }
     free(runs);
     free(state);

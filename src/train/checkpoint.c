@@ -67,6 +67,10 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
     st = check_model(path, &f, m);
     if (!st && o && !json_is_true(json_object_get(f.meta, "has_optimizer")))
         st = sx_fail(SX_ERR_MISMATCH, "%s: holds weights only, no optimizer state to resume from", path);
+    json_t *ot = json_object_get(f.meta, "optimizer_steps");
+    if (!st && o && (!json_is_integer(ot) || json_integer_value(ot) < 0))
+        st = sx_fail(SX_ERR_FORMAT, "%s: checkpoint field optimizer_steps is not a whole number >= 0 (a corrupted or "
+                     "hand-edited checkpoint)", path);
     for (size_t j = 0; !st && o && j < o->n_arrays; j++) {
         char name[160];
         snprintf(name, sizeof name, "opt.%s", o->arrays[j].name);
@@ -88,7 +92,7 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
             const tf_tensor *t = tf_find(&f, name);
             memcpy(o->arrays[j].data, t->data, t->nbytes);
         }
-        if (o) o->t = (long)json_integer_value(json_object_get(f.meta, "optimizer_steps"));
+        if (o) o->t = (long)json_integer_value(ot);
         if (meta_out) {
             json_t *tm = json_object_get(f.meta, "train");
             *meta_out = tm ? json_incref(tm) : json_object();
