@@ -48,5 +48,33 @@ grep -Eq '^sextant train: done: 5 steps \(5 this time\) in 0m[0-9]{2}s, [0-9]+ t
 "$S" train "${tiny[@]}" --steps 5 --out "$tmp/progq" 2> "$tmp/progq.log" || fail "train --quiet"
 grep -q '^step ' "$tmp/progq.log" && fail "--quiet printed progress lines"
 
+# sample: text in and out with the run's own vocabulary (recorded in config.json, found without --vocab),
+# one line per sample (headers only with --verbose), token ids with --ids, and a text prompt without a
+# vocabulary says how to give one.
+mkdir -p "$tmp/tok"
+for i in $(seq 1 40); do echo "The President said that the people of the Union are strong. Number $i."; done > "$tmp/tok/c.txt"
+"$S" tokenize train --vocab-size 300 --out "$tmp/tok/v.sxv" "$tmp/tok/c.txt" 2>/dev/null || fail "tokenize train"
+"$S" tokenize shard --vocab "$tmp/tok/v.sxv" --out "$tmp/tok/t.shard" "$tmp/tok/c.txt" 2>/dev/null || fail "tokenize shard"
+"$S" train --model d1-w32-hd16 --train "$tmp/tok/t.shard" --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/sm" 2>/dev/null ||
+    fail "train on the shard"
+grep -q "\"vocab\": \"$tmp/tok/v.sxv\"" "$tmp/sm/config.json" || fail "config.json does not record the vocabulary"
+out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The President said" --n 2 --max-new 5 --temperature 0 2>&1) ||
+    fail "sample with a text prompt: $out"
+[ "$(echo "$out" | wc -l)" -eq 2 ] || fail "expected 2 lines (one per sample), got: $out"
+[ "$(echo "$out" | grep -c '^The President said')" -eq 2 ] || fail "each sample should start with its prompt: $out"
+echo "$out" | grep -q -- "---" && fail "a header line without --verbose: $out"
+"$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The" --max-new 3 --verbose 2>/dev/null | grep -Eq '^--- sample 0 \([0-9]+ tokens' ||
+    fail "--verbose: no header line"
+mv "$tmp/tok/v.sxv" "$tmp/v-moved.sxv"
+"$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The" --max-new 3 --vocab "$tmp/v-moved.sxv" | grep -q '^The' ||
+    fail "--vocab FILE"
+out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The President said" 2>&1) && fail "a missing vocabulary was accepted"
+echo "$out" | grep -q "cannot open $tmp/tok/v.sxv" || fail "the recorded vocabulary's absence is not named: $out"
+ids=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "5,6,7" --ids --max-new 4 --temperature 0) || fail "--ids"
+echo "$ids" | grep -Eq '^[0-9]+(,[0-9]+)*$' || fail "--ids output is not one line of ids: $ids"
+out=$("$S" sample --checkpoint "$tmp/thr/checkpoint.sxt" --prompt "The President said" 2>&1) && fail "text without a vocabulary"
+echo "$out" | grep -q "is not comma-separated token ids below 64; for a text prompt give --vocab FILE" ||
+    fail "no hint to give --vocab: $out"
+
 [ $fails -eq 0 ] && echo "cli: all checks passed"
 exit $((fails > 0))

@@ -8,6 +8,7 @@
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
+#include "data/shard.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
@@ -19,6 +20,7 @@
 #include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
+#include "tok/vocab_io.h"
 
 #define PEAK_FP32_GFLOPS 464.0  // this machine's measured FMA peak on 2 cores (shared/REFERENCE.md)
 #define PEAK_BF16_GFLOPS 925.0
@@ -233,6 +235,11 @@ static sx_status write_config(run *r) {
                           "schedule", lr_schedule_to_json(&r->sched), "optimizer", optimizer_config_to_json(&o->opt),
                           "model_config", model_config_to_json(&r->m.cfg));
     json_object_set_new(c, "train_data", json_string(o->train_data));
+    shard_header h;   // the vocabulary the shard was written with, so that `sample` finds it: text in and out
+    char vocab[4096];
+    if (strncmp(o->train_data, "synthetic:", 10) && shard_read_header(o->train_data, &h) == SX_OK &&
+        vocab_find_beside(o->train_data, h.vocab_hash, vocab, sizeof vocab))
+        json_object_set_new(c, "vocab", json_string(vocab));
     if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
