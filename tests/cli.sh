@@ -76,5 +76,40 @@ out=$("$S" sample --checkpoint "$tmp/thr/checkpoint.sxt" --prompt "The President
 echo "$out" | grep -q "is not comma-separated token ids below 64; for a text prompt give --vocab FILE" ||
     fail "no hint to give --vocab: $out"
 
+# Silent surprises and messages that say what to do (issue 23, items 4 and 5).
+# expect MESSAGE CMD...: the command fails and says MESSAGE.
+expect() {
+    local msg=$1; shift
+    local out
+    out=$("$S" "$@" 2>&1) && { fail "accepted: $*"; return; }
+    echo "$out" | grep -qF -- "$msg" || fail "$* said: $out (expected: $msg)"
+    echo "$out" | grep -q ':-1:' && fail "$* printed a stray ':-1:': $out"
+}
+expect "model 'd1-w32-hd16-v512': the descriptor's vocabulary 512 differs from the data's 64: drop -v512" \
+    train --model d1-w32-hd16-v512 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/v512"
+expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; check --out, or drop --resume" \
+    train "${tiny[@]}" --steps 2 --resume --out "$tmp/fresh"
+expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
+expect "$tmp/nothere has no run w32-s1: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
+    fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
+expect "cannot open $tmp/nothere/fit.json (No such file or directory)" \
+    forecast --fit "$tmp/nothere/fit.json" --model d1-hd8-w48 --flops-ratio 3
+expect "cannot open $tmp/nothere.json (No such file or directory)" train "${tiny[@]}" --forecast "$tmp/nothere.json" --out "$tmp/nf"
+mkspec() { sed "s|^$1 .*|$1 $2|" tests/data/ladder/smoke-a.ladder > "$tmp/$3.ladder"; }
+mkspec batch -8 neg
+line=$(grep -n '^batch' "$tmp/neg.ladder" | cut -d: -f1)
+expect "$tmp/neg.ladder:$line: batch: expected a whole number in [1, " ladder plan "$tmp/neg.ladder"
+expect "not '-8'" ladder plan "$tmp/neg.ladder"
+mkspec schedule "wsd:decay=0.2,shape=sqrtt" typo
+line=$(grep -n '^schedule' "$tmp/typo.ladder" | cut -d: -f1)
+expect "$tmp/typo.ladder:$line: schedule: " ladder plan "$tmp/typo.ladder"
+expect "sqrtt" ladder plan "$tmp/typo.ladder"
+# A rung that itself repeats its data is warned about before anything trains (the 8-token shard: every rung).
+sed "s|^train .*|train tests/fuzz/corpus/shard/v64.bin|" tests/data/ladder/smoke-a.ladder > "$tmp/rep.ladder"
+"$S" ladder run "$tmp/rep.ladder" --out "$tmp/rep" --rung 0 > "$tmp/rep.log" 2>&1
+grep -q "ladder smoke-a: warning: rung d1-hd8-w32 trains 61952 tokens, 7744.00 passes over tests/fuzz/corpus/shard/v64.bin (8 tokens)" \
+    "$tmp/rep.log" || fail "no repeated-data warning for a rung: $(cat "$tmp/rep.log")"
+[ "$(grep -c 'warning: rung' "$tmp/rep.log")" -eq 4 ] || fail "expected one warning per rung (4)"
+
 [ $fails -eq 0 ] && echo "cli: all checks passed"
 exit $((fails > 0))

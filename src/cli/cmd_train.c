@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "core/fsutil.h"
 #include "dist/dist.h"
 #include "train/train.h"
 
@@ -63,10 +64,9 @@ int cmd_train(int argc, char **argv) {
     if (!st && !*o.train_data) st = sx_fail(SX_ERR_ARG, "--train is required (a token shard or synthetic:V)");
     if (!st && *o.forecast && o.steps <= 0 && o.tokens <= 0) {
         // Verifying a forecast: the run length defaults to the forecast's.
-        json_error_t err;
-        json_t *fc = json_load_file(o.forecast, 0, &err);
+        json_t *fc = NULL;
+        st = fs_load_json(o.forecast, &fc);
         o.steps = fc ? (long)json_integer_value(json_object_get(json_object_get(fc, "hero"), "steps")) : 0;
-        if (!fc) st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", o.forecast, err.line, err.text);
         json_decref(fc);
     }
     optimizer_config_default(&o.opt);

@@ -81,7 +81,15 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
     if (!strcmp(key, "model")) COPY(model);
-    if (!strcmp(key, "schedule")) COPY(schedule);
+    if (!strcmp(key, "schedule")) {   // checked here, so that a typo is reported with its line
+        lr_schedule check;
+        if (lr_schedule_parse(val, 1000, &check)) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", sx_last_error());
+            return BAD(why);
+        }
+        COPY(schedule);
+    }
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
@@ -385,6 +393,20 @@ static sx_status check_existing(const char *out_dir, const ladder_run *x) {
     return st;
 }
 
+// A rung whose run is longer than the training shard repeats data, which scaling laws do not model: said
+// once per rung, before anything trains (each run's train.log says it too, where nobody looks).
+static void warn_repeated_data(const ladder_spec *s, const ladder_run *runs, size_t n) {
+    shard_header h;
+    if (!strncmp(s->train, "synthetic:", 10) || shard_read_header(s->train, &h) != SX_OK || !h.n_tokens) return;
+    for (size_t i = 0; i < n; i++) {
+        double tokens = (double)runs[i].steps * (double)(runs[i].batch * s->seq);
+        if (runs[i].branch >= 0 || runs[i].seed != 1 || tokens <= (double)h.n_tokens) continue;
+        fprintf(stderr, "ladder %s: warning: rung %s trains %.0f tokens, %.2f passes over %s (%llu tokens): repeated data "
+                "trains worse than fresh data and bends the fitted laws; use a larger shard or fewer tokens_per_param\n",
+                s->name, runs[i].descriptor, tokens, tokens / (double)h.n_tokens, s->train, (unsigned long long)h.n_tokens);
+    }
+}
+
 // Under mpirun, which rank trains each run: a main run and its cooldown branches stay together (a branch
 // starts from its parent's checkpoint), and these groups go in plan order (largest first) to the rank with
 // the least compute so far. owner: (n) overwritten with a rank per run.
@@ -418,6 +440,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
     if (!st) st = fs_mkdir_p(out_dir);
     if (st) { free(runs); return st; }
+    warn_repeated_data(s, runs, n);
     int cores = dist_cores_per_rank();
     if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
         fprintf(stderr, "ladder %s: note: --jobs %d is more than the %d cores: %d runs at a time\n", s->name, jobs, cores, cores);

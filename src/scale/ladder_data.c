@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "scale/ladder_data.h"
 
 void ladder_data_free(ladder_data *d) {
@@ -20,7 +21,12 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
     for (size_t i = 0; i < d->n_plan && !st; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
-        st = rundir_read(path, &d->runs[i]);
+        char config[4200];
+        snprintf(config, sizeof config, "%s/config.json", path);
+        if (access(config, F_OK) != 0)   // never started: the ladder has not been run (here)
+            st = sx_fail(SX_ERR_ARG, "%s has no run %s: run `sextant ladder run %s` first (or point --runs at the "
+                         "ladder's directory)", dir, d->plan[i].dir, spec->spec_path);
+        else st = rundir_read(path, &d->runs[i]);
         if (!st && !d->runs[i].done)
             st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
     }
