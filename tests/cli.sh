@@ -87,10 +87,13 @@ expect() {
 }
 expect "model 'd1-w32-hd16-v512': the descriptor's vocabulary 512 differs from the data's 64: drop -v512" \
     train --model d1-w32-hd16-v512 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/v512"
-expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; check --out, or drop --resume" \
+expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; check --out, drop --resume" \
     train "${tiny[@]}" --steps 2 --resume --out "$tmp/fresh"
+"$S" train "${tiny[@]}" --steps 2 --resume-or-start --out "$tmp/fresh2" || fail "--resume-or-start on a fresh directory"
+"$S" train "${tiny[@]}" --steps 4 --resume-or-start --out "$tmp/fresh2" 2>&1 | grep -q "done: 4 steps (2 this time)" ||
+    fail "--resume-or-start did not continue the run"
 expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
-expect "$tmp/nothere has no run w32-s1: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
+expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
 expect "cannot open $tmp/nothere/fit.json (No such file or directory)" \
     forecast --fit "$tmp/nothere/fit.json" --model d1-hd8-w48 --flops-ratio 3

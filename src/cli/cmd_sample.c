@@ -48,14 +48,15 @@ static sx_status find_vocab(const char *ckpt, const char *given, size_t vocab, b
     return st;
 }
 
-// Comma-separated token ids below vocab into ids (appended at *n, at most cap); what names the flag.
+// Comma-separated token ids below vocab into ids (appended at *n, at most cap); what names the flag. A bad
+// --prompt gets the hint to give a vocabulary unless no_hint (--ids was asked for).
 static sx_status parse_ids(const char *text, size_t vocab, int32_t *ids, size_t *n, size_t cap, const char *what,
-                           bool have_vocab) {
+                           bool no_hint) {
     for (char *e, *s = (char *)text; *s && *n < cap; s = *e ? e + 1 : e) {
         long v = strtol(s, &e, 10);
         if (e == s || (*e && *e != ',') || v < 0 || (size_t)v >= vocab)
             return sx_fail(SX_ERR_ARG, "%s: '%s' is not comma-separated token ids below %zu%s", what, text, vocab,
-                           have_vocab || strcmp(what, "--prompt") ? "" : "; for a text prompt give --vocab FILE "
+                           no_hint || strcmp(what, "--prompt") ? "" : "; for a text prompt give --vocab FILE "
                            "(the .sxv vocabulary the training shards were written with)");
         ids[(*n)++] = (int32_t)v;
     }
@@ -120,7 +121,7 @@ int cmd_sample(int argc, char **argv) {
     } else if (!st && tok) {
         if (tok->eot != TOK_NONE) ptok[np++] = (int32_t)tok->eot, stops[nstop++] = (int32_t)tok->eot;
         for (size_t i = 0; i < enc.n; i++) ptok[np++] = (int32_t)enc.ids[i];
-    } else if (!st) st = parse_ids(prompt, vocab, ptok, &np, cap, "--prompt", false);
+    } else if (!st) st = parse_ids(prompt, vocab, ptok, &np, cap, "--prompt", ids);
     tok_ids_free(&enc);
     size_t before = nstop;
     if (!st) st = parse_ids(stop, vocab, stops + nstop, &nstop, 64 - before, "--stop", true);

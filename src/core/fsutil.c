@@ -87,5 +87,5 @@ sx_status fs_load_json(const char *path, json_t **out) {
         struct stat sb;
         return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, stat(path, &sb) ? strerror(errno) : err.text);
     }
-    return sx_fail(SX_ERR_FORMAT, "%s:%d:%d: %s", path, err.line, err.column, err.text);
+    return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
 }

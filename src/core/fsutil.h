@@ -22,7 +22,7 @@ void fs_remove_stale_tmp(const char *dir);
 // and the temporary removed. fill returns false on a write error.
 // Reads a JSON document: *out (the caller's reference) or a status whose message names the file, and the
 // line and column only when the problem is inside it ("cannot open runs/x/fit.json (No such file or
-// directory)", "fit.json:3:7: ...").
+// directory)", "fit.json:3: ...").
 sx_status fs_load_json(const char *path, json_t **out);
 sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
 

@@ -352,9 +352,9 @@ static sx_status open_run_dir(run *r) {
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
-    if (!own && o->resume)   // a typo in --out, or a run that died before its first checkpoint: say so
-        return sx_fail(SX_ERR_ARG, "--resume: %s holds no checkpoint (checkpoint.sxt) to continue; check --out, or drop "
-                       "--resume to start a fresh run there", o->out);
+    if (!own && o->resume && !o->resume_or_start)   // a typo in --out, or a run that died before its first checkpoint: say so
+        return sx_fail(SX_ERR_ARG, "--resume: %s holds no checkpoint (checkpoint.sxt) to continue; check --out, drop "
+                       "--resume to start a fresh run there, or pass --resume-or-start", o->out);
     if (own && (st = resume_from(r, r->ckpt_path))) return st;
     if (own && (st = restore_kept_copy(r))) return st;
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
