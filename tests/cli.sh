@@ -17,6 +17,17 @@ echo "$v" | grep -Eq '^sextant [0-9]+\.[0-9]+ \(git [^)]+\)$' || fail "--version
 echo "$v" | grep -q "OpenMP waits passive" || fail "sextant did not set the passive wait policy: $v"
 OMP_WAIT_POLICY=active "$S" --version | grep -q "OpenMP waits active" || fail "the user's OMP_WAIT_POLICY was not kept"
 
+# The build: quiet by default (one object compiles without a line), V=1 shows the command; make test keeps
+# the test objects (.SECONDARY), so that the next build does not compile them again.
+mk=$(make --no-print-directory BUILD="$tmp/b" "$tmp/b/src/core/rng.o" 2>&1) || fail "make one object: $mk"
+[ -z "$mk" ] || fail "a quiet build printed: $mk"
+rm -f "$tmp/b/src/core/rng.o"
+make --no-print-directory BUILD="$tmp/b" V=1 "$tmp/b/src/core/rng.o" 2>&1 | grep -q -- "-c src/core/rng.c -o $tmp/b/src/core/rng.o" ||
+    fail "V=1 did not show the compiler command"
+if [ -n "${SEXTANT_BUILD:-}" ]; then
+    [ -f "$SEXTANT_BUILD/tests/test_core.o" ] || fail "make test deleted the test objects (no .SECONDARY?)"
+fi
+
 # --threads 0 (the default): the thread count of every step is logged, between 1 and the cores.
 env -u OMP_NUM_THREADS "$S" train "${tiny[@]}" --steps 3 --out "$tmp/thr" || fail "train with the default threads"
 n=$(grep -c '"threads":[1-9]' "$tmp/thr/metrics.jsonl")
