@@ -32,7 +32,9 @@ grep -q '"sha256"' "$tmp/fc.json" && grep -q '<svg' "$tmp/fc.svg" || fail "forec
 grep -q "peak LR 0.00667, schedule cosine" "$tmp/fc.log" || fail "the hero's LR in short form"
 grep -q "Forecast: hero d1-hd8-w48 on cosine, from ladder smoke-a (wsd:decay=0.2,shape=sqrt)" "$tmp/fc.svg" || fail "forecast plot title"
 # A ladder trained on a shard smaller than the hero's tokens: the forecast warns (from the shard's header).
-sed 's|"train": *"synthetic:64"|"train": "tests/fuzz/corpus/shard/v64.bin"|' "$tmp/fit.json" > "$tmp/fit-shard.json"
+# (fit.json is hashed, so the fit is made from a spec naming the shard, which has the same vocabulary.)
+sed 's|^train .*|train tests/fuzz/corpus/shard/v64.bin|' $A > "$tmp/a-shard.ladder"
+"$S" fit "$tmp/a-shard.ladder" --runs "$tmp/a" --out "$tmp/fit-shard.json" > /dev/null 2>&1 || fail "fit of the shard spec"
 "$S" forecast --fit "$tmp/fit-shard.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc-shard.json" \
     2>&1 | grep -q "passes over tests/fuzz/corpus/shard/v64.bin (8 tokens)" || fail "no repeated-data warning from forecast"
 steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)
@@ -47,6 +49,10 @@ half=$(sed -n 's/.*"mean_band_halfwidth_rel": *\([0-9.e+-]*\).*/\1/p' "$tmp/hero
 grep -q "mean band half-width: ±$(awk -v h="$half" 'BEGIN { printf "%.2f", 100 * h }')%" "$tmp/check.txt" ||
     fail "band half-width differs between the text ($(grep -o 'half-width: [^ ]*' "$tmp/check.txt")) and the JSON ($half)"
 sed 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json" > "$tmp/tampered.json"
+# fit.json is hashed like the forecast: an edited fit is refused.
+sed 's/"lr": /"lr": -/' "$tmp/fit.json" > "$tmp/fit-tampered.json"
+"$S" forecast --fit "$tmp/fit-tampered.json" --model d1-hd8-w48 --flops-ratio 3 --out "$tmp/fc-t.json" 2>&1 |
+    grep -q "fit-tampered.json: sha256 does not match" || fail "a tampered fit.json must be refused"
 "$S" forecast --check "$tmp/hero" --forecast "$tmp/tampered.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered forecast must be refused"
 
 cp $B "$tmp/b.ladder"

@@ -30,7 +30,7 @@ int cmd_fit(int argc, char **argv) {
     if (!*out) snprintf(path, sizeof path, "%s/fit.json", dir);
     json_t *fit;
     if ((st = forecast_fit_ladder(&spec, dir, &fit))) return cli_report("fit", st);
-    if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(12)))
+    if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))   // full precision: the hash covers it
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
     json_t *bt = json_object_get(fl, "backtest");

@@ -165,8 +165,15 @@ sx_status ladder_spec_read(const char *path, ladder_spec *s) {
         return sx_fail(SX_ERR_FORMAT, "%s: 'model' must be a descriptor template containing {width}", path);
     if (!s->n_rungs) return sx_fail(SX_ERR_FORMAT, "%s: give the rungs with 'widths' or 'budgets'", path);
     if (!*s->train) return sx_fail(SX_ERR_FORMAT, "%s: 'train' (a token shard) is required", path);
-    if (s->n_branches && strncmp(s->schedule, "wsd", 3))
-        return sx_fail(SX_ERR_FORMAT, "%s: cooldown branches need a wsd schedule", path);
+    // The schedule is checked on its own first: an unknown one was once blamed on the branches.
+    lr_schedule sched;
+    if ((st = lr_schedule_parse(s->schedule, 1000, &sched))) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", sx_last_error());
+        return sx_fail(st, "%s: schedule: %s", path, why);
+    }
+    if (s->n_branches && sched.kind != LR_WSD)
+        return sx_fail(SX_ERR_FORMAT, "%s: cooldown branches need a wsd schedule, not '%s'", path, s->schedule);
     return SX_OK;
 }
 

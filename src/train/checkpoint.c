@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,18 @@ static sx_status check_model(const char *path, const tensorfile *f, const model 
     return SX_OK;
 }
 
+// A checkpoint whose checksum holds can still carry NaN or infinite weights (written by another tool, or
+// edited): sampling from them gave garbage without a word, and resuming would stop at the first step.
+static sx_status check_finite(const char *path, const tf_tensor *t) {
+    if (t->dtype != TF_F32) return SX_OK;
+    const float *x = t->data;
+    for (size_t i = 0; i < t->nbytes / sizeof(float); i++)
+        if (!isfinite(x[i]))
+            return sx_fail(SX_ERR_FORMAT, "%s: tensor %s holds %g at index %zu: the weights are unusable (a checkpoint "
+                           "from a diverged run, or corrupted)", path, t->name, (double)x[i], i);
+    return SX_OK;
+}
+
 sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **meta_out) {
     tensorfile f;
     sx_status st = tf_read(path, KIND, &f);
@@ -79,6 +92,7 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
             st = sx_fail(SX_ERR_MISMATCH, "%s: optimizer state %s is missing or has the wrong size (another optimizer?)",
                          path, name);
     }
+    for (size_t i = 0; !st && i < f.n; i++) st = check_finite(path, &f.tensors[i]);
     if (!st) {
         for (size_t i = 0; i < m->table.n; i++) {
             char name[128];
