@@ -78,6 +78,11 @@ int cmd_fit(int argc, char **argv) {
                "mean %.3f%%, worst %.3f%%)\n", json_number_value(json_object_get(p, "Linf")), json_number_value(json_object_get(p, "A")),
                json_number_value(json_object_get(p, "alpha")), 100 * json_number_value(json_object_get(fl, "mean_abs_rel_err")),
                100 * json_number_value(json_object_get(bt, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(bt, "max_abs_rel_err")));
+    if (fl && json_number_value(json_object_get(p, "Linf")) < 1e-3)   // at (or next to) its bound
+        fprintf(stderr, "sextant fit: warning: the irreducible loss Linf = %.4f sits at its lower bound 0: the rungs do not "
+                "bend enough to pin it down, and a pure power law falls without limit, so forecasts far beyond the "
+                "ladder will be too low; add rungs (a wider range of compute) before trusting the extrapolation\n",
+                json_number_value(json_object_get(p, "Linf")));
     if (spec.n_rungs < 4)
         fprintf(stderr, "sextant fit: warning: %zu rungs determine the 3-parameter per-fraction laws exactly: no misfit "
                 "estimate, no held-out rung, a fragile forecast; use at least 4\n", spec.n_rungs);

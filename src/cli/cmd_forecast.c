@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "core/fsutil.h"
 #include "data/shard.h"
 #include "scale/curvecast.h"
 #include "scale/forecast.h"
@@ -14,9 +15,8 @@
 #include "scale/plots.h"
 
 static json_t *load(const char *path, sx_status *st) {
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
-    if (!j) *st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    json_t *j = NULL;
+    *st = fs_load_json(path, &j);
     return j;
 }
 
