@@ -29,6 +29,7 @@ int cmd_train(int argc, char **argv) {
         if (o.steps <= 0 && o.tokens <= 0) o.steps = forecast_watch_steps(&watch);
         o.eval_hook = &watch.hook;
     }
+    if (o.resume_or_start) o.resume = true;
     if (!st) st = train_options_check(&o);
     if (!st) st = dist_init();   // under mpirun: joins the ranks (docs/DISTRIBUTED.md)
     if (st) {
