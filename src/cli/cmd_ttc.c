@@ -183,7 +183,7 @@ static void print_table(const ttc_experiment_config *c, const ttc_experiment_res
 }
 
 // ttc_strategies.svg (accuracy of every strategy against N) and ttc_sizes.svg (policy sizes at equal FLOPs).
-static sx_status write_plots(const char *out, const ttc_experiment_result *r) {
+static sx_status write_plots(const char *out, const ttc_experiment_config *c, const ttc_experiment_result *r) {
     static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
     const ttc_policy_result *p0 = &r->pol[0];
     size_t nk = r->nk;
@@ -204,7 +204,10 @@ static sx_status write_plots(const char *out, const ttc_experiment_result *r) {
     sel[ns++] = (svg_series){.label = "compute-optimal (CV)", .x = kd, .y = r->opt_pred, .n = nk, .color = colors[6], .dashed = true};
     char path[4096];
     snprintf(path, sizeof path, "%s/ttc_strategies.svg", out);
-    sx_status st = svgplot_write(path, "Accuracy vs samples N", "samples per problem N", "accuracy", sel, ns);
+    char title[600];   // every chart names what it shows: the policy, the problems, the verifiers' aggregation
+    snprintf(title, sizeof title, "Accuracy vs samples N: policy %s, %zu problems, process verifier aggregated by %s",
+             c->policy, r->problems, c->agg);
+    sx_status st = svgplot_write(path, title, "samples per problem N", "accuracy", sel, ns);
     svg_series sz[16];
     size_t nz = 0;
     char labels[16][96];
@@ -218,7 +221,8 @@ static sx_status write_plots(const char *out, const ttc_experiment_result *r) {
         nz++;
     }
     snprintf(path, sizeof path, "%s/ttc_sizes.svg", out);
-    if (!st) st = svgplot_write(path, "Model size vs samples at equal inference FLOPs", "inference FLOPs per problem", "accuracy", sz, nz);
+    snprintf(title, sizeof title, "Model size vs samples at equal inference FLOPs: %zu policies, %zu problems", r->npol, r->problems);
+    if (!st) st = svgplot_write(path, title, "inference FLOPs per problem", "accuracy", sz, nz);
     return st;
 }
 
@@ -268,7 +272,7 @@ static int ttc_run(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/ttc.json", out);
     if (json_dump_file(root, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "cannot write %s", path);
     json_decref(root);
-    if (!st) st = write_plots(out, &r);
+    if (!st) st = write_plots(out, &c, &r);
     ttc_experiment_free(&r);
     if (!st) printf("wrote %s/ttc.json, ttc_strategies.svg, ttc_sizes.svg\n", out);
     return cli_report("ttc run", st);
