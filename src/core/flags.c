@@ -137,16 +137,21 @@ static void format_value(const flag_def *d, char *text, size_t size) {
 sx_status flags_to_argv(const flag_def *defs, size_t n, char *buf, size_t size, char **argv, int *argc, int max) {
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
-        if (*argc + 2 >= max) return sx_fail(SX_ERR_ARG, "too many arguments for the command line");
+        if (*argc + 3 > max) return sx_fail(SX_ERR_ARG, "too many arguments for the command line");
         char value[64];
         const char *text = value;
         if (defs[i].type == FLAG_STR) text = *(const char **)defs[i].target ? *(const char **)defs[i].target : "";
         else format_value(&defs[i], value, sizeof value);
-        // "--name=VALUE" in one argument: a text value may itself start with "--".
-        int len = snprintf(buf + used, size - used, "--%s=%s", defs[i].name, text);
-        if (len < 0 || (size_t)len >= size - used) return sx_fail(SX_ERR_ARG, "the command line is too long");
-        argv[(*argc)++] = buf + used;
-        used += (size_t)len + 1;
+        // "--name VALUE" (flags_parse_args takes the next argument whole, even one starting with "--");
+        // a boolean as "--name" or "--no-name".
+        bool is_bool = defs[i].type == FLAG_BOOL, on = is_bool && *(bool *)defs[i].target;
+        for (int part = 0; part < (is_bool ? 1 : 2); part++) {
+            int len = part ? snprintf(buf + used, size - used, "%s", text)
+                           : snprintf(buf + used, size - used, "--%s%s", is_bool && !on ? "no-" : "", defs[i].name);
+            if (len < 0 || (size_t)len >= size - used) return sx_fail(SX_ERR_ARG, "the command line is too long");
+            argv[(*argc)++] = buf + used;
+            used += (size_t)len + 1;
+        }
     }
     argv[*argc] = NULL;
     return SX_OK;

@@ -38,7 +38,7 @@ bool flags_help_or_parse(const flag_def *defs, size_t n, int argc, char **argv, 
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n);
 // The resolved values as a JSON object {name: value} (a float as the shortest decimal that reads back as it).
 json_t *flags_to_json(const flag_def *defs, size_t n);
-// "--name VALUE" for every flag, in table order, appended to argv[*argc..) with the strings in buf (size
+// "--name VALUE" for every flag ("--name" or "--no-name" for a boolean), in table order, appended to argv[*argc..) with the strings in buf (size
 // bytes); flags_parse_args of the result sets every target to the value it has now (numbers are printed
 // with enough digits to read back exactly). argv stays NULL-terminated. SX_ERR_ARG when buf or max
 // (argv's capacity, the NULL included) is too small.

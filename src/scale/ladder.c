@@ -332,10 +332,12 @@ static const ladder_run *parent_of(const ladder_spec *s, const ladder_run *runs,
 typedef struct {
     train_options o;
     char out[4096], branch_from[4200], warmup[32], extra[1024];
-    char *extra_argv[128];
+    char *extra_argv[128];   // the spec's extra arguments, passed to the trainer after the options
+    int n_extra;
 } run_options;
 
-// Options of run x: the plan's values over train_options_default, then the spec's `extra` flags.
+// Options of run x: the plan's values over train_options_default; the spec's `extra` arguments are split
+// into r->extra_argv, to follow them verbatim.
 static sx_status build_options(const ladder_spec *s, const ladder_run *x, const ladder_run *parent, const char *out_dir,
                                int threads, run_options *r) {
     train_options *o = &r->o;
@@ -370,8 +372,8 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     int argc = 0;
     for (char *save = NULL, *tok = strtok_r(r->extra, " \t", &save); tok && argc < 128; tok = strtok_r(NULL, " \t", &save))
         r->extra_argv[argc++] = tok;
-    sx_status st = train_options_parse_args(o, argc, r->extra_argv);
-    if (!st) st = train_options_check(o);
+    r->n_extra = argc;
+    sx_status st = train_options_check(o);
     return st ? sx_fail(st, "%s: run %s: %s", s->spec_path, x->dir, sx_last_error()) : SX_OK;
 }
 
@@ -437,7 +439,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (st) return st;
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
-    run_options *ro = malloc(sizeof *ro);   // every run's options are valid before any starts (the spec's extra flags)
+    run_options *ro = malloc(sizeof *ro);   // every run's options are valid before any starts
     if (!ro && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++)
         st = build_options(s, &runs[i], parent_of(s, runs, i), out_dir, 1, ro);
@@ -481,7 +483,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
             sx_status bad = build_options(s, &runs[i], parent, out_dir, threads, &ro);
             mkdir(ro.out, 0755);
             snprintf(log, sizeof log, "%s/train.log", ro.out);
-            if (bad || train_spawn(&ro.o, exe, log, &pids[i])) {
+            if (bad || train_spawn(&ro.o, ro.extra_argv, ro.n_extra, exe, log, &pids[i])) {
                 fprintf(stderr, "  FAILED %-16s %s\n", runs[i].dir, sx_last_error());
                 state[i] = FAILED;
                 failed++;

@@ -26,7 +26,7 @@
 //   eval_batches N              [32]
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
-//   extra FLAGS...              more `sextant train` flags, set over the plan's (checked before any run starts)
+//   extra FLAGS...              more `sextant train` flags, passed verbatim after the plan's
 #ifndef SEXTANT_LADDER_H
 #define SEXTANT_LADDER_H
 #include <stdbool.h>

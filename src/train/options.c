@@ -83,14 +83,19 @@ sx_status train_options_check(train_options *o) {
     return st ? st : optimizer_config_check(&o->opt);
 }
 
-sx_status train_spawn(const train_options *o, const char *exe, const char *log_path, pid_t *pid) {
+sx_status train_spawn(const train_options *o, char *const *extra, int n_extra, const char *exe, const char *log_path,
+                      pid_t *pid) {
     train_options copy = *o;   // the table's targets are writable; the values are only read
     flag_def defs[TRAIN_MAX_FLAGS];
     size_t n = train_options_flags(&copy, defs);
-    char buf[16384], *argv[TRAIN_MAX_FLAGS + 3] = {(char *)exe, "train"};
+    enum { MAX_ARGS = 2 * TRAIN_MAX_FLAGS + 3 + 128 };
+    char buf[16384], *argv[MAX_ARGS] = {(char *)exe, "train"};
     int argc = 2;
-    sx_status st = flags_to_argv(defs, n, buf, sizeof buf, argv, &argc, TRAIN_MAX_FLAGS + 3);
+    sx_status st = flags_to_argv(defs, n, buf, sizeof buf, argv, &argc, MAX_ARGS - 128);
     if (st) return st;
+    if (n_extra > 128) return sx_fail(SX_ERR_ARG, "more than 128 extra training arguments");
+    for (int i = 0; i < n_extra; i++) argv[argc++] = extra[i];
+    argv[argc] = NULL;
     *pid = fork();
     if (*pid < 0) return sx_fail(SX_ERR_IO, "cannot start a trainer for %s (fork failed)", o->out);
     if (*pid > 0) return SX_OK;

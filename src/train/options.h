@@ -79,7 +79,9 @@ sx_status train_options_parse_args(train_options *o, int argc, char **argv);
 // Resolves opt.kind from optimizer and checks the optimizer's ranges. SX_ERR_ARG naming the setting.
 sx_status train_options_check(train_options *o);
 // Starts `exe train` with exactly these options as a child process (fork and exec, leaving any MPI
-// launcher behind), stdout and stderr appended to log_path. *pid: the child's id.
-sx_status train_spawn(const train_options *o, const char *exe, const char *log_path, pid_t *pid);
+// launcher behind), then the n_extra arguments extra verbatim (a ladder spec's `extra`); stdout and stderr
+// appended to log_path. *pid: the child's id.
+sx_status train_spawn(const train_options *o, char *const *extra, int n_extra, const char *exe, const char *log_path,
+                      pid_t *pid);
 
 #endif
