@@ -3,11 +3,13 @@
 #include <string.h>
 #include <math.h>
 #include "data/loader.h"
+#include "data/mixture.h"
 #include "train/batches.h"
 
 struct batch_source {
-    bool is_shard;
+    bool is_shard, is_mixture;
     data_loader ld;         // shard
+    mixture_sampler *mix;   // mixture spec (*.mix)
     synthetic_source syn;   // synthetic
     rng_state rng;          // synthetic
     size_t T;
@@ -43,11 +45,17 @@ sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool
     snprintf(s->spec, sizeof s->spec, "%s", spec);
     s->T = T;
     rng_seed(&s->rng, seed);
+    loader_mode mode = epoch_order ? LOADER_EPOCH : LOADER_RANDOM;
     sx_status st;
     if (!strncmp(spec, "synthetic:", 10)) st = synthetic_open(spec, &s->syn);
-    else {
+    else if (mixture_is_spec(spec)) {
+        s->is_mixture = true;
+        s->mix = calloc(1, sizeof *s->mix);
+        st = s->mix ? mixture_open(s->mix, spec, T, mode, seed, 0) : sx_fail(SX_ERR_NOMEM, "out of memory");
+        if (st) free(s->mix);
+    } else {
         s->is_shard = true;
-        st = loader_open(&s->ld, spec, T, epoch_order ? LOADER_EPOCH : LOADER_RANDOM, seed, 0);
+        st = loader_open(&s->ld, spec, T, mode, seed, 0);
     }
     if (st) { free(s); return st; }
     *out = s;
@@ -57,16 +65,22 @@ sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool
 void batch_source_close(batch_source *s) {
     if (!s) return;
     if (s->is_shard) loader_close(&s->ld);
+    else if (s->is_mixture) { mixture_close(s->mix); free(s->mix); }
     else synthetic_close(&s->syn);
     free(s);
 }
 
-size_t batch_source_vocab(const batch_source *s) { return s->is_shard ? s->ld.shard.h.vocab_size : s->syn.vocab; }
+size_t batch_source_vocab(const batch_source *s) {
+    return s->is_shard ? s->ld.shard.h.vocab_size : s->is_mixture ? s->mix->ld[0].shard.h.vocab_size : s->syn.vocab;
+}
 
-double batch_source_tokens(const batch_source *s) { return s->is_shard ? (double)s->ld.shard.h.n_tokens : 0; }
+double batch_source_tokens(const batch_source *s) {
+    return s->is_shard ? (double)s->ld.shard.h.n_tokens : s->is_mixture ? (double)mixture_tokens(s->mix) : 0;
+}
 
 sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens) {
     if (s->is_shard) loader_next(&s->ld, B, tokens);
+    else if (s->is_mixture) mixture_next(s->mix, B, tokens);
     else synthetic_batch(&s->syn, &s->rng, B, s->T, tokens);
     return SX_OK;
 }
@@ -75,6 +89,8 @@ sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens) {
 // does not depend on how many windows are evaluated.
 sx_status batch_source_eval(batch_source *s, size_t index, size_t B, int32_t *tokens) {
     size_t T = s->T;
+    if (s->is_mixture)
+        return sx_fail(SX_ERR_ARG, "%s: a mixture is evaluated per source (its validation shards), not as one stream", s->spec);
     if (!s->is_shard) {
         rng_state r;
         rng_seed(&r, 0xe7a1 + index);
@@ -92,31 +108,59 @@ sx_status batch_source_eval(batch_source *s, size_t index, size_t B, int32_t *to
     return SX_OK;
 }
 
-json_t *batch_source_state(const batch_source *s) {
-    if (!s->is_shard) return json_pack("{s:s, s:o}", "spec", s->spec, "rng", rng_to_json(&s->rng));
+// A loader's position as JSON (new reference), and back.
+static json_t *loader_state(const data_loader *ld) {
     loader_pos p;
-    loader_get_pos(&s->ld, &p);
+    loader_get_pos(ld, &p);
     rng_state r;
     memcpy(r.s, p.rng, sizeof r.s);
     char seed[24];
     snprintf(seed, sizeof seed, "%016llx", (unsigned long long)p.seed);
-    return json_pack("{s:s, s:I, s:s, s:I, s:I, s:o}", "spec", s->spec, "mode", (json_int_t)p.mode, "seed", seed,
-                     "epoch", (json_int_t)p.epoch, "cursor", (json_int_t)p.cursor, "rng", rng_to_json(&r));
+    return json_pack("{s:I, s:s, s:I, s:I, s:o}", "mode", (json_int_t)p.mode, "seed", seed, "epoch",
+                     (json_int_t)p.epoch, "cursor", (json_int_t)p.cursor, "rng", rng_to_json(&r));
 }
 
-sx_status batch_source_restore(batch_source *s, json_t *state) {
+static sx_status loader_restore(data_loader *ld, json_t *state) {
     rng_state r;
     if (!rng_from_json(json_object_get(state, "rng"), &r))
         return sx_fail(SX_ERR_FORMAT, "checkpoint: data position is missing or malformed");
-    if (!s->is_shard) {
-        s->rng = r;
-        return SX_OK;
-    }
     const char *seed = json_string_value(json_object_get(state, "seed"));
     loader_pos p = {.mode = (uint64_t)json_integer_value(json_object_get(state, "mode")),
                     .seed = seed ? strtoull(seed, NULL, 16) : 0,
                     .epoch = (uint64_t)json_integer_value(json_object_get(state, "epoch")),
                     .cursor = (uint64_t)json_integer_value(json_object_get(state, "cursor"))};
     memcpy(p.rng, r.s, sizeof p.rng);
-    return loader_set_pos(&s->ld, &p);
+    return loader_set_pos(ld, &p);
+}
+
+json_t *batch_source_state(const batch_source *s) {
+    if (s->is_mixture) {
+        json_t *srcs = json_array();
+        for (size_t k = 0; k < s->mix->spec.n; k++) json_array_append_new(srcs, loader_state(&s->mix->ld[k]));
+        return json_pack("{s:s, s:o, s:o}", "spec", s->spec, "pick", rng_to_json(&s->mix->pick), "sources", srcs);
+    }
+    if (!s->is_shard) return json_pack("{s:s, s:o}", "spec", s->spec, "rng", rng_to_json(&s->rng));
+    json_t *o = loader_state(&s->ld);
+    json_object_set_new(o, "spec", json_string(s->spec));
+    return o;
+}
+
+sx_status batch_source_restore(batch_source *s, json_t *state) {
+    if (s->is_mixture) {
+        json_t *srcs = json_object_get(state, "sources");
+        if (!rng_from_json(json_object_get(state, "pick"), &s->mix->pick) || json_array_size(srcs) != s->mix->spec.n)
+            return sx_fail(SX_ERR_MISMATCH, "checkpoint: the data position is not one of mixture %s (%zu sources)", s->spec,
+                           s->mix->spec.n);
+        for (size_t k = 0; k < s->mix->spec.n; k++) {
+            sx_status st = loader_restore(&s->mix->ld[k], json_array_get(srcs, k));
+            if (st) return st;
+        }
+        return SX_OK;
+    }
+    if (s->is_shard) return loader_restore(&s->ld, state);
+    rng_state r;
+    if (!rng_from_json(json_object_get(state, "rng"), &r))
+        return sx_fail(SX_ERR_FORMAT, "checkpoint: data position is missing or malformed");
+    s->rng = r;
+    return SX_OK;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
+#include "data/mixture.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
@@ -33,6 +34,12 @@ typedef struct {
     param_ref *refs;
     lr_schedule sched;
     batch_source *train, *val;
+    // A mixture's validation sets (--val X.mix, or --train X.mix without --val): one source each, its name
+    // and weight; val_loss is then the weighted mix and val_loss_NAME each source's loss.
+    batch_source *vals[MIXTURE_MAX_SOURCES];
+    char val_names[MIXTURE_MAX_SOURCES][MIXTURE_NAME_MAX];
+    double val_w[MIXTURE_MAX_SOURCES];
+    size_t n_vals;
     int32_t *tokens;
     size_t B, T;
     long total_steps, step;     // step = completed optimizer steps
@@ -103,9 +110,9 @@ static bool eval_due(const run *r, long step) {
 // This rank's rows of the (B, T+1) batch in r->tokens.
 static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T + 1); }
 
-// The mean validation loss over eval_batches batches, each split over the ranks like a training batch.
-static double evaluate(run *r, sx_status *st) {
-    batch_source *src = r->val ? r->val : r->train;
+// The mean loss of one validation source over eval_batches batches, each split over the ranks like a
+// training batch.
+static double evaluate_source(run *r, batch_source *src, sx_status *st) {
     double sum = 0;
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
@@ -114,6 +121,35 @@ static double evaluate(run *r, sx_status *st) {
     }
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
+}
+
+// The validation loss: of --val (or fixed windows of --train), or for a mixture the weighted mean of its
+// sources' losses, which are written to per_source[0..n_vals).
+static double evaluate(run *r, double *per_source, sx_status *st) {
+    if (!r->n_vals) return evaluate_source(r, r->val ? r->val : r->train, st);
+    double mix = 0;
+    for (size_t k = 0; k < r->n_vals; k++) {
+        per_source[k] = evaluate_source(r, r->vals[k], st);
+        if (*st) return NAN;
+        mix += r->val_w[k] * per_source[k];
+    }
+    return mix;
+}
+
+// Opens the validation sets of mixture spec `path`, one batch source per source's validation shard.
+static sx_status open_mixture_vals(run *r, const char *path, size_t vocab) {
+    mixture_spec m;
+    sx_status st = mixture_spec_load(path, &m);
+    for (size_t k = 0; k < m.n && !st; k++) {
+        if ((st = batch_source_open(&r->vals[k], m.src[k].val, r->T, false, 0))) break;
+        r->n_vals = k + 1;
+        snprintf(r->val_names[k], sizeof r->val_names[k], "%s", m.src[k].name);
+        r->val_w[k] = m.src[k].weight;
+        if (batch_source_vocab(r->vals[k]) != vocab)
+            st = sx_fail(SX_ERR_MISMATCH, "validation set %s (%s) has vocabulary %zu, the training data has %zu",
+                         m.src[k].name, m.src[k].val, batch_source_vocab(r->vals[k]), vocab);
+    }
+    return st;
 }
 
 static json_t *train_meta(const run *r) {
@@ -273,9 +309,12 @@ static sx_status setup(run *r) {
     if (!epoch && strcmp(o->data_order, "random"))
         return sx_fail(SX_ERR_ARG, "--data-order must be random or epoch, not '%s'", o->data_order);
     sx_status st = batch_source_open(&r->train, o->train_data, r->T, epoch, (uint64_t)o->seed);
-    if (!st && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
+    bool val_mix = mixture_is_spec(o->val_data) || (!(o->val_data && *o->val_data) && mixture_is_spec(o->train_data));
+    if (!st && !val_mix && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
     if (st) return st;
     size_t vocab = batch_source_vocab(r->train);
+    if (val_mix && (st = open_mixture_vals(r, mixture_is_spec(o->val_data) ? o->val_data : o->train_data, vocab)))
+        return st;
     if (r->val && batch_source_vocab(r->val) != vocab)
         return sx_fail(SX_ERR_MISMATCH, "validation data %s has vocabulary %zu, training data %s has %zu",
                        o->val_data, batch_source_vocab(r->val), o->train_data, vocab);
@@ -332,6 +371,7 @@ static void teardown(run *r) {
     model_free(&r->m);
     batch_source_close(r->train);
     batch_source_close(r->val);
+    for (size_t k = 0; k < r->n_vals; k++) batch_source_close(r->vals[k]);
     free(r->refs);
     free(r->tokens);
     free(r->eval_fracs);
@@ -515,9 +555,15 @@ static sx_status loop(run *r) {
         double val = NAN;
         char note[96] = "";
         if (eval_due(r, step)) {
-            val = evaluate(r, &st);
+            double per_source[MIXTURE_MAX_SOURCES];
+            val = evaluate(r, per_source, &st);
             if (st) { json_decref(line); break; }
             json_object_set_new(line, "val_loss", json_real(val));
+            for (size_t k = 0; k < r->n_vals; k++) {
+                char key[64];
+                snprintf(key, sizeof key, "val_loss_%s", r->val_names[k]);
+                json_object_set_new(line, key, json_real(per_source[k]));
+            }
             check_forecast(r, step, val, line, note, sizeof note);
         }
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || r->stop;
