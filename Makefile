@@ -11,6 +11,17 @@ LDLIBS  += -lgsl -lgslcblas -ljansson -lutf8proc -lnettle -lz -lm
 BASE_LDFLAGS := -fopenmp
 BUILD   ?= build
 SEXTANT ?= sextant
+BASE_CFLAGS += -I$(BUILD)   # build/version.h
+# Quiet by default: compiler lines only for warnings and errors, one line per linked program. V=1 echoes
+# every command.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = printf '  %-4s %s\n' $(1) $(2);
+endif
 
 ISA_avx512 = -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mavx2
 ISA_bf16   = $(ISA_avx512) -mavx512bf16
@@ -30,7 +41,10 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test test-only check bench demo ttc-demo fuzz clean setup
+.PHONY: all test test-only check bench demo ttc-demo fuzz clean setup FORCE
+# Keep the intermediate objects (build/tests/*.o, build/bench/*.o): no `rm` after the test summary, and no
+# recompiling them next time.
+.SECONDARY:
 all: $(SEXTANT)
 
 setup:
@@ -38,34 +52,42 @@ setup:
 
 $(BUILD)/%_avx512.o: %_avx512.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx512) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx512) -c $< -o $@
 $(BUILD)/%_bf16.o: %_bf16.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_bf16) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_bf16) -c $< -o $@
 $(BUILD)/%_avx2.o: %_avx2.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx2) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(ISA_avx2) -c $< -o $@
 ifneq ($(MPICC),)
 $(BUILD)/src/dist/dist.o: src/dist/dist.c
 	@mkdir -p $(dir $@)
-	$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -DSEXTANT_MPI -c $< -o $@
+	$(Q)$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -DSEXTANT_MPI -c $< -o $@
 endif
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libsextant.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
+
+# The version (sextant --version): git describe, rewritten only when it changes so main.o rebuilds only then.
+GIT_DESCRIBE := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(BUILD)/version.h: FORCE
+	@mkdir -p $(BUILD)
+	@echo '#define SEXTANT_GIT "$(GIT_DESCRIBE)"' > $@.tmp; cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+$(BUILD)/src/cli/main.o: $(BUILD)/version.h
+FORCE:
 
 $(SEXTANT): $(BUILD)/src/cli/main.o $(BUILD)/libsextant.a
-	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call say,LD,$@)$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 TEST_SUPPORT := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/support/*.c))
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT) $(BUILD)/libsextant.a
-	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libsextant.a
-	$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS)
+	$(Q)$(CC) $(BASE_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LIBS)
 
 # make test: install what is missing, build, run every test binary and the shell tests.
 test: setup

@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 out=$(SEXTANT="$S" BENCH_THREADS=2 BENCH_CASES="d1-w32-hd16:32" BENCH_DTYPES="fp32 bf16" BENCH_ROUNDS=2 BENCH_STEPS=8 \
       BENCH_WARMUP=2 BENCH_RUNG_CASES="d1-w16-hd16:32" BENCH_RUNG_STEPS=30 \
-      BENCH_SKIP="torch scaling bf16loss gemm fit tok mpi study forecast" bench/run-all "$tmp" 2>&1) ||
+      BENCH_SKIP="torch scaling bf16loss gemm fit tok loaded mpi study forecast" bench/run-all "$tmp" 2>&1) ||
     fail "bench/run-all exited with $?"
 echo "$out"
 echo "$out" | grep -q FAILED && fail "a run failed"
@@ -36,6 +36,15 @@ for t in 1 2; do
     [ "$(wc -l < "$runs/d1-w16-hd16-32-fp32-t$t.steps")" -eq 20 ] || fail "rung, $t threads: expected 2 rounds x 10 timed steps"
 done
 [ "$(wc -l < "$runs/d1-w32-hd16-32-fp32-t2.steps")" -eq 12 ] || fail "training case: expected 2 rounds x 6 timed steps"
+
+# The loaded-machine case (bench/loaded.sh) at toy size: a line per load with both times and their ratio.
+lout=$(SEXTANT="$S" BENCH_LOADED_STEPS=3 BENCH_LOADED_MODEL=d1-w16-hd16 BENCH_LOADED_BUSY="0 1" bench/loaded.sh "$tmp" 2>&1) || fail "loaded.sh exited with $?"
+echo "$lout"
+for b in 0 1; do
+    echo "$lout" | awk -v b="$b" '$1 == b && $2 > 0 && $3 > 0 && $4 ~ /^[0-9.]+x$/ { ok = 1 } END { exit !ok }' ||
+        fail "loaded.sh: no good line for $b busy"
+done
+pgrep -f 'sextant-loaded-bench' >/dev/null && fail "loaded.sh left a busy loop running"
 
 [ $fails -eq 0 ] && echo "bench: all checks passed"
 exit $((fails > 0))

@@ -41,7 +41,7 @@ int cmd_train(int argc, char **argv) {
         {"ckpt-every", FLAG_INT, &o.ckpt_every, "0", "checkpoint every N steps (0: only at the end)"},
         {"out", FLAG_STR, &o.out, "", "run directory (config.json, metrics.jsonl, checkpoint.sxt)"},
         {"dtype", FLAG_STR, &o.dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
-        {"threads", FLAG_INT, &o.threads, "0", "OpenMP threads (0: all cores)"},
+        {"threads", FLAG_INT, &o.threads, "0", "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"},
         {"resume", FLAG_BOOL, &o.resume, "false", "continue the run in --out from its checkpoint"},
         {"branch-from", FLAG_STR, &o.branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
         {"save-at", FLAG_STR, &o.save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},

@@ -1,8 +1,17 @@
 // sextant: the command-line edge. Dispatches to a subcommand; the only place (with the cmd_* files) that
 // prints errors and chooses exit codes.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "core/threads.h"
+#if __has_include("version.h")
+#include "version.h"   // SEXTANT_GIT, written by the Makefile
+#endif
+#ifndef SEXTANT_GIT
+#define SEXTANT_GIT "unknown"
+#endif
+#define SEXTANT_VERSION "0.23"
 
 static const struct {
     const char *name;
@@ -23,15 +32,23 @@ static const struct {
 };
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: sextant <command> [flags]   (sextant <command> --help for its flags)\n\ncommands:\n");
+    fprintf(out, "usage: sextant <command> [flags]   (sextant <command> --help for its flags; sextant --version)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].about);
 }
 
 int main(int argc, char **argv) {
+    threads_wait_policy_setup(argv);   // may re-execute this binary, before the OpenMP runtime is used
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        const char *wait = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+        printf("sextant %s (git %s)\n", SEXTANT_VERSION, SEXTANT_GIT);
+        printf("threads: %d cores; OpenMP waits %s%s%s\n", threads_cores(), wait ? wait : "as the runtime decides",
+               spin ? ", GOMP_SPINCOUNT=" : "", spin ? spin : "");
+        return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);

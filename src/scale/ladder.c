@@ -410,7 +410,12 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
     if (!st) st = fs_mkdir_p(out_dir);
     if (st) { free(runs); return st; }
-    int cores = dist_cores_per_rank(), threads = cores / jobs > 0 ? cores / jobs : 1;
+    int cores = dist_cores_per_rank();
+    if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
+        fprintf(stderr, "ladder %s: note: --jobs %d is more than the %d cores: %d runs at a time\n", s->name, jobs, cores, cores);
+        jobs = cores;
+    }
+    int threads = cores / jobs;
     enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
     pid_t *pids = calloc(n, sizeof *pids);
     int *owner = calloc(n, sizeof *owner);

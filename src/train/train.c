@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
+#include "core/threads.h"
 #include "data/mixture.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
@@ -23,6 +24,7 @@
 #define PEAK_BF16_GFLOPS 925.0
 #define MAX_ROLLBACKS 8         // rollbacks to one checkpoint before the spike guard gives up
 #define SPIKE_WARMUP 10         // good steps before the running average is trusted
+#define ADAPT_WINDOW 0.5        // seconds between two looks at the machine's load (--threads 0)
 
 static volatile sig_atomic_t stop_requested;
 void train_request_stop(void) { stop_requested = 1; }
@@ -69,6 +71,10 @@ typedef struct {
     double comm_s;
     long fault_step;
     int fault_signal;
+    // --threads 0 on one process: the thread count follows the cores other processes leave free, checked
+    // every ADAPT_WINDOW seconds (results do not depend on the thread count).
+    bool adapt;
+    threads_load load;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -291,8 +297,10 @@ static sx_status setup(run *r) {
     r->dist = dist_size() > 1;
     if (o->threads > 0) omp_set_num_threads((int)o->threads);
     else if (r->dist) omp_set_num_threads(dist_cores_per_rank());
+    r->adapt = o->threads == 0 && !r->dist && !getenv("OMP_NUM_THREADS");
+    r->load = threads_load_sample();
     // More threads than cores only makes them wait for each other (every product splits its work evenly).
-    const int cores = omp_get_num_procs();
+    const int cores = threads_cores();
     if (o->threads > cores && r->rank == 0)
         fprintf(stderr, "sextant train: note: --threads %ld is more than the %d cores this process may use: "
                         "expect it to run slower than with %d\n", o->threads, cores, cores);
@@ -511,6 +519,16 @@ static sx_status record_step(run *r, json_t *line, long step, bool ckpt) {
     return st;
 }
 
+// --threads 0: every ADAPT_WINDOW seconds, as many threads as the cores other processes leave free.
+static void adapt_threads(run *r) {
+    if (!r->adapt) return;
+    threads_load now = threads_load_sample();
+    int t = threads_adapt(&r->load, &now, threads_cores(), ADAPT_WINDOW);
+    if (!t) return;
+    if (t != omp_get_max_threads()) omp_set_num_threads(t);
+    r->load = now;
+}
+
 static sx_status loop(run *r) {
     const train_options *o = r->o;
     double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum, t_start = runlog_now();
@@ -524,6 +542,7 @@ static sx_status loop(run *r) {
         long step = r->step + 1;
         if (r->dist && step == r->fault_step && r->rank == dist_size() - 1) raise(r->fault_signal);
         if ((st = skip_if_bad(r, step))) break;
+        adapt_threads(r);
         double lr_mult = lr_schedule_mult(&r->sched, step);
         double loss = train_step(r, lr_mult, &norm, &st);
         if (st) break;
@@ -547,6 +566,7 @@ static sx_status loop(run *r) {
                                  o->opt.lr * lr_mult, "train_loss", loss, "grad_norm", norm, "flops", r->flops_seen,
                                  "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
         if (r->dist) json_object_set_new(line, "allreduce_s", json_real(r->comm_s));
+        json_object_set_new(line, "threads", json_integer(omp_get_max_threads()));
         json_t *moe = model_moe_stats_json(&r->m);
         if (moe) {
             json_object_set_new(line, "aux_loss", json_real(model_aux_loss(&r->m)));

@@ -1,0 +1,35 @@
+// threads: how sextant's OpenMP threads behave on a machine shared with other work. Two parts:
+//  - the wait policy: idle OpenMP threads sleep instead of spinning (libgomp's default spins for ~10 ms
+//    at every barrier, which starves a thread that shares its core with another process and makes a
+//    training run several times slower as soon as one other core is busy). libgomp reads the policy from
+//    the environment once, before main, so threads_wait_policy_setup re-executes the binary with
+//    OMP_WAIT_POLICY=passive set, unless the user chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT).
+//  - the default thread count: threads_load follows the machine's busy time (/proc/stat) minus this
+//    process's own CPU time, and threads_adapt turns that into "the cores other processes leave free".
+// Not responsible for how work is split between threads (the kernels do that).
+#ifndef SEXTANT_THREADS_H
+#define SEXTANT_THREADS_H
+#include <stdbool.h>
+
+// Re-executes /proc/self/exe with argv and the wait policy in the environment when neither
+// OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set; returns (doing nothing) when one is set, or when the
+// re-execution fails. Call first thing in main, before any OpenMP call and before other threads exist.
+void threads_wait_policy_setup(char **argv);
+
+// The cores this process may run on (its affinity mask, else the online CPUs).
+int threads_cores(void);
+
+// Load seen since the last sample: the machine's busy CPU time and this process's own.
+typedef struct {
+    double wall, busy, own;   // seconds: monotonic clock, all CPUs' busy time, this process's CPU time
+    bool valid;
+} threads_load;
+
+// Takes a sample now (valid is false where /proc/stat cannot be read).
+threads_load threads_load_sample(void);
+// The thread count that leaves the cores busy with other processes' work alone, from two samples at least
+// min_window seconds apart: cores - round(others' busy cores), between 1 and cores. Returns 0 (no advice)
+// when the window is shorter, a sample is invalid, or the process is bound to fewer than all CPUs.
+int threads_adapt(const threads_load *from, const threads_load *to, int cores, double min_window);
+
+#endif
