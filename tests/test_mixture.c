@@ -1,11 +1,12 @@
 // The data mixture (data/mixture.h): the spec reader accepts a good spec and refuses bad ones with the
 // line named; the sampler draws each source with its weight within sampling error (a 4-sigma binomial
 // band, and a chi-square over the sources), every window comes whole from one source, and the stream is
-// deterministic per seed and differs between seeds.
+// deterministic per seed and differs between seeds; a run's per-source validation losses are read by name.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "data/mixture.h"
+#include "scale/rundir.h"
 #include "support/testlib.h"
 
 #define DIR "build/tests/mixture_sampler"
@@ -106,9 +107,30 @@ static void test_sampler_weights_and_determinism(void) {
     free(f3);
 }
 
+// A mixture run's metrics carry val_loss (the mix) and val_loss_NAME per source: rundir_read_set picks one.
+static void test_rundir_val_set(void) {
+    CHECK(system("mkdir -p " DIR "/run") == 0);
+    FILE *f = fopen(DIR "/run/config.json", "w");
+    fputs("{\"model\": \"d1-w32\", \"n_params\": 10, \"n_params_nonembed\": 5, \"total_steps\": 2, \"total_tokens\": 8, "
+          "\"batch_tokens\": 4, \"seed\": 1, \"flops_per_token\": 60}\n", f);
+    fclose(f);
+    f = fopen(DIR "/run/metrics.jsonl", "w");
+    fputs("{\"step\": 1, \"lr\": 0.01, \"train_loss\": 5}\n"
+          "{\"step\": 2, \"lr\": 0.01, \"train_loss\": 4, \"val_loss\": 4.5, \"val_loss_a\": 4.0, \"val_loss_b\": 5.25}\n", f);
+    fclose(f);
+    rundir_run r;
+    CHECK(rundir_read_set(DIR "/run", NULL, &r) == SX_OK && r.n_evals == 1 && r.evals[0].val_loss == 4.5);
+    rundir_free(&r);
+    CHECK(rundir_read_set(DIR "/run", "b", &r) == SX_OK && r.n_evals == 1 && r.evals[0].val_loss == 5.25);
+    rundir_free(&r);
+    CHECK(rundir_read_set(DIR "/run", "c", &r) == SX_ERR_ARG && strstr(sx_last_error(), "no \"val_loss_c\""));
+    rundir_free(&r);
+}
+
 int main(void) {
     setup();
     TEST_RUN(test_spec);
     TEST_RUN(test_sampler_weights_and_determinism);
+    TEST_RUN(test_rundir_val_set);
     return testlib_finish("mixture");
 }

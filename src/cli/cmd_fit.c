@@ -1,12 +1,15 @@
 // sextant fit SPEC: fits the scaling laws of a finished ladder and writes fit.json.
 #include <stdio.h>
+#include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "scale/forecast.h"
 
 int cmd_fit(int argc, char **argv) {
-    const char *runs, *out;
+    const char *runs, *out, *val_set;
     const flag_def flags[] = {
+        {"val-set", FLAG_STR, &val_set, "", "fit one validation set of a mixture (val_loss_NAME) instead of the mix; "
+                                            "default: the spec's val_set key, else val_loss"},
         {"runs", FLAG_STR, &runs, "", "the ladder's output directory (default runs/<name>)"},
         {"out", FLAG_STR, &out, "", "where to write fit.json (default <runs>/fit.json)"},
     };
@@ -15,14 +18,17 @@ int cmd_fit(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
-                            "fit SPEC [--runs DIR] [--out fit.json]",
+                            "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME]",
                             "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
                             "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", &st))
         return 0;
     if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give the ladder spec: sextant fit SPEC");
     ladder_spec spec;
     if (!st) st = ladder_spec_read(pos[0], &spec);
+    if (!st && *val_set && strlen(val_set) >= sizeof spec.val_set) st = sx_fail(SX_ERR_ARG, "--val-set: name too long");
     if (st) return cli_report("fit", st);
+    if (*val_set) strcpy(spec.val_set, val_set);
+    if (*spec.val_set) printf("fitting validation set %s (val_loss_%s)\n", spec.val_set, spec.val_set);
     char dir[1100], path[1200];
     snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
     if (!*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);

@@ -169,6 +169,8 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         if (doc && R >= 4)
             json_object_set_new(doc, "holdout_top", json_pack("{s:f, s:o}", "log_distance", log(x[0] / x[1]), "rel_err",
                                                               array_of(holdout, F)));
+        if (doc && *spec->val_set)   // which loss was fitted: val_loss_<val_set> of a mixture run
+            json_object_set_new(json_object_get(doc, "ladder"), "val_set", json_string(spec->val_set));
         if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build fit.json");
         else if (final_law) json_object_set_new(doc, "final_loss_vs_compute", final_law);
     }
@@ -386,6 +388,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                             "method", "ladder", json_string_value(json_object_get(ld, "name")),
                             "rung_schedule", rung_sched, "schedule_change", !same_schedule, "rungs_with_schedule_law",
                             (json_int_t)nr, "points", points);
+    json_t *vs = json_object_get(ld, "val_set");
+    if (json_is_string(vs)) json_object_set(doc, "val_set", vs);
     char h[65];
     forecast_hash(doc, h);
     json_object_set_new(doc, "sha256", json_string(h));
@@ -421,6 +425,8 @@ sx_status forecast_points_load(const char *path, long total_steps, forecast_poin
             p->hi[i] = json_number_value(json_object_get(e, "hi"));
             if (!(p->loss[i] > 0) || p->step[i] < 1) st = sx_fail(SX_ERR_FORMAT, "%s: point %zu is malformed", path, i);
         }
+        const char *vs = json_string_value(json_object_get(doc, "val_set"));
+        snprintf(p->val_set, sizeof p->val_set, "%s", vs ? vs : "");
     }
     json_decref(doc);
     if (st) forecast_points_free(p);
@@ -440,7 +446,7 @@ long forecast_points_find(const forecast_points *p, long step) {
 
 sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report) {
     rundir_run run;
-    sx_status st = rundir_read(run_dir, &run);
+    sx_status st = rundir_read_set(run_dir, json_string_value(json_object_get(forecast, "val_set")), &run);
     if (st) return st;
     json_t *pts = json_object_get(forecast, "points"), *rows = json_array();
     size_t n = 0, inside = 0, n_late = 0;

@@ -79,6 +79,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "name")) COPY(name);
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
+    if (!strcmp(key, "val_set")) COPY(val_set);
     if (!strcmp(key, "model")) COPY(model);
     if (!strcmp(key, "schedule")) COPY(schedule);
     if (!strcmp(key, "optimizer")) COPY(optimizer);

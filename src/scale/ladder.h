@@ -6,7 +6,9 @@
 //
 // Spec: one "key value..." per line, '#' starts a comment. Keys (defaults in brackets):
 //   name NAME                   ladder name [ladder]
-//   train PATH | val PATH       token shards (or synthetic:V)
+//   train PATH | val PATH       token shards (or synthetic:V), or a mixture spec X.mix (src/data/mixture.h)
+//   val_set NAME                fit and forecast the validation loss of one source of a mixture
+//                               (val_loss_NAME) instead of the weighted mix [""]; `fit --val-set` overrides
 //   model TEMPLATE              descriptor with {width}, e.g. d3-hd32-w{width}
 //   widths W1 W2 ...            rungs by width, or:
 //   budgets C1 C2 ...           rungs by training compute (FLOPs): the width (a multiple of 16) whose
@@ -45,6 +47,7 @@ typedef struct {
 
 typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
+    char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
     size_t n_seeds, seq, batch, eval_batches, min_steps;

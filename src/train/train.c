@@ -42,6 +42,7 @@ typedef struct {
     char val_names[MIXTURE_MAX_SOURCES][MIXTURE_NAME_MAX];
     double val_w[MIXTURE_MAX_SOURCES];
     size_t n_vals;
+    long fc_source;             // the validation set the forecast is of (index into vals), or -1: the mix
     int32_t *tokens;
     size_t B, T;
     long total_steps, step;     // step = completed optimizer steps
@@ -348,6 +349,12 @@ static sx_status setup(run *r) {
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
     if (o->forecast && *o->forecast && (st = forecast_points_load(o->forecast, r->total_steps, &r->fc))) return st;
+    r->fc_source = -1;
+    for (size_t k = 0; k < r->n_vals && r->fc.val_set[0]; k++)
+        if (!strcmp(r->val_names[k], r->fc.val_set)) r->fc_source = (long)k;
+    if (r->fc.val_set[0] && r->fc_source < 0)
+        return sx_fail(SX_ERR_ARG, "%s forecasts validation set '%s', which this run's data does not have (train on the "
+                       "mixture that holds it)", o->forecast, r->fc.val_set);
     return SX_OK;
 }
 
@@ -584,7 +591,7 @@ static sx_status loop(run *r) {
                 snprintf(key, sizeof key, "val_loss_%s", r->val_names[k]);
                 json_object_set_new(line, key, json_real(per_source[k]));
             }
-            check_forecast(r, step, val, line, note, sizeof note);
+            check_forecast(r, step, r->fc_source >= 0 ? per_source[r->fc_source] : val, line, note, sizeof note);
         }
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || r->stop;
         if (r->rank == 0) st = record_step(r, line, step, ckpt);
