@@ -1,7 +1,8 @@
 // The data mixture (data/mixture.h): the spec reader accepts a good spec and refuses bad ones with the
 // line named; the sampler draws each source with its weight within sampling error (a 4-sigma binomial
 // band, and a chi-square over the sources), every window comes whole from one source, and the stream is
-// deterministic per seed and differs between seeds; a run's per-source validation losses are read by name.
+// deterministic per seed and differs between seeds; a run's per-source validation losses are read by name;
+// a cap on unique tokens keeps every window inside it.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,10 +128,41 @@ static void test_rundir_val_set(void) {
     rundir_free(&r);
 }
 
+// A cap on unique tokens: every window lies inside the first U tokens, in both loader modes, and a mixture
+// caps each source at its weight's share.
+static void test_unique_cap(void) {
+    shard_writer w;
+    CHECK(shard_writer_open(&w, DIR "/pos.shard", 4096, 4095, 7) == SX_OK);
+    for (uint32_t i = 0; i < 3000; i++) CHECK(shard_writer_append(&w, &i, 1) == SX_OK);
+    CHECK(shard_writer_close(&w) == SX_OK);
+    for (int mode = 0; mode < 2; mode++) {
+        data_loader ld;
+        CHECK(loader_open(&ld, DIR "/pos.shard", 16, (loader_mode)mode, 3, 0) == SX_OK);
+        CHECK(loader_cap_tokens(&ld, 1000) == SX_OK && ld.n_used == 1000);
+        int32_t row[17];
+        int32_t hi = 0;
+        for (int i = 0; i < 500; i++) {
+            loader_next(&ld, 1, row);
+            hi = row[16] > hi ? row[16] : hi;
+        }
+        CHECK(hi < 1000 && hi > 900);   // the cap is reached, never passed
+        if (mode == LOADER_EPOCH) CHECK(ld.n_windows == 999 / 16);
+        CHECK(loader_cap_tokens(&ld, 10) == SX_ERR_ARG);
+        loader_close(&ld);
+    }
+    write_spec("source a 3 a.shard a.shard\nsource c 1 c.shard c.shard\n");
+    mixture_sampler s;
+    CHECK(mixture_open(&s, DIR "/m.mix", 16, LOADER_RANDOM, 1, 0) == SX_OK);
+    CHECK(mixture_cap_tokens(&s, 4000) == SX_OK);
+    CHECK(s.ld[0].n_used == 3000 && s.ld[1].n_used == 1000 && mixture_tokens(&s) == 4000);
+    mixture_close(&s);
+}
+
 int main(void) {
     setup();
     TEST_RUN(test_spec);
     TEST_RUN(test_sampler_weights_and_determinism);
     TEST_RUN(test_rundir_val_set);
+    TEST_RUN(test_unique_cap);
     return testlib_finish("mixture");
 }

@@ -3,11 +3,15 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "scale/datafit.h"
 #include "scale/forecast.h"
+#include "scale/lrsweep.h"
 
 int cmd_fit(int argc, char **argv) {
-    const char *runs, *out, *val_set;
+    const char *runs, *out, *val_set, *with;
     const flag_def flags[] = {
+        {"with", FLAG_STR, &with, "", "a data-limited ladder (key unique_tokens) whose runs, with this ladder's, fit the "
+                                      "data-constrained law that forecast uses when a hero repeats data"},
         {"val-set", FLAG_STR, &val_set, "", "fit one validation set of a mixture (val_loss_NAME) instead of the mix; "
                                             "default: the spec's val_set key, else val_loss"},
         {"runs", FLAG_STR, &runs, "", "the ladder's output directory (default runs/<name>)"},
@@ -18,7 +22,7 @@ int cmd_fit(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
-                            "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME]",
+                            "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME] [--with DATA_LIMITED_SPEC]",
                             "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
                             "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", &st))
         return 0;
@@ -36,6 +40,50 @@ int cmd_fit(int argc, char **argv) {
     if (!*out) snprintf(path, sizeof path, "%s/fit.json", dir);
     json_t *fit;
     if ((st = forecast_fit_ladder(&spec, dir, &fit))) return cli_report("fit", st);
+    if (spec.n_lr_sweep) {
+        ladder_data d;
+        json_t *rule = NULL;
+        if (!(st = ladder_data_read(&spec, dir, &d))) st = lrsweep_fit(&d, &rule);
+        ladder_data_free(&d);
+        if (st) {   // the rest of the fit stands; forecast then keeps the ladder's assumed rule
+            fprintf(stderr, "sextant fit: warning: no LR rule from the sweep: %s\n", sx_last_error());
+            st = SX_OK;
+        } else {
+        printf("LR rule from the sweep: lr*(w) = %.4g x (%.0f/w)^%.3f (se of ln coef %.3f, of the power %.3f; the ladder "
+               "assumed %.4g x (%.0f/w)^%g)\n", json_number_value(json_object_get(rule, "coef")), spec.lr_ref_width,
+               json_number_value(json_object_get(rule, "power")), json_number_value(json_object_get(rule, "se_log_coef")),
+               json_number_value(json_object_get(rule, "se_power")), spec.lr, spec.lr_ref_width, spec.lr_width_power);
+        json_object_set_new(fit, "lr_rule", rule);
+        }
+    }
+    if (*with) {
+        ladder_spec both[2] = {spec};
+        char with_dir[1100];
+        if (!(st = ladder_spec_read(with, &both[1]))) {
+            snprintf(both[1].val_set, sizeof both[1].val_set, "%s", spec.val_set);
+            snprintf(with_dir, sizeof with_dir, "runs/%s", both[1].name);
+            const char *dirs[2] = {dir, with_dir};
+            json_t *dc = NULL;
+            if (!(st = datafit_ladders(both, dirs, 2, &dc))) {
+                json_t *pp = json_object_get(dc, "params"), *ci = json_object_get(json_object_get(dc, "ci"), "Rstar");
+                printf("data-constrained law (%lld runs, %lld repeating, up to %.1f passes): L = %.4f + %.4g/N^%.4f + "
+                       "%.4g/D'^%.4f, Rstar %.3g [%.3g, %.3g]\n",
+                       (long long)json_integer_value(json_object_get(dc, "n_points")),
+                       (long long)json_integer_value(json_object_get(dc, "repeating_points")),
+                       json_number_value(json_object_get(dc, "max_passes")), json_number_value(json_object_get(pp, "E")),
+                       json_number_value(json_object_get(pp, "A")), json_number_value(json_object_get(pp, "alpha")),
+                       json_number_value(json_object_get(pp, "B")), json_number_value(json_object_get(pp, "beta")),
+                       json_number_value(json_object_get(pp, "Rstar")), json_number_value(json_array_get(ci, 0)),
+                       json_number_value(json_array_get(ci, 1)));
+                json_object_set_new(fit, "data_constrained", dc);
+            }
+        }
+        if (st == SX_ERR_NUMERIC) {   // the rest of the fit stands; forecast then says the data law is missing
+            fprintf(stderr, "sextant fit: warning: no data-constrained law: %s\n", sx_last_error());
+            st = SX_OK;
+        }
+        if (st) { json_decref(fit); return cli_report("fit", st); }
+    }
     if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(12)))
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");

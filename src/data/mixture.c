@@ -111,6 +111,15 @@ void mixture_close(mixture_sampler *s) {
     memset(s, 0, sizeof *s);
 }
 
+sx_status mixture_cap_tokens(mixture_sampler *s, uint64_t max_tokens) {
+    for (size_t k = 0; k < s->spec.n; k++) {
+        uint64_t share = (uint64_t)llround(s->spec.src[k].weight * (double)max_tokens), one = s->ld[k].T + 1;
+        sx_status st = loader_cap_tokens(&s->ld[k], share > one ? share : one);
+        if (st) return st;
+    }
+    return SX_OK;
+}
+
 size_t mixture_pick(mixture_sampler *s) {
     double u = rng_uniform(&s->pick);
     size_t k = 0;
@@ -129,6 +138,6 @@ void mixture_next(mixture_sampler *s, size_t B, int32_t *out) {
 
 uint64_t mixture_tokens(const mixture_sampler *s) {
     uint64_t n = 0;
-    for (size_t k = 0; k < s->spec.n; k++) n += s->ld[k].shard.h.n_tokens;
+    for (size_t k = 0; k < s->spec.n; k++) n += s->ld[k].n_used;
     return n;
 }

@@ -53,11 +53,14 @@ typedef struct {
 sx_status mixture_open(mixture_sampler *s, const char *spec_path, size_t T, loader_mode mode, uint64_t seed,
                        size_t expected_vocab);
 void mixture_close(mixture_sampler *s);
+// Caps the unique data at max_tokens in all, source k at its weight's share (at least one window): see
+// loader_cap_tokens. Call before the first draw.
+sx_status mixture_cap_tokens(mixture_sampler *s, uint64_t max_tokens);
 // Index of the source of the next window (advances the picker).
 size_t mixture_pick(mixture_sampler *s);
 // Overwrites out (B, T+1) with B windows, each from a source drawn by weight.
 void mixture_next(mixture_sampler *s, size_t B, int32_t *out);
-// Total train tokens over the sources.
+// Train tokens windows are drawn from, over the sources (after a cap).
 uint64_t mixture_tokens(const mixture_sampler *s);
 
 #endif

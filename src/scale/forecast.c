@@ -46,7 +46,7 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
     double *obs_parts[LADDER_MAX_RUNGS * (1 + LADDER_MAX_BRANCHES)];
     sx_status st = SX_OK;
     for (size_t i = 0; i < d->n_plan && !st && n < sizeof curves / sizeof *curves; i++) {
-        if (d->plan[i].width != width) continue;
+        if (d->plan[i].width != width || d->plan[i].branch == LADDER_SWEEP) continue;   // sweeps: other LRs
         st = curve_of(&d->runs[i], &steps[n], &obs_parts[n], &curves[n]);
         if (!st) total += curves[n++].n_points;
     }
@@ -265,6 +265,13 @@ sx_status forecast_verify_hash(json_t *forecast, const char *path) {
     if (!stored || strcmp(stored, h))
         return sx_fail(SX_ERR_FORMAT, "%s: sha256 does not match its content (edited after it was frozen?)", path);
     return SX_OK;
+}
+
+void forecast_rehash(json_t *forecast) {
+    json_object_del(forecast, "sha256");
+    char h[65];
+    forecast_hash(forecast, h);
+    json_object_set_new(forecast, "sha256", json_string(h));
 }
 
 sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {

@@ -31,6 +31,8 @@ typedef struct {
 // The forecast document (forecast.json): hero, method, per-point {frac, step, loss, lo, hi} and a SHA-256
 // of its canonical form ("sha256") so it can be preregistered. *out receives a new reference.
 sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out);
+// Stores the hash of the forecast's canonical form as "sha256" (after a change to the document).
+void forecast_rehash(json_t *forecast);
 // Recomputes the hash of a forecast document and compares it with the stored one.
 sx_status forecast_verify_hash(json_t *forecast, const char *path);
 

@@ -95,6 +95,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "lr_ref_width")) NUMBER(lr_ref_width, 1, 1e6);
     if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10, 10);
     if (!strcmp(key, "warmup")) NUMBER(warmup, 0, 1);
+    if (!strcmp(key, "unique_tokens")) NUMBER(unique_tokens, 0, 1e18);
     if (!strcmp(key, "widths") || !strcmp(key, "budgets")) {
         if ((n = parse_numbers(val, num, LADDER_MAX_RUNGS)) <= 0) return BAD("expected 1 to 32 numbers");
         s->n_rungs = (size_t)n;
@@ -116,6 +117,18 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         qsort(num, (size_t)n, sizeof *num, cmp_double);
         memcpy(s->eval_at, num, (size_t)n * sizeof *num);
         s->n_eval = (size_t)n;
+        return SX_OK;
+    }
+    if (!strcmp(key, "lr_sweep") || !strcmp(key, "lr_sweep_widths")) {
+        bool widths = key[8] == '_';
+        if ((n = parse_numbers(val, num, LADDER_MAX_SWEEP)) <= 0) return BAD("expected 1 to 8 numbers");
+        for (long i = 0; i < n; i++) {
+            if (!(num[i] > 0) || (widths && num[i] != floor(num[i]))) return BAD("values must be positive (widths whole)");
+            if (widths) s->lr_sweep_widths[i] = (size_t)num[i];
+            else s->lr_sweep[i] = num[i];
+        }
+        if (widths) s->n_lr_sweep_widths = (size_t)n;
+        else s->n_lr_sweep = (size_t)n;
         return SX_OK;
     }
     if (!strcmp(key, "branches")) {
@@ -242,7 +255,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     if (st) return st;
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
-    size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches);
+    size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches) + LADDER_MAX_SWEEP * LADDER_MAX_SWEEP;
     ladder_run *r = calloc(cap, sizeof *r);
     if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t widths[LADDER_MAX_RUNGS];
@@ -299,6 +312,27 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             join_fracs(x->eval_at, sizeof x->eval_at, ev, 8, 1);
         }
     }
+    // The LR sweep: seed 1 of each swept rung again at every multiple of its LR (but 1x: the main run).
+    size_t sweep_w[LADDER_MAX_SWEEP], n_sw = s->n_lr_sweep_widths;
+    if (s->n_lr_sweep && !n_sw)   // default: the 3 smallest rungs (the plan lists the largest first)
+        for (size_t m = mains; m-- > 0 && n_sw < 3;)
+            if (r[m].seed == 1) sweep_w[n_sw++] = r[m].width;
+    if (s->n_lr_sweep_widths) memcpy(sweep_w, s->lr_sweep_widths, n_sw * sizeof *sweep_w);
+    for (size_t w = 0; w < n_sw && s->n_lr_sweep && !st; w++) {
+        size_t m = 0;
+        while (m < mains && !(r[m].width == sweep_w[w] && r[m].seed == 1)) m++;
+        if (m == mains) { st = sx_fail(SX_ERR_ARG, "%s: lr_sweep_widths %zu is not a rung of the ladder", s->spec_path, sweep_w[w]); break; }
+        for (size_t j = 0; j < s->n_lr_sweep; j++) {
+            if (s->lr_sweep[j] == 1) continue;
+            ladder_run *x = &r[k++];
+            *x = r[m];
+            snprintf(x->dir, sizeof x->dir, "w%zu-lr%g", sweep_w[w], s->lr_sweep[j]);
+            x->branch = LADDER_SWEEP;
+            x->lr *= s->lr_sweep[j];
+            x->muon_lr *= s->lr_sweep[j];
+            x->save_at[0] = 0;
+        }
+    }
     if (st) { free(r); return st; }
     *runs = r;
     *n = k;
@@ -321,6 +355,7 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
     ARG("--model"); ARG("%s", x->descriptor);
     ARG("--train"); ARG("%s", s->train);
     if (*s->val) { ARG("--val"); ARG("%s", s->val); }
+    if (s->unique_tokens > 0) { ARG("--unique-tokens"); ARG("%.0f", s->unique_tokens); }
     ARG("--batch"); ARG("%zu", x->batch);
     ARG("--seq"); ARG("%zu", s->seq);
     ARG("--steps"); ARG("%ld", x->steps);
@@ -394,8 +429,15 @@ void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n,
         owner[m] = best;
         for (size_t b = 0; b < s->n_branches; b++) owner[mains + m * s->n_branches + b] = best;
     }
+    for (size_t i = mains * (1 + s->n_branches); i < n; i++) {   // LR-sweep runs: each on the least loaded rank
+        int best = 0;
+        for (int k = 1; k < ranks; k++)
+            if (load[k] < load[best]) best = k;
+        load[best] += runs[i].flops;
+        owner[i] = best;
+    }
     free(load);
-    assert(n == mains * (1 + s->n_branches));
+    assert(n >= mains * (1 + s->n_branches));
 }
 
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {

@@ -75,7 +75,14 @@ size_t batch_source_vocab(const batch_source *s) {
 }
 
 double batch_source_tokens(const batch_source *s) {
-    return s->is_shard ? (double)s->ld.shard.h.n_tokens : s->is_mixture ? (double)mixture_tokens(s->mix) : 0;
+    return s->is_shard ? (double)s->ld.n_used : s->is_mixture ? (double)mixture_tokens(s->mix) : 0;
+}
+
+sx_status batch_source_cap(batch_source *s, double max_tokens) {
+    if (!(max_tokens >= 1)) return sx_fail(SX_ERR_ARG, "a cap on unique tokens must be at least 1, not %g", max_tokens);
+    if (s->is_shard) return loader_cap_tokens(&s->ld, (uint64_t)max_tokens);
+    if (s->is_mixture) return mixture_cap_tokens(s->mix, (uint64_t)max_tokens);
+    return sx_fail(SX_ERR_ARG, "%s: synthetic data has no unique tokens to cap", s->spec);
 }
 
 sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens) {

@@ -259,6 +259,7 @@ static sx_status write_config(run *r) {
                           "model_config", model_config_to_json(&r->m.cfg));
     json_object_set_new(c, "train_data", json_string(o->train_data));
     if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
+    if (o->unique_tokens > 0) json_object_set_new(c, "unique_tokens", json_real(batch_source_tokens(r->train)));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
@@ -322,6 +323,7 @@ static sx_status setup(run *r) {
     if (!st && !val_mix && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
     if (st) return st;
     size_t vocab = batch_source_vocab(r->train);
+    if (o->unique_tokens > 0 && (st = batch_source_cap(r->train, o->unique_tokens))) return st;
     if (val_mix && (st = open_mixture_vals(r, mixture_is_spec(o->val_data) ? o->val_data : o->train_data, vocab)))
         return st;
     if (r->val && batch_source_vocab(r->val) != vocab)
