@@ -41,7 +41,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test test-only check bench demo ttc-demo fuzz clean setup FORCE
+.PHONY: all test test-only check bench bench-long demo ttc-demo fuzz clean setup FORCE
 # Keep the intermediate objects (build/tests/*.o, build/bench/*.o): no `rm` after the test summary, and no
 # recompiling them next time.
 .SECONDARY:
@@ -107,6 +107,10 @@ bench: $(SEXTANT) $(BENCH_BIN)
 
 demo: setup $(SEXTANT)
 	@scripts/demo
+
+# The long benchmark (docs/DATA.md): a ladder on the mixture and a ~1e15-FLOP hero; hours on this machine.
+bench-long: setup $(SEXTANT)
+	@scripts/demo bench-long
 
 # Test-time compute demo (issue 8): trains the arithmetic policy and verifiers, runs the strategies.
 ttc-demo: setup $(SEXTANT)

@@ -2,7 +2,8 @@
 // U*(1+Rstar)); the analytic Jacobian matches finite differences; fitting synthetic losses made from known
 // parameters over fresh and repeated runs recovers them (exactly without noise, within a few percent with
 // 0.3% noise), and the repeat penalty a forecaster adds is zero without repeats and grows with them;
-// applied to a forecast it moves each point by the penalty at its tokens and records the law used.
+// fitted from paired run differences it recovers its planted parameters (with intervals that cover them
+// under noise); applied to a forecast it moves each point by the penalty at its tokens and records the law.
 #include <math.h>
 #include <stdlib.h>
 #include "core/rng.h"
@@ -120,11 +121,48 @@ static void test_apply_to_forecast(void) {
     json_decref(dc);
 }
 
+// The repeat penalty from paired run differences: 6 run pairs (caps of 2e5, 5e5, 1e6 unique tokens, two run
+// lengths), 10 evaluations each, losses differing by the planted penalty (B 50, beta 0.3, Rstar 8).
+static size_t make_pairs(double noise, double *D, double *U, double *delta, size_t *group) {
+    static const double caps[] = {2e5, 5e5, 1e6}, totals[] = {2e6, 8e6};
+    rng_state r;
+    rng_seed(&r, 5);
+    size_t n = 0, g = 0;
+    for (int c = 0; c < 3; c++)
+        for (int t = 0; t < 2; t++, g++)
+            for (int j = 1; j <= 10; j++) {
+                D[n] = totals[t] * j / 10;
+                U[n] = caps[c];
+                delta[n] = law_dc_repeat_penalty(50, 0.3, 8, D[n], U[n]) + noise * rng_normal(&r);
+                group[n++] = g;
+            }
+    return n;
+}
+
+static void test_penalty_fit(void) {
+    double D[60], U[60], delta[60];
+    size_t group[60], n = make_pairs(0, D, U, delta, group);
+    datafit_result r;
+    CHECK(datafit_penalty(D, U, delta, n, group, 6, &r) == SX_OK);
+    CHECK_CLOSE(r.params[0], 50, 1e-3, 0);
+    CHECK_CLOSE(r.params[1], 0.3, 1e-3, 0);
+    CHECK_CLOSE(r.params[2], 8, 1e-3, 0);
+    n = make_pairs(2e-4, D, U, delta, group);   // noise ~5% of the largest penalties
+    CHECK(datafit_penalty(D, U, delta, n, group, 6, &r) == SX_OK);
+    fprintf(stderr, "    noisy: B %.1f [%.1f, %.1f], beta %.3f [%.3f, %.3f], Rstar %.2f [%.2f, %.2f]\n", r.params[0], r.lo[0],
+            r.hi[0], r.params[1], r.lo[1], r.hi[1], r.params[2], r.lo[2], r.hi[2]);
+    CHECK_CLOSE(r.params[2], 8, 0.3, 0);
+    CHECK(r.lo[2] <= 8 && r.hi[2] >= 8 && r.n_boot > 80);
+    for (size_t i = 0; i < n; i++) delta[i] = -fabs(delta[i]);   // limited runs no worse: nothing to fit
+    CHECK(datafit_penalty(D, U, delta, n, group, 6, &r) == SX_ERR_NUMERIC);
+}
+
 int main(void) {
     TEST_RUN(test_effective_tokens);
     TEST_RUN(test_jacobian);
     TEST_RUN(test_fit_recovers_exact);
     TEST_RUN(test_fit_recovers_noisy);
+    TEST_RUN(test_penalty_fit);
     TEST_RUN(test_apply_to_forecast);
     return testlib_finish("datalaw");
 }

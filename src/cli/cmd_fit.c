@@ -57,24 +57,25 @@ int cmd_fit(int argc, char **argv) {
         }
     }
     if (*with) {
-        ladder_spec both[2] = {spec};
+        ladder_spec lim;
         char with_dir[1100];
-        if (!(st = ladder_spec_read(with, &both[1]))) {
-            snprintf(both[1].val_set, sizeof both[1].val_set, "%s", spec.val_set);
-            snprintf(with_dir, sizeof with_dir, "runs/%s", both[1].name);
-            const char *dirs[2] = {dir, with_dir};
+        if (!(st = ladder_spec_read(with, &lim))) {
+            snprintf(lim.val_set, sizeof lim.val_set, "%s", spec.val_set);
+            snprintf(with_dir, sizeof with_dir, "runs/%s", lim.name);
             json_t *dc = NULL;
-            if (!(st = datafit_ladders(both, dirs, 2, &dc))) {
-                json_t *pp = json_object_get(dc, "params"), *ci = json_object_get(json_object_get(dc, "ci"), "Rstar");
-                printf("data-constrained law (%lld runs, %lld repeating, up to %.1f passes): L = %.4f + %.4g/N^%.4f + "
-                       "%.4g/D'^%.4f, Rstar %.3g [%.3g, %.3g]\n",
+            if (!(st = datafit_ladders(&spec, dir, &lim, with_dir, &dc))) {
+                json_t *pp = json_object_get(dc, "params"), *ci = json_object_get(dc, "ci");
+                printf("data-constrained law from %lld run pairs (%lld points, %lld repeating, up to %.1f passes): repeat "
+                       "penalty %.4g x (D'^-%.3f - D^-%.3f), Rstar %.3g [%.3g, %.3g] (90%%), rmse %.4f\n",
+                       (long long)json_integer_value(json_object_get(dc, "run_pairs")),
                        (long long)json_integer_value(json_object_get(dc, "n_points")),
                        (long long)json_integer_value(json_object_get(dc, "repeating_points")),
-                       json_number_value(json_object_get(dc, "max_passes")), json_number_value(json_object_get(pp, "E")),
-                       json_number_value(json_object_get(pp, "A")), json_number_value(json_object_get(pp, "alpha")),
-                       json_number_value(json_object_get(pp, "B")), json_number_value(json_object_get(pp, "beta")),
-                       json_number_value(json_object_get(pp, "Rstar")), json_number_value(json_array_get(ci, 0)),
-                       json_number_value(json_array_get(ci, 1)));
+                       json_number_value(json_object_get(dc, "max_passes")), json_number_value(json_object_get(pp, "B")),
+                       json_number_value(json_object_get(pp, "beta")), json_number_value(json_object_get(pp, "beta")),
+                       json_number_value(json_object_get(pp, "Rstar")),
+                       json_number_value(json_array_get(json_object_get(ci, "Rstar"), 0)),
+                       json_number_value(json_array_get(json_object_get(ci, "Rstar"), 1)),
+                       json_number_value(json_object_get(dc, "rmse")));
                 json_object_set_new(fit, "data_constrained", dc);
             }
         }

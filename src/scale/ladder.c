@@ -15,6 +15,7 @@
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "scale/flops.h"
+#include "data/mixture.h"
 #include "scale/ladder.h"
 
 static void spec_defaults(ladder_spec *s) {
@@ -189,11 +190,12 @@ static sx_status data_vocab(const char *spec, size_t *vocab) {
         *vocab = (size_t)strtoul(spec + 10, NULL, 10);
         return SX_OK;
     }
-    shard_file sh;
-    sx_status st = shard_open(&sh, spec, 0);
+    mixture_spec m;   // a mixture: its shards share one vocabulary (mixture_open checks it)
+    sx_status st = mixture_is_spec(spec) ? mixture_spec_load(spec, &m) : SX_OK;
     if (st) return st;
-    *vocab = sh.h.vocab_size;
-    shard_close(&sh);
+    shard_header h;
+    if ((st = shard_read_header(mixture_is_spec(spec) ? m.src[0].train : spec, &h))) return st;
+    *vocab = h.vocab_size;
     return SX_OK;
 }
 
