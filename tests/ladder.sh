@@ -4,7 +4,7 @@
 # (per-eval comparison in metrics.jsonl and a final report), forecast --check, a tampered forecast refused,
 # and compare of two ladders. Asserts structure and sanity, not accuracy (accuracy is the demo's job).
 set -u
-S=${SEXTANT:-./sextant}
+S=$(realpath "${SEXTANT:-./sextant}")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
@@ -32,7 +32,9 @@ grep -q '"sha256"' "$tmp/fc.json" && grep -q '<svg' "$tmp/fc.svg" || fail "forec
 grep -q "peak LR 0.00667, schedule cosine" "$tmp/fc.log" || fail "the hero's LR in short form"
 grep -q "Forecast: hero d1-hd8-w48 on cosine, from ladder smoke-a (wsd:decay=0.2,shape=sqrt)" "$tmp/fc.svg" || fail "forecast plot title"
 # A ladder trained on a shard smaller than the hero's tokens: the forecast warns (from the shard's header).
-sed 's|"train": *"synthetic:64"|"train": "tests/fuzz/corpus/shard/v64.bin"|' "$tmp/fit.json" > "$tmp/fit-shard.json"
+# (fit.json is hashed, so the fit is made from a spec naming the shard, which has the same vocabulary.)
+sed 's|^train .*|train tests/fuzz/corpus/shard/v64.bin|' $A > "$tmp/a-shard.ladder"
+"$S" fit "$tmp/a-shard.ladder" --runs "$tmp/a" --out "$tmp/fit-shard.json" > /dev/null 2>&1 || fail "fit of the shard spec"
 "$S" forecast --fit "$tmp/fit-shard.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc-shard.json" \
     2>&1 | grep -q "passes over tests/fuzz/corpus/shard/v64.bin (8 tokens)" || fail "no repeated-data warning from forecast"
 steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)
@@ -47,6 +49,10 @@ half=$(sed -n 's/.*"mean_band_halfwidth_rel": *\([0-9.e+-]*\).*/\1/p' "$tmp/hero
 grep -q "mean band half-width: ±$(awk -v h="$half" 'BEGIN { printf "%.2f", 100 * h }')%" "$tmp/check.txt" ||
     fail "band half-width differs between the text ($(grep -o 'half-width: [^ ]*' "$tmp/check.txt")) and the JSON ($half)"
 sed 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json" > "$tmp/tampered.json"
+# fit.json is hashed like the forecast: an edited fit is refused.
+sed 's/"lr": /"lr": -/' "$tmp/fit.json" > "$tmp/fit-tampered.json"
+"$S" forecast --fit "$tmp/fit-tampered.json" --model d1-hd8-w48 --flops-ratio 3 --out "$tmp/fc-t.json" 2>&1 |
+    grep -q "fit-tampered.json: sha256 does not match" || fail "a tampered fit.json must be refused"
 "$S" forecast --check "$tmp/hero" --forecast "$tmp/tampered.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered forecast must be refused"
 
 cp $B "$tmp/b.ladder"
@@ -54,7 +60,21 @@ cp $B "$tmp/b.ladder"
 mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
 (cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --plot cmp.svg --out cmp.json) > "$tmp/cmp.log" 2>&1 || { fail "compare"; cat "$tmp/cmp.log"; }
 cat "$tmp/cmp.log"
-grep -q "compute multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && grep -q "ladders smoke-a, smoke-b" "$tmp/cwd/cmp.svg" || fail "compare report incomplete"
+grep -q "multiplier" "$tmp/cmp.log" && grep -q "baseline" "$tmp/cmp.log" && grep -q "ladders smoke-a, smoke-b" "$tmp/cwd/cmp.svg" || fail "compare report incomplete"
+grep -q "paired 95%" "$tmp/cmp.log" && grep -q "Holm-adjusted over 1 variant" "$tmp/cmp.log" && grep -q '"paired_lo"' "$tmp/cwd/cmp.json" ||
+    fail "compare should report the paired interval and the Holm correction"
+"$S" compare $A $B --until-decided 2>&1 | grep -q "needs a budget" || fail "--until-decided without a budget should be refused"
+# Paired seeds with real training: two ladders that differ only in name train seed k on the same data with
+# the same initial weights, so the multiplier is exactly 1 and the paired interval has zero width.
+printf 'name id-a\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24\nseeds 2\ntokens_per_param 5\nseq 16\nbatch 4\nlr 2e-2\nlr_ref_width 16\nwarmup 0.05\neval_batches 2\neval_at 0.5,1\n' > "$tmp/id-a.ladder"
+sed 's/id-a/id-b/' "$tmp/id-a.ladder" > "$tmp/id-b.ladder"
+(cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder --run --jobs 2 2>/dev/null) > "$tmp/id.log" || { fail "compare identical"; cat "$tmp/id.log"; }
+grep -E "^id-b .* 1\.000x +\[ 1\.000,  1\.000\] .*no significant difference" "$tmp/id.log" >/dev/null || { fail "identical variants: multiplier 1, zero-width paired interval"; cat "$tmp/id.log"; }
+# --until-decided with a budget smaller than one more seed: stops at once, on the budget, and
+# cannot estimate the seeds needed (the estimate is exactly 1).
+(cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder --until-decided --budget-flops 1) > "$tmp/until.log" 2>&1 || { fail "until-decided"; cat "$tmp/until.log"; }
+grep -q "stopped (budget spent) after 0 rounds, 2 seeds per rung" "$tmp/until.log" &&
+    grep -q "id-b: undecided; no estimate" "$tmp/until.log" || { fail "until-decided budget stop"; cat "$tmp/until.log"; }
 
 # min_steps: a rung with too few steps at the spec's batch trains with a divisor of it (and evaluates the
 # same windows: eval_batches grows by the same factor); the other rungs keep the spec's batch.

@@ -2,7 +2,9 @@
 # The mixture end to end on fixture text (no real packages): tokenize mixture writes a shard per source and
 # split and a spec whose default weights are the sources' token shares (--weights overrides them); train
 # on the spec logs val_loss_NAME for every source and val_loss = the weighted mean of them; resuming a
-# mixture run from a kept checkpoint continues the exact stream; a bad spec is refused with the file and line named.
+# mixture run from a kept checkpoint continues the exact stream; a bad spec is refused with the file and line
+# named; a ladder on the mixture is fitted and forecast for one source (fit --val-set), which fit.json and
+# forecast.json record.
 set -euo pipefail
 S=${SEXTANT:-./sextant}
 work=${SEXTANT_BUILD:-build}/tests/mixture
@@ -68,4 +70,34 @@ PY
 printf 'source a 1 x.shard y.shard\nsource a 2 x.shard y.shard\n' > "$work/bad.mix"
 if "$S" train "${common[@]}" --train "$work/bad.mix" --out "$work/bad" 2> "$work/err"; then fail "a spec naming a source twice was accepted"; fi
 grep -q "bad.mix:2: source a appears twice" "$work/err" || fail "bad spec message: $(cat "$work/err")"
+# A ladder on the mixture: fit the weighted mix and one source (fit --val-set), forecast each; the fit and the
+# forecast say which set they are of, and the two differ.
+cat > "$work/mix.ladder" <<LADDER
+name            mixlad
+train           $work/mix/mixture.mix
+model           d1-hd8-w{width}
+widths          8 16 24 32
+seeds           1
+tokens_per_param 2
+seq             16
+batch           4
+lr              2e-2
+lr_ref_width    16
+schedule        cosine
+eval_batches    1
+eval_at         0.5,1
+LADDER
+"$S" ladder run "$work/mix.ladder" --out "$work/lad" --jobs 2 2>/dev/null || fail "ladder on the mixture"
+grep -q '"val_loss_python-doc"' "$work/lad/w8-s1/metrics.jsonl" || fail "ladder runs on a mixture log per-source losses"
+"$S" fit "$work/mix.ladder" --runs "$work/lad" --out "$work/fit-mix.json" >/dev/null 2>&1 || fail "fit of the mix"
+"$S" fit "$work/mix.ladder" --runs "$work/lad" --out "$work/fit-gcide.json" --val-set gcide > "$work/fitg.log" 2>&1 ||
+    fail "fit --val-set gcide: $(cat "$work/fitg.log")"
+grep -q "fitting validation set gcide (val_loss_gcide)" "$work/fitg.log" || fail "fit --val-set does not say which set"
+grep -q '"val_set": "gcide"' "$work/fit-gcide.json" || fail "fit.json does not record its validation set"
+cmp -s "$work/fit-mix.json" "$work/fit-gcide.json" && fail "fit --val-set gcide gave the mix's fit"
+"$S" forecast --fit "$work/fit-gcide.json" --model d1-hd8-w48 --flops-ratio 2 --out "$work/fc-gcide.json" >/dev/null 2>&1 ||
+    fail "forecast of one set"
+grep -q '"val_set": "gcide"' "$work/fc-gcide.json" || fail "the forecast does not record its validation set"
+if "$S" fit "$work/mix.ladder" --runs "$work/lad" --out "$work/x.json" --val-set nosuch 2> "$work/err"; then fail "an unknown set was fitted"; fi
+grep -q 'no "val_loss_nosuch"' "$work/err" || fail "unknown set message: $(cat "$work/err")"
 echo "mixture: all checks passed"

@@ -519,6 +519,26 @@ static void test_forecast_non_finite(void) {
         json_decref(out);
         json_decref(fit);
     }
+    // fit.json's numbers are range-checked before use: each edit of the good document is an error naming it.
+    static const struct { const char *from, *to, *msg; } edits[] = {
+        {"\"vocab\": 64, ", "", "ladder.vocab is missing"},
+        {"\"lr\": 0.02", "\"lr\": -1", "ladder.lr is missing or outside"},
+        {"[2.0, 1.6]", "[2.0, 1e300]", "rungs[0].loss[1] = 1e+300 is not a loss"},
+        {"[2.0, 1.6]", "[2.0, -1.6]", "rungs[0].loss[1] = -1.6 is not a loss"},
+        {"\"flops\": 7e8", "\"flops\": 0", "rungs[0].flops is missing"},
+        {"[0.01, 0.01]", "[0.01, -0.5]", "seed_sd_rel[1] = -0.5"},
+    };
+    for (size_t e = 0; e < sizeof edits / sizeof *edits; e++) {
+        char text[1024], edited[1024];
+        snprintf(text, sizeof text, fit_text, "0.18");
+        char *at = strstr(text, edits[e].from);
+        if (!CHECK(at != NULL)) continue;
+        snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - text), text, edits[e].to, at + strlen(edits[e].from));
+        json_t *fit = json_loads(edited, 0, NULL), *out = NULL;
+        hero_spec h = {.model = "d1-hd8-w48", .tokens = 1e5, .schedule = "", .warmup = -1};
+        CHECK(fit && forecast_make(fit, &h, &out) == SX_ERR_FORMAT && strstr(sx_last_error(), edits[e].msg));
+        json_decref(fit);
+    }
 }
 
 int main(void) {

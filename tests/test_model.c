@@ -65,9 +65,36 @@ static void test_large_batch_matches_sequences(void) {
     model_free(&m);
 }
 
+// Initial weights drawn by name: MHA and MQA share every tensor but wk/wv, and those start alike by name
+// (not so from one stream in table order, where l0.wk onwards differ); another seed gives other weights.
+static void test_init_by_name_pairs_shared_tensors(void) {
+    model_config ca, cb;
+    model a, b;
+    if (!CHECK(model_config_parse("d2-w32-hd8-v64", 0, &ca) == SX_OK && model_config_parse("d2-w32-hd8-kv1-v64", 0, &cb) == SX_OK &&
+               model_init(&a, &ca) == SX_OK && model_init(&b, &cb) == SX_OK)) return;
+    const char *shared[] = {"emb", "l0.wq", "l0.w_up", "l1.wq", "l1.w_up"};
+    for (int by_name = 0; by_name < 2; by_name++) {
+        if (by_name) { model_init_weights_by_name(&a, 5); model_init_weights_by_name(&b, 5); }
+        else { model_init_weights(&a, 5); model_init_weights(&b, 5); }
+        size_t same = 0;
+        for (size_t k = 0; k < sizeof shared / sizeof *shared; k++) {
+            const param_spec *pa = &a.table.v[param_table_find(&a.table, shared[k])], *pb = &b.table.v[param_table_find(&b.table, shared[k])];
+            same += !memcmp(a.params + pa->offset, b.params + pb->offset, pa->rows * pa->cols * sizeof(float));
+        }
+        CHECK(same == (by_name ? 5u : 2u));   // in table order only emb and l0.wq come before the first difference
+    }
+    const param_spec *e = &a.table.v[param_table_find(&a.table, "l1.w_up")];
+    float first = a.params[e->offset];
+    model_init_weights_by_name(&a, 6);
+    CHECK(a.params[e->offset] != first);
+    model_free(&a);
+    model_free(&b);
+}
+
 int main(void) {
     TEST_RUN(test_bad_descriptors);
     TEST_RUN(test_large_batch_matches_sequences);
+    TEST_RUN(test_init_by_name_pairs_shared_tensors);
     TEST_RUN(test_gradcheck_mha_relu2_tied);
     TEST_RUN(test_gradcheck_gqa_swiglu_qknorm_untied);
     TEST_RUN(test_gradcheck_mqa_gelu_partial_rope_softcap);

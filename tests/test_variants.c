@@ -9,7 +9,7 @@
 #include "core/tensorfile.h"
 #include "model/model.h"
 #include "optim/optimizer.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "support/modelcheck.h"
 #include "support/testlib.h"
 

@@ -9,11 +9,12 @@ int cmd_backtest(int argc, char **argv) {
     const char *out, *loss, *weight;
     long holdout;
     double from, min_frac;
-    bool nonembed, baseline;
+    const char *nkind;
+    bool baseline;
     const flag_def flags[] = {
         {"holdout", FLAG_INT, &holdout, "1", "forecast the largest K sizes (groups) from the others"},
         {"loss", FLAG_STR, &loss, "", "the loss column (default: the first)"},
-        {"nonembed", FLAG_BOOL, &nonembed, "false", "N without embeddings (default: with)"},
+        {"n", FLAG_STR, &nkind, "auto", "N with embeddings (embed), without (nonembed), or auto: the one with the lower error one size back"},
         {"score-from", FLAG_DOUBLE, &from, "0.1", "score points after this fraction of each run"},
         {"fit-from", FLAG_DOUBLE, &min_frac, "0.1", "fit points from this fraction of each run"},
         {"weight", FLAG_STR, &weight, "sqrt", "weight of a run's points: point (1 each), sqrt (1/sqrt(n)), run (1/n)"},
@@ -35,7 +36,10 @@ int cmd_backtest(int argc, char **argv) {
     o.holdout = holdout > 0 ? (size_t)holdout : 0;
     o.score_from = from;
     o.baseline = baseline;
-    o.fit.nonembed = nonembed;
+    if (!strcmp(nkind, "auto")) o.fit.nonembed = -1;
+    else if (!strcmp(nkind, "embed")) o.fit.nonembed = 0;
+    else if (!strcmp(nkind, "nonembed")) o.fit.nonembed = 1;
+    else if (!st) st = sx_fail(SX_ERR_ARG, "--n: '%s' is not auto, embed or nonembed", nkind);
     o.fit.min_frac = min_frac;
     if (!st) {
         if (!strcmp(weight, "point")) o.fit.weight = CURVEFIT_W_POINT;

@@ -1,4 +1,5 @@
-// sextant compare SPEC... : one ladder per variant (the first is the baseline), compared at a target compute.
+// sextant compare SPEC... : one ladder per variant (the first is the baseline), compared at a target compute;
+// with --until-decided, seeds are added until the comparison decides (scale/sequential.h).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,19 +7,26 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "scale/compare.h"
+#include "scale/sequential.h"
 
 #define MAX_VARIANTS 8
 
 int cmd_compare(int argc, char **argv) {
-    double target;
-    bool shared, run;
-    long jobs;
+    double target, width, budget_h, budget_flops;
+    bool shared, run, until;
+    long jobs, seeds;
     const char *svg, *out;
     const flag_def flags[] = {
         {"target-flops", FLAG_DOUBLE, &target, "0", "compute at which to compare (default 10x the baseline's largest rung)"},
         {"shared-linf", FLAG_BOOL, &shared, "false", "pin every variant's Linf to the baseline's"},
         {"run", FLAG_BOOL, &run, "false", "train the ladders first (skipping finished runs)"},
-        {"jobs", FLAG_INT, &jobs, "1", "with --run: runs trained at once"},
+        {"jobs", FLAG_INT, &jobs, "1", "with --run or --until-decided: runs trained at once"},
+        {"seeds", FLAG_INT, &seeds, "0", "seeds per rung of every ladder (default: each spec's; e.g. after --until-decided)"},
+        {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds to every rung until the verdicts "
+                                                       "decide, --width is reached or the budget is spent"},
+        {"width", FLAG_DOUBLE, &width, "0", "with --until-decided: also stop when every undecided paired interval is narrower"},
+        {"budget", FLAG_DOUBLE, &budget_h, "0", "with --until-decided: wall-clock hours the added seeds may take"},
+        {"budget-flops", FLAG_DOUBLE, &budget_flops, "0", "with --until-decided: training FLOPs the added seeds may spend"},
         {"plot", FLAG_STR, &svg, "", "write an SVG of loss vs compute with the fits"},
         {"out", FLAG_STR, &out, "", "write the report as JSON"},
     };
@@ -29,14 +37,20 @@ int cmd_compare(int argc, char **argv) {
     if (flags_help_or_parse(flags, n, argc, argv, pos, MAX_VARIANTS, &npos,
                             "compare BASELINE.ladder VARIANT.ladder... [flags]",
                             "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
-                            "compute: projected loss, compute multiplier (with 95% intervals), KV-cache bytes, verdict.", &st))
+                            "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-bootstrap\n"
+                            "intervals), KV-cache bytes, verdict (paired bootstrap, Holm-corrected over the variants).", &st))
         return 0;
     if (!st && npos < 2) st = sx_fail(SX_ERR_ARG, "give a baseline ladder spec and at least one variant");
+    if (!st && (jobs < 1 || seeds < 0 || seeds > 1000 || width < 0 || budget_h < 0 || budget_flops < 0))
+        st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width and the budgets >= 0");
+    if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
+        st = sx_fail(SX_ERR_ARG, "--until-decided needs a budget: --budget HOURS or --budget-flops FLOPS");
     ladder_spec specs[MAX_VARIANTS];
     char dirs[MAX_VARIANTS][128];
     const char *dp[MAX_VARIANTS];
     for (int i = 0; i < npos && !st; i++) {
         st = ladder_spec_read(pos[i], &specs[i]);
+        if (seeds > 0) specs[i].n_seeds = (size_t)seeds;
         snprintf(dirs[i], sizeof dirs[i], "runs/%.100s", specs[i].name);
         dp[i] = dirs[i];
     }
@@ -44,7 +58,7 @@ int cmd_compare(int argc, char **argv) {
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = 0;
-    for (int i = 0; i < npos && run && !st; i++) st = ladder_execute(&specs[i], dp[i], exe, (int)jobs, -1);
+    for (int i = 0; i < npos && (run || until) && !st; i++) st = ladder_execute(&specs[i], dp[i], exe, (int)jobs, -1);
     if (!st && !(target > 0)) {
         ladder_run *plan;
         size_t nr;
@@ -54,8 +68,13 @@ int cmd_compare(int argc, char **argv) {
         }
     }
     json_t *report = NULL;
-    if (!st) st = compare_ladders(specs, dp, (size_t)npos, target, shared, &report);
+    sequential_options so = {.width = width, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs};
+    if (!st) st = until ? sequential_compare(specs, dp, (size_t)npos, target, shared, &so, &report)
+                        : compare_ladders(specs, dp, (size_t)npos, target, shared, &report);
     if (!st) compare_print(stdout, report);
+    if (!st && until) sequential_print(stdout, report);
+    if (!st && until && json_integer_value(json_object_get(json_object_get(report, "until_decided"), "rounds")) > 0)
+        printf("the ladders now have %zu seeds per rung: compare them again with --seeds %zu\n", specs[0].n_seeds, specs[0].n_seeds);
     if (!st && *svg) st = compare_plot(svg, report);
     if (!st && *out && json_dump_file(report, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
     json_decref(report);

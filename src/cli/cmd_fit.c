@@ -85,7 +85,8 @@ int cmd_fit(int argc, char **argv) {
         }
         if (st) { json_decref(fit); return cli_report("fit", st); }
     }
-    if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(12)))
+    if (spec.n_lr_sweep || *with) forecast_rehash(fit);   // the additions are covered by the hash too
+    if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))   // full precision: the hash covers it
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
     json_t *bt = json_object_get(fl, "backtest");

@@ -94,6 +94,7 @@ int cmd_forecast(int argc, char **argv) {
     if (st) return cli_report("forecast", st);
     json_t *fit = NULL, *fc = NULL, *report = NULL;
     if (*fit_path) fit = load(fit_path, &st);
+    if (fit && !st) st = forecast_verify_hash(fit, fit_path);
     if (!st && *check) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);

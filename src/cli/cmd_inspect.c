@@ -1,13 +1,16 @@
-// sextant inspect: exact parameter counts, FLOPs per token and memory of a model descriptor.
+// sextant inspect: exact parameter counts, FLOPs per token and memory of a model descriptor, with the MLA latent
+// and MoE expert shapes; `--options` lists the descriptor grammar (the table in model/config.c).
 #include <stdio.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "model/model.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 
 int cmd_inspect(int argc, char **argv) {
     long vocab, seq, batch;
+    bool options;
     const flag_def flags[] = {
+        {"options", FLAG_BOOL, &options, "false", "list the descriptor's options (the table docs/MODEL.md quotes)"},
         {"vocab", FLAG_INT, &vocab, "0", "vocabulary size (0: the descriptor's, default 8192)"},
         {"seq", FLAG_INT, &seq, "256", "context length for attention FLOPs"},
         {"batch", FLAG_INT, &batch, "8", "sequences per batch, for the activation memory"},
@@ -17,8 +20,13 @@ int cmd_inspect(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
-                            "inspect DESCRIPTOR [--vocab V] [--seq T]", "Prints the model's exact accounting.", &st))
+                            "inspect DESCRIPTOR [--vocab V] [--seq T] | inspect --options",
+                            "Prints the model's exact accounting, or the descriptor grammar.", &st))
         return 0;
+    if (!st && options && npos == 0) {
+        model_config_print_options(stdout);
+        return 0;
+    }
     if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one model descriptor, e.g. sextant inspect d6-kv2");
     if (!st && (vocab < 0 || seq <= 0 || batch <= 0)) st = sx_fail(SX_ERR_ARG, "--vocab, --seq and --batch must be positive");
     model_config c;
@@ -33,6 +41,19 @@ int cmd_inspect(int argc, char **argv) {
     printf("shape            %zu layers, width %zu, %zu heads of %zu, %zu KV heads, MLP %s %zu, vocab %zu%s%s\n",
            c.n_layer, c.width, c.n_head, c.head_dim, c.n_kv_head, mlp_kind_name(c.mlp), c.ffn_hidden, c.vocab,
            c.untied ? ", untied head" : ", tied head", c.qk_norm ? ", QK-norm" : "");
+    if (c.mixer == MIXER_MLA)
+        printf("latent (MLA)     KV d_c %zu, query d_c' %zu%s, per head q·k rope %zu + nope %zu, value %zu; latent RMSNorm "
+               "%s; KV cache %zu floats per position and layer\n", c.mla_dc, c.mla_dcq, c.mla_dcq ? "" : " (queries from h)",
+               c.mla_rope, c.mla_nope, c.head_dim, c.mla_latent_norm ? "on" : "off", m.mixer->cache_floats(&c));
+    if (c.n_expert) {
+        char shared[48] = "", aux[48] = "", bias[48] = "";
+        if (c.n_shared) snprintf(shared, sizeof shared, " (width %zu)", c.n_shared * c.expert_hidden);
+        if (c.aux_coef > 0) snprintf(aux, sizeof aux, "aux loss %g", (double)c.aux_coef);
+        if (c.bias_balance) snprintf(bias, sizeof bias, "selection bias (rate %g)", (double)c.bias_rate);
+        printf("experts (MoE)    %zu routed of width %zu, top-%zu, %zu shared%s, %s router; balancing: %s%s%s\n",
+               c.n_expert, c.expert_hidden, c.top_k, c.n_shared, shared, c.router_sigmoid ? "sigmoid" : "softmax", aux,
+               *aux && *bias ? ", " : "", *aux || *bias ? bias : "none");
+    }
     printf("params total     %.0f\n", f.params_total);
     printf("params non-emb   %.0f\n", f.params_nonembed);
     printf("params active    %.0f\n", f.params_active);

@@ -37,6 +37,8 @@ int cmd_train(int argc, char **argv) {
         {"muon-wd", FLAG_DOUBLE, &muon_wd, "0", "Muon weight decay"},
         {"clip", FLAG_DOUBLE, &clip, "1.0", "global gradient-norm clip (0: off)"},
         {"seed", FLAG_INT, &o.seed, "1", "seed for initialisation and data order"},
+        {"init-by-name", FLAG_BOOL, &o.init_by_name, "false", "draw each tensor's initial weights from (seed, its name), "
+                                                               "not one stream: variants sharing a tensor start it alike"},
         {"eval-every", FLAG_INT, &o.eval_every, "0", "evaluate every N steps (0: off)"},
         {"eval-at", FLAG_STR, &o.eval_at, "", "also evaluate at these fractions of the run, e.g. 0.25,0.5,0.75"},
         {"eval-batches", FLAG_INT, &o.eval_batches, "8", "batches per evaluation"},

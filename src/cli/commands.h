@@ -14,6 +14,9 @@ int cmd_import(int argc, char **argv);
 int cmd_backtest(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_ttc(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import_weights(int argc, char **argv);
 
 // Prints "sextant <cmd>: <message>" for a failed status and returns the exit code for it.
 #include "core/status.h"

@@ -28,6 +28,9 @@ static const struct {
     {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
     {"sample", cmd_sample, "generate from a checkpoint with the KV-cache decoder"},
     {"ttc", cmd_ttc, "test-time compute on the arithmetic task: ttc train|verifiers|run"},
+    {"report", cmd_report, "one self-contained HTML page for a run or a ladder: plots, checks, laws, configuration"},
+    {"export", cmd_export, "write a checkpoint as Hugging Face Llama-style safetensors + config.json"},
+    {"import-weights", cmd_import_weights, "read Llama-style safetensors (sextant's export) into a checkpoint"},
     {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
 };
 

@@ -54,3 +54,27 @@ void fs_remove_stale_tmp(const char *dir) {
         if (is_stale_tmp(e->d_name) && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
     closedir(d);
 }
+
+sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg) {
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return sx_fail(SX_ERR_ARG, "path too long: %s", path);
+    errno = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot create (%s)", tmp, strerror(errno));
+    bool ok = fill(f, arg) && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int e = errno;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) != 0) { ok = false; e = errno; }
+    if (!ok) {
+        unlink(tmp);
+        return sx_fail(SX_ERR_IO, "%s: write failed (%s)", path, e ? strerror(e) : "short write");
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    int fd = open(slash ? (*dir ? dir : "/") : ".", O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) { fsync(fd); close(fd); }   // not fatal: the rename is done
+    return SX_OK;
+}

@@ -1,6 +1,8 @@
 // fsutil: small filesystem helpers shared by the trainer, the ladder and the CLI.
 #ifndef SEXTANT_FSUTIL_H
 #define SEXTANT_FSUTIL_H
+#include <stdbool.h>
+#include <stdio.h>
 #include "core/status.h"
 
 // Creates dir and its missing parents (like mkdir -p).
@@ -13,5 +15,10 @@ sx_status fs_lock_dir(const char *dir, int *fd);
 // Removes the temporary files an interrupted atomic write left in dir ("NAME.tmpPID"). Only safe while
 // holding dir's lock.
 void fs_remove_stale_tmp(const char *dir);
+
+// Writes path atomically: fill(f, arg) writes a temporary file in the same directory, which is flushed,
+// fsynced and renamed over path (then the directory is fsynced). On any failure the old file is untouched
+// and the temporary removed. fill returns false on a write error.
+sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
 
 #endif

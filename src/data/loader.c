@@ -88,9 +88,11 @@ void loader_get_pos(const data_loader *ld, loader_pos *pos) {
 }
 
 sx_status loader_set_pos(data_loader *ld, const loader_pos *pos) {
+    static const char *const order[] = {"random windows", "epochs (every window once per epoch)"};
     if (pos->mode != ld->mode)
-        return sx_fail(SX_ERR_MISMATCH, "loader position is for mode %llu, the loader runs mode %d",
-                       (unsigned long long)pos->mode, (int)ld->mode);
+        return sx_fail(SX_ERR_MISMATCH, "the checkpoint read its data as %s, this run reads it as %s: resume with the "
+                       "same --data-order", pos->mode == LOADER_EPOCH ? order[1] : pos->mode == LOADER_RANDOM ? order[0] :
+                       "an unknown order", order[ld->mode == LOADER_EPOCH]);
     if (ld->mode == LOADER_EPOCH && pos->cursor > ld->n_windows)
         return sx_fail(SX_ERR_MISMATCH, "loader position %llu is past the %llu windows of this shard",
                        (unsigned long long)pos->cursor, (unsigned long long)ld->n_windows);

@@ -7,7 +7,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "model/linear.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 
 // Scratch views for n rows: the residual stream, a norm's output and rstd, the mixer's decode scratch, the
 // FFN's saved block and scratch (the FFN decodes through its training forward with B = n, T = 1).
@@ -130,7 +130,7 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
         m->ffn->forward(&bs, m->p + f + 1, s.hn, s.x, s.ffn_saved, s.ffn_scratch);
     }
     double flops = 0;
-    for (size_t r = 0; r < n; r++) flops += decoder_flops_per_token(m, rc.pos[r] + 1);
+    for (size_t r = 0; r < n; r++) flops += model_flops_decode_token(c, rc.pos[r] + 1);
     d->flops += flops;
     d->tokens += n;
     rows_free(&rc);
@@ -153,16 +153,4 @@ sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, 
     free(seqs);
     free(logits);
     return st;
-}
-
-double decoder_flops_per_token(const model *m, size_t ctx) {
-    const model_config *c = &m->cfg;
-    model_flops f = model_flops_count(c, 1);
-    size_t qk = c->mixer == MIXER_MLA ? c->mla_rope + c->mla_nope : c->head_dim;
-    double attn = 0;
-    for (size_t l = 0; l < c->n_layer; l++) {
-        size_t keys = model_config_layer_is_local(c, l) && ctx > c->window ? c->window : ctx;
-        attn += 2.0 * (double)keys * (double)c->n_head * (double)(qk + c->head_dim);
-    }
-    return f.fwd_matmul_per_token + attn;
 }

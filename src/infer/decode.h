@@ -17,7 +17,7 @@ typedef struct {
     size_t cap_rows;       // rows the scratch below is sized for
     float *buf;            // one block of scratch, carved per call
     size_t buf_floats;
-    double flops;          // model FLOPs spent by decoder_forward so far (2·active matmul params + attention)
+    double flops;          // model FLOPs spent by decoder_forward so far (model_flops_decode_token)
     size_t tokens;         // positions processed so far
 } decoder;
 
@@ -29,7 +29,5 @@ void decoder_free(decoder *d);
 sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *tok, float *logits);
 // Prefill: feeds tokens[0..n) to seq; overwrites last_logits (V) with the logits after the last one.
 sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits);
-// Model FLOPs of one decoded position at context length ctx (matmuls 2·params + attention 4·ctx·H·dim).
-double decoder_flops_per_token(const model *m, size_t ctx);
 
 #endif

@@ -144,6 +144,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     if (c->attn_gate) linear_backward(BT, C, c->n_head, h, w[WG], d_gate, dw[WG], dh, true);
 }
 
+static size_t qk_dim(const model_config *c) { return c->head_dim; }
 static size_t cache_floats(const model_config *c) { return 2 * kv_dim(c); }
 
 // Decode scratch for n rows: q (n, H·hd), raw (n, H·hd + Hkv·hd) (q before QK-norm, then the projected keys),
@@ -194,6 +195,6 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
 
 const block_module attn_gqa_module = {
     .name = "gqa", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
-    .forward = forward, .backward = backward, .cache_floats = cache_floats,
+    .forward = forward, .backward = backward, .qk_dim = qk_dim, .cache_floats = cache_floats,
     .decode_scratch_floats = decode_scratch_floats, .decode = decode,
 };

@@ -216,6 +216,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     if (c->attn_gate) linear_backward(BT, C, H, h, w[id.wg], d_gate, dw[id.wg], dh, true);
 }
 
+static size_t qk_dim(const model_config *c) { return c->mla_rope + c->mla_nope; }
 static size_t cache_floats(const model_config *c) { return c->mla_rope + c->mla_dc; }
 
 // Decode scratch for n rows: qf (n, H·dqk) queries, ckv_raw (n, dc), ckv (n, dc), kr (n, d_rope), cq_raw and
@@ -286,6 +287,6 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
 
 const block_module attn_mla_module = {
     .name = "mla", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
-    .forward = forward, .backward = backward, .cache_floats = cache_floats,
+    .forward = forward, .backward = backward, .qk_dim = qk_dim, .cache_floats = cache_floats,
     .decode_scratch_floats = decode_scratch_floats, .decode = decode,
 };

@@ -52,9 +52,11 @@ typedef struct {
     // dout (B,T,C) -> OVERWRITES dh (B,T,C); ACCUMULATES weight gradients into dw (same order as w).
     void (*backward)(const block_shape *s, float *const *w, float *const *dw, const float *h, const float *dout,
                      float *dh, const float *saved, float *scratch);
-    // Cached decode (mixers only; NULL for FFNs, which decode through forward with B = rows, T = 1).
-    // cache_floats: floats cached per position and layer. decode: h (n,C) -> fills each row's slot, then
+    // Mixers only (NULL for FFNs, which decode through forward with B = rows, T = 1). qk_dim: channels of one
+    // head's query·key product (values have head_dim; FLOP accounting). Cached decode: cache_floats: floats
+    // cached per position and layer. decode: h (n,C) -> fills each row's slot, then
     // ADDS the module's output to out (n,C), as forward would at those positions. scratch: decode_scratch_floats.
+    size_t (*qk_dim)(const model_config *c);
     size_t (*cache_floats)(const model_config *c);
     size_t (*decode_scratch_floats)(const model_config *c, size_t n, size_t max_ctx);
     void (*decode)(const decode_shape *s, float *const *w, const float *h, float *out, float *scratch);

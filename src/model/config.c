@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +10,119 @@ const char *mlp_kind_name(mlp_kind k) {
     return names[k];
 }
 
-// Numeric options: a name followed directly by a number ("kv2", "ropefrac0.5"). Names that are prefixes of
-// others come after them ("ropefrac" before "rope", "dcq" before "dc").
+// The descriptor grammar: ONE table. Each row is an option as written in a descriptor (or, with no token, a
+// field only derived from others) and says how it parses, which config field it sets, where that field goes in
+// the JSON (rows in JSON order), and its line in `sextant inspect --options` (quoted by docs/MODEL.md). The
+// parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
-    OPT_W, OPT_HD, OPT_KV, OPT_FF, OPT_V, OPT_ROPEFRAC, OPT_ROPE, OPT_SOFTCAP, OPT_ATTCAP, OPT_SWA, OPT_LOCAL,
-    OPT_DCQ, OPT_DC, OPT_RD, OPT_NOPE, OPT_EW, OPT_SHARED, OPT_AUX, OPT_BRATE, OPT_COUNT
-} num_opt;
-static const struct { const char *name; num_opt id; bool integer; } numeric_options[] = {
-    {"ropefrac", OPT_ROPEFRAC, false}, {"softcap", OPT_SOFTCAP, false}, {"rope", OPT_ROPE, false},
-    {"attcap", OPT_ATTCAP, false}, {"swa", OPT_SWA, true}, {"local", OPT_LOCAL, true}, {"dcq", OPT_DCQ, true},
-    {"dc", OPT_DC, true}, {"rd", OPT_RD, true}, {"nope", OPT_NOPE, true}, {"ew", OPT_EW, true},
-    {"shared", OPT_SHARED, true}, {"aux", OPT_AUX, false}, {"brate", OPT_BRATE, false},
-    {"hd", OPT_HD, true}, {"kv", OPT_KV, true}, {"ff", OPT_FF, true}, {"w", OPT_W, true}, {"v", OPT_V, true},
+    ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_MLA, OPT_GATE, OPT_SWA,
+    OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
+    OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_COUNT
+} option_id;
+
+typedef enum { DERIVED, FLAG, WHOLE, REAL, MOE_PAIR } option_kind;
+typedef enum { T_STRING, T_SIZE, T_DOUBLE, T_FLOAT, T_BOOL, T_MLP, T_MIXER, T_SCORE } field_type;
+typedef enum { SEC_TOP, SEC_MLA, SEC_MOE } section;
+
+typedef struct {
+    const char *token;      // as written (numbers: the prefix before the value); NULL for derived fields
+    const char *spelling;   // in listings, e.g. "w<C>"
+    option_kind kind;
+    int value;              // FLAG: the value it sets
+    section sec;            // SEC_MLA / SEC_MOE: only with `mla` / `moe<E>k<K>`, written in that JSON object
+    const char *key;        // JSON key; NULL when another row writes the same field
+    field_type type;
+    size_t offset;          // offsetof(model_config, field)
+    const char *meaning, *fallback;
+} option_def;
+
+#define F(field) offsetof(model_config, field)
+static const option_def options[OPT_COUNT] = {
+    [ROW_DESCRIPTOR] = {NULL, NULL, DERIVED, 0, SEC_TOP, "descriptor", T_STRING, F(descriptor), NULL, NULL},
+    [ROW_LAYERS] = {NULL, NULL, DERIVED, 0, SEC_TOP, "layers", T_SIZE, F(n_layer), NULL, NULL},
+    [OPT_W] = {"w", "w<C>", WHOLE, 0, SEC_TOP, "width", T_SIZE, F(width), "width", "64·L"},
+    [OPT_HD] = {"hd", "hd<D>", WHOLE, 0, SEC_TOP, "head_dim", T_SIZE, F(head_dim), "head dimension (must divide C)", "64"},
+    [ROW_HEADS] = {NULL, NULL, DERIVED, 0, SEC_TOP, "heads", T_SIZE, F(n_head), NULL, NULL},
+    [OPT_KV] = {"kv", "kv<K>", WHOLE, 0, SEC_TOP, "kv_heads", T_SIZE, F(n_kv_head),
+                "key/value heads (must divide H; `kv1` = MQA)", "H (MHA)"},
+    [OPT_FF] = {"ff", "ff<F>", WHOLE, 0, SEC_TOP, "ffn_hidden", T_SIZE, F(ffn_hidden), "MLP hidden width",
+                "4C (relu2, gelu); 8C/3 rounded up to a multiple of 16 (swiglu)"},
+    [OPT_V] = {"v", "v<N>", WHOLE, 0, SEC_TOP, "vocab", T_SIZE, F(vocab),
+               "vocabulary size (normally taken from the data)", "8192"},
+    [OPT_RELU2] = {"relu2", "relu2", FLAG, MLP_RELU2, SEC_TOP, "mlp", T_MLP, F(mlp), "MLP kind: squared ReLU", "relu2"},
+    [OPT_SWIGLU] = {"swiglu", "swiglu", FLAG, MLP_SWIGLU, SEC_TOP, NULL, T_MLP, F(mlp),
+                    "MLP kind: SwiGLU (gate, up and down matrices)", "relu2"},
+    [OPT_GELU] = {"gelu", "gelu", FLAG, MLP_GELU, SEC_TOP, NULL, T_MLP, F(mlp), "MLP kind: GELU (tanh form)", "relu2"},
+    [OPT_QKNORM] = {"qknorm", "qknorm", FLAG, true, SEC_TOP, "qk_norm", T_BOOL, F(qk_norm),
+                    "parameter-free RMSNorm (eps 1e-6) on each head of q and k, before RoPE", "off"},
+    [OPT_UNTIED] = {"untied", "untied", FLAG, true, SEC_TOP, "untied", T_BOOL, F(untied), "separate output head",
+                    "tied (head = embedding)"},
+    [OPT_TIED] = {"tied", "tied", FLAG, false, SEC_TOP, NULL, T_BOOL, F(untied), "output head = embedding", "tied"},
+    [OPT_ROPE] = {"rope", "rope<B>", REAL, 0, SEC_TOP, "rope_base", T_DOUBLE, F(rope_base), "RoPE base", "10000"},
+    [OPT_ROPEFRAC] = {"ropefrac", "ropefrac<F>", REAL, 0, SEC_TOP, "rope_frac", T_DOUBLE, F(rope_frac),
+                      "fraction of each head rotated (rot_dim = 2·floor(F·hd/2))", "1"},
+    [ROW_ROPE_DIM] = {NULL, NULL, DERIVED, 0, SEC_TOP, "rope_dim", T_SIZE, F(rope_dim), NULL, NULL},
+    [OPT_SOFTCAP] = {"softcap", "softcap<S>", REAL, 0, SEC_TOP, "softcap", T_FLOAT, F(softcap),
+                     "logit soft-cap z = S·tanh(ℓ/S)", "off"},
+    [OPT_MLA] = {"mla", "mla", FLAG, MIXER_MLA, SEC_TOP, "mixer", T_MIXER, F(mixer),
+                 "multi-head latent attention mixer (options dc … nolatnorm)", "GQA"},
+    [OPT_GATE] = {"gate", "gate", FLAG, true, SEC_TOP, "attn_gate", T_BOOL, F(attn_gate),
+                  "sigmoid output gate per head after attention (both mixers)", "off"},
+    [OPT_SWA] = {"swa", "swa<W>", WHOLE, 0, SEC_TOP, "window", T_SIZE, F(window),
+                 "sliding-window attention: query t sees keys t−W+1..t (the kernel skips the rest)", "off"},
+    [OPT_LOCAL] = {"local", "local<K>", WHOLE, 0, SEC_TOP, "local_every", T_SIZE, F(local_every),
+                   "with `swa`: layer i is global (full causal) when i mod K = K−1, local otherwise", "all local"},
+    [OPT_ATTCAP] = {"attcap", "attcap<S>", REAL, 0, SEC_TOP, "attn_softcap", T_FLOAT, F(attn_softcap),
+                    "attention logit soft-cap s → S·tanh(s/S) (before the causal mask)", "off"},
+    [OPT_DC] = {"dc", "dc<N>", WHOLE, 0, SEC_MLA, "dc", T_SIZE, F(mla_dc), "MLA KV latent d_c", "4·hd"},
+    [OPT_DCQ] = {"dcq", "dcq<N>", WHOLE, 0, SEC_MLA, "dcq", T_SIZE, F(mla_dcq),
+                 "MLA query latent d_cq (0: queries straight from h)", "0"},
+    [OPT_RD] = {"rd", "rd<N>", WHOLE, 0, SEC_MLA, "rope", T_SIZE, F(mla_rope), "MLA decoupled RoPE dims d_R (even)",
+                "hd/2 (even)"},
+    [OPT_NOPE] = {"nope", "nope<N>", WHOLE, 0, SEC_MLA, "nope", T_SIZE, F(mla_nope),
+                  "MLA per-head content q·k dims d_nope", "hd − d_R"},
+    [OPT_NOLATNORM] = {"nolatnorm", "nolatnorm", FLAG, false, SEC_MLA, "latent_norm", T_BOOL, F(mla_latent_norm),
+                       "MLA without the RMSNorm (gain, eps 1e-6) on the latents", "with"},
+    [OPT_MOE] = {"moe", "moe<E>k<K>", MOE_PAIR, 0, SEC_MOE, "experts", T_SIZE, F(n_expert),
+                 "MoE FFN: E experts, top-K routing", "dense"},
+    [ROW_TOP_K] = {NULL, NULL, DERIVED, 0, SEC_MOE, "top_k", T_SIZE, F(top_k), NULL, NULL},
+    [OPT_EW] = {"ew", "ew<N>", WHOLE, 0, SEC_MOE, "expert_hidden", T_SIZE, F(expert_hidden),
+                "expert MLP width (small = fine-grained experts)", "the `ff` width"},
+    [OPT_SHARED] = {"shared", "shared<N>", WHOLE, 0, SEC_MOE, "shared", T_SIZE, F(n_shared),
+                    "N shared experts, always on (one MLP of width N·ew)", "0"},
+    [OPT_SIGMOID] = {"sigmoid", "sigmoid", FLAG, true, SEC_MOE, "score", T_SCORE, F(router_sigmoid),
+                     "router scores σ(u) instead of softmax(u)", "softmax"},
+    [OPT_AUX] = {"aux", "aux<C>", REAL, 0, SEC_MOE, "aux_coef", T_FLOAT, F(aux_coef),
+                 "Switch auxiliary balance loss coefficient", "0"},
+    [OPT_BALANCE] = {"balance=bias", "balance=bias", FLAG, true, SEC_MOE, "bias_balance", T_BOOL, F(bias_balance),
+                     "DeepSeek-V3 auxiliary-loss-free selection bias", "off"},
+    [OPT_BRATE] = {"brate", "brate<R>", REAL, 0, SEC_MOE, "bias_rate", T_FLOAT, F(bias_rate),
+                   "update rate of the selection bias", "1e-3"},
 };
+#undef F
+
+// The known options as "w<C> hd<D> ...", for the unknown-option error; or, with sec set, the tokens of that
+// section's options as "dc/dcq/...". Writes into buf (size n).
+static const char *option_list(char *buf, size_t n, bool only_sec, section sec) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < OPT_COUNT && used < n; i++) {
+        const option_def *o = &options[i];
+        // The section's own switch (moe<E>k<K>) is not one of the options that need it.
+        if (!o->token || (only_sec && (o->sec != sec || o->kind == MOE_PAIR))) continue;
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? (only_sec ? "/" : " ") : "",
+                                 only_sec ? o->token : o->spelling);
+    }
+    return buf;
+}
+
+void model_config_print_options(FILE *f) {
+    fprintf(f, "| option | meaning | default |\n|---|---|---|\n");
+    for (size_t i = 0; i < OPT_COUNT; i++)
+        if (options[i].token)
+            fprintf(f, "| `%s` | %s | %s |\n", options[i].spelling, options[i].meaning, options[i].fallback);
+}
 
 static bool parse_number(const char *s, bool integer, double *out) {
     char *end;
@@ -32,18 +133,29 @@ static bool parse_number(const char *s, bool integer, double *out) {
     return true;
 }
 
+// A flag's value into its field.
+static void set_flag(model_config *c, const option_def *o) {
+    char *field = (char *)c + o->offset;
+    if (o->type == T_MLP) *(mlp_kind *)field = (mlp_kind)o->value;
+    else if (o->type == T_MIXER) *(mixer_kind *)field = (mixer_kind)o->value;
+    else *(bool *)field = o->value;
+}
+
+// One option: a flag (exact token), moe<E>k<K>, or the number option with the longest token that prefixes it.
+// Records which rows were given in has[] and numbers in num[].
 static sx_status parse_option(const char *desc, const char *opt, model_config *c, double *num, bool *has) {
-    if (!strcmp(opt, "relu2")) { c->mlp = MLP_RELU2; return SX_OK; }
-    if (!strcmp(opt, "swiglu")) { c->mlp = MLP_SWIGLU; return SX_OK; }
-    if (!strcmp(opt, "gelu")) { c->mlp = MLP_GELU; return SX_OK; }
-    if (!strcmp(opt, "qknorm")) { c->qk_norm = true; return SX_OK; }
-    if (!strcmp(opt, "untied")) { c->untied = true; return SX_OK; }
-    if (!strcmp(opt, "tied")) { c->untied = false; return SX_OK; }
-    if (!strcmp(opt, "mla")) { c->mixer = MIXER_MLA; return SX_OK; }
-    if (!strcmp(opt, "gate")) { c->attn_gate = true; return SX_OK; }
-    if (!strcmp(opt, "nolatnorm")) { c->mla_latent_norm = false; return SX_OK; }
-    if (!strcmp(opt, "sigmoid")) { c->router_sigmoid = true; return SX_OK; }
-    if (!strcmp(opt, "balance=bias")) { c->bias_balance = true; return SX_OK; }
+    long best = -1;
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const option_def *o = &options[i];
+        if (o->kind == FLAG && !strcmp(opt, o->token)) {
+            set_flag(c, o);
+            has[i] = true;
+            return SX_OK;
+        }
+        if ((o->kind == WHOLE || o->kind == REAL) && !strncmp(opt, o->token, strlen(o->token)) &&
+            (best < 0 || strlen(o->token) > strlen(options[best].token)))
+            best = (long)i;
+    }
     unsigned long e, k;
     int used = 0;
     if (sscanf(opt, "moe%luk%lu%n", &e, &k, &used) == 2 && !opt[used]) {
@@ -51,21 +163,27 @@ static sx_status parse_option(const char *desc, const char *opt, model_config *c
             return sx_fail(SX_ERR_ARG, "model '%s': option '%s' needs 1 <= top-k <= experts <= 4096", desc, opt);
         c->n_expert = e;
         c->top_k = k;
+        has[OPT_MOE] = true;
         return SX_OK;
     }
-    for (size_t i = 0; i < sizeof numeric_options / sizeof *numeric_options; i++) {
-        size_t len = strlen(numeric_options[i].name);
-        if (strncmp(opt, numeric_options[i].name, len)) continue;
-        if (!parse_number(opt + len, numeric_options[i].integer, &num[numeric_options[i].id]))
+    if (best >= 0) {
+        const option_def *o = &options[best];
+        if (!parse_number(opt + strlen(o->token), o->kind == WHOLE, &num[best]))
             return sx_fail(SX_ERR_ARG, "model '%s': option '%s' needs a %s number after '%s'", desc, opt,
-                           numeric_options[i].integer ? "whole" : "non-negative", numeric_options[i].name);
-        has[numeric_options[i].id] = true;
+                           o->kind == WHOLE ? "whole" : "non-negative", o->token);
+        has[best] = true;
         return SX_OK;
     }
-    return sx_fail(SX_ERR_ARG,
-                   "model '%s': unknown option '%s' (known: w<N> hd<N> kv<N> ff<N> v<N> rope<B> ropefrac<F> "
-                   "softcap<S> relu2 swiglu gelu qknorm untied gate swa<W> local<K> attcap<S> mla dc<N> dcq<N> rd<N> "
-                   "nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R>)", desc, opt);
+    char known[512];
+    return sx_fail(SX_ERR_ARG, "model '%s': unknown option '%s' (known: %s)", desc, opt,
+                   option_list(known, sizeof known, false, SEC_TOP));
+}
+
+// Whether any option of a section was given.
+static bool section_given(const bool *has, section sec) {
+    for (size_t i = 0; i < OPT_COUNT; i++)
+        if (has[i] && options[i].sec == sec) return true;
+    return false;
 }
 
 // Attention options: gate, sliding window pattern, attention soft-cap, and the MLA shape.
@@ -76,9 +194,11 @@ static sx_status parse_attention(const char *desc, model_config *c, const double
     if (has[OPT_SWA] && c->window == 0) return sx_fail(SX_ERR_ARG, "model '%s': swa<W> needs a window >= 1", desc);
     if (has[OPT_LOCAL] && (!c->window || c->local_every == 0))
         return sx_fail(SX_ERR_ARG, "model '%s': local<K> needs K >= 1 and a window (swa<W>)", desc);
-    bool mla_opt = has[OPT_DC] || has[OPT_DCQ] || has[OPT_RD] || has[OPT_NOPE] || !c->mla_latent_norm;
     if (c->mixer != MIXER_MLA) {
-        if (mla_opt) return sx_fail(SX_ERR_ARG, "model '%s': dc/dcq/rd/nope/nolatnorm need the 'mla' option", desc);
+        char list[128];
+        if (section_given(has, SEC_MLA))
+            return sx_fail(SX_ERR_ARG, "model '%s': %s need the 'mla' option", desc,
+                           option_list(list, sizeof list, true, SEC_MLA));
         return SX_OK;
     }
     if (has[OPT_KV] || c->qk_norm || has[OPT_ROPEFRAC])
@@ -103,10 +223,10 @@ static sx_status parse_attention(const char *desc, model_config *c, const double
 
 // MoE options: experts, top-k, expert width, shared experts, scoring and balancing.
 static sx_status parse_moe(const char *desc, model_config *c, const double *num, const bool *has) {
-    bool moe_opt = has[OPT_EW] || has[OPT_SHARED] || has[OPT_AUX] || has[OPT_BRATE] || c->router_sigmoid ||
-                   c->bias_balance;
     if (!c->n_expert) {
-        if (moe_opt) return sx_fail(SX_ERR_ARG, "model '%s': ew/shared/aux/sigmoid/balance/brate need moe<E>k<K>", desc);
+        char list[128];
+        if (section_given(has, SEC_MOE))
+            return sx_fail(SX_ERR_ARG, "model '%s': %s need moe<E>k<K>", desc, option_list(list, sizeof list, true, SEC_MOE));
         return SX_OK;
     }
     c->expert_hidden = has[OPT_EW] ? (size_t)num[OPT_EW] : c->ffn_hidden;
@@ -167,30 +287,26 @@ bool model_config_layer_is_local(const model_config *c, size_t layer) {
 }
 
 json_t *model_config_to_json(const model_config *c) {
-    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:b, s:f, s:f, s:I, s:f}",
-                     "descriptor", c->descriptor, "layers", (json_int_t)c->n_layer, "width", (json_int_t)c->width,
-                     "head_dim", (json_int_t)c->head_dim, "heads", (json_int_t)c->n_head,
-                     "kv_heads", (json_int_t)c->n_kv_head, "ffn_hidden", (json_int_t)c->ffn_hidden,
-                     "vocab", (json_int_t)c->vocab, "mlp", mlp_kind_name(c->mlp), "qk_norm", c->qk_norm,
-                     "untied", c->untied, "rope_base", c->rope_base, "rope_frac", c->rope_frac,
-                     "rope_dim", (json_int_t)c->rope_dim, "softcap", (double)c->softcap);
-    if (!j) return NULL;
-    json_object_set_new(j, "mixer", json_string(c->mixer == MIXER_MLA ? "mla" : "gqa"));
-    json_object_set_new(j, "attn_gate", json_boolean(c->attn_gate));
-    json_object_set_new(j, "window", json_integer((json_int_t)c->window));
-    json_object_set_new(j, "local_every", json_integer((json_int_t)c->local_every));
-    json_object_set_new(j, "attn_softcap", json_real(c->attn_softcap));
-    if (c->mixer == MIXER_MLA)
-        json_object_set_new(j, "mla", json_pack("{s:I, s:I, s:I, s:I, s:b}", "dc", (json_int_t)c->mla_dc,
-                                                "dcq", (json_int_t)c->mla_dcq, "rope", (json_int_t)c->mla_rope,
-                                                "nope", (json_int_t)c->mla_nope, "latent_norm", c->mla_latent_norm));
-    if (c->n_expert)
-        json_object_set_new(j, "moe", json_pack("{s:I, s:I, s:I, s:I, s:s, s:f, s:b, s:f}", "experts",
-                                                (json_int_t)c->n_expert, "top_k", (json_int_t)c->top_k,
-                                                "expert_hidden", (json_int_t)c->expert_hidden,
-                                                "shared", (json_int_t)c->n_shared,
-                                                "score", c->router_sigmoid ? "sigmoid" : "softmax",
-                                                "aux_coef", (double)c->aux_coef, "bias_balance", c->bias_balance,
-                                                "bias_rate", (double)c->bias_rate));
+    json_t *j = json_object(), *sec[3] = {j, NULL, NULL};
+    const bool sec_on[3] = {true, c->mixer == MIXER_MLA, c->n_expert > 0};
+    static const char *const sec_name[3] = {NULL, "mla", "moe"};
+    for (size_t i = 0; i < OPT_COUNT && j; i++) {
+        const option_def *o = &options[i];
+        if (!o->key || !sec_on[o->sec]) continue;
+        if (!sec[o->sec]) json_object_set_new(j, sec_name[o->sec], sec[o->sec] = json_object());
+        const char *field = (const char *)c + o->offset;
+        json_t *v = NULL;
+        switch (o->type) {
+        case T_STRING: v = json_string(field); break;
+        case T_SIZE: v = json_integer((json_int_t)*(const size_t *)field); break;
+        case T_DOUBLE: v = json_real(*(const double *)field); break;
+        case T_FLOAT: v = json_real((double)*(const float *)field); break;
+        case T_BOOL: v = json_boolean(*(const bool *)field); break;
+        case T_MLP: v = json_string(mlp_kind_name(*(const mlp_kind *)field)); break;
+        case T_MIXER: v = json_string(*(const mixer_kind *)field == MIXER_MLA ? "mla" : "gqa"); break;
+        case T_SCORE: v = json_string(*(const bool *)field ? "sigmoid" : "softmax"); break;
+        }
+        json_object_set_new(sec[o->sec], o->key, v);
+    }
     return j;
 }

@@ -1,10 +1,12 @@
 // config: the model's shape and options, parsed from a descriptor string such as "d6-kv2-swiglu"
-// (grammar and defaults in docs/MODEL.md). Responsible for validation with clear messages; not for
-// parameters or computation.
+// (grammar and defaults in docs/MODEL.md). One option table in config.c drives the parser, the list of known
+// options in its errors, the JSON and the options listing. Responsible for validation with clear messages;
+// not for parameters or computation.
 #ifndef SEXTANT_CONFIG_H
 #define SEXTANT_CONFIG_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"
 
@@ -42,6 +44,11 @@ sx_status model_config_parse(const char *descriptor, size_t vocab_override, mode
 const char *mlp_kind_name(mlp_kind k);
 // Whether layer `layer` uses the sliding window (false when the config has none).
 bool model_config_layer_is_local(const model_config *c, size_t layer);
+// The resolved config as a new JSON object (fields in the option table's order; "mla" / "moe" objects only
+// for those configs).
 json_t *model_config_to_json(const model_config *c);
+// The descriptor's options as a Markdown table (option, meaning, default), one row per option of the grammar
+// table; docs/MODEL.md quotes it verbatim.
+void model_config_print_options(FILE *f);
 
 #endif

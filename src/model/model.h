@@ -8,7 +8,6 @@
 #include "model/block.h"
 #include "model/config.h"
 #include "model/params.h"
-#include "optim/optimizer.h"
 
 // RMSNorm epsilon of the layer inputs and the final norm (training and decode).
 #define MODEL_NORM_EPS 1e-5f
@@ -30,15 +29,23 @@ typedef struct {
     size_t B, T;
     float *acts;
     size_t acts_floats;
+    int32_t *tokens;            // (2, B·T): the batch's inputs, then its targets
+
 } model;
 
+// The attention mixer module of a config (model.c's table).
+const block_module *model_mixer_of(const model_config *c);
 sx_status model_init(model *m, const model_config *cfg);
 void model_free(model *m);
 // Parameters from the table's init column (deterministic for a seed).
 void model_init_weights(model *m, uint64_t seed);
-// Allocates activation memory for batches of B sequences of T tokens (linear in T).
+// Per tensor from (seed, tensor name): variants that share a tensor start it alike (param_table_init_by_name).
+void model_init_weights_by_name(model *m, uint64_t seed);
+// Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
+// below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);
-// tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy.
+// tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy (after
+// model_reserve; allocates nothing, so a non-finite loss is numerical, never an allocation failure).
 // If logits_out is non-NULL it receives the scored logits z (B, T, V).
 double model_loss(model *m, const int32_t *tokens, float *logits_out);
 // Forward + backward: ACCUMULATES grad_scale · ∂(mean loss + aux loss)/∂θ into m->grads, where aux is the
@@ -57,7 +64,7 @@ void model_zero_grad(model *m);
 // Optimizer view of the tensors: refs has m->table.n entries (allocated by the caller).
 void model_param_refs(const model *m, param_ref *refs);
 // Parameter counts: all tensors, and without the embedding and (untied) head. For MoE the active count
-// (parameters used per token) is in scale/flops.h.
+// (parameters used per token) is in model/flops.h.
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);
 // Bytes of parameters + gradients, and of activations for the reserved shape.

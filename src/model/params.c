@@ -38,17 +38,27 @@ long param_table_find(const param_table *t, const char *name) {
     return -1;
 }
 
+static void init_one(const param_spec *p, float *x, rng_state *r) {
+    size_t n = p->rows * p->cols;
+    switch (p->init) {
+    case INIT_NORMAL: rng_fill_normal(r, x, n, p->std); break;
+    case INIT_ZERO: memset(x, 0, n * sizeof *x); break;
+    case INIT_ONES: for (size_t j = 0; j < n; j++) x[j] = 1.0f; break;
+    }
+}
+
 void param_table_init_values(const param_table *t, float *params, uint64_t seed) {
     rng_state r;
     rng_seed(&r, seed);
+    for (size_t i = 0; i < t->n; i++) init_one(&t->v[i], params + t->v[i].offset, &r);
+}
+
+void param_table_init_by_name(const param_table *t, float *params, uint64_t seed) {
     for (size_t i = 0; i < t->n; i++) {
-        const param_spec *p = &t->v[i];
-        float *x = params + p->offset;
-        size_t n = p->rows * p->cols;
-        switch (p->init) {
-        case INIT_NORMAL: rng_fill_normal(&r, x, n, p->std); break;
-        case INIT_ZERO: memset(x, 0, n * sizeof *x); break;
-        case INIT_ONES: for (size_t j = 0; j < n; j++) x[j] = 1.0f; break;
-        }
+        uint64_t h = 0xcbf29ce484222325ULL;   // FNV-1a of the name
+        for (const char *c = t->v[i].name; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+        rng_state r;
+        rng_seed(&r, seed * 0x9E3779B97F4A7C15ULL ^ h);
+        init_one(&t->v[i], params + t->v[i].offset, &r);
     }
 }

@@ -4,7 +4,7 @@
 // Not responsible for: computing or accumulating gradients (the trainer sums micro-batch gradients and
 // scales them to the mean before calling optimizer_step), the LR schedule (optim/schedule.h; the caller
 // passes the multiplier), or which tensor is in which group (the model's parameter table says so).
-// Independent of src/model: it only sees param_ref records.
+// Of src/model it sees only the parameter records (param_ref, param_group in model/params.h).
 #ifndef SEXTANT_OPTIMIZER_H
 #define SEXTANT_OPTIMIZER_H
 #include <jansson.h>
@@ -12,24 +12,7 @@
 #include <stddef.h>
 
 #include "core/status.h"
-
-// Optimizer groups, as in the model's parameter table.
-//   MATRIX: 2-D hidden weights (Muon under OPT_MUON; AdamW with weight decay otherwise)
-//   EMBED:  token embedding (AdamW; decayed only when decay_embed)
-//   GAIN:   RMSNorm gains (AdamW; never decayed)
-//   HEAD:   untied output head (AdamW; decayed)
-typedef enum { PGROUP_MATRIX, PGROUP_EMBED, PGROUP_GAIN, PGROUP_HEAD } param_group;
-
-// One parameter tensor, rows x cols row-major (a 1-D gain has rows = 1). For Muon, rows is the fan-out
-// (PyTorch layout (out_features, in_features)). data and grad are owned by the caller and must stay valid
-// while the optimizer uses them; name is borrowed too (it is used to name the state arrays).
-typedef struct {
-    const char *name;
-    float *data;
-    float *grad;
-    size_t rows, cols;
-    param_group group;
-} param_ref;
+#include "model/params.h"
 
 typedef enum { OPT_ADAMW = 0, OPT_MUON = 1 } optimizer_kind;
 

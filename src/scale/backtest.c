@@ -11,6 +11,7 @@
 void backtest_options_default(backtest_options *o) {
     *o = (backtest_options){.holdout = 1, .score_from = 0.1, .baseline = 1};
     curvefit_options_default(&o->fit);
+    o->fit.nonembed = -1;
 }
 
 typedef struct {
@@ -67,7 +68,7 @@ static void groups_free(groups *g) {
 // ---- scoring -------------------------------------------------------------------------------------------
 
 typedef struct {
-    double sum, max, final_sum, final_max, inside;
+    double sum, max, final_sum, final_max, inside, width;
     size_t n, n_band, n_runs;
     json_t *runs;
 } score;
@@ -77,17 +78,23 @@ static void score_run(score *s, const import_ladder *l, const import_run *r, siz
                       const double *pred, const double *lo, const double *hi) {
     double sum = 0, mx = 0, in = 0, fin = NAN;
     size_t n = 0;
+    json_t *pts = json_array();
     for (size_t q = 0; q < r->n_points; q++) {
         if (!((double)r->step[q] > from * (double)r->total_steps)) continue;
         double y = r->loss[q * l->n_loss + loss], e = fabs(pred[q] / y - 1);
+        json_array_append_new(pts, lo ? json_pack("[I, f, f, f, f]", (json_int_t)r->step[q], y, pred[q], lo[q], hi[q])
+                                      : json_pack("[I, f, f]", (json_int_t)r->step[q], y, pred[q]));
         if (!isfinite(e)) e = INFINITY;
         sum += e;
         mx = fmax(mx, e);
         n++;
-        if (lo) in += y >= lo[q] && y <= hi[q];
+        if (lo) {
+            in += y >= lo[q] && y <= hi[q];
+            s->width += 0.5 * (hi[q] - lo[q]) / pred[q];
+        }
         if (q + 1 == r->n_points) fin = e;
     }
-    if (!n) return;
+    if (!n) { json_decref(pts); return; }
     s->sum += sum;
     s->max = fmax(s->max, mx);
     s->n += n;
@@ -100,6 +107,7 @@ static void score_run(score *s, const import_ladder *l, const import_run *r, siz
     json_t *o = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f}", "run", r->id, "group", r->group, "points", (json_int_t)n,
                           "mean", sum / (double)n, "max", mx, "final", fin);
     if (lo) json_object_set_new(o, "coverage", json_real(in / (double)n));
+    json_object_set_new(o, "points", pts); // [step, observed, forecast(, lo, hi)]
     json_array_append_new(s->runs, o);
 }
 
@@ -108,7 +116,10 @@ static json_t *score_json(const char *method, score *s) {
                           "mean_abs_rel_err", s->n ? s->sum / (double)s->n : NAN, "max_abs_rel_err", s->max,
                           "final_abs_rel_err", s->n_runs ? s->final_sum / (double)s->n_runs : NAN,
                           "final_max_abs_rel_err", s->final_max, "runs", s->runs);
-    if (s->n_band) json_object_set_new(o, "band_coverage", json_real(s->inside / (double)s->n_band));
+    if (s->n_band) {
+        json_object_set_new(o, "band_coverage", json_real(s->inside / (double)s->n_band));
+        json_object_set_new(o, "band_half_width_rel", json_real(s->width / (double)s->n_band));
+    }
     s->runs = NULL;
     return o;
 }
@@ -226,7 +237,7 @@ static sx_status inner_error(const import_ladder *l, const groups *g, const unsi
 sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
     *report = NULL;
     groups g;
-    sx_status st = groups_of(l, o->fit.nonembed, &g);
+    sx_status st = groups_of(l, o->fit.nonembed == 1, &g);
     if (!st && (o->holdout < 1 || g.n_groups < o->holdout + 3))
         st = sx_fail(SX_ERR_ARG, "backtest: %zu groups (sizes); forecasting the largest %zu needs at least %zu", g.n_groups,
                      o->holdout, o->holdout + 3);
@@ -235,10 +246,21 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     unsigned char *train = malloc(l->n_runs);
     if (!train) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     for (size_t i = 0; i < l->n_runs; i++) train[i] = g.of_run[i] < first_target;
+    // N with or without embeddings: as asked, or (auto) the one with the lower error one size back
+    backtest_options oo = *o;
+    double inner_kind[2] = {NAN, NAN}, inner = 0;
+    int differ = 0;
+    for (size_t i = 0; i < l->n_runs; i++) differ |= l->runs[i].n_params != l->runs[i].n_nonembed;
+    for (int kind = 0; kind < 2 && !st; kind++) {
+        if (o->fit.nonembed >= 0 ? kind != o->fit.nonembed : (kind == 1 && !differ)) continue;
+        oo.fit.nonembed = kind;
+        st = inner_error(l, &g, train, top, &oo, &inner_kind[kind]);
+    }
+    oo.fit.nonembed = o->fit.nonembed >= 0 ? o->fit.nonembed : !isnan(inner_kind[1]) && inner_kind[1] < inner_kind[0];
+    inner = inner_kind[oo.fit.nonembed];
+    o = &oo;
     curvefit_model m;
-    double inner = 0;
-    st = curvefit_fit(l, train, &o->fit, &m);
-    if (!st) st = inner_error(l, &g, train, top, o, &inner);
+    if (!st) st = curvefit_fit(l, train, &o->fit, &m);
     score sn = {.runs = json_array()}, sb = {.runs = json_array()};
     double log_step = log(g.n[top] / g.n[top - 1]);
     for (size_t i = 0; i < l->n_runs && !st; i++) {
@@ -273,8 +295,11 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
             for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, probe.params[j].name, json_real(m.p[j]));
             fit_law_free(&probe);
         }
-        *report = json_pack("{s:o, s:o, s:s, s:s, s:f, s:o, s:{s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f}}", "targets", tg,
-                            "train", tr, "n_param_kind", o->fit.nonembed ? "without embeddings" : "with embeddings", "loss",
+        json_t *choice = json_object();
+        for (int kind = 0; kind < 2; kind++)
+            if (!isnan(inner_kind[kind])) json_object_set_new(choice, kind ? "without embeddings" : "with embeddings", json_real(inner_kind[kind]));
+        *report = json_pack("{s:o, s:o, s:o, s:s, s:s, s:f, s:o, s:{s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f}}", "targets", tg,
+                            "train", tr, "n_choice_inner_rms", choice, "n_param_kind", o->fit.nonembed ? "without embeddings" : "with embeddings", "loss",
                             l->loss_names[o->fit.loss], "score_from", o->score_from, "methods", methods, "nds", "params",
                             params, "runs", (json_int_t)m.n_runs, "points", (json_int_t)m.n_points, "in_sample_mean",
                             m.in_mean, "in_sample_max", m.in_max, "sigma_noise", m.sigma_noise, "sigma_fit", m.sigma_fit,
@@ -297,14 +322,21 @@ void backtest_print(FILE *f, const json_t *rep) {
     json_array_foreach(tr, i, v) fprintf(f, " %s", json_string_value(json_object_get(v, "group")));
     fprintf(f, "\ntargets:");
     json_array_foreach(tg, i, v) fprintf(f, " %s", json_string_value(json_object_get(v, "group")));
+    json_t *ch = json_object_get(rep, "n_choice_inner_rms");
+    const char *kind;
+    json_t *e;
+    if (json_object_size(ch) > 1) {
+        fprintf(f, "\nN chosen by the error one size back (RMS):");
+        json_object_foreach(ch, kind, e) fprintf(f, " %s %.3f%%", kind, 100 * json_number_value(e));
+    }
     fprintf(f, "  (N %s; loss %s; scored after %.0f%% of each run)\n", json_string_value(json_object_get(rep, "n_param_kind")),
             json_string_value(json_object_get(rep, "loss")), 100 * num(rep, "score_from"));
-    fprintf(f, "%-8s %7s %9s %9s %9s %9s %9s\n", "method", "points", "mean|err|", "max|err|", "final", "final max", "in band");
+    fprintf(f, "%-8s %7s %9s %9s %9s %9s  %s\n", "method", "points", "mean|err|", "max|err|", "final", "final max", "in band (half-width)");
     json_array_foreach(json_object_get(rep, "methods"), i, v) {
         json_t *cov = json_object_get(v, "band_coverage");
-        char band[32] = "-";
-        if (cov) snprintf(band, sizeof band, "%.1f%%", 100 * json_number_value(cov));
-        fprintf(f, "%-8s %7lld %8.3f%% %8.3f%% %8.3f%% %8.3f%% %9s\n", json_string_value(json_object_get(v, "method")),
+        char band[48] = "-";
+        if (cov) snprintf(band, sizeof band, "%.1f%% (±%.2f%%)", 100 * json_number_value(cov), 100 * num(v, "band_half_width_rel"));
+        fprintf(f, "%-8s %7lld %8.3f%% %8.3f%% %8.3f%% %8.3f%%  %s\n", json_string_value(json_object_get(v, "method")),
                 (long long)json_integer_value(json_object_get(v, "n_points")), 100 * num(v, "mean_abs_rel_err"),
                 100 * num(v, "max_abs_rel_err"), 100 * num(v, "final_abs_rel_err"), 100 * num(v, "final_max_abs_rel_err"), band);
     }

@@ -5,79 +5,121 @@
 #include "model/config.h"
 #include "scale/compare.h"
 #include "scale/fit.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/ladder_data.h"
 #include "scale/laws.h"
 #include "scale/svgplot.h"
 
-#define N_BOOT 200
+#define N_BOOT COMPARE_BOOT
 
+// One ladder read back and fitted; its data stay open for the bootstraps.
 typedef struct {
-    size_t R;
+    ladder_data d;
+    fit_law law;
+    fit_options fo;
+    size_t R, S, F;
     double x[LADDER_MAX_RUNGS], y[LADDER_MAX_RUNGS];
     double p[LAW_POW_NPARAM];
-    double *boot;            // (N_BOOT, LAW_POW_NPARAM)
+    double *mean;            // (R, F) scratch
+    double *boot, *pboot;    // (N_BOOT, LAW_POW_NPARAM): unpaired, paired replicates
     double kv_bytes, params;
     char largest[128];
 } variant;
 
-// Final-loss fit of one ladder and its seed bootstrap (pin: NaN-free array to pin Linf, or NULL).
-static sx_status fit_variant(const ladder_spec *spec, const char *dir, const double *pin, uint64_t seed, variant *v) {
-    ladder_data d;
-    sx_status st = ladder_data_read(spec, dir, &d);
-    if (st) { ladder_data_free(&d); return st; }
-    size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
-    if (R < 3 || fabs(spec->eval_at[F - 1] - 1) > 1e-9) {
-        ladder_data_free(&d);
+static void variant_free(variant *v) {
+    if (v->mean) fit_law_free(&v->law);
+    ladder_data_free(&v->d);
+    free(v->mean);
+    free(v->boot);
+    free(v->pboot);
+}
+
+// Reads one ladder and fits its final losses (pin: NaN-free entries pin parameters, or NULL).
+static sx_status variant_fit(const ladder_spec *spec, const char *dir, const double *pin, variant *v) {
+    sx_status st = ladder_data_read(spec, dir, &v->d);
+    if (st) return st;
+    size_t R = v->R = spec->n_rungs, S = v->S = spec->n_seeds, F = v->F = spec->n_eval;
+    if (R < 3 || fabs(spec->eval_at[F - 1] - 1) > 1e-9)
         return sx_fail(SX_ERR_ARG, "%s: comparison needs >= 3 rungs evaluated at the end of the run", spec->spec_path);
-    }
-    double *mean = malloc(R * F * sizeof *mean);
-    size_t *pick = malloc(R * S * sizeof *pick);
-    v->R = R;
     v->boot = malloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->boot);
-    ladder_rung_curves(&d, NULL, mean, NULL);
-    for (size_t r = 0; r < R; r++) { v->x[r] = d.plan[r * S].flops; v->y[r] = mean[r * F + F - 1]; }
+    v->pboot = malloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->pboot);
+    double *mean = malloc(R * F * sizeof *mean);
+    if (!v->boot || !v->pboot || !mean) { free(mean); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
+    ladder_rung_curves(&v->d, NULL, mean, NULL);
+    for (size_t r = 0; r < R; r++) { v->x[r] = v->d.plan[r * S].flops; v->y[r] = mean[r * F + F - 1]; }
     model_config c;
-    size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
-    snprintf(v->largest, sizeof v->largest, "%s", d.plan[0].descriptor);
-    if (model_config_parse(d.plan[0].descriptor, vocab, &c) == SX_OK) {
+    size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(v->d.runs[0].config, "model_config"), "vocab"));
+    snprintf(v->largest, sizeof v->largest, "%s", v->d.plan[0].descriptor);
+    if (model_config_parse(v->d.plan[0].descriptor, vocab, &c) == SX_OK) {
         model_flops mf = model_flops_count(&c, spec->seq);
         v->kv_bytes = mf.kv_cache_bytes_per_token;
         v->params = mf.params_active;
     }
-    fit_options fo;
-    fit_options_default(&fo);
-    fo.pin = pin;
-    fit_law law;
+    fit_options_default(&v->fo);
+    v->fo.pin = pin;
+    if ((st = law_power_bind(v->x, R, &v->law))) { free(mean); return st; }
+    v->mean = mean;   // from here variant_free frees the law
     fit_result res;
-    st = law_power_bind(v->x, R, &law);
-    if (!st) st = fit_law_run(&law, v->y, NULL, &fo, &res);
-    if (!st) {
-        memcpy(v->p, res.params, sizeof v->p);
-        fit_result_free(&res);
-        rng_state rng;
-        rng_seed(&rng, seed);
-        double y[LADDER_MAX_RUNGS], obj;
-        for (int b = 0; b < N_BOOT; b++) {
-            for (size_t i = 0; i < R * S; i++) pick[i] = S > 1 ? rng_below(&rng, S) : 0;
-            ladder_rung_curves(&d, pick, mean, NULL);
-            for (size_t r = 0; r < R; r++) y[r] = mean[r * F + F - 1];
-            if (fit_refine(&law, y, NULL, &fo, v->p, v->boot + b * LAW_POW_NPARAM, &obj))
-                memcpy(v->boot + b * LAW_POW_NPARAM, v->p, sizeof v->p);
-        }
-        fit_law_free(&law);
-    }
-    free(mean);
-    free(pick);
-    ladder_data_free(&d);
-    return st;
+    if ((st = fit_law_run(&v->law, v->y, NULL, &v->fo, &res))) return st;
+    memcpy(v->p, res.params, sizeof v->p);
+    fit_result_free(&res);
+    return SX_OK;
 }
 
-// Compute multiplier of a variant at loss l_var over the baseline law p at target compute C.
+// One bootstrap replicate: rung r re-averages seeds pick[r*S .. r*S+S); out (LAW_POW_NPARAM) overwritten
+// with the refitted law (the point fit when the refit fails).
+static void variant_refit(variant *v, const size_t *pick, double *out) {
+    double y[LADDER_MAX_RUNGS], obj;
+    ladder_rung_curves(&v->d, pick, v->mean, NULL);
+    for (size_t r = 0; r < v->R; r++) y[r] = v->mean[r * v->F + v->F - 1];
+    if (fit_refine(&v->law, y, NULL, &v->fo, v->p, out, &obj)) memcpy(out, v->p, sizeof v->p);
+}
+
+static void draw_picks(rng_state *rng, size_t *pick, size_t R, size_t S) {
+    for (size_t i = 0; i < R * S; i++) pick[i] = S > 1 ? rng_below(rng, S) : 0;
+}
+
+// Compute multiplier of a variant at loss l_var over the baseline law p at target compute C: infinite when
+// the variant reaches the baseline's floor, 0 when the baseline does and the variant does not.
 static double multiplier(const double *p, double C, double l_var) {
     double l_base = law_power_eval(p, C);
     if (!(l_var > p[LAW_POW_LINF])) return INFINITY;
+    if (!(l_base > p[LAW_POW_LINF])) return 0;
     return pow((l_base - p[LAW_POW_LINF]) / (l_var - p[LAW_POW_LINF]), 1 / p[LAW_POW_ALPHA]);
+}
+
+static bool excludes_one(double *m, size_t n, double a) {
+    return fit_quantile(m, n, a / 2) > 1 || fit_quantile(m, n, 1 - a / 2) < 1;
+}
+
+double compare_boot_pvalue(double *m, size_t n) {
+    if (!excludes_one(m, n, 1)) return 1;
+    double lo = 0, hi = 1;   // excludes_one is monotone in a: the interval shrinks as a grows
+    for (int it = 0; it < 60; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (excludes_one(m, n, mid)) hi = mid;
+        else lo = mid;
+    }
+    return hi;
+}
+
+void compare_holm(const double *p, size_t m, double *adj) {
+    size_t *order = malloc(m * sizeof *order);
+    double *pv = malloc(m * sizeof *pv);
+    if (!order || !pv) abort();
+    memcpy(pv, p, m * sizeof *pv);
+    for (size_t i = 0; i < m; i++) {   // insertion sort by p, stable: ties keep their order
+        size_t j = i;
+        while (j > 0 && pv[order[j - 1]] > pv[i]) { order[j] = order[j - 1]; j--; }
+        order[j] = i;
+    }
+    double run = 0;
+    for (size_t j = 0; j < m; j++) {
+        run = fmax(run, fmin(1, (double)(m - j) * pv[order[j]]));
+        adj[order[j]] = run;
+    }
+    free(order);
+    free(pv);
 }
 
 static json_t *doubles(const double *x, size_t n) {
@@ -86,59 +128,114 @@ static json_t *doubles(const double *x, size_t n) {
     return a;
 }
 
+// Multipliers of variant v over the baseline b at C, one per replicate of the given bootstrap arrays.
+static void boot_multipliers(const double *base_boot, const double *var_boot, double C, double *lb, double *mb) {
+    for (int b = 0; b < N_BOOT; b++) {
+        lb[b] = law_power_eval(var_boot + b * LAW_POW_NPARAM, C);
+        mb[b] = multiplier(base_boot + b * LAW_POW_NPARAM, C, lb[b]);
+    }
+}
+
+static void set_number(json_t *row, const char *key, double x) {   // a non-finite number is written as null
+    json_object_set_new(row, key, isfinite(x) ? json_real(x) : json_null());
+}
+
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
                           json_t **report) {
     variant *v = calloc(n, sizeof *v);
     double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
-    sx_status st = SX_OK;
+    double *lb = malloc(N_BOOT * sizeof *lb), *mb = malloc(N_BOOT * sizeof *mb), *pm = malloc(N_BOOT * sizeof *pm);
+    double *pval = calloc(n, sizeof *pval), *padj = calloc(n, sizeof *padj);
+    size_t *pick = NULL;
+    sx_status st = v && lb && mb && pm && pval && padj ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
-        st = fit_variant(&specs[i], dirs[i], i && shared_linf ? pin : NULL, 1000 + i, &v[i]);
+        st = variant_fit(&specs[i], dirs[i], i && shared_linf ? pin : NULL, &v[i]);
         if (!st && i == 0) pin[LAW_POW_LINF] = v[0].p[LAW_POW_LINF];
     }
-    json_t *rows = json_array();
-    double *lb = malloc(N_BOOT * sizeof *lb), *mb = malloc(N_BOOT * sizeof *mb);
-    for (size_t i = 0; i < n && !st; i++) {
-        for (int b = 0; b < N_BOOT; b++) {
-            lb[b] = law_power_eval(v[i].boot + b * LAW_POW_NPARAM, C);
-            mb[b] = multiplier(v[0].boot + b * LAW_POW_NPARAM, C, lb[b]);
+    bool paired = !st;
+    for (size_t i = 1; i < n && !st; i++) paired = paired && v[i].R == v[0].R && v[i].S == v[0].S;
+    if (!st && !(pick = malloc(v[0].R * v[0].S * sizeof *pick))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && !st; i++) {   // unpaired: each ladder its own resamples (the same as before pairing)
+        size_t *own = i ? malloc(v[i].R * v[i].S * sizeof *own) : pick;
+        rng_state rng;
+        rng_seed(&rng, 1000 + i);
+        for (int b = 0; b < N_BOOT && own; b++) {
+            draw_picks(&rng, own, v[i].R, v[i].S);
+            variant_refit(&v[i], own, v[i].boot + b * LAW_POW_NPARAM);
         }
+        if (!own) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+        if (i) free(own);
+    }
+    if (!st && paired) {   // paired: one resample of seed indices per replicate, the same for every variant
+        rng_state rng;
+        rng_seed(&rng, 2000);
+        for (int b = 0; b < N_BOOT; b++) {
+            draw_picks(&rng, pick, v[0].R, v[0].S);
+            for (size_t i = 0; i < n; i++) variant_refit(&v[i], pick, v[i].pboot + b * LAW_POW_NPARAM);
+        }
+    }
+    for (size_t i = 1; i < n && !st; i++) {   // the verdicts' p-values, Holm-adjusted over the n - 1 variants
+        boot_multipliers(paired ? v[0].pboot : v[0].boot, paired ? v[i].pboot : v[i].boot, C, lb, mb);
+        pval[i] = compare_boot_pvalue(mb, N_BOOT);
+    }
+    if (!st && n > 1) compare_holm(pval + 1, n - 1, padj + 1);
+    json_t *rows = json_array();
+    for (size_t i = 0; i < n && !st; i++) {
         double loss = law_power_eval(v[i].p, C), mult = multiplier(v[0].p, C, loss);
+        boot_multipliers(v[0].boot, v[i].boot, C, lb, mb);
         double llo = fit_quantile(lb, N_BOOT, 0.025), lhi = fit_quantile(lb, N_BOOT, 0.975);
         double mlo = fit_quantile(mb, N_BOOT, 0.025), mhi = fit_quantile(mb, N_BOOT, 0.975);
-        const char *verdict = i == 0 ? "baseline" : mlo > 1 ? "better than the baseline" : mhi < 1 ? "worse than the baseline"
-                                                                                              : "no significant difference";
-        json_t *row = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "name", specs[i].name, "largest_rung", v[i].largest,
-                                "verdict", verdict, "params", doubles(v[i].p, LAW_POW_NPARAM), "rung_flops",
-                                doubles(v[i].x, v[i].R), "rung_loss", doubles(v[i].y, v[i].R));
-        const char *keys[] = {"loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi",
-                              "kv_bytes_per_token", "active_params_largest"};
-        const double vals[] = {loss, llo, lhi, mult, mlo, mhi, v[i].kv_bytes, v[i].params};
-        for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)   // an unbounded multiplier is written as null
-            json_object_set_new(row, keys[k], isfinite(vals[k]) ? json_real(vals[k]) : json_null());
+        double plo = NAN, phi = NAN, pmed = NAN;
+        if (paired) {
+            boot_multipliers(v[0].pboot, v[i].pboot, C, lb, pm);
+            plo = fit_quantile(pm, N_BOOT, 0.025), phi = fit_quantile(pm, N_BOOT, 0.975), pmed = fit_quantile(pm, N_BOOT, 0.5);
+        } else pmed = fit_quantile(mb, N_BOOT, 0.5);
+        bool decided = i > 0 && padj[i] <= COMPARE_ALPHA;
+        const char *verdict = i == 0 ? "baseline" : !decided ? "no significant difference"
+                              : pmed > 1 ? "better than the baseline" : "worse than the baseline";
+        json_t *row = json_pack("{s:s, s:s, s:I, s:s, s:b, s:o, s:o, s:o}", "name", specs[i].name, "largest_rung", v[i].largest,
+                                "seeds", (json_int_t)v[i].S, "verdict", verdict, "decided", decided, "params",
+                                doubles(v[i].p, LAW_POW_NPARAM), "rung_flops", doubles(v[i].x, v[i].R), "rung_loss",
+                                doubles(v[i].y, v[i].R));
+        const char *keys[] = {"loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "paired_lo",
+                              "paired_hi", "p_value", "p_holm", "kv_bytes_per_token", "active_params_largest"};
+        const double vals[] = {loss, llo, lhi, mult, mlo, mhi, plo, phi, i ? pval[i] : NAN, i ? padj[i] : NAN,
+                               v[i].kv_bytes, v[i].params};
+        for (size_t k = 0; k < sizeof vals / sizeof *vals; k++) set_number(row, keys[k], vals[k]);
         json_array_append_new(rows, row);
     }
-    if (!st) *report = json_pack("{s:f, s:b, s:i, s:o}", "target_flops", C, "shared_linf", shared_linf, "bootstrap", N_BOOT, "variants", rows);
+    if (!st) *report = json_pack("{s:f, s:b, s:i, s:b, s:f, s:I, s:o}", "target_flops", C, "shared_linf", shared_linf, "bootstrap",
+                                 N_BOOT, "paired", paired, "alpha", COMPARE_ALPHA, "family", (json_int_t)(n - 1), "variants", rows);
     else json_decref(rows);
-    for (size_t i = 0; i < n; i++) free(v[i].boot);
-    free(v);
-    free(lb);
-    free(mb);
+    for (size_t i = 0; v && i < n; i++) variant_free(&v[i]);
+    free(v); free(lb); free(mb); free(pm); free(pval); free(padj); free(pick);
     return st;
 }
 
 void compare_print(FILE *out, json_t *r) {
     json_t *rows = json_object_get(r, "variants");
+    bool paired = json_is_true(json_object_get(r, "paired"));
+    size_t family = (size_t)json_integer_value(json_object_get(r, "family"));
     fprintf(out, "at %.3g training FLOPs (95%% seed-bootstrap intervals%s):\n", json_number_value(json_object_get(r, "target_flops")),
             json_is_true(json_object_get(r, "shared_linf")) ? ", Linf shared" : "");
-    fprintf(out, "%-18s %-24s %22s %24s %10s  %s\n", "variant", "largest rung", "projected loss", "compute multiplier", "KV B/tok", "verdict");
+    fprintf(out, "%-18s %-24s %24s %10s %17s %17s %9s %9s  %s\n", "variant", "largest rung", "projected loss", "multiplier",
+            "paired 95%", "unpaired 95%", "p (Holm)", "KV B/tok", "verdict");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
 #define N(k) (json_is_null(json_object_get(e, k)) ? INFINITY : json_number_value(json_object_get(e, k)))
-        fprintf(out, "%-18s %-24s %7.4f [%6.4f, %6.4f] %7.3fx [%5.3f, %6.3f] %10.0f  %s\n", json_string_value(json_object_get(e, "name")),
+        char p[16] = "", pi[24] = "-", ui[24];
+        if (i) snprintf(p, sizeof p, N("p_holm") < 1.0 / N_BOOT ? "<%.3f" : "%.3f", N("p_holm") < 1.0 / N_BOOT ? 1.0 / N_BOOT : N("p_holm"));
+        if (paired) snprintf(pi, sizeof pi, "[%6.3f, %6.3f]", N("paired_lo"), N("paired_hi"));
+        snprintf(ui, sizeof ui, "[%6.3f, %6.3f]", N("multiplier_lo"), N("multiplier_hi"));
+        fprintf(out, "%-18s %-24s %7.4f [%6.4f, %6.4f] %9.3fx %17s %17s %9s %9.0f  %s\n", json_string_value(json_object_get(e, "name")),
                 json_string_value(json_object_get(e, "largest_rung")), N("loss"), N("loss_lo"), N("loss_hi"), N("multiplier"),
-                N("multiplier_lo"), N("multiplier_hi"), N("kv_bytes_per_token"), json_string_value(json_object_get(e, "verdict")));
+                pi, ui, p, N("kv_bytes_per_token"), json_string_value(json_object_get(e, "verdict")));
 #undef N
     }
+    fprintf(out, "verdicts: %s seed bootstrap, p-values Holm-adjusted over %zu variant%s against the baseline "
+            "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",
+            100 * json_number_value(json_object_get(r, "alpha")),
+            paired ? "" : "; no pairing: the ladders differ in rungs or seeds");
 }
 
 sx_status compare_plot(const char *path, json_t *r) {

@@ -2,8 +2,20 @@
 // rungs are fitted with L(C) = Linf + A·C^-alpha (optionally with the baseline's Linf shared by all), then
 // at a target compute the report gives each variant's projected loss with a seed-bootstrap interval, its
 // effective compute multiplier over the baseline ((L_base − Linf)/(L_var − Linf))^(1/alpha) (baseline's
-// Linf and alpha) with an interval, its KV-cache bytes per token, and a verdict that names a winner only
-// when the multiplier's interval excludes 1. Not responsible for training the ladders.
+// Linf and alpha) with two intervals, its KV-cache bytes per token, and a verdict.
+//
+// Two bootstraps over seeds (COMPARE_BOOT replicates each; a replicate re-averages each rung over a
+// resample of its seeds and refits every law):
+//   unpaired: every ladder resamples its own seeds independently of the others;
+//   paired:   one resample of seed indices per replicate, applied to every variant (common random numbers:
+//             seed k of every ladder trains on the same data order, evaluates the same windows and, where
+//             the tensors agree, starts from the same weights, so the noise of seed k cancels in the
+//             difference). Needs the ladders to have the same numbers of rungs and seeds.
+// The verdict uses the paired bootstrap (the unpaired one when pairing is impossible): a variant's p-value
+// is the smallest a at which its percentile interval at level 1 − a excludes 1, and the p-values of the
+// variants against the one baseline are Holm-adjusted, so the family-wise error of all verdicts together
+// is at most COMPARE_ALPHA. With one variant this is exactly "the paired 95% interval excludes 1".
+// Not responsible for training the ladders (scale/ladder.h) or adding seeds (scale/until_decided.h).
 #ifndef SEXTANT_COMPARE_H
 #define SEXTANT_COMPARE_H
 #include <stdbool.h>
@@ -12,11 +24,28 @@
 #include "core/status.h"
 #include "scale/ladder.h"
 
-// specs[0] is the baseline; dirs[i] holds ladder i's runs. *report receives a new reference.
+#define COMPARE_BOOT 200
+#define COMPARE_ALPHA 0.05
+
+// specs[0] is the baseline; dirs[i] holds ladder i's runs. *report receives a new reference:
+// {"target_flops", "shared_linf", "bootstrap", "paired" (bool), "alpha", "family" (variants tested),
+//  "variants": [{"name", "largest_rung", "seeds", "verdict", "decided" (bool), "params", "rung_flops",
+//  "rung_loss", "loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi" (unpaired),
+//  "paired_lo", "paired_hi", "p_value", "p_holm", "kv_bytes_per_token", "active_params_largest"}]}
+// (an unbounded or unavailable number is null).
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double target_flops,
                           bool shared_linf, json_t **report);
 void compare_print(FILE *out, json_t *report);
 // Final loss vs compute of every variant with its fit extended to the target, as an SVG.
 sx_status compare_plot(const char *path, json_t *report);
+
+// Two-sided bootstrap p-value of "multiplier = 1" from replicates m (n >= 1; sorted in place): the smallest
+// a in (0, 1] at which the percentile interval at level 1 − a (fit_quantile at a/2 and 1 − a/2) excludes 1,
+// or 1 when even the median is 1.
+double compare_boot_pvalue(double *m, size_t n);
+// Holm's step-down adjustment of m p-values: adj[i] = max over the j ranked at or before i (ascending p) of
+// min(1, (m − rank_j)·p_j), rank 0-based. Rejecting where adj <= alpha controls the family-wise error at alpha.
+// adj (m) overwritten; may alias p.
+void compare_holm(const double *p, size_t m, double *adj);
 
 #endif

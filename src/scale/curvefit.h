@@ -13,7 +13,7 @@
 typedef enum { CURVEFIT_W_POINT, CURVEFIT_W_SQRT, CURVEFIT_W_RUN } curvefit_weight;
 
 typedef struct {
-    int nonembed;          // N = the parameters without embeddings (else with)
+    int nonembed;          // 1: N = the parameters without embeddings; 0: with; -1 (backtest only): chosen
     size_t loss;           // loss column
     double min_frac;       // fit only points at step >= min_frac·total_steps
     curvefit_weight weight; // each point 1, 1/sqrt(points of its run), or 1/points of its run

@@ -506,6 +506,7 @@ double fit_quantile(double *x, size_t n, double q) {
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
     if (lo + 1 >= n) return x[n - 1];
+    if (x[lo] == x[lo + 1] || pos == (double)lo) return x[lo];   // also keeps infinite values out of 0·inf
     return x[lo] + (pos - (double)lo) * (x[lo + 1] - x[lo]);
 }
 

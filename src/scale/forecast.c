@@ -6,7 +6,7 @@
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "scale/fit.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/forecast.h"
 #include "scale/laws.h"
 #include "scale/ladder_data.h"
@@ -14,6 +14,7 @@
 
 #define N_BOOT 64
 #define FORECAST_VERSION 1
+#define FIT_MAX_LOSS 1e3   // nats per token: far above any real loss (ln of a 2^24 vocabulary is 16.6)
 
 static json_t *array_of(const double *x, size_t n) {
     json_t *a = json_array();
@@ -72,6 +73,8 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
     free(obs);
     return st;
 }
+
+static void seal(json_t *doc);
 
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
     ladder_data d;
@@ -177,6 +180,7 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
     free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick); free(holdout);
     ladder_data_free(&d);
+    if (!st) seal(doc);
     *fit = doc;
     return st;
 }
@@ -258,6 +262,15 @@ static void forecast_hash(json_t *doc, char out[65]) {
     json_decref(copy);
 }
 
+// Stores the document's hash in it ("sha256"), so that any later edit is seen.
+static void seal(json_t *doc) {
+    char h[65];
+    forecast_hash(doc, h);
+    json_object_set_new(doc, "sha256", json_string(h));
+}
+
+void forecast_rehash(json_t *forecast) { seal(forecast); }
+
 sx_status forecast_verify_hash(json_t *forecast, const char *path) {
     char h[65];
     forecast_hash(forecast, h);
@@ -267,11 +280,43 @@ sx_status forecast_verify_hash(json_t *forecast, const char *path) {
     return SX_OK;
 }
 
-void forecast_rehash(json_t *forecast) {
-    json_object_del(forecast, "sha256");
-    char h[65];
-    forecast_hash(forecast, h);
-    json_object_set_new(forecast, "sha256", json_string(h));
+// fit.json's numbers in their ranges, so that a forecast is never made from a loss of 1e300, a negative
+// LR or a missing vocabulary (which once became model_config's default).
+static sx_status check_fit(json_t *fit) {
+    json_t *ld = json_object_get(fit, "ladder"), *rungs = json_object_get(fit, "rungs"), *pf = json_object_get(fit, "per_fraction");
+    json_t *v = json_object_get(ld, "vocab");
+    if (!json_is_integer(v) || json_integer_value(v) < 2 || json_integer_value(v) > (1 << 24))
+        return sx_fail(SX_ERR_FORMAT, "fit.json: ladder.vocab is missing or not a vocabulary size in [2, 2^24]");
+    static const struct { const char *key; double lo, hi; } lad[] = {
+        {"lr", 1e-12, 1e3}, {"lr_ref_width", 1, 1e6}, {"lr_width_power", -10, 10}, {"warmup", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof lad / sizeof *lad; i++) {
+        json_t *x = json_object_get(ld, lad[i].key);
+        double val = json_number_value(x);
+        if (!json_is_number(x) || !(val >= lad[i].lo && val <= lad[i].hi))
+            return sx_fail(SX_ERR_FORMAT, "fit.json: ladder.%s is missing or outside [%g, %g]", lad[i].key, lad[i].lo, lad[i].hi);
+    }
+    for (size_t r = 0; r < json_array_size(rungs); r++) {
+        json_t *rung = json_array_get(rungs, r), *loss = json_object_get(rung, "loss"), *sd = json_object_get(rung, "seed_sd_rel");
+        double flops = json_number_value(json_object_get(rung, "flops"));
+        if (!(flops > 0 && isfinite(flops)))
+            return sx_fail(SX_ERR_FORMAT, "fit.json: rungs[%zu].flops is missing or not a positive number", r);
+        for (size_t f = 0; f < json_array_size(loss); f++)
+            if (!(num_at(loss, f) > 0 && num_at(loss, f) < FIT_MAX_LOSS))
+                return sx_fail(SX_ERR_FORMAT, "fit.json: rungs[%zu].loss[%zu] = %g is not a loss in (0, %g)", r, f,
+                               num_at(loss, f), FIT_MAX_LOSS);
+        for (size_t f = 0; f < json_array_size(sd); f++)
+            if (!(num_at(sd, f) >= 0 && num_at(sd, f) < 1e3))
+                return sx_fail(SX_ERR_FORMAT, "fit.json: rungs[%zu].seed_sd_rel[%zu] = %g is not a spread in [0, 1000)", r,
+                               f, num_at(sd, f));
+    }
+    for (size_t f = 0; f < json_array_size(pf); f++) {
+        json_t *p = json_object_get(json_array_get(pf, f), "params");
+        for (size_t j = 0; j < json_array_size(p); j++)
+            if (!isfinite(num_at(p, j)))
+                return sx_fail(SX_ERR_FORMAT, "fit.json: per_fraction[%zu].params[%zu] is not a finite number", f, j);
+    }
+    return SX_OK;
 }
 
 sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
@@ -286,9 +331,10 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     double warmup = hero->warmup >= 0 ? hero->warmup : json_number_value(json_object_get(ld, "warmup"));
     if (!rung_sched || !sched || batch < 1 || seq < 1 || batch > (1L << 24) || seq > (1L << 24))
         return sx_fail(SX_ERR_FORMAT, "fit.json: the ladder needs a schedule and a batch and seq in [1, 2^24]");
-    model_config c;
-    sx_status st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c);
+    sx_status st = check_fit(fit);
     if (st) return st;
+    model_config c;
+    if ((st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c))) return st;
     double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
     double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;
@@ -397,9 +443,7 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                             (json_int_t)nr, "points", points);
     json_t *vs = json_object_get(ld, "val_set");
     if (json_is_string(vs)) json_object_set(doc, "val_set", vs);
-    char h[65];
-    forecast_hash(doc, h);
-    json_object_set_new(doc, "sha256", json_string(h));
+    seal(doc);
     *out = doc;
     return SX_OK;
 }
@@ -483,7 +527,7 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
     rundir_free(&run);
     if (!n) { json_decref(rows); return sx_fail(SX_ERR_MISMATCH, "%s: none of the forecast's evaluation steps were logged", run_dir); }
     // A run still in progress has no final point yet (and maybe none after 10%): those figures are null.
-    *report = json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "run", run_dir, "forecast_sha256",
+    *report = json_pack("{s:i, s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "version", FORECAST_VERSION, "run", run_dir, "forecast_sha256",
                         json_string_value(json_object_get(forecast, "sha256")), "points", (json_int_t)n,
                         "mean_abs_rel_err_after_10pct", n_late ? json_real(sum_late / (double)n_late) : json_null(),
                         "max_abs_rel_err_after_10pct", n_late ? json_real(max_late) : json_null(), "final_rel_err",

@@ -16,7 +16,8 @@
 #include "scale/ladder.h"
 
 // Reads every run of the ladder's plan under ladder_dir (main runs must be finished) and fits the laws.
-// *fit receives a new JSON document (the content of fit.json).
+// *fit receives a new JSON document (the content of fit.json), hashed like a forecast ("sha256": check it
+// with forecast_verify_hash; write it at full precision).
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *ladder_dir, json_t **fit);
 
 typedef struct {
@@ -31,9 +32,9 @@ typedef struct {
 // The forecast document (forecast.json): hero, method, per-point {frac, step, loss, lo, hi} and a SHA-256
 // of its canonical form ("sha256") so it can be preregistered. *out receives a new reference.
 sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out);
-// Stores the hash of the forecast's canonical form as "sha256" (after a change to the document).
+// Stores the hash of a forecast (or fit) document's canonical form as "sha256" (after a change to it).
 void forecast_rehash(json_t *forecast);
-// Recomputes the hash of a forecast document and compares it with the stored one.
+// Recomputes the hash of a forecast (or fit) document and compares it with the stored one.
 sx_status forecast_verify_hash(json_t *forecast, const char *path);
 
 // Forecast points for a run of total_steps steps (the trainer's view while it trains).

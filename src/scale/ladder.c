@@ -14,8 +14,8 @@
 #include "dist/dist.h"
 #include "model/config.h"
 #include "optim/schedule.h"
-#include "scale/flops.h"
 #include "data/mixture.h"
+#include "model/flops.h"
 #include "scale/ladder.h"
 
 static void spec_defaults(ladder_spec *s) {
@@ -180,8 +180,15 @@ sx_status ladder_spec_read(const char *path, ladder_spec *s) {
         return sx_fail(SX_ERR_FORMAT, "%s: 'model' must be a descriptor template containing {width}", path);
     if (!s->n_rungs) return sx_fail(SX_ERR_FORMAT, "%s: give the rungs with 'widths' or 'budgets'", path);
     if (!*s->train) return sx_fail(SX_ERR_FORMAT, "%s: 'train' (a token shard) is required", path);
-    if (s->n_branches && strncmp(s->schedule, "wsd", 3))
-        return sx_fail(SX_ERR_FORMAT, "%s: cooldown branches need a wsd schedule", path);
+    // The schedule is checked on its own first: an unknown one was once blamed on the branches.
+    lr_schedule sched;
+    if ((st = lr_schedule_parse(s->schedule, 1000, &sched))) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", sx_last_error());
+        return sx_fail(st, "%s: schedule: %s", path, why);
+    }
+    if (s->n_branches && sched.kind != LR_WSD)
+        return sx_fail(SX_ERR_FORMAT, "%s: cooldown branches need a wsd schedule, not '%s'", path, s->schedule);
     return SX_OK;
 }
 
@@ -514,12 +521,13 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
 }
 
 sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **runs_out, ladder_run_state **state_out,
-                        size_t *n_out) {
+                        size_t *n_out, size_t *n_done) {
     ladder_run *runs;
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
     ladder_run_state *state = calloc(n ? n : 1, sizeof *state);
+    *n_done = 0;
     if (!state) { free(runs); return sx_fail(SX_ERR_NOMEM, "ladder status: out of memory"); }
     for (size_t i = 0; i < n; i++) {
         char path[4096];
@@ -540,6 +548,8 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
         if (f) fclose(f);
         state[i].done = file_exists(out_dir, runs[i].dir, "DONE");
         state[i].name = state[i].done ? "done" : state[i].steps_done ? "partial" : "not started";
+        snprintf(state[i].val_text, sizeof state[i].val_text, isfinite(state[i].val_loss) ? "%.4f" : "-", state[i].val_loss);
+        *n_done += state[i].done;
     }
     *runs_out = runs;
     *state_out = state;
@@ -551,16 +561,13 @@ sx_status ladder_print_status(const ladder_spec *s, const char *out_dir) {
     ladder_run *runs;
     ladder_run_state *state;
     size_t n, done = 0;
-    sx_status st = ladder_status(s, out_dir, &runs, &state, &n);
+    sx_status st = ladder_status(s, out_dir, &runs, &state, &n, &done);
     if (st) return st;
-    for (size_t i = 0; i < n; i++) done += state[i].done;
     printf("ladder %s: %zu of %zu runs done (spec %s, runs in %s)\n", s->name, done, n, s->spec_path, out_dir);
     printf("%-18s %-28s %9s %12s %9s  %s\n", "run", "model", "steps", "FLOPs", "val_loss", "state");
     for (size_t i = 0; i < n; i++) {
-        char val[32] = "-";   // no evaluation logged yet
-        if (isfinite(state[i].val_loss)) snprintf(val, sizeof val, "%.4f", state[i].val_loss);
         printf("%-18s %-28s %4ld/%-4ld %12.3g %9s  %s\n", runs[i].dir, runs[i].descriptor, state[i].steps_done, runs[i].steps,
-               runs[i].flops, val, state[i].name);
+               runs[i].flops, state[i].val_text, state[i].name);
     }
     free(runs);
     free(state);

@@ -97,12 +97,14 @@ void ladder_assign_ranks(const ladder_spec *spec, const ladder_run *runs, size_t
 typedef struct {
     long steps_done;       // last step logged in metrics.jsonl (0: not started)
     double val_loss;       // last validation loss logged; NaN when none yet
+    char val_text[16];     // val_loss as printed: "%.4f", or "-" when none yet
     bool done;             // DONE exists
     const char *name;      // "done", "partial" or "not started" (static)
 } ladder_run_state;
 // The plan (*runs, as ladder_plan) and each run's state (*state, (n)); both malloc'd, the caller frees.
+// *n_done: how many are done.
 sx_status ladder_status(const ladder_spec *spec, const char *out_dir, ladder_run **runs, ladder_run_state **state,
-                        size_t *n);
+                        size_t *n, size_t *n_done);
 // Prints the ladder's name and a table with one line per run: steps done, compute, last validation loss
 // ("-" before the first evaluation), state.
 sx_status ladder_print_status(const ladder_spec *spec, const char *out_dir);

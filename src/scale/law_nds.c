@@ -8,6 +8,7 @@
 
 static const double grid_alpha[] = {0.1, 0.2, 0.3, 0.45, 0.6};
 static const double grid_beta[] = {0.1, 0.2, 0.3, 0.45, 0.6};
+static const double grid_eps[] = {0.01, 0.05, 0.1};
 static const double grid_c[] = {1e-3, 1e-2, 1e-1};
 static const double grid_g[] = {0.3, 0.6, 1.0};
 
@@ -18,6 +19,7 @@ static const law_param nds_params[LAW_NDS_NPARAM] = {
     [LAW_NDS_D] = {"D", LAW_LINEAR, NULL, 0},
     [LAW_NDS_ALPHA] = {"alpha", LAW_NONLIN, grid_alpha, sizeof grid_alpha / sizeof(double)},
     [LAW_NDS_BETA] = {"beta", LAW_NONLIN, grid_beta, sizeof grid_beta / sizeof(double)},
+    [LAW_NDS_EPS] = {"eps", LAW_NONLIN, grid_eps, sizeof grid_eps / sizeof(double)},
     [LAW_NDS_C] = {"C", LAW_NONLIN, grid_c, sizeof grid_c / sizeof(double)},
     [LAW_NDS_G] = {"g", LAW_NONLIN, grid_g, sizeof grid_g / sizeof(double)},
 };
@@ -73,7 +75,7 @@ static void nds_basis(void *ctx, const double *p, double *phi) {
     for (size_t i = 0; i < c->n; i++) {
         phi[4 * i + 0] = 1;
         phi[4 * i + 1] = exp(-p[LAW_NDS_ALPHA] * c->ln_n[i]);
-        phi[4 * i + 2] = exp(-p[LAW_NDS_BETA] * c->ln_s[i]);
+        phi[4 * i + 2] = exp(p[LAW_NDS_EPS] * c->ln_n[i] - p[LAW_NDS_BETA] * c->ln_s[i]);
         phi[4 * i + 3] = -c->ld[i];
     }
 }
@@ -82,7 +84,7 @@ static void nds_eval(void *ctx, const double *p, double *pred, double *jac) {
     nds_ctx *c = ctx;
     nds_ld(c, p[LAW_NDS_C], p[LAW_NDS_G]);
     for (size_t i = 0; i < c->n; i++) {
-        double na = exp(-p[LAW_NDS_ALPHA] * c->ln_n[i]), sb = exp(-p[LAW_NDS_BETA] * c->ln_s[i]);
+        double na = exp(-p[LAW_NDS_ALPHA] * c->ln_n[i]), sb = exp(p[LAW_NDS_EPS] * c->ln_n[i] - p[LAW_NDS_BETA] * c->ln_s[i]);
         pred[i] = p[LAW_NDS_E] + p[LAW_NDS_A] * na + p[LAW_NDS_B] * sb - p[LAW_NDS_D] * c->ld[i];
         if (!jac) continue;
         double *J = jac + i * LAW_NDS_NPARAM;
@@ -92,6 +94,7 @@ static void nds_eval(void *ctx, const double *p, double *pred, double *jac) {
         J[LAW_NDS_D] = -c->ld[i];
         J[LAW_NDS_ALPHA] = -p[LAW_NDS_A] * na * c->ln_n[i];
         J[LAW_NDS_BETA] = -p[LAW_NDS_B] * sb * c->ln_s[i];
+        J[LAW_NDS_EPS] = p[LAW_NDS_B] * sb * c->ln_n[i];
         J[LAW_NDS_C] = -p[LAW_NDS_D] * c->ld_dc[i];
         J[LAW_NDS_G] = -p[LAW_NDS_D] * c->ld_dg[i];
     }

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,13 +9,16 @@
 #include <zlib.h>
 #include "tok/vocab_io.h"
 
-sx_status vocab_read_file(const char *path, tok_bytes *out) {
+sx_status vocab_read_file(const char *path, tok_bytes *out) { return vocab_read_checked(path, SIZE_MAX, NULL, out); }
+
+sx_status vocab_read_checked(const char *path, size_t cap, const char *magic, tok_bytes *out) {
     out->n = 0;
     gzFile f = gzopen(path, "rb");
     if (!f) return sx_fail(SX_ERR_IO, "cannot open %s: %s", path, strerror(errno ? errno : ENOENT));
     gzbuffer(f, 1 << 17);
     uint8_t buf[1 << 16];
     sx_status st = SX_OK;
+    size_t magic_len = magic && *magic ? strlen(magic) + 1 : 0;   // with its NUL
     for (;;) {
         int got = gzread(f, buf, sizeof buf);
         if (got < 0) {
@@ -23,6 +27,21 @@ sx_status vocab_read_file(const char *path, tok_bytes *out) {
             break;
         }
         if (got == 0) break;
+        // The content is checked as it arrives, before it is kept: a small gzip of zeros would otherwise cost
+        // gigabytes before the first check.
+        if (magic_len && out->n == 0 && ((size_t)got < magic_len || memcmp(buf, magic, magic_len))) {
+            st = sx_fail(SX_ERR_FORMAT, "%s is not a sextant vocabulary (bad magic)", path);
+            break;
+        }
+        if (magic && !*magic && memchr(buf, 0, (size_t)got)) {
+            st = sx_fail(SX_ERR_FORMAT, "%s: a NUL byte at offset %zu: not a text vocabulary file", path,
+                         out->n + (size_t)((uint8_t *)memchr(buf, 0, (size_t)got) - buf));
+            break;
+        }
+        if ((size_t)got > cap - out->n) {
+            st = sx_fail(SX_ERR_FORMAT, "%s: more than %zu MiB once decompressed: not a vocabulary file", path, cap >> 20);
+            break;
+        }
         if ((st = tok_bytes_append(out, buf, (size_t)got))) break;
     }
     gzclose(f);
@@ -33,9 +52,9 @@ sx_status vocab_read_file(const char *path, tok_bytes *out) {
 static sx_status read_maybe_gz(const char *dir, const char *file, tok_bytes *out) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    if (access(path, R_OK) == 0) return vocab_read_file(path, out);
+    if (access(path, R_OK) == 0) return vocab_read_checked(path, VOCAB_MAX_BYTES, "", out);
     snprintf(path, sizeof path, "%s/%s.gz", dir, file);
-    if (access(path, R_OK) == 0) return vocab_read_file(path, out);
+    if (access(path, R_OK) == 0) return vocab_read_checked(path, VOCAB_MAX_BYTES, "", out);
     return sx_fail(SX_ERR_IO, "cannot find %s/%s (or .gz); run scripts/fetch-data", dir, file);
 }
 
@@ -196,7 +215,7 @@ sx_status vocab_load_tiktoken(const char *path, const char *encoding, bpe_vocab 
                        "cl100k_base, o200k_base)", encoding);
     tok_bytes file = {0};
     bpe_vocab *v = NULL;
-    sx_status st = vocab_read_file(path, &file);
+    sx_status st = vocab_read_checked(path, VOCAB_MAX_BYTES, "", &file);
     if (!st) st = bpe_vocab_create(&v, spec->name, spec->pretok, 1 << 18);
     size_t line_no = 0;
     for (size_t pos = 0; !st && pos < file.n;) {
@@ -276,7 +295,7 @@ sx_status vocab_save_sx(const bpe_vocab *v, const char *path) {
 sx_status vocab_load_sx(const char *path, bpe_vocab **out) {
     tok_bytes b = {0};
     bpe_vocab *v = NULL;
-    sx_status st = vocab_read_file(path, &b);
+    sx_status st = vocab_read_checked(path, VOCAB_MAX_BYTES, "SXVOCAB", &b);
     if (st) return st;
     const uint8_t *p = b.data;
     size_t n = b.n;

@@ -12,8 +12,14 @@
 
 #define VOCAB_FILE_VERSION 1
 
+// The most a vocabulary file may hold once decompressed (o200k_base's rank file is 3.6 MB).
+#define VOCAB_MAX_BYTES ((size_t)64 << 20)
+
 // Reads a whole (possibly gzipped) file into out (overwritten).
 sx_status vocab_read_file(const char *path, tok_bytes *out);
+// The same, checked while it decompresses: at most cap bytes; magic NULL: anything, "": text (no NUL
+// byte), else the content starts with magic and its NUL. Errors: SX_ERR_FORMAT naming path.
+sx_status vocab_read_checked(const char *path, size_t cap, const char *magic, tok_bytes *out);
 // GPT-2: dir holds encoder.json and vocab.bpe (or .gz of each). Checks that merge i makes token 256+i,
 // so tiktoken-style rank merging reproduces GPT-2 exactly.
 sx_status vocab_load_gpt2(const char *dir, bpe_vocab **out);

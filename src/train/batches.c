@@ -127,17 +127,26 @@ static json_t *loader_state(const data_loader *ld) {
                      (json_int_t)p.epoch, "cursor", (json_int_t)p.cursor, "rng", rng_to_json(&r));
 }
 
-static sx_status loader_restore(data_loader *ld, json_t *state) {
+static sx_status loader_restore(data_loader *ld, json_t *state, const char *from) {
     rng_state r;
     if (!rng_from_json(json_object_get(state, "rng"), &r))
-        return sx_fail(SX_ERR_FORMAT, "checkpoint: data position is missing or malformed");
+        return sx_fail(SX_ERR_FORMAT, "%s: the data position (train.data.rng) is missing or malformed", from);
     const char *seed = json_string_value(json_object_get(state, "seed"));
-    loader_pos p = {.mode = (uint64_t)json_integer_value(json_object_get(state, "mode")),
-                    .seed = seed ? strtoull(seed, NULL, 16) : 0,
-                    .epoch = (uint64_t)json_integer_value(json_object_get(state, "epoch")),
-                    .cursor = (uint64_t)json_integer_value(json_object_get(state, "cursor"))};
+    json_t *mode = json_object_get(state, "mode"), *epoch = json_object_get(state, "epoch"), *cursor = json_object_get(state, "cursor");
+    char *end = NULL;
+    uint64_t seed_value = seed ? strtoull(seed, &end, 16) : 0;
+    if (!seed || !*seed || *end || !json_is_integer(mode) || !json_is_integer(epoch) || !json_is_integer(cursor) ||
+        json_integer_value(mode) < 0 || json_integer_value(epoch) < 0 || json_integer_value(cursor) < 0)
+        return sx_fail(SX_ERR_FORMAT, "%s: the data position (train.data: mode, seed, epoch, cursor) is malformed, or "
+                       "the checkpoint was trained on synthetic data and this run reads a shard", from);
+    loader_pos p = {.mode = (uint64_t)json_integer_value(mode), .seed = seed_value,
+                    .epoch = (uint64_t)json_integer_value(epoch), .cursor = (uint64_t)json_integer_value(cursor)};
     memcpy(p.rng, r.s, sizeof p.rng);
-    return loader_set_pos(ld, &p);
+    sx_status st = loader_set_pos(ld, &p);
+    if (!st) return SX_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", sx_last_error());
+    return sx_fail(st, "%s: %s", from, why);
 }
 
 json_t *batch_source_state(const batch_source *s) {
@@ -152,22 +161,22 @@ json_t *batch_source_state(const batch_source *s) {
     return o;
 }
 
-sx_status batch_source_restore(batch_source *s, json_t *state) {
+sx_status batch_source_restore(batch_source *s, json_t *state, const char *from) {
     if (s->is_mixture) {
         json_t *srcs = json_object_get(state, "sources");
         if (!rng_from_json(json_object_get(state, "pick"), &s->mix->pick) || json_array_size(srcs) != s->mix->spec.n)
-            return sx_fail(SX_ERR_MISMATCH, "checkpoint: the data position is not one of mixture %s (%zu sources)", s->spec,
+            return sx_fail(SX_ERR_MISMATCH, "%s: the data position is not one of mixture %s (%zu sources)", from, s->spec,
                            s->mix->spec.n);
         for (size_t k = 0; k < s->mix->spec.n; k++) {
-            sx_status st = loader_restore(&s->mix->ld[k], json_array_get(srcs, k));
+            sx_status st = loader_restore(&s->mix->ld[k], json_array_get(srcs, k), from);
             if (st) return st;
         }
         return SX_OK;
     }
-    if (s->is_shard) return loader_restore(&s->ld, state);
+    if (s->is_shard) return loader_restore(&s->ld, state, from);
     rng_state r;
     if (!rng_from_json(json_object_get(state, "rng"), &r))
-        return sx_fail(SX_ERR_FORMAT, "checkpoint: data position is missing or malformed");
+        return sx_fail(SX_ERR_FORMAT, "%s: the data position (train.data.rng) is missing or malformed", from);
     s->rng = r;
     return SX_OK;
 }

@@ -27,8 +27,9 @@ double batch_source_tokens(const batch_source *s);
 sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens);
 // Overwrites tokens (B, T+1) with evaluation batch `index` (same windows for the same index, always).
 sx_status batch_source_eval(batch_source *s, size_t index, size_t B, int32_t *tokens);
-// The position (new reference) and its restoration.
+// The position (new reference) and its restoration, every field checked (from names the checkpoint in
+// messages).
 json_t *batch_source_state(const batch_source *s);
-sx_status batch_source_restore(batch_source *s, json_t *state);
+sx_status batch_source_restore(batch_source *s, json_t *state, const char *from);
 
 #endif

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,18 @@ static sx_status check_model(const char *path, const tensorfile *f, const model 
     return SX_OK;
 }
 
+// A checkpoint whose checksum holds can still carry NaN or infinite weights (written by another tool, or
+// edited): sampling from them gave garbage without a word, and resuming would stop at the first step.
+static sx_status check_finite(const char *path, const tf_tensor *t) {
+    if (t->dtype != TF_F32) return SX_OK;
+    const float *x = t->data;
+    for (size_t i = 0; i < t->nbytes / sizeof(float); i++)
+        if (!isfinite(x[i]))
+            return sx_fail(SX_ERR_FORMAT, "%s: tensor %s holds %g at index %zu: the weights are unusable (a checkpoint "
+                           "from a diverged run, or corrupted)", path, t->name, (double)x[i], i);
+    return SX_OK;
+}
+
 sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **meta_out) {
     tensorfile f;
     sx_status st = tf_read(path, KIND, &f);
@@ -67,6 +80,10 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
     st = check_model(path, &f, m);
     if (!st && o && !json_is_true(json_object_get(f.meta, "has_optimizer")))
         st = sx_fail(SX_ERR_MISMATCH, "%s: holds weights only, no optimizer state to resume from", path);
+    json_t *ot = json_object_get(f.meta, "optimizer_steps");
+    if (!st && o && (!json_is_integer(ot) || json_integer_value(ot) < 0))
+        st = sx_fail(SX_ERR_FORMAT, "%s: checkpoint field optimizer_steps is not a whole number >= 0 (a corrupted or "
+                     "hand-edited checkpoint)", path);
     for (size_t j = 0; !st && o && j < o->n_arrays; j++) {
         char name[160];
         snprintf(name, sizeof name, "opt.%s", o->arrays[j].name);
@@ -75,6 +92,7 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
             st = sx_fail(SX_ERR_MISMATCH, "%s: optimizer state %s is missing or has the wrong size (another optimizer?)",
                          path, name);
     }
+    for (size_t i = 0; !st && i < f.n; i++) st = check_finite(path, &f.tensors[i]);
     if (!st) {
         for (size_t i = 0; i < m->table.n; i++) {
             char name[128];
@@ -88,7 +106,7 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
             const tf_tensor *t = tf_find(&f, name);
             memcpy(o->arrays[j].data, t->data, t->nbytes);
         }
-        if (o) o->t = (long)json_integer_value(json_object_get(f.meta, "optimizer_steps"));
+        if (o) o->t = (long)json_integer_value(ot);
         if (meta_out) {
             json_t *tm = json_object_get(f.meta, "train");
             *meta_out = tm ? json_incref(tm) : json_object();

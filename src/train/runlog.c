@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +14,8 @@ double runlog_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-sx_status runlog_copy_steps(const char *src, const char *dst, long last) {
+sx_status runlog_copy_steps(const char *src, const char *dst, long last, long *last_kept) {
+    *last_kept = 0;
     FILE *in = fopen(src, "r");
     if (!in) return strcmp(src, dst) ? sx_fail(SX_ERR_IO, "%s: cannot open (%s)", src, strerror(errno)) : SX_OK;
     char tmp[4200];
@@ -27,25 +29,36 @@ sx_status runlog_copy_steps(const char *src, const char *dst, long last) {
         if (line[len - 1] != '\n') break;   // a partial last line from a killed run
         json_t *j = json_loads(line, 0, NULL);
         long step = j ? (long)json_integer_value(json_object_get(j, "step")) : last + 1;
+        bool event = j && json_object_get(j, "event");
         json_decref(j);
-        if (step <= last) fputs(line, out);
+        if (step > last) continue;
+        fputs(line, out);
+        if (!event && step > *last_kept) *last_kept = step;
     }
     free(line);
     fclose(in);
-    if (fclose(out) != 0 || rename(tmp, dst) != 0) return sx_fail(SX_ERR_IO, "%s: cannot write (%s)", dst, strerror(errno));
+    // Durable before it replaces the log: the checkpoint it must agree with already is.
+    if (fflush(out) != 0 || fsync(fileno(out)) != 0 || fclose(out) != 0 || rename(tmp, dst) != 0)
+        return sx_fail(SX_ERR_IO, "%s: cannot write (%s)", dst, strerror(errno));
     return SX_OK;
 }
 
 sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool progress) {
     memset(r, 0, sizeof *r);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    snprintf(r->path, sizeof r->path, "%s/metrics.jsonl", dir);
     if (keep_until_step >= 0) {
-        sx_status s = runlog_copy_steps(path, path, keep_until_step);
+        long kept;
+        sx_status s = runlog_copy_steps(r->path, r->path, keep_until_step, &kept);
         if (s) return s;
+        // A log behind its checkpoint (flushed but lost in an OS crash, or cut by hand) would leave a permanent
+        // gap that `sextant fit` rejects later: refuse now, before anything is appended.
+        if (kept < keep_until_step)
+            return sx_fail(SX_ERR_FORMAT, "%s ends at step %ld but the checkpoint is at step %ld: the log lost steps "
+                           "%ld to %ld, and resuming would leave that gap in the run's curve. Restart the run in a new "
+                           "directory", r->path, kept, keep_until_step, kept + 1, keep_until_step);
     }
-    r->metrics = fopen(path, keep_until_step >= 0 ? "a" : "w");
-    if (!r->metrics) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    r->metrics = fopen(r->path, keep_until_step >= 0 ? "a" : "w");
+    if (!r->metrics) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", r->path, strerror(errno));
     r->tty = progress && isatty(STDERR_FILENO);
     r->start = runlog_now();
     return SX_OK;
@@ -57,7 +70,13 @@ sx_status runlog_write(runlog *r, json_t *line) {
     if (!s) return sx_fail(SX_ERR_NOMEM, "cannot format a metrics line");
     int bad = fprintf(r->metrics, "%s\n", s) < 0 || fflush(r->metrics) != 0;
     free(s);
-    return bad ? sx_fail(SX_ERR_IO, "metrics.jsonl: write failed (%s)", strerror(errno)) : SX_OK;
+    return bad ? sx_fail(SX_ERR_IO, "%s: write failed (%s)", r->path, strerror(errno)) : SX_OK;
+}
+
+sx_status runlog_sync(runlog *r) {
+    if (fflush(r->metrics) != 0 || fsync(fileno(r->metrics)) != 0)
+        return sx_fail(SX_ERR_IO, "%s: fsync failed (%s)", r->path, strerror(errno));
+    return SX_OK;
 }
 
 void runlog_close(runlog *r) {

@@ -10,19 +10,23 @@
 
 typedef struct {
     FILE *metrics;
+    char path[4096]; // of metrics.jsonl, for messages
     bool tty;        // show the progress line
     double start;    // wall clock at open (s)
 } runlog;
 
 // Opens dir/metrics.jsonl for appending. When keep_until_step >= 0 the existing file is first cut to the
-// lines with "step" <= keep_until_step (a resumed run rewrites what came after its checkpoint); < 0 starts
-// a fresh file.
+// lines with "step" <= keep_until_step (a resumed run rewrites what came after its checkpoint), and must
+// reach that step (SX_ERR_FORMAT otherwise: the log lost lines its checkpoint had); < 0 starts a fresh file.
 sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool progress);
-// Copies the complete lines of the metrics file src whose "step" is <= last into dst (written whole, then
-// renamed into place; src == dst cuts a file in place, and a missing src is then not an error).
-sx_status runlog_copy_steps(const char *src, const char *dst, long last);
-// Appends one line (steals the reference to line).
+// Copies the complete lines of the metrics file src whose "step" is <= last into dst (written whole and
+// fsync'd, then renamed into place; src == dst cuts a file in place, and a missing src is then not an
+// error). *last_kept: the last step record copied (0 if none; event lines do not count).
+sx_status runlog_copy_steps(const char *src, const char *dst, long last, long *last_kept);
+// Appends one line (steals the reference to line); flushed, not fsync'd.
 sx_status runlog_write(runlog *r, json_t *line);
+// Makes what was written durable (fsync): before a checkpoint, so the log never falls behind it.
+sx_status runlog_sync(runlog *r);
 void runlog_close(runlog *r);
 // Writes dir/name atomically (temp + rename) with a JSON document (borrowed).
 sx_status runlog_write_json(const char *dir, const char *name, json_t *doc);

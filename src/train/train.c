@@ -13,10 +13,11 @@
 #include "kernels/gemm.h"
 #include "model/model.h"
 #include "optim/schedule.h"
-#include "scale/flops.h"
+#include "model/flops.h"
 #include "scale/forecast.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
+#include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
 
@@ -172,18 +173,25 @@ static sx_status save_checkpoint(run *r, const char *path) {
     return st;
 }
 
-// Step counters and data position from train_meta's object (from is named in the error message).
+// Step counters and data position from train_meta's object, every field checked first (from is named in
+// the error message).
 static sx_status apply_meta(run *r, json_t *meta, const char *from) {
-    r->step = (long)json_integer_value(json_object_get(meta, "step"));
-    r->tokens_seen = json_number_value(json_object_get(meta, "tokens_seen"));
-    r->flops_seen = json_number_value(json_object_get(meta, "flops_seen"));
-    r->loss_avg = json_number_value(json_object_get(meta, "loss_avg"));
-    r->loss_avg_n = (long)json_integer_value(json_object_get(meta, "loss_avg_n"));
-    sx_status st = batch_source_restore(r->train, json_object_get(meta, "data"));
-    if (!st && r->step > r->total_steps)
-        st = sx_fail(SX_ERR_MISMATCH, "%s: checkpoint is at step %ld, beyond this run's %ld steps", from, r->step,
-                     r->total_steps);
-    return st;
+    train_progress p;
+    sx_status st = train_progress_read(meta, r->total_steps, r->opt.t, from, &p);
+    if (st) return st;
+    r->step = p.step;
+    r->tokens_seen = p.tokens_seen;
+    r->flops_seen = p.flops_seen;
+    r->loss_avg = p.loss_avg;
+    r->loss_avg_n = p.loss_avg_n;
+    return batch_source_restore(r->train, p.data, from);
+}
+
+// The --save-at copy of the state at r->step: out/ckpt-<step>.sxt.
+static sx_status save_kept_copy(run *r) {
+    char keep[4200];
+    snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, r->step);
+    return save_checkpoint(r, keep);
 }
 
 // Continues from the checkpoint at path: parameters, optimizer state, step counters and data position.
@@ -233,7 +241,8 @@ static sx_status copy_parent_metrics(const char *parent_ckpt, const char *out, l
     char *slash = strrchr(src, '/');
     snprintf(slash ? slash + 1 : src, sizeof src - (size_t)(slash ? slash + 1 - src : 0), "metrics.jsonl");
     snprintf(dst, sizeof dst, "%s/metrics.jsonl", out);
-    return runlog_copy_steps(src, dst, step);
+    long kept;
+    return runlog_copy_steps(src, dst, step, &kept);
 }
 
 // The whole run's training tokens.
@@ -332,7 +341,8 @@ static sx_status setup(run *r) {
     model_config cfg;
     if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
-    model_init_weights(&r->m, (uint64_t)o->seed);
+    if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
+    else model_init_weights(&r->m, (uint64_t)o->seed);
     r->refs = calloc(r->m.table.n, sizeof *r->refs);
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
@@ -360,6 +370,15 @@ static sx_status setup(run *r) {
     return SX_OK;
 }
 
+// A checkpoint written by an older build, which wrote the --save-at copy second, may have lost it to a kill
+// between the two: when the resumed step is a save-at step and its copy is missing, write it now.
+static sx_status restore_kept_copy(run *r) {
+    char keep[4200];
+    snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, r->step);
+    if (!at_fraction(r->save_fracs, r->n_save_fracs, r->step, r->total_steps) || access(keep, F_OK) == 0) return SX_OK;
+    return save_kept_copy(r);
+}
+
 // Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
 static sx_status open_run_dir(run *r) {
     const train_options *o = r->o;
@@ -372,6 +391,7 @@ static sx_status open_run_dir(run *r) {
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
     if (own && (st = resume_from(r, r->ckpt_path))) return st;
+    if (own && (st = restore_kept_copy(r))) return st;
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
     if (!own && branch && (st = copy_parent_metrics(o->branch_from, o->out, r->step))) return st;
     if ((st = write_config(r))) return st;
@@ -517,14 +537,15 @@ static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
 
 // Rank 0's record of a finished step: the metrics line (stolen), the checkpoint when ckpt, and a kept copy
 // at the --save-at fractions.
+// The kept copy goes first: were the run killed between the two files, the resume replays this step from the
+// previous checkpoint and writes both again (the other order left a checkpoint past a missing copy). The log
+// is made durable before either, so that it never ends before its checkpoint.
 static sx_status record_step(run *r, json_t *line, long step, bool ckpt) {
     sx_status st = runlog_write(&r->log, line);
+    bool keep = at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps);
+    if (!st && (ckpt || keep)) st = runlog_sync(&r->log);
+    if (!st && keep) st = save_kept_copy(r);
     if (!st && ckpt) st = save_checkpoint(r, r->ckpt_path);
-    if (!st && at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps)) {
-        char keep[4200];
-        snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, step);
-        st = save_checkpoint(r, keep);
-    }
     return st;
 }
 
@@ -628,9 +649,12 @@ sx_status train_run(const train_options *o) {
     r.lock_fd = -1;
     r.o = o;
     stop_requested = 0;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    // A closed terminal (SIGHUP) stops the run like SIGTERM: a checkpoint after the current step, not a loss of
+    // every step since the last one.
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_hup;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
     sx_status st = dist_agree(setup(&r));
     if (!st) st = dist_agree(r.rank == 0 ? open_run_dir(&r) : SX_OK);
     if (!st) st = sync_from_rank0(&r);
@@ -645,5 +669,6 @@ sx_status train_run(const train_options *o) {
     teardown(&r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     return st;
 }

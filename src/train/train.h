@@ -28,6 +28,7 @@ typedef struct {
     const char *warmup;         // "" or warmup override (fraction or steps)
     optimizer_config opt;
     long seed;
+    bool init_by_name;          // initial weights per tensor from (seed, name), not one stream in table order
     long eval_every;            // steps; 0 = off
     const char *eval_at;        // "" or comma-separated fractions of the run
     long eval_batches;          // batches of (batch, seq) per evaluation

@@ -1,4 +1,6 @@
-#include "scale/flops.h"
+#include <math.h>
+#include "model/flops.h"
+#include "model/model.h"
 
 // Mean over query positions t = 0..T-1 of the keys each attends to: min(t+1, W) (W = 0: no window).
 static double mean_keys(double T, double W) {
@@ -6,25 +8,28 @@ static double mean_keys(double T, double W) {
     return (W * (W + 1) / 2 + (T - W) * W) / T;
 }
 
+// The mixer's weights per layer, from its own declaration: matrices (matmul work) and norm gains.
+static void mixer_params(const model_config *c, double *matrices, double *gains) {
+    param_table t = {0};
+    *matrices = *gains = NAN;   // stays NAN (visibly) if the table cannot be built
+    if (!model_mixer_of(c)->declare(c, 0, &t)) {
+        *matrices = *gains = 0;
+        for (size_t i = 0; i < t.n; i++)
+            *(t.v[i].group == PGROUP_GAIN ? gains : matrices) += (double)t.v[i].rows * (double)t.v[i].cols;
+    }
+    param_table_free(&t);
+}
+
 model_flops model_flops_count(const model_config *c, size_t T) {
     model_flops f = {0};
     double C = (double)c->width, L = (double)c->n_layer, V = (double)c->vocab, hd = (double)c->head_dim;
-    double H = (double)c->n_head, Hkv = (double)c->n_kv_head, F = (double)c->ffn_hidden;
+    double H = (double)c->n_head, F = (double)c->ffn_hidden;
     double mats = c->mlp == MLP_SWIGLU ? 3 : 2;
     double gains = 2 * C;                                            // two RMSNorm gains per layer
-    double attn, dqk = hd, kv_floats;
-    if (c->mixer == MIXER_MLA) {
-        double dc = (double)c->mla_dc, dcq = (double)c->mla_dcq, rd = (double)c->mla_rope, nd = (double)c->mla_nope;
-        dqk = rd + nd;
-        attn = (dcq > 0 ? C * dcq + dcq * H * dqk : C * H * dqk) + C * dc + C * rd + dc * H * nd + dc * H * hd +
-               H * hd * C;
-        if (c->mla_latent_norm) gains += dc + dcq;
-        kv_floats = dc + rd;
-    } else {
-        attn = C * H * hd * 2 + C * Hkv * hd * 2;                   // wq, wo, wk, wv
-        kv_floats = 2 * Hkv * hd;
-    }
-    if (c->attn_gate) attn += H * C;
+    const block_module *mixer = model_mixer_of(c);
+    double attn, mixer_gains, dqk = (double)mixer->qk_dim(c), kv_floats = (double)mixer->cache_floats(c);
+    mixer_params(c, &attn, &mixer_gains);
+    gains += mixer_gains;
     double ffn_total = C * F * mats, ffn_active = ffn_total, other = 0;
     if (c->n_expert) {
         double E = (double)c->n_expert, K = (double)c->top_k, expert = C * (double)c->expert_hidden * mats;
@@ -47,4 +52,15 @@ model_flops model_flops_count(const model_config *c, size_t T) {
     f.train_per_token = 3 * (f.fwd_matmul_per_token + f.fwd_attention_per_token);
     f.kv_cache_bytes_per_token = L * kv_floats * 4;
     return f;
+}
+
+double model_flops_decode_token(const model_config *c, size_t ctx) {
+    model_flops f = model_flops_count(c, 1);
+    size_t qk = model_mixer_of(c)->qk_dim(c);
+    double attn = 0;
+    for (size_t l = 0; l < c->n_layer; l++) {
+        size_t keys = model_config_layer_is_local(c, l) && ctx > c->window ? c->window : ctx;
+        attn += 2.0 * (double)keys * (double)c->n_head * (double)(qk + c->head_dim);
+    }
+    return f.fwd_matmul_per_token + attn;
 }

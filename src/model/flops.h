@@ -1,7 +1,8 @@
 // flops: exact parameter and training-FLOP accounting from the architecture (not 6·N·D): every matmul
 // of the forward pass counted at 2 FLOPs per multiply-add, attention with its real (causal) key count,
-// backward = 2× forward. MoE counts its active experts (top-k + shared + router) as matmul work; MLA its real
-// down/up projections; sliding-window layers their capped key counts. Not responsible for measuring anything.
+// backward = 2× forward. The attention mixer's weights, query·key width and cache row come from its own module
+// (block.h), so MLA counts its real down/up projections; MoE counts its active experts (top-k + shared +
+// router) as matmul work; sliding-window layers their capped key counts. Not responsible for measuring anything.
 #ifndef SEXTANT_FLOPS_H
 #define SEXTANT_FLOPS_H
 #include <stddef.h>
@@ -20,5 +21,8 @@ typedef struct {
 
 // T is the training context length (each position attends to itself and the positions before it).
 model_flops model_flops_count(const model_config *c, size_t T);
+// Model FLOPs of one decoded position at context length ctx: matmuls 2·active params + attention
+// 2·keys·H·(qk + head_dim) per layer (keys capped by the window on local layers).
+double model_flops_decode_token(const model_config *c, size_t ctx);
 
 #endif

@@ -1,0 +1,80 @@
+// sextant export / import-weights: a checkpoint to Hugging Face Llama-style safetensors + config.json and
+// back (train/hf_export.h). The paths default to a Hugging Face model folder: config.json beside the
+// weights.
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "core/fsutil.h"
+#include "train/hf_export.h"
+
+// config.json in the directory of path, unless given.
+static void config_beside(const char *path, const char *given, char *out, size_t cap) {
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    if (*given) snprintf(out, cap, "%s", given);
+    else snprintf(out, cap, "%s/config.json", dirname(copy));
+}
+
+// The context a checkpoint was trained with: "seq" of the run's config.json beside it, else fallback.
+static size_t trained_context(const char *checkpoint, size_t fallback) {
+    char path[4200];
+    config_beside(checkpoint, "", path, sizeof path);
+    json_t *run = json_load_file(path, 0, NULL);
+    json_int_t seq = json_integer_value(json_object_get(run, "seq"));
+    json_decref(run);
+    return seq > 0 ? (size_t)seq : fallback;
+}
+
+int cmd_export(int argc, char **argv) {
+    const char *format, *config;
+    long context;
+    const flag_def flags[] = {
+        {"format", FLAG_STR, &format, "safetensors", "output format (safetensors: Hugging Face Llama names)"},
+        {"config", FLAG_STR, &config, "", "where to write the HF-style config.json (default: beside OUT)"},
+        {"context", FLAG_INT, &context, "0", "max_position_embeddings (default: the run's seq, else 2048)"},
+    };
+    size_t n = sizeof flags / sizeof *flags;
+    const char *pos[2];
+    int npos;
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, pos, 2, &npos, "export [--format safetensors] CHECKPOINT OUT.safetensors",
+                            "Writes a checkpoint's weights as safetensors with Hugging Face Llama tensor names (F32, exact)\n"
+                            "and an HF-style config.json, for the dense family: RMSNorm, RoPE, MHA/GQA/MQA, swiglu (a stock\n"
+                            "LlamaForCausalLM) or relu2/gelu (non-gated MLP, said in config.json). `sextant import-weights`\n"
+                            "reads them back. MLA, MoE and other variants with no Llama equivalent are refused.", &st))
+        return 0;
+    if (!st && npos != 2) st = sx_fail(SX_ERR_ARG, "give a checkpoint and an output file: sextant export CHECKPOINT OUT.safetensors");
+    if (!st && strcmp(format, "safetensors")) st = sx_fail(SX_ERR_ARG, "--format %s: the one format is safetensors", format);
+    if (!st && context < 0) st = sx_fail(SX_ERR_ARG, "--context must be positive");
+    if (st) return cli_report("export", st);
+    char config_path[4200], dir[4096];
+    config_beside(pos[1], config, config_path, sizeof config_path);
+    snprintf(dir, sizeof dir, "%s", pos[1]);
+    st = fs_mkdir_p(dirname(dir));   // a Hugging Face model is a folder: made when missing
+    if (!st) st = hf_export(pos[0], pos[1], config_path, context ? (size_t)context : trained_context(pos[0], 2048));
+    if (!st) printf("wrote %s and %s\n", pos[1], config_path);
+    return cli_report("export", st);
+}
+
+int cmd_import_weights(int argc, char **argv) {
+    const char *config;
+    const flag_def flags[] = {
+        {"config", FLAG_STR, &config, "", "the HF-style config.json (default: beside IN; not needed for sextant's own exports)"},
+    };
+    const char *pos[2];
+    int npos;
+    sx_status st;
+    if (flags_help_or_parse(flags, 1, argc, argv, pos, 2, &npos, "import-weights IN.safetensors OUT.sxt [--config config.json]",
+                            "Reads Llama-style safetensors (sextant's export, or another writer's within the dense family:\n"
+                            "F32 or BF16) into a weights-only sextant checkpoint (for sample).", &st))
+        return 0;
+    if (!st && npos != 2) st = sx_fail(SX_ERR_ARG, "give the safetensors file and the checkpoint to write: sextant import-weights IN OUT.sxt");
+    if (st) return cli_report("import-weights", st);
+    char config_path[4200];
+    config_beside(pos[0], config, config_path, sizeof config_path);
+    st = hf_import(pos[0], config_path, pos[1]);
+    if (!st) printf("wrote %s\n", pos[1]);
+    return cli_report("import-weights", st);
+}

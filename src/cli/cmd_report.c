@@ -1,0 +1,79 @@
+// sextant report RUNDIR|LADDER: one self-contained HTML page for a run or a ladder (scale/htmlreport.h),
+// written beside it (RUNDIR/report.html, <ladder runs>/report.html) unless --out says where.
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "scale/htmlreport.h"
+
+static bool is_file(const char *path) {
+    struct stat sb;
+    return path && *path && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+// Loads path as JSON into *out; a missing optional file (required == false) leaves *out NULL.
+static sx_status load(const char *path, bool required, json_t **out) {
+    *out = NULL;
+    if (!required && !is_file(path)) return SX_OK;
+    json_error_t err;
+    if (!(*out = json_load_file(path, 0, &err)))
+        return sx_fail(SX_ERR_FORMAT, "%s: %s%s", path, err.text, err.line > 0 ? "" : " (give an existing file)");
+    return SX_OK;
+}
+
+int cmd_report(int argc, char **argv) {
+    const char *out, *runs, *fit_path, *fc_path;
+    const flag_def flags[] = {
+        {"out", FLAG_STR, &out, "", "the HTML file (default: report.html in the run or the ladder's runs directory)"},
+        {"runs", FLAG_STR, &runs, "", "LADDER: its runs directory (default runs/<name>)"},
+        {"fit", FLAG_STR, &fit_path, "", "fit.json (default: <runs>/fit.json; for a run, runs/<forecast's ladder>/fit.json)"},
+        {"forecast", FLAG_STR, &fc_path, "", "RUNDIR: the forecast to check it against (default: the one it trained with)"},
+    };
+    size_t n = sizeof flags / sizeof *flags;
+    const char *pos[1];
+    int npos;
+    sx_status st;
+    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos, "report RUNDIR|LADDER [--out report.html]",
+                            "Writes one self-contained HTML page (plots inline, no network) for a training run (its curves,\n"
+                            "the check against its forecast, its configuration) or a ladder spec (its runs, fitted laws with\n"
+                            "intervals, rung curves, the spec).", &st))
+        return 0;
+    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give a run directory or a ladder spec: sextant report RUNDIR|LADDER");
+    if (st) return cli_report("report", st);
+    char dir[1100], path[1200], fit_default[1200];
+    json_t *fit = NULL, *fc = NULL;
+    struct stat sb;
+    bool is_run = stat(pos[0], &sb) == 0 && S_ISDIR(sb.st_mode);
+    ladder_spec spec;
+    if (is_run) {
+        snprintf(dir, sizeof dir, "%s", pos[0]);
+        json_t *config = NULL;
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        if (!is_file(path)) st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
+        if (!st) st = load(path, true, &config);
+        if (!st && !*fc_path) fc_path = json_string_value(json_object_get(json_object_get(config, "flags"), "forecast"));
+        if (!st && fc_path && *fc_path) st = load(fc_path, true, &fc);
+        const char *ladder = json_string_value(json_object_get(json_object_get(fc, "method"), "ladder"));
+        snprintf(fit_default, sizeof fit_default, "runs/%s/fit.json", ladder ? ladder : "");
+        if (!st) st = *fit_path ? load(fit_path, true, &fit) : ladder ? load(fit_default, false, &fit) : SX_OK;
+        json_decref(config);
+    } else if (is_file(pos[0])) {
+        st = ladder_spec_read(pos[0], &spec);
+        if (!st) snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
+        if (!st && !*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
+        snprintf(fit_default, sizeof fit_default, "%s/fit.json", dir);
+        if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, &fit);
+    } else
+        st = sx_fail(SX_ERR_IO, "%s: no such run directory or ladder spec", pos[0]);
+    snprintf(path, sizeof path, "%s", *out ? out : "");
+    if (!*out) snprintf(path, sizeof path, "%s/report.html", dir);
+    FILE *f = NULL;
+    if (!st && !(f = fopen(path, "w"))) st = sx_fail(SX_ERR_IO, "%s: cannot create", path);
+    if (!st) st = is_run ? htmlreport_run(f, dir, fc, fit) : htmlreport_ladder(f, &spec, dir, fit);
+    if (f && fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
+    if (!st) printf("wrote %s\n", path);
+    json_decref(fit);
+    json_decref(fc);
+    return cli_report("report", st);
+}

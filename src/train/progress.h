@@ -1,0 +1,27 @@
+// progress: a training run's position as a checkpoint stores it under "train" (step, tokens and FLOPs
+// seen, the spike guard's running average, the data position), read back with every field checked before
+// the trainer acts on it. A checkpoint's checksum only says the file is what was written; a hand-edited or
+// foreign file can still carry a step of -5 or "abc", which once aborted on an assert after metrics.jsonl
+// was emptied, or silently restarted the run and deleted its history.
+// Not responsible for the data position's own fields (train/batches.h checks them) or for writing.
+#ifndef SEXTANT_TRAIN_PROGRESS_H
+#define SEXTANT_TRAIN_PROGRESS_H
+#include <jansson.h>
+#include "core/status.h"
+
+typedef struct {
+    long step;            // completed optimizer steps
+    double tokens_seen, flops_seen;
+    double loss_avg;      // running average of good losses
+    long loss_avg_n;
+    json_t *data;         // borrowed from the metadata: the batch source's position
+} train_progress;
+
+// Reads meta (the checkpoint's "train" object) into *out. total_steps: the run's length (a step beyond it
+// is SX_ERR_MISMATCH); optimizer_steps: the optimizer's step counter from the same file, which must equal
+// the step (Adam's bias correction restarts otherwise), or < 0 to skip that check. from names the file in
+// messages. Errors: SX_ERR_FORMAT naming the field and its value.
+sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_steps, const char *from,
+                              train_progress *out);
+
+#endif

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# What a resume must get right beyond the bytes (tests/faults.sh has the kill loops): a closed terminal
+# (SIGHUP) stops with a checkpoint like SIGTERM; a --save-at copy lost between the two checkpoint files is
+# written again on resume; a metrics log that fell behind its checkpoint is refused, not continued with a
+# gap. Each case once failed: SIGHUP killed the run and its steps since the last checkpoint, the copy stayed
+# lost (and --branch-from failed later), and the resumed run finished with a gap that `fit` rejected.
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+short=(--model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 8 --threads 1 --quiet --ckpt-every 4)
+
+# SIGHUP: a checkpoint at the current step, exit 1 with the stop message.
+"$S" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 100000 --threads 1 --quiet \
+    --out "$tmp/hup" 2>"$tmp/hup.err" &
+pid=$!
+for _ in $(seq 400); do [ -s "$tmp/hup/metrics.jsonl" ] && break; sleep 0.02; done
+kill -HUP $pid; wait $pid; rc=$?
+[ $rc -eq 1 ] || fail "SIGHUP: exit code $rc, expected 1 (killed by the signal?)"
+grep -q "stopped at step [0-9]*; checkpoint written" "$tmp/hup.err" || fail "SIGHUP message: $(cat "$tmp/hup.err")"
+[ -f "$tmp/hup/checkpoint.sxt" ] || fail "SIGHUP: no checkpoint"
+
+# A --save-at copy missing beside a checkpoint at its step (a kill between the two files): the resume
+# writes it again, identical to the one the straight run kept.
+"$S" train "${short[@]}" --save-at 0.5 --out "$tmp/ref" || fail "reference run with --save-at"
+SEXTANT_INJECT_NAN_AT_STEP=5 "$S" train "${short[@]}" --save-at 0.5 --out "$tmp/lost" 2>/dev/null && fail "NaN run should stop"
+[ -f "$tmp/lost/ckpt-4.sxt" ] || fail "no ckpt-4.sxt at the save-at step"
+rm -f "$tmp/lost/ckpt-4.sxt"
+"$S" train "${short[@]}" --save-at 0.5 --out "$tmp/lost" --resume || fail "resume after a lost kept copy"
+cmp -s "$tmp/ref/ckpt-4.sxt" "$tmp/lost/ckpt-4.sxt" || fail "the resume did not write ckpt-4.sxt again"
+"$S" train "${short[@]}" --schedule wsd:decay=0.5 --branch-from "$tmp/lost/ckpt-4.sxt" --out "$tmp/branch" ||
+    fail "--branch-from the rewritten copy"
+
+# A log that ends before its checkpoint: refused with both steps named, the log left as it was.
+SEXTANT_INJECT_NAN_AT_STEP=5 "$S" train "${short[@]}" --out "$tmp/gap" 2>/dev/null && fail "NaN run should stop"
+head -n 2 "$tmp/gap/metrics.jsonl" > "$tmp/gap/m" && mv "$tmp/gap/m" "$tmp/gap/metrics.jsonl"
+out=$("$S" train "${short[@]}" --out "$tmp/gap" --resume 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "a log behind its checkpoint: exit $rc, expected 1"
+echo "$out" | grep -q "metrics.jsonl ends at step 2 but the checkpoint is at step 4" || fail "gap message: $out"
+[ "$(wc -l < "$tmp/gap/metrics.jsonl")" -eq 2 ] && [ ! -f "$tmp/gap/DONE" ] || fail "the refused resume changed the run"
+
+echo "resume.sh: $fails failed"
+[ $fails -eq 0 ]

@@ -1,0 +1,286 @@
+// compare and compare --until-decided on fake ladders: run directories whose final losses follow a known
+// law plus seed noise, written by this binary itself (`test_compare train ...` acts as the trainer the
+// ladder runner starts, so the sequential comparison trains its added seeds in milliseconds).
+// Fake loss of a run: 2 + 3·(width/8)^-0.8 − shift + shared·z(seed, width) + own·z(seed, width, tag), z
+// standard normal: `shared` is noise common to every variant's seed k (what pairing cancels), `own` is
+// noise of this variant alone. Known answers: identical variants give a multiplier of exactly 1 with a
+// zero-width paired interval; a shift far below the shared noise is found by the paired bootstrap only;
+// Holm on a family with known p-values; each stop of --until-decided.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "core/fsutil.h"
+#include "core/rng.h"
+#include "scale/compare.h"
+#include "scale/ladder.h"
+#include "scale/sequential.h"
+#include "support/testlib.h"
+
+static char tmpdir[64], self[4096];
+
+typedef struct { double shift, shared, own; int tag; } fake_law;
+
+static double fake_loss(const fake_law *f, size_t width, size_t seed) {
+    rng_state r;
+    rng_seed(&r, seed * 1000003u + width);
+    double z_shared = rng_normal(&r);
+    rng_seed(&r, (seed * 1000003u + width) * 7919u + (uint64_t)f->tag);
+    double z_own = rng_normal(&r);
+    return 2 + 3 * pow((double)width / 8, -0.8) - f->shift + f->shared * z_shared + f->own * z_own;
+}
+
+// One finished run directory as the trainer writes it (the fields rundir and the ladder runner read).
+static int fake_run(const char *dir, const char *model, long steps, size_t seed, double loss) {
+    if (fs_mkdir_p(dir)) return 1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:{s:I}}", "model", model, "n_params", (json_int_t)1000,
+                          "n_params_nonembed", (json_int_t)1000, "flops_per_token", 6000.0, "total_steps", (json_int_t)steps,
+                          "total_tokens", (json_int_t)(steps * 64), "batch_tokens", (json_int_t)64, "seed", (json_int_t)seed,
+                          "model_config", "vocab", (json_int_t)64);
+    int bad = json_dump_file(c, path, 0);
+    json_decref(c);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    for (long s = 1; f && s <= steps; s++) fprintf(f, "{\"step\": %ld, \"lr\": 0.001%s", s, s < steps ? "}\n" : "");
+    if (f) fprintf(f, ", \"val_loss\": %.17g}\n", loss);
+    bad |= !f || fclose(f);
+    snprintf(path, sizeof path, "%s/DONE", dir);
+    FILE *d = fopen(path, "w");
+    return bad || !d || fclose(d);
+}
+
+// `test_compare train ... --fake-shift X --fake-shared X --fake-own X --fake-tag K`: the fake trainer.
+static int fake_train(int argc, char **argv) {
+    const char *model = NULL, *out = NULL;
+    long steps = 0;
+    size_t seed = 0;
+    fake_law f = {0};
+    for (int i = 2; i + 1 < argc; i++) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--model")) model = v;
+        else if (!strcmp(k, "--out")) out = v;
+        else if (!strcmp(k, "--steps")) steps = atol(v);
+        else if (!strcmp(k, "--seed")) seed = (size_t)atol(v);
+        else if (!strcmp(k, "--fake-shift")) f.shift = atof(v);
+        else if (!strcmp(k, "--fake-shared")) f.shared = atof(v);
+        else if (!strcmp(k, "--fake-own")) f.own = atof(v);
+        else if (!strcmp(k, "--fake-tag")) f.tag = atoi(v);
+    }
+    const char *w = model ? strstr(model, "-w") : NULL;
+    if (!model || !out || steps < 1 || !w) return 2;
+    return fake_run(out, model, steps, seed, fake_loss(&f, (size_t)atol(w + 2), seed));
+}
+
+// A ladder spec NAME in tmpdir whose runs carry law f (through `extra`); spec read back into s.
+static bool write_spec(const char *name, size_t seeds, const fake_law *f, ladder_spec *s) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.ladder", tmpdir, name);
+    FILE *o = fopen(path, "w");
+    if (!CHECK(o != NULL)) return false;
+    fprintf(o, "name %s\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24 32 48\nseeds %zu\ntokens_per_param 2\n"
+            "seq 16\nbatch 4\neval_at 1\nextra --fake-shift %.17g --fake-shared %.17g --fake-own %.17g --fake-tag %d\n",
+            name, seeds, f->shift, f->shared, f->own, f->tag);
+    fclose(o);
+    return CHECK(ladder_spec_read(path, s) == SX_OK);
+}
+
+// Writes every run of s's plan under tmpdir/runs-NAME directly (no runner).
+static bool fake_ladder(const ladder_spec *s, const fake_law *f, char *dir, size_t size) {
+    snprintf(dir, size, "%s/runs-%s", tmpdir, s->name);
+    ladder_run *runs;
+    size_t n;
+    if (!CHECK(ladder_plan(s, &runs, &n) == SX_OK)) return false;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        char d[4200];
+        snprintf(d, sizeof d, "%s/%s", dir, runs[i].dir);
+        ok = ok && fake_run(d, runs[i].descriptor, runs[i].steps, runs[i].seed, fake_loss(f, runs[i].width, runs[i].seed)) == 0;
+    }
+    free(runs);
+    return CHECK(ok);
+}
+
+static double field(json_t *report, size_t variant, const char *key) {
+    json_t *v = json_object_get(json_array_get(json_object_get(report, "variants"), variant), key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *verdict(json_t *report, size_t variant) {
+    return json_string_value(json_object_get(json_array_get(json_object_get(report, "variants"), variant), "verdict"));
+}
+
+// Compares the ladders of laws f[0] (baseline) .. f[n-1], seeds each, already written; report returned.
+static json_t *compare_fakes(const char *prefix, const fake_law *f, size_t n, size_t seeds) {
+    ladder_spec s[4];
+    char dirs[4][256];
+    const char *dp[4];
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%zu", prefix, i);
+        if (!write_spec(name, seeds, &f[i], &s[i]) || !fake_ladder(&s[i], &f[i], dirs[i], sizeof dirs[i])) return NULL;
+        dp[i] = dirs[i];
+    }
+    json_t *r = NULL;
+    CHECK(compare_ladders(s, dp, n, 1e9, false, &r) == SX_OK);
+    return r;
+}
+
+static void test_pvalue_and_holm(void) {
+    // 10 of 200 replicates at 0.9, the rest at 1.1: the interval's lower end crosses 1 at quantile position
+    // 9.5 of 199, so p = 2·9.5/199.
+    double m[200];
+    for (int i = 0; i < 200; i++) m[i] = i % 20 == 3 ? 0.9 : 1.1;
+    CHECK_CLOSE(compare_boot_pvalue(m, 200), 19.0 / 199, 1e-9, 0);
+    for (int i = 0; i < 200; i++) m[i] = 1;
+    CHECK(compare_boot_pvalue(m, 200) == 1);
+    for (int i = 0; i < 200; i++) m[i] = 0.5 + 0.001 * i;
+    CHECK(compare_boot_pvalue(m, 200) < 1e-9);   // every replicate below 1
+    // Holm on a family with known p-values: sorted 0.005 (x4 = 0.02), 0.01 (x3 = 0.03), 0.03 (x2 = 0.06),
+    // 0.04 (x1, but monotone: 0.06). At 5%: the first two rejected, the other two not.
+    const double p[4] = {0.01, 0.04, 0.03, 0.005}, want[4] = {0.03, 0.06, 0.06, 0.02};
+    double adj[4];
+    compare_holm(p, 4, adj);
+    for (int i = 0; i < 4; i++) CHECK_CLOSE(adj[i], want[i], 1e-12, 0);
+    compare_holm(p, 1, adj);
+    CHECK(adj[0] == p[0]);   // one variant: no correction
+    const double q[3] = {0.2, 0.9, 0.5};
+    compare_holm(q, 3, adj);
+    CHECK_CLOSE(adj[0], 0.6, 1e-12, 0);
+    CHECK(adj[1] == 1 && adj[2] == 1);   // min(1, 2·0.5) and then max(1, 0.9)
+}
+
+// Two identical variants: every paired replicate fits the same numbers, so the multiplier is exactly 1 with
+// a zero-width paired interval (p = 1); the unpaired bootstrap resamples them independently and is wide.
+static void test_identical_variants(void) {
+    fake_law f[2] = {{.shared = 0.05, .tag = 1}, {.shared = 0.05, .tag = 1}};
+    json_t *r = compare_fakes("same", f, 2, 3);
+    if (!r) return;
+    CHECK(json_is_true(json_object_get(r, "paired")));
+    CHECK(field(r, 1, "multiplier") == 1);
+    CHECK(field(r, 1, "paired_lo") == 1 && field(r, 1, "paired_hi") == 1);
+    CHECK(field(r, 1, "p_value") == 1 && field(r, 1, "p_holm") == 1);
+    CHECK(field(r, 1, "multiplier_hi") - field(r, 1, "multiplier_lo") > 0.05);
+    CHECK(!strcmp(verdict(r, 1), "no significant difference"));
+    json_decref(r);
+}
+
+// A planted improvement: the variant's losses are lower by 0.01 at every run, under shared seed noise of
+// 0.04 (and own noise 0.001). Paired: decided better, interval above 1; unpaired: the interval spans 1.
+// A third variant, worse by 0.01, and a fourth identical to the baseline make a Holm family of 3.
+static void test_planted_improvement(void) {
+    fake_law f[4] = {{.shared = 0.04, .own = 0.001, .tag = 1}, {.shift = 0.01, .shared = 0.04, .own = 0.001, .tag = 2},
+                     {.shift = -0.01, .shared = 0.04, .own = 0.001, .tag = 3}, {.shared = 0.04, .own = 0.001, .tag = 4}};
+    json_t *r = compare_fakes("plant", f, 4, 3);
+    if (!r) return;
+    printf("planted: multiplier %.4f paired [%.4f, %.4f] unpaired [%.4f, %.4f] p %.4g holm %.4g; worse: %.4f [%.4f, %.4f]; "
+           "null: %.4f [%.4f, %.4f] p %.3g\n", field(r, 1, "multiplier"), field(r, 1, "paired_lo"), field(r, 1, "paired_hi"),
+           field(r, 1, "multiplier_lo"), field(r, 1, "multiplier_hi"), field(r, 1, "p_value"), field(r, 1, "p_holm"),
+           field(r, 2, "multiplier"), field(r, 2, "paired_lo"), field(r, 2, "paired_hi"), field(r, 3, "multiplier"),
+           field(r, 3, "paired_lo"), field(r, 3, "paired_hi"), field(r, 3, "p_value"));
+    CHECK(field(r, 1, "multiplier") > 1 && field(r, 1, "paired_lo") > 1);
+    CHECK(field(r, 1, "multiplier_lo") < 1 && field(r, 1, "multiplier_hi") > 1);   // unpaired: not detected
+    CHECK(!strcmp(verdict(r, 1), "better than the baseline"));
+    CHECK(field(r, 2, "paired_hi") < 1 && !strcmp(verdict(r, 2), "worse than the baseline"));
+    CHECK(!strcmp(verdict(r, 3), "no significant difference"));
+    // the report's Holm column is Holm's adjustment of its p column, over the 3 variants
+    double p[3], adj[3];
+    for (int i = 0; i < 3; i++) p[i] = field(r, (size_t)i + 1, "p_value");
+    compare_holm(p, 3, adj);
+    for (int i = 0; i < 3; i++) CHECK(field(r, (size_t)i + 1, "p_holm") == adj[i]);
+    CHECK(json_integer_value(json_object_get(r, "family")) == 3);
+    // ladders with different seed counts cannot be paired: the unpaired bootstrap decides, and says so
+    json_decref(r);
+    r = NULL;
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2] = {dirs[0], dirs[1]};
+    if (write_spec("plant0", 3, &f[0], &s[0]) && write_spec("plant1", 2, &f[1], &s[1])) {
+        snprintf(dirs[0], sizeof dirs[0], "%s/runs-plant0", tmpdir);
+        snprintf(dirs[1], sizeof dirs[1], "%s/runs-plant1", tmpdir);
+        CHECK(compare_ladders(s, dp, 2, 1e9, false, &r) == SX_OK);
+        CHECK(json_is_false(json_object_get(r, "paired")) && isnan(field(r, 1, "paired_lo")));
+        CHECK(!strcmp(verdict(r, 1), "no significant difference"));
+        json_decref(r);
+    }
+}
+
+static json_t *until(const char *prefix, const fake_law *f, size_t seeds, const sequential_options *o) {
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2];
+    for (size_t i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%zu", prefix, i);
+        if (!write_spec(name, seeds, &f[i], &s[i]) || !fake_ladder(&s[i], &f[i], dirs[i], sizeof dirs[i])) return NULL;
+        dp[i] = dirs[i];
+    }
+    json_t *r = NULL;
+    CHECK(sequential_compare(s, dp, 2, 1e9, false, o, &r) == SX_OK);
+    if (r) CHECK(s[0].n_seeds == s[1].n_seeds && s[0].n_seeds == seeds + (size_t)json_integer_value(
+                     json_object_get(json_object_get(r, "until_decided"), "rounds")));
+    return r;
+}
+
+static const char *stop_of(json_t *r) { return json_string_value(json_object_get(json_object_get(r, "until_decided"), "stop")); }
+static json_int_t rounds_of(json_t *r) { return json_integer_value(json_object_get(json_object_get(r, "until_decided"), "rounds")); }
+
+// --until-decided stops on each of its conditions.
+static void test_until_decided(void) {
+    sequential_options o = {.exe = self, .jobs = 2, .budget_flops = 1e15};
+    // decided: a shift of 0.01 under own noise 0.02 is undecided at 2 seeds; seeds are added until it is (4 rounds)
+    fake_law d[2] = {{.own = 0.02, .tag = 1}, {.shift = 0.01, .own = 0.02, .tag = 2}};
+    json_t *r = until("dec", d, 2, &o);
+    if (r) {
+        printf("decided after %lld rounds: %.4f [%.4f, %.4f]\n", (long long)rounds_of(r), field(r, 1, "multiplier"),
+               field(r, 1, "paired_lo"), field(r, 1, "paired_hi"));
+        CHECK(!strcmp(stop_of(r), "decided") && rounds_of(r) >= 1 && field(r, 1, "paired_lo") > 1);
+        CHECK(!strcmp(verdict(r, 1), "better than the baseline"));
+        json_decref(r);
+    }
+    // width: no difference; stops once the paired interval is narrower than 0.1 (the budget would allow more)
+    fake_law w[2] = {{.own = 0.01, .tag = 1}, {.own = 0.01, .tag = 2}};
+    o.width = 0.1;
+    if ((r = until("wid", w, 2, &o))) {
+        printf("width after %lld rounds: %.4f [%.4f, %.4f]\n", (long long)rounds_of(r), field(r, 1, "multiplier"),
+               field(r, 1, "paired_lo"), field(r, 1, "paired_hi"));
+        CHECK(!strcmp(stop_of(r), "width") && rounds_of(r) >= 1 && field(r, 1, "paired_hi") - field(r, 1, "paired_lo") <= 0.1);
+        json_decref(r);
+    }
+    // budget: FLOPs for exactly one round of the same undecided pair; a power estimate comes with the stop
+    ladder_spec s;
+    double one = 0;
+    if (write_spec("bud0", 2, &w[0], &s) && CHECK(sequential_round_flops(&s, "/nonexistent", &one) == SX_OK)) {
+        o.width = 0;
+        o.budget_flops = 2 * one * 1.5;   // two ladders x one round, and less than a second round
+        if ((r = until("bud", w, 2, &o))) {
+            json_t *more = json_array_get(json_object_get(json_object_get(r, "until_decided"), "more_seeds"), 1);
+            printf("budget: %lld rounds, %.3g of %.3g FLOPs; more seeds %lld\n", (long long)rounds_of(r),
+                   json_number_value(json_object_get(json_object_get(r, "until_decided"), "flops_spent")), o.budget_flops,
+                   (long long)json_integer_value(more));
+            CHECK(!strcmp(stop_of(r), "budget") && rounds_of(r) == 1 && json_is_integer(more) && json_integer_value(more) >= 1);
+            CHECK_CLOSE(json_number_value(json_object_get(json_object_get(r, "until_decided"), "flops_spent")), 2 * one, 1e-12, 0);
+            sequential_print(stdout, r);
+            json_decref(r);
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = 0;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sextant_test_compare_XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    TEST_RUN(test_pvalue_and_holm);
+    TEST_RUN(test_identical_variants);
+    TEST_RUN(test_planted_improvement);
+    TEST_RUN(test_until_decided);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return testlib_finish("compare");
+}
