@@ -41,7 +41,7 @@ sx_status datafit_ladders(const ladder_spec *fresh, const char *fresh_dir, const
 // Adds the law's repeat penalty B*(D'^-beta - D^-beta) at every point of forecast (tokens = frac x the
 // hero's tokens; its unique tokens `unique`) to loss, lo and hi, and records in "method" which law was
 // used ("data_law"). dc may be NULL (no fitted law): the points are unchanged and the method says the
-// fresh-data laws were used although the hero repeats data. The caller rehashes (forecast_rehash).
+// fresh-data laws were used although the hero repeats data. The caller reseals it (forecast_seal).
 sx_status datafit_apply(json_t *forecast, const json_t *dc, double unique);
 
 #endif
