@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -354,8 +356,12 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
 }
 
 static pid_t spawn(char **argv, const char *log_path) {
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0) return pid;
+    // A trainer stops (with a checkpoint, as on SIGTERM) when its ladder dies, even by SIGKILL: killing only
+    // the ladder once left orphans training on, and a second `ladder run` then saw their locks as failures.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);   // the ladder died before the line above
     int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
         dup2(fd, 1);
@@ -416,6 +422,10 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
     if (!st) st = fs_mkdir_p(out_dir);
+    // One ladder per directory. The trainers inherit the lock (it is not closed on exec), so that a second
+    // `ladder run` waits until the last of them, stopping after their ladder died, has written its checkpoint.
+    int lock = -1;
+    if (!st && rank == 0 && !(st = fs_lock_dir(out_dir, &lock))) fcntl(lock, F_SETFD, 0);   // rank 0 speaks for all
     if (st) { free(runs); return st; }
     int cores = dist_cores_per_rank();
     if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
@@ -472,6 +482,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     free(pids);
     free(owner);
     free(runs);
+    if (lock >= 0) close(lock);
     return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
 }
 

@@ -331,6 +331,17 @@ static sx_status restore_kept_copy(run *r) {
     return save_kept_copy(r);
 }
 
+// --resume continues the run in --out, not another one: its config.json's flags must match these (before
+// config.json is rewritten).
+static sx_status check_same_run(run *r) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", r->o->out);
+    json_t *old = json_load_file(path, 0, NULL);
+    sx_status st = train_config_check_resume(json_object_get(old, "flags"), r->o->echo, r->o->override, r->o->out);
+    json_decref(old);
+    return st;
+}
+
 // Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
 static sx_status open_run_dir(run *r) {
     const train_options *o = r->o;
@@ -342,6 +353,7 @@ static sx_status open_run_dir(run *r) {
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
+    if (own && (st = check_same_run(r))) return st;
     if (own && (st = resume_from(r, r->ckpt_path))) return st;
     if (own && (st = restore_kept_copy(r))) return st;
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;

@@ -45,6 +45,7 @@ typedef struct {
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+    const char *override;       // "" or flags (names without dashes, comma-separated) a --resume may change
 } train_options;
 
 sx_status train_run(const train_options *o);
