@@ -94,6 +94,7 @@ sx_status model_init(model *m, const model_config *cfg) {
 void model_free(model *m) {
     sx_free(m->params);
     sx_free(m->acts);
+    sx_free(m->tokens);
     free(m->p);
     free(m->g);
     free(m->layer_first);
@@ -140,12 +141,21 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
     if (m->acts && m->B == B && m->T == T) return SX_OK;
     sx_free(m->acts);
+    sx_free(m->tokens);
     m->acts = NULL;
+    m->tokens = NULL;
     act_views v;
     size_t n = carve(m, B, T, NULL, &v), bytes;
     if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;
     m->acts = sx_calloc(bytes, "activations");
-    if (!m->acts) return SX_ERR_NOMEM;
+    m->tokens = sx_alloc(2 * B * T * sizeof *m->tokens, "input and target tokens");
+    if (!m->acts || !m->tokens) {
+        sx_free(m->acts);
+        sx_free(m->tokens);
+        m->acts = NULL;
+        m->tokens = NULL;
+        return SX_ERR_NOMEM;
+    }
     m->acts_floats = n;
     m->B = B;
     m->T = T;
@@ -246,21 +256,17 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
 double model_loss(model *m, const int32_t *tokens, float *logits_out) {
     act_views v = views(m);
     size_t BT = m->B * m->T;
-    int32_t *buf = malloc(2 * BT * sizeof *buf);
-    if (!buf) return NAN;
+    int32_t *buf = m->tokens;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
-    double loss = head_loss(m, buf + BT, &v, 0, false, logits_out);
-    free(buf);
-    return loss;
+    return head_loss(m, buf + BT, &v, 0, false, logits_out);
 }
 
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     const model_config *c = &m->cfg;
     act_views v = views(m);
     size_t BT = m->B * m->T, C = c->width;
-    int32_t *buf = malloc(2 * BT * sizeof *buf);
-    if (!buf) return NAN;
+    int32_t *buf = m->tokens;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
     for (size_t l = 0; l < c->n_layer && m->n_stats; l++)
@@ -282,7 +288,6 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
         }
     }
     embedding_backward(BT, C, buf, v.dx, m->g[m->emb]);
-    free(buf);
     return loss;
 }
 
@@ -340,4 +345,6 @@ size_t model_param_count_nonembed(const model *m) {
     return m->cfg.untied ? n - m->cfg.vocab * m->cfg.width : n;
 }
 
-size_t model_arena_bytes(const model *m) { return (2 * m->table.total + m->acts_floats) * sizeof(float); }
+size_t model_arena_bytes(const model *m) {
+    return (2 * m->table.total + m->acts_floats) * sizeof(float) + (m->tokens ? 2 * m->B * m->T * sizeof(int32_t) : 0);
+}

@@ -29,6 +29,8 @@ typedef struct {
     size_t B, T;
     float *acts;
     size_t acts_floats;
+    int32_t *tokens;            // (2, B·T): the batch's inputs, then its targets
+
 } model;
 
 // The attention mixer module of a config (model.c's table).
@@ -39,9 +41,11 @@ void model_free(model *m);
 void model_init_weights(model *m, uint64_t seed);
 // Per tensor from (seed, tensor name): variants that share a tensor start it alike (param_table_init_by_name).
 void model_init_weights_by_name(model *m, uint64_t seed);
-// Allocates activation memory for batches of B sequences of T tokens (linear in T).
+// Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
+// below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);
-// tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy.
+// tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy (after
+// model_reserve; allocates nothing, so a non-finite loss is numerical, never an allocation failure).
 // If logits_out is non-NULL it receives the scored logits z (B, T, V).
 double model_loss(model *m, const int32_t *tokens, float *logits_out);
 // Forward + backward: ACCUMULATES grad_scale · ∂(mean loss + aux loss)/∂θ into m->grads, where aux is the

@@ -519,7 +519,7 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
     rundir_free(&run);
     if (!n) { json_decref(rows); return sx_fail(SX_ERR_MISMATCH, "%s: none of the forecast's evaluation steps were logged", run_dir); }
     // A run still in progress has no final point yet (and maybe none after 10%): those figures are null.
-    *report = json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "run", run_dir, "forecast_sha256",
+    *report = json_pack("{s:i, s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "version", FORECAST_VERSION, "run", run_dir, "forecast_sha256",
                         json_string_value(json_object_get(forecast, "sha256")), "points", (json_int_t)n,
                         "mean_abs_rel_err_after_10pct", n_late ? json_real(sum_late / (double)n_late) : json_null(),
                         "max_abs_rel_err_after_10pct", n_late ? json_real(max_late) : json_null(), "final_rel_err",
