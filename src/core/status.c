@@ -1,4 +1,6 @@
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +34,42 @@ const char *sx_status_name(sx_status st) {
     return "unknown error";
 }
 
+static _Atomic long alloc_count, alloc_fail_at = -1;   // -1: the environment not read yet
+
+void sx_alloc_fail_at(long k) { alloc_fail_at = k > 0 ? alloc_count + k : 0; }
+
+long sx_alloc_count(void) { return alloc_count; }
+
+// SEXTANT_ALLOC_COUNT=PATH: the number of allocations is written to PATH at exit (tests size their sweep).
+static void write_count(void) {
+    FILE *f = fopen(getenv("SEXTANT_ALLOC_COUNT"), "w");
+    if (f) { fprintf(f, "%ld\n", (long)alloc_count); fclose(f); }
+}
+
+// Counts an allocation; true when the fault-injection hook says this one fails.
+static bool injected_failure(void) {
+    if (alloc_fail_at < 0) {
+        const char *env = getenv("SEXTANT_FAIL_ALLOC_AT");
+        long k = env ? atol(env) : 0;
+        long unset = -1;
+        if (atomic_compare_exchange_strong(&alloc_fail_at, &unset, k > 0 ? k : 0) && getenv("SEXTANT_ALLOC_COUNT"))
+            atexit(write_count);
+    }
+    long n = ++alloc_count;
+    return alloc_fail_at > 0 && n == alloc_fail_at;
+}
+
+static void *nomem(size_t bytes, const char *what) {
+    sx_fail(SX_ERR_NOMEM, "cannot allocate %zu bytes for %s", bytes, what);
+    return NULL;
+}
+
 // A block rounded up to a multiple of align and aligned to it (64, or SX_HUGE_PAGE with the huge-page advice).
 static void *alloc_aligned(size_t bytes, size_t align, const char *what) {
     void *p = NULL;
     const size_t rounded = (bytes + align - 1) & ~(align - 1);
-    if (rounded < bytes || posix_memalign(&p, align, rounded ? rounded : 64) != 0) {
-        sx_fail(SX_ERR_NOMEM, "cannot allocate %zu bytes for %s", bytes, what);
-        return NULL;
+    if (injected_failure() || rounded < bytes || posix_memalign(&p, align, rounded ? rounded : 64) != 0) {
+        return nomem(bytes, what);
     }
     if (align == SX_HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE); // advice only: failure means 4 KiB pages
     return p;
@@ -59,7 +90,31 @@ void *sx_calloc(size_t bytes, const char *what) {
     return p;
 }
 
+void *sx_calloc_n(size_t n, size_t size, const char *what) {
+    size_t bytes;
+    return sx_mul_size(n, size, &bytes) ? sx_calloc(bytes, what) : NULL;
+}
+
+void *sx_realloc(void *p, size_t bytes, const char *what) {
+    void *q = injected_failure() ? NULL : realloc(p, bytes ? bytes : 1);
+    return q ? q : nomem(bytes, what);
+}
+
+char *sx_strdup(const char *s, const char *what) {
+    size_t n = strlen(s) + 1;
+    char *c = injected_failure() ? NULL : malloc(n);
+    if (!c) return nomem(n, what);
+    memcpy(c, s, n);
+    return c;
+}
+
 void sx_free(void *p) { free(p); }
+
+_Noreturn void sx_check_failed(const char *file, int line, const char *cond, const char *what_to_do) {
+    fprintf(stderr, "sextant: internal error at %s:%d: %s does not hold: %s\n", file, line, cond, what_to_do);
+    fflush(stderr);
+    abort();
+}
 
 int sx_mul_size(size_t a, size_t b, size_t *out) {
     if (a && b > SIZE_MAX / a) {

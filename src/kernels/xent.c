@@ -4,6 +4,7 @@
 // -std=c11 turns off FMA contraction; the exp polynomials want it. Deterministic for a given build.
 #pragma GCC optimize("fp-contract=fast")
 
+#include "core/status.h"
 #include "kernels/xent.h"
 
 #include <assert.h>
@@ -98,11 +99,11 @@ static double xent_row(size_t V, const float *l, int32_t tgt, float cap, float g
 // in row order afterwards, so the total does not depend on the thread count.
 double xent_forward_backward(size_t N, size_t V, const float *logits, const int32_t *targets, float softcap,
                              float grad_scale, float *dlogits) {
-    double *row_loss = malloc((N ? N : 1) * sizeof(double));
+    double *row_loss = sx_alloc((N ? N : 1) * sizeof(double), "xent row_loss");
     assert(row_loss);
 #pragma omp parallel if (N * V >= (1u << 16))
     {
-        float *ebuf = malloc(V * sizeof(float));
+        float *ebuf = sx_alloc(V * sizeof(float), "xent ebuf");
         assert(ebuf);
 #pragma omp for schedule(static)
         for (size_t i = 0; i < N; i++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
@@ -78,8 +79,8 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
     if (!s || !*s) return SX_OK;
     size_t cap = 1;
     for (const char *p = s; *p; p++) cap += *p == ',';
-    double *f = malloc(cap * sizeof *f);
-    char *copy = strdup(s), *save = NULL;
+    double *f = sx_alloc(cap * sizeof *f, "train f");
+    char *copy = sx_strdup(s, "train copy"), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *end;
         double v = strtod(tok, &end);
@@ -176,7 +177,7 @@ static sx_status sync_from_rank0(run *r) {
     uint64_t len = text ? strlen(text) + 1 : 0;
     sx_status st = dist_broadcast(&len, sizeof len, 0);
     if (!st && !len) st = sx_fail(SX_ERR_NOMEM, "rank 0 could not serialise the training state");
-    if (!st && r->rank && !(text = malloc(len))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && r->rank && !(text = sx_alloc(len, "train text"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     st = dist_agree(st);
     if (!st) st = dist_broadcast(text, len, 0);
     if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
@@ -301,7 +302,7 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
-    r->refs = calloc(r->m.table.n, sizeof *r->refs);
+    r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
     if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
@@ -312,7 +313,7 @@ static sx_status setup(run *r) {
     if ((st = lr_schedule_parse(o->schedule, r->total_steps, &r->sched))) return st;
     if (o->warmup && *o->warmup && (st = lr_schedule_set_warmup(&r->sched, o->warmup))) return st;
     if ((st = parse_fracs(o->eval_at, &r->eval_fracs, &r->n_eval_fracs))) return st;
-    r->tokens = malloc(r->B * (r->T + 1) * sizeof *r->tokens);
+    r->tokens = sx_alloc(r->B * (r->T + 1) * sizeof *r->tokens, "train r.tokens");
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
