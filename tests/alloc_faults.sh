@@ -21,9 +21,11 @@ sweep() {
     n=$(cat "$tmp/count")
     for ((k = 1; k <= n; k++)); do
         eval "$setup"
-        out=$(SEXTANT_FAIL_ALLOC_AT=$k "$@" 2>&1 >/dev/null); rc=$?
+        out=$(SEXTANT_ALLOC_COUNT=$tmp/count SEXTANT_FAIL_ALLOC_AT=$k "$@" 2>&1 >/dev/null); rc=$?
+        # A buffer with a slower path instead ("(optional)", e.g. GEMM packing) may fail and the command succeed.
+        [ $rc -eq 0 ] && sed -n 2p "$tmp/count" | grep -q "(optional)" && continue
         if [ $rc -eq 0 ] || [ $rc -gt 2 ]; then fail "$name, allocation $k of $n failing: exit $rc: $(echo "$out" | head -3)"; continue; fi
-        [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s\n' "$out" | grep -q "cannot allocate\|out of memory" ||
+        printf "%s\n" "$out" | tail -n 1 | grep -q "cannot allocate\|out of memory" ||
             fail "$name, allocation $k of $n failing: said: $out"
         [ -n "${after:-}" ] && eval "$after"
     done
@@ -33,15 +35,16 @@ sweep() {
 # A training run of two steps with a checkpoint after each; a stopped run must resume without the fault.
 run=(train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --threads 2 --quiet --ckpt-every 1 --eval-every 1 --eval-batches 1)
 after='[ -f "$tmp/r/checkpoint.sxt" ] && { "$S" "${run[@]}" --out "$tmp/r" --resume >/dev/null 2>&1 || fail "train: allocation $k failing left a run that does not resume"; }'
-#sweep train 'rm -rf "$tmp/r"' "$S" "${run[@]}" --out "$tmp/r"
+sweep train 'rm -rf "$tmp/r"' "$S" "${run[@]}" --out "$tmp/r"
 after=
 
-# A fit and a forecast of a three-rung ladder.
-printf 'name t\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24\nseeds 2\ntokens_per_param 2\nseq 16\nbatch 4\nlr 2e-2\nlr_ref_width 16\nschedule wsd:decay=0.2\nwarmup 0.05\neval_batches 1\neval_at 0.5,1\n' > "$tmp/t.ladder"
+# A fit and a forecast of a three-rung ladder (one seed: without a seed bootstrap the fit makes about 150
+# allocations, not 6000, so that every one can be failed in turn within seconds).
+printf 'name t\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24\nseeds 1\ntokens_per_param 2\nseq 16\nbatch 4\nlr 2e-2\nlr_ref_width 16\nschedule wsd:decay=0.2\nwarmup 0.05\neval_batches 1\neval_at 0.5,1\n' > "$tmp/t.ladder"
 "$S" ladder run "$tmp/t.ladder" --out "$tmp/L" --jobs 2 2>/dev/null || fail "setup ladder"
-"$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json" >/dev/null 2>&1 || fail "setup fit"
+sweep fit 'rm -f "$tmp/fit.json"' "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json"
+[ -f "$tmp/fit.json" ] || "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json" >/dev/null 2>&1 || fail "setup fit"
 sweep forecast 'rm -f "$tmp/fc.json"' "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w32 --flops-ratio 2 --out "$tmp/fc.json"
-
 sweep "ladder plan" : "$S" ladder plan "$tmp/t.ladder"
 
 echo "alloc_faults.sh: $fails failed"

@@ -36,10 +36,18 @@ char *sx_strdup(const char *s, const char *what);
 void sx_alloc_fail_at(long k);
 // Allocations made so far through this entry point.
 long sx_alloc_count(void);
+// Failed allocations so far, on any thread. Code that cannot return a status (a kernel inside a parallel
+// region) skips its work when its scratch is missing; its caller takes n = sx_alloc_failures() before and
+// sx_alloc_check(n) after, which is SX_ERR_NOMEM with the failure's message if any allocation failed since.
+long sx_alloc_failures(void);
+sx_status sx_alloc_check(long since);
 // SX_HUGE_PAGE aligned, rounded up to whole huge pages and advised to use transparent huge pages: for
 // buffers of any size that the kernels stream through.
 #define SX_HUGE_PAGE ((size_t)2 << 20)
 void *sx_alloc_huge(size_t bytes, const char *what);
+// The same for a buffer its caller can do without (a slower path): a failure records nothing and does not
+// count in sx_alloc_failures. The fault-injection hook still fails it, so that the slower path is tested.
+void *sx_try_alloc_huge(size_t bytes, const char *what);
 void *sx_calloc(size_t bytes, const char *what);
 // n x size zeroed bytes (calloc's shape), the product checked for overflow.
 void *sx_calloc_n(size_t n, size_t size, const char *what);

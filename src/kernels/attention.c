@@ -407,14 +407,15 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
     {
         attn_fwd_scratch w = {0};
         float *buf = sx_alloc((ATT_BK * ATT_BQ + 2 * G * hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ) * sizeof(float), "attention buf");
-        assert(buf);
         w.st = buf, w.qt = w.st + ATT_BK * ATT_BQ, w.ot = w.qt + G * hd * ATT_BQ, w.m = w.ot + G * hd * ATT_BQ;
         w.l = w.m + G * ATT_BQ, w.corr = w.l + G * ATT_BQ;
         const size_t hdw = hd / 2, hdp = round16(hd);
         uint32_t *ubuf = bf ? sx_alloc((G * hdw * ATT_BQ + ATT_BK * hdw + ATT_BK / 2 * hdp + ATT_BK / 2 * ATT_BQ +
                                       ATT_BQ * hdw) * sizeof *ubuf, "attention")
                             : NULL;
-        assert(ubuf || !bf);
+        // Without its scratch a thread skips its tasks: the output is then garbage, and the allocation failure
+        // (sx_alloc_failures) stops the step before anyone reads it.
+        const bool ok = buf && (ubuf || !bf);
         if (bf) {
             w.qp = ubuf, w.kw = w.qp + G * hdw * ATT_BQ, w.vp = w.kw + ATT_BK * hdw;
             w.pp = w.vp + ATT_BK / 2 * hdp, w.tmp = w.pp + ATT_BK / 2 * ATT_BQ;
@@ -424,7 +425,7 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
         for (size_t task = 0; task < nqb * nbh; task++) {
             size_t qb = nqb - 1 - task / nbh, bh = task % nbh;
             size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
-            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+            if (ok) attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
         free(buf);
         free(ubuf);
@@ -578,7 +579,6 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
     {
         attn_bwd_scratch w = {0};
         float *buf = sx_alloc((2 * hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * hd + G * T) * sizeof(float), "attention buf");
-        assert(buf);
         w.kt = buf, w.vt = w.kt + hd * ATT_BK, w.p = w.vt + hd * ATT_BK, w.ds = w.p + ATT_BQ * ATT_BK;
         w.f = w.ds + ATT_BQ * ATT_BK, w.dk = w.f + ATT_BQ * ATT_BK, w.dv = w.dk + ATT_BK * hd;
         w.D = w.dv + ATT_BK * hd;
@@ -588,7 +588,7 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
                                       ATT_BK * hdw + slots * bwd_tile_words(hd)) * sizeof *ubuf, "attention")
                             : NULL;
         w.cached = bf ? sx_alloc(slots * sizeof *w.cached, "attention") : NULL;
-        assert((ubuf && w.cached) || !bf);
+        const bool ok = buf && ((ubuf && w.cached) || !bf);   // without scratch: see attention_forward
         if (bf) {
             w.kp = ubuf, w.vp = w.kp + kt_words, w.kpr = w.vp + kt_words, w.pp = w.kpr + ATT_BK / 2 * hdp;
             w.dsp = w.pp + ppair_words, w.dsw = w.dsp + ppair_words, w.tmp = w.dsw + ATT_BQ * ATT_BK / 2;
@@ -596,6 +596,7 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
         }
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < s->B * Hkv; task++) {
+            if (!ok) continue;
             size_t b = task / Hkv, kvh = task % Hkv;
             if (w.cached) memset(w.cached, 0, slots * sizeof *w.cached);
             for (size_t t = 0; t < T; t++) {

@@ -60,10 +60,28 @@ static double log_residual(double pred, double obs) {
 
 static double weight_of(const double *w, size_t i) { return w ? w[i] : 1.0; }
 
+// A thread's prediction buffer, grown as needed and kept: the fits evaluate thousands of times.
+static double *predictions(size_t n) {
+    static _Thread_local double *buf;
+    static _Thread_local size_t cap;
+    if (n > cap) {
+        double *b = sx_realloc(buf, n * sizeof *b, "fit predictions");
+        if (!b) return NULL;
+        buf = b;
+        cap = n;
+    }
+    return buf;
+}
+
 void fit_evaluate(const fit_law *law, const double *params, const double *obs, const double *w,
                   const fit_options *o, double *objective, double *mean_abs_rel, double *max_abs_rel) {
-    double *pred = sx_alloc(law->n_points * sizeof(double), "fit pred");
-    assert(pred && "out of memory in fit_evaluate");
+    double *pred = predictions(law->n_points);
+    if (!pred) {   // the fit sees an unusable point; its caller's sx_alloc_check reports the failure
+        if (objective) *objective = INFINITY;
+        if (mean_abs_rel) *mean_abs_rel = INFINITY;
+        if (max_abs_rel) *max_abs_rel = INFINITY;
+        return;
+    }
     law->eval(law->ctx, params, pred, NULL);
     double obj = 0, sum = 0, mx = 0, cnt = 0;
     for (size_t i = 0; i < law->n_points; i++) {
@@ -76,7 +94,6 @@ void fit_evaluate(const fit_law *law, const double *params, const double *obs, c
         cnt += wi;
         if (e > mx) mx = e;
     }
-    free(pred);
     if (objective) *objective = obj + prior_penalty(law, o, params);
     if (mean_abs_rel) *mean_abs_rel = cnt > 0 ? sum / cnt : NAN;
     if (max_abs_rel) *max_abs_rel = mx;

@@ -53,7 +53,8 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
         if (!st) total += curves[n++].n_points;
     }
     double *obs = sx_alloc((total ? total : 1) * sizeof *obs, "forecast obs");
-    for (size_t c = 0, k = 0; c < n; c++)
+    if (!obs && !st) st = SX_ERR_NOMEM;   // sx_alloc said what
+    for (size_t c = 0, k = 0; c < n && !st; c++)
         for (size_t j = 0; j < curves[c].n_points; j++) obs[k++] = obs_parts[c][j];
     fit_law law;
     fit_result res;
@@ -86,6 +87,13 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     double *mean = sx_alloc(R * F * sizeof *mean, "forecast mean"), *sd = sx_alloc(R * F * sizeof *sd, "forecast sd"),
            *x = sx_alloc(R * sizeof *x, "forecast x");
     fit_result *pf = sx_calloc_n(F, sizeof *pf, "forecast pf");
+    // Allocation failures anywhere below (here, in the fits, in the FLOP counts) end in their own message.
+    const long failures = sx_alloc_failures();
+    if (!mean || !sd || !x || !pf) {
+        free(mean); free(sd); free(x); free(pf);
+        ladder_data_free(&d);
+        return SX_ERR_NOMEM;   // sx_alloc said what
+    }
     ladder_rung_curves(&d, NULL, mean, sd);
     for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
     for (size_t i = 0; i < R * F; i++)
@@ -112,9 +120,10 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     // The method's own track record one rung back: fitted without the largest rung, how wrong was it there?
     // forecast_make scales this error by how much further the hero lies (in log compute).
     double *holdout = sx_calloc_n(F, sizeof *holdout, "forecast holdout");
+    if (!st && !holdout) st = SX_ERR_NOMEM;
     if (!st && R >= 4) {
         fit_result *hf = sx_calloc_n(F, sizeof *hf, "forecast hf");
-        if (fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
+        if (hf && fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
             for (size_t f = 0; f < F; f++) {
                 holdout[f] = law_power_eval(hf[f].params, x[0]) / mean[f] - 1;
                 fit_result_free(&hf[f]);
@@ -125,12 +134,14 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     double *boot = sx_alloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot, "forecast boot"),
            *bmean = sx_alloc(R * F * sizeof *bmean, "forecast bmean");
     size_t *pick = sx_alloc(R * S * sizeof *pick, "forecast pick");
+    if (!st && (!boot || !bmean || !pick)) st = SX_ERR_NOMEM;
     rng_state rng;
     rng_seed(&rng, 2024);
     for (int b = 0; b < N_BOOT && !st && S > 1; b++) {
         for (size_t i = 0; i < R * S; i++) pick[i] = rng_below(&rng, S);
         ladder_rung_curves(&d, pick, bmean, NULL);
         fit_result *bf = sx_calloc_n(F, sizeof *bf, "forecast bf");
+        if (!bf) { st = SX_ERR_NOMEM; break; }
         sx_status bs = fit_per_fraction(x, bmean, R, F, &fo, bf);
         for (size_t f = 0; f < F; f++) {
             for (int j = 0; j < LAW_POW_NPARAM; j++)
@@ -181,6 +192,11 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
     free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick); free(holdout);
     ladder_data_free(&d);
+    if (sx_alloc_failures() != failures) {   // even one a fit survived, or one behind another message
+        json_decref(doc);
+        doc = NULL;
+        st = sx_alloc_check(failures);
+    }
     if (!st) seal(doc);
     *fit = doc;
     return st;
