@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "infer/generate.h"
@@ -49,7 +50,7 @@ int cmd_sample(int argc, char **argv) {
     if (st) return cli_report("sample", st);
     bool bytes = !ids && vocab == ARITH_VOCAB;
     size_t cap = strlen(prompt) + 2, np = 0, nstop = 0;
-    int32_t *ptok = malloc(cap * sizeof *ptok), stops[64];
+    int32_t *ptok = sx_alloc(cap * sizeof *ptok, "cmd_sample ptok"), stops[64];
     if (bytes) {
         ptok[np++] = ARITH_EOT;
         for (const char *s = prompt; *s; s++) {

@@ -1,6 +1,7 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "infer/kvcache.h"
 
 void kvcache_init(kvcache *kv, size_t n_layer, size_t row_floats) {
@@ -21,7 +22,7 @@ static int slot(kvcache *kv) {
         if (kv->seg[i].refs == 0) return (int)i;
     if (kv->n_seg == kv->cap_seg) {
         size_t cap = kv->cap_seg ? 2 * kv->cap_seg : 16;
-        kv_segment *s = realloc(kv->seg, cap * sizeof *s);
+        kv_segment *s = sx_realloc(kv->seg, cap * sizeof *s, "kvcache s");
         if (!s) { sx_fail(SX_ERR_NOMEM, "out of memory for the KV cache"); return -1; }
         kv->seg = s;
         kv->cap_seg = cap;
@@ -70,7 +71,7 @@ size_t kvcache_append(kvcache *kv, int seq) {
     kv_segment *s = &kv->seg[seq];
     if (s->len == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16, L = kv->n_layer, R = kv->row;
-        float *rows = malloc(L * cap * R * sizeof *rows);
+        float *rows = sx_alloc(L * cap * R * sizeof *rows, "kvcache rows");
         if (!rows) { sx_fail(SX_ERR_NOMEM, "out of memory for the KV cache"); return (size_t)-1; }
         for (size_t l = 0; l < L && s->len; l++)
             memcpy(rows + l * cap * R, s->rows + l * s->cap * R, s->len * R * sizeof *rows);

@@ -536,7 +536,7 @@ static unsigned char *scratch(size_t bytes) {
     if (bytes > tl_cap) {
         free(tl_buf);
         tl_cap = huge_round(bytes);
-        tl_buf = sx_alloc_huge(tl_cap, "GEMM packing buffers");
+        tl_buf = sx_try_alloc_huge(tl_cap, "GEMM packing buffers (optional)");   // else gemm_unpacked
         if (!tl_buf) tl_cap = 0;
     }
     return tl_buf;
@@ -640,7 +640,7 @@ static unsigned char *pack_buffer(size_t bytes, size_t *cap) {
         return b;
     }
     *cap = huge_round(bytes);
-    return sx_alloc_huge(*cap, "a packed GEMM operand");
+    return sx_try_alloc_huge(*cap, "a packed GEMM operand (optional)");   // else packed on the fly
 }
 
 // Returns a buffer to the pool in place of an empty slot or of a smaller buffer, or frees it.

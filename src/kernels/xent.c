@@ -4,6 +4,7 @@
 // -std=c11 turns off FMA contraction; the exp polynomials want it. Deterministic for a given build.
 #pragma GCC optimize("fp-contract=fast")
 
+#include "core/status.h"
 #include "kernels/xent.h"
 
 #include <assert.h>
@@ -98,12 +99,11 @@ static double xent_row(size_t V, const float *l, int32_t tgt, float cap, float g
 // in row order afterwards, so the total does not depend on the thread count.
 double xent_forward_backward(size_t N, size_t V, const float *logits, const int32_t *targets, float softcap,
                              float grad_scale, float *dlogits) {
-    double *row_loss = malloc((N ? N : 1) * sizeof(double));
-    assert(row_loss);
+    double *row_loss = sx_alloc((N ? N : 1) * sizeof(double), "xent row_loss");
+    if (!row_loss) return NAN;   // sx_alloc_failures tells the caller why
 #pragma omp parallel if (N * V >= (1u << 16))
     {
-        float *ebuf = malloc(V * sizeof(float));
-        assert(ebuf);
+        float *ebuf = sx_alloc(V * sizeof(float), "xent ebuf");   // without it the rows are skipped (NaN loss)
 #pragma omp for schedule(static)
         for (size_t i = 0; i < N; i++) {
             int32_t tgt = targets[i];
@@ -112,6 +112,8 @@ double xent_forward_backward(size_t N, size_t V, const float *logits, const int3
             if (tgt < 0) {
                 row_loss[i] = 0;
                 if (d) memset(d, 0, V * sizeof(float));
+            } else if (!ebuf) {
+                row_loss[i] = NAN;
             } else {
                 row_loss[i] = xent_row(V, logits + i * V, tgt, softcap, grad_scale, ebuf, d);
             }

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "data/shard.h"
 #include "dist/dist.h"
@@ -251,7 +252,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
     size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches);
-    ladder_run *r = calloc(cap, sizeof *r);
+    ladder_run *r = sx_calloc_n(cap, sizeof *r, "ladder r");
     if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t widths[LADDER_MAX_RUNGS];
     for (size_t i = 0; i < s->n_rungs && !st; i++)
@@ -264,6 +265,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         long steps;
         size_t batch;
         double flops = rung_compute(s, &c, &steps, &batch);
+        if (!isfinite(flops)) { st = SX_ERR_NOMEM; break; }   // the FLOP count could not allocate (sx_alloc said what)
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -395,7 +397,7 @@ static sx_status check_existing(const char *out_dir, const ladder_run *x) {
 // the least compute so far. owner: (n) overwritten with a rank per run.
 void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n, int ranks, int *owner) {
     size_t mains = s->n_rungs * s->n_seeds;
-    double *load = calloc((size_t)ranks, sizeof *load);
+    double *load = sx_calloc_n((size_t)ranks, sizeof *load, "ladder load");
     for (size_t m = 0; m < mains; m++) {
         double cost = runs[m].flops;   // the main run, plus what its branches train beyond their branch point
         for (size_t b = 0; b < s->n_branches; b++) cost += runs[mains + m * s->n_branches + b].flops - runs[m].flops * s->branches[b].from;
@@ -433,9 +435,9 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
         jobs = cores;
     }
     int threads = cores / jobs;
-    enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
-    pid_t *pids = calloc(n, sizeof *pids);
-    int *owner = calloc(n, sizeof *owner);
+    enum { WAITING, RUNNING, FINISHED, FAILED } *state = sx_calloc_n(n, sizeof *state, "ladder state");
+    pid_t *pids = sx_calloc_n(n, sizeof *pids, "ladder pids");
+    int *owner = sx_calloc_n(n, sizeof *owner, "ladder owner");
     ladder_assign_ranks(s, runs, n, ranks, owner);
     size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0, others = 0;
     for (size_t i = 0; i < n; i++) {
@@ -492,7 +494,7 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
-    ladder_run_state *state = calloc(n ? n : 1, sizeof *state);
+    ladder_run_state *state = sx_calloc_n(n ? n : 1, sizeof *state, "ladder state");
     *n_done = 0;
     if (!state) { free(runs); return sx_fail(SX_ERR_NOMEM, "ladder status: out of memory"); }
     for (size_t i = 0; i < n; i++) {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/ladder_data.h"
 
 void ladder_data_free(ladder_data *d) {
@@ -15,7 +16,7 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
     d->spec = spec;
     sx_status st = ladder_plan(spec, &d->plan, &d->n_plan);
     if (st) return st;
-    d->runs = calloc(d->n_plan, sizeof *d->runs);
+    d->runs = sx_calloc_n(d->n_plan, sizeof *d->runs, "ladder_data d.runs");
     if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < d->n_plan && !st; i++) {
         char path[4096];

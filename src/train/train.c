@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
@@ -78,8 +79,8 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
     if (!s || !*s) return SX_OK;
     size_t cap = 1;
     for (const char *p = s; *p; p++) cap += *p == ',';
-    double *f = malloc(cap * sizeof *f);
-    char *copy = strdup(s), *save = NULL;
+    double *f = sx_alloc(cap * sizeof *f, "train f");
+    char *copy = sx_strdup(s, "train copy"), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *end;
         double v = strtod(tok, &end);
@@ -114,11 +115,13 @@ static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T
 static double evaluate(run *r, sx_status *st) {
     batch_source *src = r->val ? r->val : r->train;
     double sum = 0;
+    const long failures = sx_alloc_failures();
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
         sum += r->share * model_loss(&r->m, my_rows(r), NULL);
     }
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // a kernel without scratch: the loss means nothing
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
 }
@@ -176,7 +179,7 @@ static sx_status sync_from_rank0(run *r) {
     uint64_t len = text ? strlen(text) + 1 : 0;
     sx_status st = dist_broadcast(&len, sizeof len, 0);
     if (!st && !len) st = sx_fail(SX_ERR_NOMEM, "rank 0 could not serialise the training state");
-    if (!st && r->rank && !(text = malloc(len))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && r->rank && !(text = sx_alloc(len, "train text"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     st = dist_agree(st);
     if (!st) st = dist_broadcast(text, len, 0);
     if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
@@ -219,7 +222,10 @@ static double data_passes(const run *r) {
 
 static sx_status write_config(run *r) {
     const train_options *o = r->o;
+    const long failures = sx_alloc_failures();
     model_flops f = model_flops_count(&r->m.cfg, r->T);
+    sx_status st = sx_alloc_check(failures);   // the count builds a parameter table
+    if (st) return st;
     json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
                           "model", r->m.cfg.descriptor, "n_params", (json_int_t)f.params_total,
                           "n_params_nonembed", (json_int_t)f.params_nonembed, "flops_per_token", f.train_per_token,
@@ -235,7 +241,7 @@ static sx_status write_config(run *r) {
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
-    sx_status st = runlog_write_json(o->out, "config.json", c);
+    st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
     return st;
 }
@@ -301,7 +307,7 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
-    r->refs = calloc(r->m.table.n, sizeof *r->refs);
+    r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
     if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
@@ -312,9 +318,11 @@ static sx_status setup(run *r) {
     if ((st = lr_schedule_parse(o->schedule, r->total_steps, &r->sched))) return st;
     if (o->warmup && *o->warmup && (st = lr_schedule_set_warmup(&r->sched, o->warmup))) return st;
     if ((st = parse_fracs(o->eval_at, &r->eval_fracs, &r->n_eval_fracs))) return st;
-    r->tokens = malloc(r->B * (r->T + 1) * sizeof *r->tokens);
+    r->tokens = sx_alloc(r->B * (r->T + 1) * sizeof *r->tokens, "train r.tokens");
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    const long failures = sx_alloc_failures();
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
+    if ((st = sx_alloc_check(failures))) return st;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
@@ -484,10 +492,14 @@ static sx_status reduce_step(run *r, double *loss) {
 static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     model_zero_grad(&r->m);
     double loss = 0;
+    const long failures = sx_alloc_failures();
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
         loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
     }
+    // A kernel that could not allocate its scratch skipped its work: stop before the update (the last
+    // checkpoint is intact) rather than call the garbage a numerical failure.
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // every rank stops together
     if ((*st = reduce_step(r, &loss))) return NAN;
     loss /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);
