@@ -36,7 +36,7 @@ echo "# training on a loaded machine: $MODEL 8x128 vocab 2048, $STEPS steps, $(n
 echo "# old: --threads $(nproc) with libgomp's spinning wait; new: sextant's defaults (passive wait, free cores)"
 printf '%-8s %9s %9s %9s  %s\n' busy old_s new_s old/new "new: threads at the first -> last step"
 for b in ${BENCH_LOADED_BUSY:-0 1 2}; do
-    for ((i = 0; i < b; i++)); do bash -c 'while :; do :; done # sextant-loaded-bench' & busy_pids+=($!); done
+    for ((i = 0; i < b; i++)); do bash -c "while :; do :; done # ${SEXTANT_LOADED_TAG:-sextant-loaded-bench}" & busy_pids+=($!); done
     sleep 1   # let the busy loops settle on their cores
     olds="" news=""
     for ((r = 0; r < ROUNDS; r++)); do
