@@ -1,4 +1,3 @@
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +110,7 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     if (n == 0) return SX_OK;
     sx_status st = reserve(d, n);
     if (st) return st;
-    for (size_t r = 0; r < n; r++) assert(tok[r] >= 0 && (size_t)tok[r] < V);
+    for (size_t r = 0; r < n; r++) SX_CHECK(tok[r] >= 0 && (size_t)tok[r] < V, "token ids lie within the vocabulary");
     row_cache rc = {0};
     st = rows_append(d, n, seq, &rc);
     if (st) { rows_free(&rc); return st; }

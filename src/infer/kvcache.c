@@ -1,4 +1,3 @@
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
@@ -39,7 +38,7 @@ int kvcache_new_seq(kvcache *kv) {
 }
 
 int kvcache_fork(kvcache *kv, int src) {
-    assert(src >= 0 && (size_t)src < kv->n_seg && kv->seg[src].refs > 0);
+    SX_CHECK(src >= 0 && (size_t)src < kv->n_seg && kv->seg[src].refs > 0, "fork a live sequence of this cache");
     int id = slot(kv);
     if (id < 0) return -1;
     kv->seg[src].refs++;
@@ -50,7 +49,7 @@ int kvcache_fork(kvcache *kv, int src) {
 void kvcache_release(kvcache *kv, int seq) {
     while (seq >= 0) {
         kv_segment *s = &kv->seg[seq];
-        assert(s->refs > 0);
+        SX_CHECK(s->refs > 0, "release a sequence only once");
         if (--s->refs > 0) return;
         int parent = s->parent;
         free(s->rows);
@@ -84,7 +83,7 @@ size_t kvcache_append(kvcache *kv, int seq) {
 
 float *kvcache_row(kvcache *kv, int seq, size_t layer, size_t pos) {
     kv_segment *s = &kv->seg[seq];
-    assert(pos >= s->base && pos < s->base + s->len && layer < kv->n_layer);
+    SX_CHECK(pos >= s->base && pos < s->base + s->len && layer < kv->n_layer, "the position and layer lie within the sequence");
     return s->rows + (layer * s->cap + pos - s->base) * kv->row;
 }
 

@@ -14,7 +14,6 @@
 #include "core/status.h"
 #include "kernels/attention.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,9 +30,9 @@ static size_t attn_first_key(const attn_shape *s, size_t t) {
 }
 
 static void attn_check_shape(const attn_shape *s) {
-    assert(s->Hkv > 0 && s->H % s->Hkv == 0 && "H must be a multiple of Hkv");
-    assert(s->hd > 0);
-    assert(s->softcap >= 0);
+    SX_CHECK(s->Hkv > 0 && s->H % s->Hkv == 0, "H must be a multiple of Hkv");
+    SX_CHECK(s->hd > 0, "attention: set the head dimension in the attn_shape");
+    SX_CHECK(s->softcap >= 0, "attention: the soft-cap is 0 (off) or positive");
 }
 
 // Scored logit of one query/key pair (scale, then soft-cap), in double.
@@ -49,7 +48,7 @@ void attention_forward_ref(const attn_shape *s, const float *q, const float *k, 
     attn_check_shape(s);
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     double *z = sx_alloc(T * sizeof(double), "attention z"), *acc = sx_alloc(hd * sizeof(double), "attention acc");
-    assert(z && acc);
+    SX_CHECK(z && acc, "the reference attention is for tests: it ran out of memory");
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
@@ -89,7 +88,7 @@ void attention_backward_ref(const attn_shape *s, const float *q, const float *k,
     double *p = sx_alloc(T * sizeof(double), "attention p"), *dp = sx_alloc(T * sizeof(double), "attention dp"),
            *z = sx_alloc(T * sizeof(double), "attention z");
     double *dqd = sx_alloc(hd * sizeof(double), "attention dqd");
-    assert(dkd && dvd && p && dp && z && dqd);
+    SX_CHECK(dkd && dvd && p && dp && z && dqd, "the reference attention is for tests: it ran out of memory");
     for (size_t b = 0; b < B; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {

@@ -7,7 +7,6 @@
 #include "core/status.h"
 #include "kernels/xent.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@ double xent_forward_backward_ref(size_t N, size_t V, const float *logits, const 
         const float *l = logits + i * V;
         float *d = dlogits ? dlogits + i * V : NULL;
         int32_t tgt = targets[i];
-        assert(tgt < (int64_t)V);
+        SX_CHECK(tgt < (int64_t)V, "targets must be below the vocabulary: the data and the model disagree (the loader checks shards)");
         if (tgt < 0) {
             if (d)
                 for (size_t j = 0; j < V; j++) d[j] = 0;
@@ -107,7 +106,7 @@ double xent_forward_backward(size_t N, size_t V, const float *logits, const int3
 #pragma omp for schedule(static)
         for (size_t i = 0; i < N; i++) {
             int32_t tgt = targets[i];
-            assert(tgt < (int64_t)V);
+            SX_CHECK(tgt < (int64_t)V, "targets must be below the vocabulary: the data and the model disagree (the loader checks shards)");
             float *d = dlogits ? dlogits + i * V : NULL;
             if (tgt < 0) {
                 row_loss[i] = 0;

@@ -1,6 +1,5 @@
 // fit: grid + variable projection + GSL Levenberg-Marquardt on Huber-log residuals, bootstrap, backtests,
 // per-fraction and cross-rung scale fits, JSON. See fit.h.
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,10 +323,10 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     size_t n = law->n_points, np = law->n_params;
     size_t free_idx[32], n_free = 0;
     int with_prior = 0;
-    assert(np <= 32);
+    SX_CHECK(np <= 32, "a law has at most 32 parameters");
     for (size_t j = 0; j < np; j++) {
         params[j] = is_pinned(o, j) ? o->pin[j] : start[j];
-        assert(params[j] > 0 && "law parameters are positive");
+        SX_CHECK(params[j] > 0, "law parameters are positive");
         if (!is_pinned(o, j) && law->params[j].kind != LAW_GRID) {
             free_idx[n_free++] = j;
             with_prior |= has_prior(o, j);
@@ -399,7 +398,7 @@ sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, co
     sx_status st = check_inputs(law, obs, w, o);
     if (st != SX_OK) return st;
     size_t n = law->n_points, np = law->n_params, m = law->n_linear;
-    assert(m <= FIT_MAX_LINEAR && np <= 32);
+    SX_CHECK(m <= FIT_MAX_LINEAR && np <= 32, "a law has at most FIT_MAX_LINEAR linear and 32 parameters");
     size_t ns = o->n_starts ? o->n_starts : 1;
     vp_work v;
     int vp_ok = vp_init(&v, law, obs, w, o);
@@ -420,7 +419,7 @@ sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, co
         const law_param *lp = &law->params[j];
         p[j] = is_pinned(o, j) ? o->pin[j] : 1;
         if (lp->kind != LAW_LINEAR && !is_pinned(o, j)) {
-            assert(lp->n_grid > 0);
+            SX_CHECK(lp->n_grid > 0, "a law's grid needs at least one point");
             dims[n_dims++] = j;
             total *= lp->n_grid;
             if (lp->kind == LAW_GRID) n_combo *= lp->n_grid;
@@ -498,7 +497,7 @@ done:
 
 sx_status fit_law_run_staged(const fit_law *fast, const fit_law *exact, const double *obs, const double *w,
                              const fit_options *o, fit_result *out) {
-    assert(fast->n_points == exact->n_points && fast->n_params == exact->n_params);
+    SX_CHECK(fast->n_points == exact->n_points && fast->n_params == exact->n_params, "the fast and exact laws must describe the same data");
     sx_status st = fit_law_run(fast, obs, w, o, out);
     if (st != SX_OK) return st;
     double start[32];
@@ -532,7 +531,7 @@ double fit_quantile(double *x, size_t n, double q) {
 
 sx_status fit_bootstrap(const fit_law *law, const double *obs, const size_t *group, size_t n_groups,
                         const fit_options *o, size_t n_boot, double level, uint64_t seed, fit_result *r) {
-    assert(r->params && n_boot > 0 && level > 0 && level < 1);
+    SX_CHECK(r->params && n_boot > 0 && level > 0 && level < 1, "bootstrap a fitted result with n_boot > 0 and a level in (0, 1)");
     size_t n = law->n_points, np = law->n_params;
     size_t units = group ? n_groups : n;
     double *w = sx_alloc(n * sizeof(double), "fit w"), *cnt = sx_alloc(units * sizeof(double), "fit cnt");
@@ -551,7 +550,7 @@ sx_status fit_bootstrap(const fit_law *law, const double *obs, const size_t *gro
         memset(cnt, 0, units * sizeof(double));
         for (size_t u = 0; u < units; u++) cnt[rng_below(&rng, units)] += 1;
         for (size_t i = 0; i < n; i++) {
-            assert(!group || group[i] < n_groups);
+            SX_CHECK(!group || group[i] < n_groups, "group ids must be below n_groups");
             w[i] = cnt[group ? group[i] : i];
         }
         double obj;
@@ -586,7 +585,7 @@ done:
 
 sx_status fit_backtest(const fit_law *law, const double *obs, const size_t *group, size_t n_groups,
                        const fit_options *o, int full_search, fit_result *r) {
-    assert(r->params && group && n_groups >= 2);
+    SX_CHECK(r->params && group && n_groups >= 2, "a backtest needs a fitted result and at least 2 groups");
     size_t n = law->n_points, np = law->n_params;
     double *w = sx_alloc(n * sizeof(double), "fit w"), *pred = sx_alloc(n * sizeof(double), "fit pred");
     double *bt_mean = sx_calloc_n(n_groups, sizeof(double), "fit bt_mean"),

@@ -1,4 +1,3 @@
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -409,7 +408,7 @@ void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n,
         for (size_t b = 0; b < s->n_branches; b++) owner[mains + m * s->n_branches + b] = best;
     }
     free(load);
-    assert(n == mains * (1 + s->n_branches));
+    SX_CHECK(n == mains * (1 + s->n_branches), "ladder_assign_ranks takes the plan of ladder_plan for the same spec");
 }
 
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {

@@ -1,5 +1,4 @@
 // laws: formulas, derivatives and fit bindings of the scaling laws (see laws.h for the conventions).
-#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,7 +31,7 @@ struct law_sched {
 };
 
 law_sched *law_sched_new(const double *lr, size_t n) {
-    assert(n >= 1);
+    SX_CHECK(n >= 1, "an LR schedule has at least one step");
     law_sched *s = sx_calloc_n(1, sizeof *s, "laws s");
     if (!s) {
         sx_fail(SX_ERR_NOMEM, "cannot allocate an LR schedule");
@@ -56,7 +55,7 @@ law_sched *law_sched_new(const double *lr, size_t n) {
     memcpy(s->lr, lr, n * sizeof(double));
     double acc = 0;
     for (size_t i = 0; i < n; i++) {
-        assert(lr[i] >= 0);
+        SX_CHECK(lr[i] >= 0, "learning rates are non-negative");
         acc += lr[i];
         s->P[i] = acc;
     }
@@ -85,7 +84,7 @@ void law_sched_free(law_sched *s) {
 size_t law_sched_steps(const law_sched *s) { return s->n; }
 
 double law_sched_s1(const law_sched *s, size_t t) {
-    assert(t < s->n);
+    SX_CHECK(t < s->n, "the step lies within the schedule");
     return s->P[t];
 }
 
@@ -179,11 +178,14 @@ static void sched_mpl_ld(const law_sched *s, size_t t, size_t n_chg, const doubl
 void law_tissue_predict(const double p[LAW_TIS_NPARAM], const law_sched *s, const size_t *steps,
                         size_t n_steps, double *pred) {
     double *s2 = sx_alloc(s->n * sizeof(double), "laws s2");
-    assert(s2 && "out of memory in law_tissue_predict");
+    if (!s2) {   // the fit sees unusable points; sx_alloc_check at its end reports the failure
+        for (size_t i = 0; i < n_steps; i++) pred[i] = NAN;
+        return;
+    }
     sched_tissue_s2(s, p[LAW_TIS_LAMBDA], s2);
     for (size_t i = 0; i < n_steps; i++) {
         size_t t = steps[i];
-        assert(t < s->n && s->P[t] > 0);
+        SX_CHECK(t < s->n && s->P[t] > 0, "the step lies within the schedule, after some learning");
         pred[i] = p[LAW_TIS_L0] + p[LAW_TIS_A] * pow(s->P[t], -p[LAW_TIS_ALPHA]) - p[LAW_TIS_C] * s2[t];
     }
     free(s2);
@@ -192,12 +194,15 @@ void law_tissue_predict(const double p[LAW_TIS_NPARAM], const law_sched *s, cons
 void law_mpl_predict(const double p[LAW_MPL_NPARAM], const law_sched *s, const size_t *steps, size_t n_steps,
                      double *pred) {
     double *eg = sx_alloc((s->n_chg ? s->n_chg : 1) * sizeof(double), "laws eg");
-    assert(eg && "out of memory in law_mpl_predict");
+    if (!eg) {   // as law_tissue_predict
+        for (size_t i = 0; i < n_steps; i++) pred[i] = NAN;
+        return;
+    }
     sched_mpl_eg(s, p[LAW_MPL_GAMMA], eg);
 #pragma omp parallel for schedule(dynamic, 4)
     for (size_t i = 0; i < n_steps; i++) {
         size_t t = steps[i];
-        assert(t < s->n && s->P[t] > 0);
+        SX_CHECK(t < s->n && s->P[t] > 0, "the step lies within the schedule, after some learning");
         double ld[4];
         sched_mpl_ld(s, t, sched_changes_upto(s, t), eg, p[LAW_MPL_C], p[LAW_MPL_BETA], 0, ld);
         pred[i] = p[LAW_MPL_L0] + p[LAW_MPL_A] * pow(s->P[t], -p[LAW_MPL_ALPHA]) - p[LAW_MPL_B] * ld[0];
