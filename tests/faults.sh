@@ -19,7 +19,7 @@ ref=$tmp/ref/checkpoint.sxt
 # Resumes dir to the end with the flags in args and compares with the reference checkpoint $ref.
 args=("${common[@]}")
 finish_and_compare() {  # dir, what
-    "$S" train "${args[@]}" --out "$1" --resume >"$1.log" 2>&1 || { fail "$2: resume failed: $(tail -1 "$1.log")"; return; }
+    "$S" train "${args[@]}" --out "$1" --resume-or-start >"$1.log" 2>&1 || { fail "$2: resume failed: $(tail -1 "$1.log")"; return; }
     cmp -s "$ref" "$1/checkpoint.sxt" || fail "$2: final checkpoint differs from the uninterrupted run"
     ! ls "$1"/*.tmp[0-9]* >/dev/null 2>&1 || fail "$2: the resumed run left an interrupted write's temporary file"
 }
@@ -52,7 +52,7 @@ for seed in 1 2 3 4 5; do
     for _ in 1 2 3; do
         count_lines "$dir/metrics.jsonl"
         target=$((lines + RANDOM % 61))
-        "$S" train "${common[@]}" --out "$dir" --resume >/dev/null 2>&1 &
+        "$S" train "${common[@]}" --out "$dir" --resume-or-start >/dev/null 2>&1 &
         pid=$!
         while alive $pid && count_lines "$dir/metrics.jsonl" && [ $lines -lt $target ]; do nap; done
         alive $pid && kill -9 $pid 2>/dev/null && kills=$((kills+1))
@@ -75,7 +75,7 @@ for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do   # until 3 kills have landed mid-wri
     [ $midwrite -ge 3 ] && break
     RANDOM=$((seed + 100))
     dir=$tmp/mid$seed
-    "$S" train "${args[@]}" --out "$dir" --resume >/dev/null 2>&1 &
+    "$S" train "${args[@]}" --out "$dir" --resume-or-start >/dev/null 2>&1 &
     pid=$!
     ms=$(( mid_ms * (RANDOM % 60 + 10) / 100 ))
     sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"

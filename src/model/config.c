@@ -260,6 +260,10 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
     c->width = has[OPT_W] ? (size_t)num[OPT_W] : 64 * (size_t)L;
     c->head_dim = has[OPT_HD] ? (size_t)num[OPT_HD] : 64;
     c->vocab = vocab_override ? vocab_override : has[OPT_V] ? (size_t)num[OPT_V] : 8192;
+    if (vocab_override && has[OPT_V] && (size_t)num[OPT_V] != vocab_override)
+        return sx_fail(SX_ERR_MISMATCH, "model '%s': the descriptor's vocabulary %.0f differs from the data's %zu: drop "
+                       "-v%.0f to take the data's, or use data written with a %.0f-token vocabulary", desc, num[OPT_V],
+                       vocab_override, num[OPT_V], num[OPT_V]);
     if (c->width == 0 || c->width > (1u << 16)) return sx_fail(SX_ERR_ARG, "model '%s': width %zu out of range", desc, c->width);
     if (c->head_dim == 0 || c->width % c->head_dim)
         return sx_fail(SX_ERR_ARG, "model '%s': head dimension %zu does not divide width %zu", desc, c->head_dim, c->width);
@@ -286,6 +290,13 @@ bool model_config_layer_is_local(const model_config *c, size_t layer) {
     return c->window > 0 && !(c->local_every && layer % c->local_every == c->local_every - 1);
 }
 
+// A mixer's name: the option that selects it, or "gqa" for the default (which no option names).
+static const char *mixer_name(mixer_kind k) {
+    for (size_t i = 0; i < OPT_COUNT; i++)
+        if (options[i].type == T_MIXER && options[i].kind == FLAG && options[i].value == (int)k) return options[i].token;
+    return "gqa";
+}
+
 json_t *model_config_to_json(const model_config *c) {
     json_t *j = json_object(), *sec[3] = {j, NULL, NULL};
     const bool sec_on[3] = {true, c->mixer == MIXER_MLA, c->n_expert > 0};
@@ -303,7 +314,7 @@ json_t *model_config_to_json(const model_config *c) {
         case T_FLOAT: v = json_real((double)*(const float *)field); break;
         case T_BOOL: v = json_boolean(*(const bool *)field); break;
         case T_MLP: v = json_string(mlp_kind_name(*(const mlp_kind *)field)); break;
-        case T_MIXER: v = json_string(*(const mixer_kind *)field == MIXER_MLA ? "mla" : "gqa"); break;
+        case T_MIXER: v = json_string(mixer_name(*(const mixer_kind *)field)); break;
         case T_SCORE: v = json_string(*(const bool *)field ? "sigmoid" : "softmax"); break;
         }
         json_object_set_new(sec[o->sec], o->key, v);

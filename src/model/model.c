@@ -123,7 +123,7 @@ static size_t scratch_floats(const model *m, size_t BT) {
 // Carves the activation block into views (sizes as in the layout comment); returns the float count.
 static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *v) {
     const model_config *c = &m->cfg;
-    size_t BT = B * T, C = c->width, L = c->n_layer, off = 0;
+    size_t BT = B * T, C = c->width, L = c->n_layer;
     v->mixer_per_layer = (m->mixer->saved_floats(c, BT) + 15) & ~(size_t)15;
     v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
     const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
@@ -131,11 +131,7 @@ static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *
                             T * c->rope_dim / 2};
     float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->scratch,
                      &v->cos, &v->sin};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        *dst[i] = base ? base + off : NULL;
-        off += (sizes[i] + 15) & ~(size_t)15;
-    }
-    return off;
+    return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
 sx_status model_reserve(model *m, size_t B, size_t T) {

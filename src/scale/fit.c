@@ -204,7 +204,10 @@ static double nnls_small(const double *gram, const double *mtb, double btb, size
         }
         gsl_matrix_view G = gsl_matrix_view_array(g, k, k);
         gsl_vector_view R = gsl_vector_view_array(rhs, k), S = gsl_vector_view_array(sol, k);
-        if (gsl_linalg_cholesky_decomp1(&G.matrix) != GSL_SUCCESS) continue;
+        gsl_error_handler_t *old = gsl_set_error_handler_off(); // collinear columns (e.g. one size): skip the set
+        int bad = gsl_linalg_cholesky_decomp1(&G.matrix) != GSL_SUCCESS;
+        gsl_set_error_handler(old);
+        if (bad) continue;
         if (gsl_linalg_cholesky_solve(&G.matrix, &R.vector, &S.vector) != GSL_SUCCESS) continue;
         int feasible = 1;
         double res = btb;

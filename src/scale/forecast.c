@@ -8,6 +8,7 @@
 #include "optim/schedule.h"
 #include "scale/fit.h"
 #include "model/flops.h"
+#include "core/fsutil.h"
 #include "scale/forecast.h"
 #include "scale/laws.h"
 #include "scale/ladder_data.h"
@@ -76,7 +77,6 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
     return st;
 }
 
-static void seal(json_t *doc);
 
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
     ladder_data d;
@@ -197,7 +197,7 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         doc = NULL;
         st = sx_alloc_check(failures);
     }
-    if (!st) seal(doc);
+    if (!st) forecast_seal(doc);
     *fit = doc;
     return st;
 }
@@ -281,7 +281,7 @@ static void forecast_hash(json_t *doc, char out[65]) {
 }
 
 // Stores the document's hash in it ("sha256"), so that any later edit is seen.
-static void seal(json_t *doc) {
+void forecast_seal(json_t *doc) {
     char h[65];
     forecast_hash(doc, h);
     json_object_set_new(doc, "sha256", json_string(h));
@@ -464,17 +464,17 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                             "method", "ladder", json_string_value(json_object_get(ld, "name")),
                             "rung_schedule", rung_sched, "schedule_change", !same_schedule, "rungs_with_schedule_law",
                             (json_int_t)nr, "points", points);
-    seal(doc);
+    forecast_seal(doc);
     *out = doc;
     return SX_OK;
 }
 
 sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p) {
     memset(p, 0, sizeof *p);
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    if (!doc) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
-    sx_status st = forecast_verify_hash(doc, path);
+    json_t *doc;
+    sx_status st = fs_load_json(path, &doc);
+    if (st) return st;
+    st = forecast_verify_hash(doc, path);
     json_t *pts = json_object_get(doc, "points");
     long steps = (long)json_integer_value(json_object_get(json_object_get(doc, "hero"), "steps"));
     if (!st && steps != total_steps)
@@ -543,8 +543,27 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
         json_array_append_new(rows, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:b}", "frac", frac, "step", (json_int_t)step,
                                               "observed", obs, "forecast", pred, "lo", lo, "hi", hi, "rel_err", err, "inside", in));
     }
+    if (!n) {   // another run than the forecast's hero: say what each one is
+        json_t *hero = json_object_get(forecast, "hero");
+        char want[160], have[160];
+        size_t np = json_array_size(pts);
+        snprintf(want, sizeof want, "%zu points, steps %lld..%lld", np,
+                 np ? (long long)json_integer_value(json_object_get(json_array_get(pts, 0), "step")) : 0,
+                 np ? (long long)json_integer_value(json_object_get(json_array_get(pts, np - 1), "step")) : 0);
+        snprintf(have, sizeof have, "%zu evaluations%s", run.n_evals, run.n_evals ? ", steps " : "");
+        if (run.n_evals)
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%zu..%zu", run.evals[0].step,
+                     run.evals[run.n_evals - 1].step);
+        st = sx_fail(SX_ERR_MISMATCH, "%s is not the forecast's hero: the run is %s for %lld steps (%s); the forecast "
+                     "is for %s for %lld steps (%s). Check the hero trained with --forecast against this forecast",
+                     run_dir, run.model, (long long)run.total_steps, have,
+                     json_string_value(json_object_get(hero, "model")) ? json_string_value(json_object_get(hero, "model")) : "?",
+                     (long long)json_integer_value(json_object_get(hero, "steps")), want);
+        rundir_free(&run);
+        json_decref(rows);
+        return st;
+    }
     rundir_free(&run);
-    if (!n) { json_decref(rows); return sx_fail(SX_ERR_MISMATCH, "%s: none of the forecast's evaluation steps were logged", run_dir); }
     // A run still in progress has no final point yet (and maybe none after 10%): those figures are null.
     *report = json_pack("{s:i, s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "version", FORECAST_VERSION, "run", run_dir, "forecast_sha256",
                         json_string_value(json_object_get(forecast, "sha256")), "points", (json_int_t)n,

@@ -19,7 +19,7 @@ static const char *const field_names[IF_N_FIELDS] = {
     [IF_RUN] = "run_id", [IF_GROUP] = "group", [IF_N] = "n_params", [IF_N_NONEMBED] = "n_params_nonembed",
     [IF_TOKENS_PER_STEP] = "tokens_per_step", [IF_TOTAL_STEPS] = "total_steps", [IF_TOTAL_TOKENS] = "total_tokens",
     [IF_PEAK_LR] = "peak_lr", [IF_WARMUP] = "warmup", [IF_SCHEDULE] = "schedule", [IF_SEED] = "seed",
-    [IF_FLOPS_PER_TOKEN] = "flops_per_token", [IF_STEP] = "step", [IF_TOKENS] = "tokens", [IF_LR] = "lr"};
+    [IF_FLOPS_PER_TOKEN] = "flops_per_token", [IF_ROLE] = "role", [IF_STEP] = "step", [IF_TOKENS] = "tokens", [IF_LR] = "lr"};
 
 const char *import_field_name(import_field f) { return field_names[f]; }
 
@@ -239,7 +239,7 @@ static sx_status parse_num(const table *t, size_t row, int col, const char *text
 
 static const import_field run_fields[] = {IF_GROUP, IF_N, IF_N_NONEMBED, IF_TOKENS_PER_STEP, IF_TOTAL_STEPS,
                                           IF_TOTAL_TOKENS, IF_PEAK_LR, IF_WARMUP, IF_SCHEDULE, IF_SEED,
-                                          IF_FLOPS_PER_TOKEN};
+                                          IF_FLOPS_PER_TOKEN, IF_ROLE};
 #define N_RUN_FIELDS (sizeof run_fields / sizeof run_fields[0])
 
 typedef struct {
@@ -280,7 +280,7 @@ static sx_status run_from_meta(import_run *r, run_meta *meta, const mapped *m, c
         if (!txt && o->value[f] && *o->value[f]) txt = o->value[f];
         if (!txt) continue;
         have[f] = 1;
-        if (f == IF_GROUP || f == IF_SCHEDULE) continue;
+        if (f == IF_GROUP || f == IF_SCHEDULE || f == IF_ROLE) continue;
         if (meta->text[f]) {
             sx_status st = parse_num(t, meta->row, m->col[f], txt, f == IF_SEED, &v[f]);
             if (st) return st;
@@ -323,6 +323,10 @@ if (!have[IF_N] && !have[IF_N_NONEMBED])
     const char *g = have[IF_GROUP] ? (meta->text[IF_GROUP] ? meta->text[IF_GROUP] : o->value[IF_GROUP]) : NULL;
     if (g) snprintf(r->group, sizeof r->group, "%s", g);
     else snprintf(r->group, sizeof r->group, "%.0f", r->n_params);
+    const char *role = have[IF_ROLE] ? (meta->text[IF_ROLE] ? meta->text[IF_ROLE] : o->value[IF_ROLE]) : "fit";
+    if (strcmp(role, "fit") && strcmp(role, "heldout"))
+        return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': role '%s' is not fit or heldout", where, line, r->id, role);
+    r->heldout = strcmp(role, "heldout") == 0;
     const char *s = have[IF_SCHEDULE] ? (meta->text[IF_SCHEDULE] ? meta->text[IF_SCHEDULE] : o->value[IF_SCHEDULE]) : "";
     if (strlen(s) >= sizeof r->schedule) return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': schedule string too long", where, line, r->id);
     snprintf(r->schedule, sizeof r->schedule, "%s", s);
@@ -571,7 +575,7 @@ static void num_put(FILE *f, double v) {
 static sx_status write_runs_csv(const import_ladder *l, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return sx_fail(SX_ERR_IO, "cannot create %s (%s)", path, strerror(errno));
-    fprintf(f, "run_id,group,n_params,n_params_nonembed,tokens_per_step,total_steps,peak_lr,warmup,schedule,seed,flops_per_token\n");
+    fprintf(f, "run_id,group,n_params,n_params_nonembed,tokens_per_step,total_steps,peak_lr,warmup,schedule,seed,flops_per_token,role\n");
     for (size_t i = 0; i < l->n_runs; i++) {
         const import_run *r = &l->runs[i];
         csv_put(f, r->id); fputc(',', f);
@@ -585,7 +589,7 @@ static sx_status write_runs_csv(const import_ladder *l, const char *path) {
         csv_put(f, r->schedule);
         fprintf(f, ",%ld,", r->seed);
         num_put(f, r->flops_per_token);
-        fputc('\n', f);
+        fprintf(f, ",%s\n", r->heldout ? "heldout" : "fit");
     }
     int bad = ferror(f) | (fclose(f) != 0);
     return bad ? sx_fail(SX_ERR_IO, "%s: write failed", path) : SX_OK;

@@ -18,6 +18,7 @@
 #include "optim/schedule.h"
 #include "model/flops.h"
 #include "scale/ladder.h"
+#include "train/runlog.h"
 
 static void spec_defaults(ladder_spec *s) {
     memset(s, 0, sizeof *s);
@@ -82,7 +83,15 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
     if (!strcmp(key, "model")) COPY(model);
-    if (!strcmp(key, "schedule")) COPY(schedule);
+    if (!strcmp(key, "schedule")) {   // checked here, so that a typo is reported with its line
+        lr_schedule check;
+        if (lr_schedule_parse(val, 1000, &check)) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", sx_last_error());
+            return BAD(why);
+        }
+        COPY(schedule);
+    }
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
@@ -343,7 +352,7 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
     ARG("--eval-batches"); ARG("%zu", x->eval_batches);
     ARG("--threads"); ARG("%d", threads);
     ARG("--out"); ARG("%s/%s", out_dir, x->dir);
-    ARG("--quiet");
+    // Not --quiet: train.log gets a progress line every 30 s and the run's summary line.
     if (*x->save_at) { ARG("--save-at"); ARG("%s", x->save_at); }
     if (parent) { ARG("--branch-from"); ARG("%s/%s/ckpt-%ld.sxt", out_dir, parent->dir, lround(s->branches[x->branch].from * (double)parent->steps)); }
     if (file_exists(out_dir, x->dir, "checkpoint.sxt")) ARG("--resume");
@@ -391,6 +400,20 @@ static sx_status check_existing(const char *out_dir, const ladder_run *x) {
     return st;
 }
 
+// A rung whose run is longer than the training shard repeats data, which scaling laws do not model: said
+// once per rung, before anything trains (each run's train.log says it too, where nobody looks).
+static void warn_repeated_data(const ladder_spec *s, const ladder_run *runs, size_t n) {
+    shard_header h;
+    if (!strncmp(s->train, "synthetic:", 10) || shard_read_header(s->train, &h) != SX_OK || !h.n_tokens) return;
+    for (size_t i = 0; i < n; i++) {
+        double tokens = (double)runs[i].steps * (double)(runs[i].batch * s->seq);
+        if (runs[i].branch >= 0 || runs[i].seed != 1 || tokens <= (double)h.n_tokens) continue;
+        fprintf(stderr, "ladder %s: warning: rung %s trains %.0f tokens, %.2f passes over %s (%llu tokens): repeated data "
+                "trains worse than fresh data and bends the fitted laws; use a larger shard or fewer tokens_per_param\n",
+                s->name, runs[i].descriptor, tokens, tokens / (double)h.n_tokens, s->train, (unsigned long long)h.n_tokens);
+    }
+}
+
 // Under mpirun, which rank trains each run: a main run and its cooldown branches stay together (a branch
 // starts from its parent's checkpoint), and these groups go in plan order (largest first) to the rank with
 // the least compute so far. owner: (n) overwritten with a rank per run.
@@ -428,6 +451,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     int lock = -1;
     if (!st && rank == 0 && !(st = fs_lock_dir(out_dir, &lock))) fcntl(lock, F_SETFD, 0);   // rank 0 speaks for all
     if (st) { free(runs); return st; }
+    warn_repeated_data(s, runs, n);
     int cores = dist_cores_per_rank();
     if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
         fprintf(stderr, "ladder %s: note: --jobs %d is more than the %d cores: %d runs at a time\n", s->name, jobs, cores, cores);
@@ -447,6 +471,10 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
                            s->name, rank, ranks, n - others, n, done, jobs, threads);
     else fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
     done += others;
+    // For the ETA: the compute of the runs this process trains, and of those finished so far.
+    double t0 = runlog_now(), todo_flops = 0, done_flops = 0;
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == WAITING) todo_flops += runs[i].flops;
     while (done + failed < n) {
         for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
             if (state[i] != WAITING) continue;
@@ -475,10 +503,18 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
             bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
             state[i] = ok ? FINISHED : FAILED;
             ok ? done++ : failed++;
-            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu)\n", runs[i].dir, done, n);
+            done_flops += runs[i].flops;
+            char took[32], eta[32];
+            double secs = runlog_now() - t0;
+            runlog_format_duration(secs, took, sizeof took);
+            runlog_format_duration(secs * (todo_flops - done_flops) / done_flops, eta, sizeof eta);
+            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", runs[i].dir, done, n, took, eta);
             else fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", runs[i].dir, out_dir, runs[i].dir);
         }
     }
+    char took[32];
+    runlog_format_duration(runlog_now() - t0, took, sizeof took);
+    fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", s->name, done, n, failed, took, out_dir);
     free(state);
     free(pids);
     free(owner);

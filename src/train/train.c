@@ -9,6 +9,7 @@
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
+#include "data/shard.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
@@ -20,6 +21,7 @@
 #include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
+#include "tok/vocab_io.h"
 
 #define PEAK_FP32_GFLOPS 464.0  // this machine's measured FMA peak on 2 cores (shared/REFERENCE.md)
 #define PEAK_BF16_GFLOPS 925.0
@@ -70,6 +72,9 @@ typedef struct {
     // every ADAPT_WINDOW seconds (results do not depend on the thread count).
     bool adapt;
     threads_load load;
+    // For the final summary line: this process's first step, start time, and the last losses.
+    long first_step;
+    double t_start, last_loss, last_val;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -236,6 +241,11 @@ static sx_status write_config(run *r) {
                           "schedule", lr_schedule_to_json(&r->sched), "optimizer", optimizer_config_to_json(&o->opt),
                           "model_config", model_config_to_json(&r->m.cfg));
     json_object_set_new(c, "train_data", json_string(o->train_data));
+    shard_header h;   // the vocabulary the shard was written with, so that `sample` finds it: text in and out
+    char vocab[4096];
+    if (strncmp(o->train_data, "synthetic:", 10) && shard_read_header(o->train_data, &h) == SX_OK &&
+        vocab_find_beside(o->train_data, h.vocab_hash, vocab, sizeof vocab))
+        json_object_set_new(c, "vocab", json_string(vocab));
     if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
@@ -362,6 +372,9 @@ static sx_status open_run_dir(run *r) {
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
     if (own && (st = check_same_run(r))) return st;
+    if (!own && o->resume && !o->resume_or_start)   // a typo in --out, or a run that died before its first checkpoint: say so
+        return sx_fail(SX_ERR_ARG, "--resume: %s holds no checkpoint (checkpoint.sxt) to continue; check --out, drop "
+                       "--resume to start a fresh run there, or pass --resume-or-start", o->out);
     if (own && (st = resume_from(r, r->ckpt_path))) return st;
     if (own && (st = restore_kept_copy(r))) return st;
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
@@ -415,11 +428,6 @@ static sx_status final_forecast_report(const run *r) {
     json_decref(fc);
     json_decref(report);
     return st;
-}
-
-static void format_eta(double s, char *buf, size_t n) {
-    if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
 }
 
 // Test hooks: the loss of step `step`, replaced by NaN or multiplied by 100 the first time the step is reached.
@@ -538,6 +546,9 @@ static sx_status loop(run *r) {
     const train_options *o = r->o;
     double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum, t_start = runlog_now();
     long first = r->step;
+    r->first_step = first;
+    r->t_start = t_start;
+    r->last_val = NAN;
     bool rolls_back = o->on_spike && !strcmp(o->on_spike, "rollback");
     sx_status st = SX_OK;
     if (rolls_back && r->rank == 0 && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
@@ -592,12 +603,14 @@ static sx_status loop(run *r) {
         if (ckpt) r->n_skips = 0; // replays start after this step now
         char text[384], eta[32];
         double avg = (runlog_now() - t_start) / (double)(step - first);
-        format_eta(avg * (double)(r->total_steps - step), eta, sizeof eta);
+        runlog_format_duration(avg * (double)(r->total_steps - step), eta, sizeof eta);
         int n = snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%% | ETA %s", step,
                          r->total_steps, loss, o->opt.lr * lr_mult, tps, 100 * tps * r->flops_per_token / (r->peak * 1e9), eta);
         if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f%s", val, note);
         if (*note && strstr(note, "OUTSIDE") && !r->log.tty && r->rank == 0) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
-        runlog_progress(&r->log, text);
+        runlog_progress(&r->log, text, step == first + 1);
+        r->last_loss = loss;
+        if (isfinite(val)) r->last_val = val;
         if (r->stop) {
             runlog_progress_end(&r->log);
             return sx_fail(SX_ERR_INTERRUPTED, "stopped at step %ld; checkpoint written, rerun with --resume to continue", step);
@@ -605,6 +618,17 @@ static sx_status loop(run *r) {
     }
     runlog_progress_end(&r->log);
     return st;
+}
+
+// The run's one-line summary on stderr (rank 0): steps, time, speed, the last losses, where it went.
+static void print_summary(const run *r) {
+    double secs = runlog_now() - r->t_start, steps = (double)(r->step - r->first_step);
+    double tps = secs > 0 ? steps * (double)(r->B * r->T) * (double)r->o->grad_accum / secs : 0;
+    char took[32], val[48] = "";
+    runlog_format_duration(secs, took, sizeof took);
+    if (isfinite(r->last_val)) snprintf(val, sizeof val, ", val loss %.4f", r->last_val);
+    fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s; %s\n",
+            r->step, steps, took, tps, r->last_loss, val, r->o->out);
 }
 
 static void on_signal(int sig) {
@@ -628,6 +652,7 @@ sx_status train_run(const train_options *o) {
     if (!st) st = dist_agree(r.rank == 0 ? open_run_dir(&r) : SX_OK);
     if (!st) st = sync_from_rank0(&r);
     if (!st) st = loop(&r);
+    if (!st && r.rank == 0) print_summary(&r);
     if (!st && r.fc.n && r.rank == 0) st = final_forecast_report(&r);
     if (!st && r.rank == 0) {
         char path[4096];

@@ -35,7 +35,8 @@ typedef struct {
     const char *out;            // run directory
     const char *dtype;          // "fp32" | "bf16"
     long threads;               // 0 = OpenMP default
-    bool resume;                // continue from out/checkpoint.sxt if present
+    bool resume;                // continue from out/checkpoint.sxt (an error when there is none)
+    bool resume_or_start;       // with resume: start afresh when out holds no checkpoint yet (else an error)
     const char *branch_from;    // "" or a checkpoint of another run to continue from (e.g. a cooldown branch)
     const char *save_at;        // "" or fractions at which to keep a copy ckpt-<step>.sxt
     const char *forecast;       // "" or forecast.json to verify against while training
