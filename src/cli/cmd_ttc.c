@@ -447,7 +447,10 @@ static int ttc_run(int argc, char **argv) {
         sel[ns++] = (svg_series){.label = st_names[ST_BEAM], .x = kd + 2, .y = mean[ST_BEAM] + 2, .n = nb, .color = colors[ST_BEAM], .markers = true};
     sel[ns++] = (svg_series){.label = "compute-optimal (CV)", .x = kd, .y = opt_pred, .n = nk, .color = colors[6], .dashed = true};
     snprintf(path, sizeof path, "%s/ttc_strategies.svg", out);
-    if (!st) st = svgplot_write(path, "Accuracy vs samples N", "samples per problem N", "accuracy", sel, ns);
+    char title[600];   // every chart names what it shows: the policy, the problems, the verifiers' aggregation
+    snprintf(title, sizeof title, "Accuracy vs samples N: policy %s, %zu problems, process verifier aggregated by %s",
+             policy_path, nq, agg_name);
+    if (!st) st = svgplot_write(path, title, "samples per problem N", "accuracy", sel, ns);
     svg_series sz[16];
     size_t nz = 0;
     char labels[16][96];
@@ -460,7 +463,8 @@ static int ttc_run(int argc, char **argv) {
         nz++;
     }
     snprintf(path, sizeof path, "%s/ttc_sizes.svg", out);
-    if (!st) st = svgplot_write(path, "Model size vs samples at equal inference FLOPs", "inference FLOPs per problem", "accuracy", sz, nz);
+    snprintf(title, sizeof title, "Model size vs samples at equal inference FLOPs: %zu policies, %zu problems", npol, nq);
+    if (!st) st = svgplot_write(path, title, "inference FLOPs per problem", "accuracy", sz, nz);
     for (size_t i = 0; i < npol; i++) decoder_free(&pol[i].d), model_free(&pol[i].m);
     decoder_free(&orm), decoder_free(&prm), model_free(&orm_m), model_free(&prm_m);
     free(extra_copy), free(p), free(acc), free(pass1), free(pred), free(orm_s), free(prm_s), free(steps), free(nsteps);

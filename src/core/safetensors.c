@@ -151,10 +151,10 @@ sx_status st_read(const char *path, st_file *out) {
         st = sx_fail(SX_ERR_FORMAT, "%s: not a safetensors file (header size %llu in a file of %ld bytes)", path,
                      (unsigned long long)hl, size);
     json_error_t err;
-    json_t *root = st ? NULL : json_loadb((const char *)buf + 8, (size_t)hl, 0, &err);
+    json_t *root = st ? NULL : json_loadb((const char *)buf + 8, (size_t)hl, JSON_REJECT_DUPLICATES, &err);
     if (!st && !json_is_object(root)) st = sx_fail(SX_ERR_FORMAT, "%s: header is not a JSON object (%s)", path, err.text);
     size_t data_size = st ? 0 : (size_t)size - 8 - (size_t)hl, n = json_object_size(root);
-    const unsigned char *base = buf + 8 + hl;
+    const unsigned char *base = st ? buf : buf + 8 + hl;   // hl is checked against the size only when !st
     out->tensors = st ? NULL : sx_calloc_n(n ? n : 1, sizeof *out->tensors, "safetensors");
     if (!st && !out->tensors) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     const char *key;
