@@ -61,33 +61,39 @@ static int csv_fields(const char *s, char ***fields, size_t *n) {
     *fields = sx_alloc(cap * sizeof **fields, "import fields");
     *n = 0;
     char *buf = sx_alloc(len + 1, "import buf");
-    if (!*fields || !buf) { free(buf); return 0; }
+    if (!*fields || !buf) goto fail;
     const char *p = s;
     for (;;) {
         size_t k = 0;
         if (*p == '"') {
             p++;
             for (;;) {
-                if (!*p) { free(buf); return 0; }
+                if (!*p) goto fail;
                 if (*p == '"' && p[1] == '"') { buf[k++] = '"'; p += 2; }
                 else if (*p == '"') { p++; break; }
                 else buf[k++] = *p++;
             }
-            if (*p && *p != ',') { free(buf); return 0; }
+            if (*p && *p != ',') goto fail;
         } else
             while (*p && *p != ',') buf[k++] = *p++;
         buf[k] = 0;
         if (*n == cap) {
             char **f = sx_realloc(*fields, (cap *= 2) * sizeof **fields, "import f");
-            if (!f) { free(buf); return 0; }
+            if (!f) goto fail;
             *fields = f;
         }
-        (*fields)[(*n)++] = sx_strdup(buf, "import");
+        if (!((*fields)[*n] = sx_strdup(buf, "import field"))) goto fail;
+        ++*n;
         if (!*p) break;
         p++; // the ','
     }
     free(buf);
     return 1;
+fail:   // the fields copied so far go too (fuzzing found them leaking); the array is the caller's to free
+    for (size_t i = 0; *fields && i < *n; i++) free((*fields)[i]);
+    *n = 0;
+    free(buf);
+    return 0;
 }
 
 static void strip_eol(char *s) { s[strcspn(s, "\r\n")] = 0; }
