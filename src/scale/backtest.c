@@ -412,8 +412,8 @@ void backtest_print(FILE *f, const json_t *rep) {
                 100 * num(v, "max_abs_rel_err"), 100 * num(v, "final_abs_rel_err"), 100 * num(v, "final_max_abs_rel_err"), band);
     }
     json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
-    fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
+    fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
                "sigma: noise %.3f%%, one size back %.3f%%\n",
-            num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
+            num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
             100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"), 100 * num(nds, "inner_rms"));
 }
