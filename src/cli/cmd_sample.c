@@ -102,7 +102,7 @@ int cmd_sample(int argc, char **argv) {
     if (!st) st = model_config_parse(desc, vocab, &c);
     if (!st) st = model_init(&m, &c);
     if (!st) st = checkpoint_load(ckpt, &m, NULL, NULL);
-    if (st) return cli_report("sample", st);
+    if (st) { model_free(&m); return cli_report("sample", st); }   // a refused checkpoint leaks nothing
     bool bytes = !ids && vocab == ARITH_VOCAB;
     bpe_vocab *tok = NULL;
     char tok_path[4096];

@@ -517,7 +517,7 @@ long forecast_points_find(const forecast_points *p, long step) {
 sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report) {
     rundir_run run;
     sx_status st = rundir_read(run_dir, &run);
-    if (st) return st;
+    if (st) { rundir_free(&run); return st; }
     json_t *pts = json_object_get(forecast, "points"), *rows = json_array();
     size_t n = 0, inside = 0, n_late = 0;
     double sum_late = 0, max_late = 0, halfwidth = 0, final_err = NAN;
