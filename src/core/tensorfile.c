@@ -18,6 +18,7 @@
 #define TF_MAX_HEADER (64u << 20) // a JSON index larger than 64 MiB is corrupt, not big
 
 int tf_fail_write_after = 0;
+int tf_stall_write_after = 0;
 
 static const char *dtype_names[] = {"f32", "i32", "u8"};
 
@@ -34,6 +35,7 @@ static int write_all(int fd, const void *buf, size_t n, uLong *crc) {
             errno = ENOSPC;
             return -1;
         }
+        if (tf_stall_write_after > 0 && --tf_stall_write_after == 0) sleep(10);   // a stalled disk
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;

@@ -256,13 +256,16 @@ static sx_status write_config(run *r) {
     return st;
 }
 
-// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER (train.h).
+// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER, SEXTANT_STALL_WRITE_AFTER
+// (train.h).
 static void read_test_hooks(run *r) {
     const char *nan = getenv("SEXTANT_INJECT_NAN_AT_STEP"), *spike = getenv("SEXTANT_INJECT_SPIKE_AT_STEP");
     const char *fail = getenv("SEXTANT_FAIL_WRITE_AFTER");
     r->inject_nan = nan ? atol(nan) : 0;
     r->inject_spike = spike ? atol(spike) : 0;
     if (fail) tf_fail_write_after = atoi(fail);
+    const char *stall = getenv("SEXTANT_STALL_WRITE_AFTER");
+    if (stall) tf_stall_write_after = atoi(stall);
     const char *check = getenv("SEXTANT_DIST_CHECK"), *fault = getenv("SEXTANT_DIST_FAULT");
     r->check_every_step = check && !strcmp(check, "1");
     if (fault && !strncmp(fault, "kill:", 5)) r->fault_signal = SIGKILL;
