@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/fsutil.h"
@@ -77,14 +78,14 @@ typedef struct {
 static sx_status curve_steps(const curve_args *a, const import_run *t, long **steps, size_t *n) {
     size_t cap = 128;
     *n = 0;
-    *steps = malloc(cap * sizeof **steps);
+    *steps = sx_alloc(cap * sizeof **steps, "cmd_forecast steps");
     if (!*steps) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
     for (const char *p = a->steps; *p;) {
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p || (*end && *end != ',')) return sx_fail(SX_ERR_ARG, "--steps: '%s' is not a list of step numbers", a->steps);
         if (*n == cap) {
-            long *s = realloc(*steps, (cap *= 2) * sizeof *s);
+            long *s = sx_realloc(*steps, (cap *= 2) * sizeof *s, "cmd_forecast s");
             if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
             *steps = s;
         }
@@ -93,7 +94,7 @@ static sx_status curve_steps(const curve_args *a, const import_run *t, long **st
     }
     if (*n) return SX_OK;
     size_t want = t->n_points ? t->n_points : 101;
-    long *s = realloc(*steps, want * sizeof *s);
+    long *s = sx_realloc(*steps, want * sizeof *s, "cmd_forecast s");
     if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
     *steps = s;
     if (t->n_points) memcpy(s, t->step, t->n_points * sizeof *s), *n = t->n_points;

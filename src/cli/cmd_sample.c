@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "data/shard.h"
@@ -101,7 +102,7 @@ int cmd_sample(int argc, char **argv) {
     if (!st) st = model_config_parse(desc, vocab, &c);
     if (!st) st = model_init(&m, &c);
     if (!st) st = checkpoint_load(ckpt, &m, NULL, NULL);
-    if (st) return cli_report("sample", st);
+    if (st) { model_free(&m); return cli_report("sample", st); }   // a refused checkpoint leaks nothing
     bool bytes = !ids && vocab == ARITH_VOCAB;
     bpe_vocab *tok = NULL;
     char tok_path[4096];
@@ -110,7 +111,7 @@ int cmd_sample(int argc, char **argv) {
     tok_ids enc = {0};
     if (!st && tok) st = bpe_encode(tok, (const uint8_t *)prompt, strlen(prompt), false, &enc);
     size_t cap = strlen(prompt) + enc.n + 2, np = 0, nstop = 0;
-    int32_t *ptok = malloc(cap * sizeof *ptok), stops[64];
+    int32_t *ptok = sx_alloc(cap * sizeof *ptok, "cmd_sample ptok"), stops[64];
     if (!st && bytes) {
         ptok[np++] = ARITH_EOT;
         for (const char *s = prompt; *s; s++) {
@@ -142,7 +143,7 @@ int cmd_sample(int argc, char **argv) {
         if (s[i].stopped && len && tok && (uint32_t)s[i].tok[len - 1] == tok->eot) len--;   // the stop token
         if (tok) {
             tok_bytes text = {0};
-            uint32_t *all = malloc((np + len) * sizeof *all);
+            uint32_t *all = sx_alloc((np + len) * sizeof *all, "cmd_sample all");
             size_t k = 0;
             for (size_t j = 0; j < np; j++)
                 if ((uint32_t)ptok[j] != tok->eot) all[k++] = (uint32_t)ptok[j];

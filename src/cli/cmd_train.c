@@ -48,6 +48,7 @@ int cmd_train(int argc, char **argv) {
         {"dtype", FLAG_STR, &o.dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
         {"threads", FLAG_INT, &o.threads, "0", "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"},
         {"resume", FLAG_BOOL, &o.resume, "false", "continue the run in --out from its checkpoint"},
+        {"override", FLAG_STR, &o.override, "", "with --resume: flags that may differ from the run's (e.g. steps)"},
         {"resume-or-start", FLAG_BOOL, &o.resume_or_start, "false", "continue the run in --out if it has a checkpoint, else start it (a job that may be killed and rerun)"},
         {"branch-from", FLAG_STR, &o.branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
         {"save-at", FLAG_STR, &o.save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},

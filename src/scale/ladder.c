@@ -1,14 +1,16 @@
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "data/shard.h"
 #include "dist/dist.h"
@@ -274,7 +276,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
     size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches) + LADDER_MAX_SWEEP * LADDER_MAX_SWEEP;
-    ladder_run *r = calloc(cap, sizeof *r);
+    ladder_run *r = sx_calloc_n(cap, sizeof *r, "ladder r");
     if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t widths[LADDER_MAX_RUNGS];
     for (size_t i = 0; i < s->n_rungs && !st; i++)
@@ -287,6 +289,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         long steps;
         size_t batch;
         double flops = rung_compute(s, &c, &steps, &batch);
+        if (!isfinite(flops)) { st = SX_ERR_NOMEM; break; }   // the FLOP count could not allocate (sx_alloc said what)
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -401,8 +404,12 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
 }
 
 static pid_t spawn(char **argv, const char *log_path) {
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0) return pid;
+    // A trainer stops (with a checkpoint, as on SIGTERM) when its ladder dies, even by SIGKILL: killing only
+    // the ladder once left orphans training on, and a second `ladder run` then saw their locks as failures.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);   // the ladder died before the line above
     int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
         dup2(fd, 1);
@@ -450,7 +457,7 @@ static void warn_repeated_data(const ladder_spec *s, const ladder_run *runs, siz
 // the least compute so far. owner: (n) overwritten with a rank per run.
 void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n, int ranks, int *owner) {
     size_t mains = s->n_rungs * s->n_seeds;
-    double *load = calloc((size_t)ranks, sizeof *load);
+    double *load = sx_calloc_n((size_t)ranks, sizeof *load, "ladder load");
     for (size_t m = 0; m < mains; m++) {
         double cost = runs[m].flops;   // the main run, plus what its branches train beyond their branch point
         for (size_t b = 0; b < s->n_branches; b++) cost += runs[mains + m * s->n_branches + b].flops - runs[m].flops * s->branches[b].from;
@@ -469,7 +476,7 @@ void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n,
         owner[i] = best;
     }
     free(load);
-    assert(n >= mains * (1 + s->n_branches));
+    SX_CHECK(n >= mains * (1 + s->n_branches), "ladder_assign_ranks takes the plan of ladder_plan for the same spec");
 }
 
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
@@ -484,6 +491,10 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
     if (!st) st = fs_mkdir_p(out_dir);
+    // One ladder per directory. The trainers inherit the lock (it is not closed on exec), so that a second
+    // `ladder run` waits until the last of them, stopping after their ladder died, has written its checkpoint.
+    int lock = -1;
+    if (!st && rank == 0 && !(st = fs_lock_dir(out_dir, &lock))) fcntl(lock, F_SETFD, 0);   // rank 0 speaks for all
     if (st) { free(runs); return st; }
     warn_repeated_data(s, runs, n);
     int cores = dist_cores_per_rank();
@@ -492,9 +503,9 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
         jobs = cores;
     }
     int threads = cores / jobs;
-    enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
-    pid_t *pids = calloc(n, sizeof *pids);
-    int *owner = calloc(n, sizeof *owner);
+    enum { WAITING, RUNNING, FINISHED, FAILED } *state = sx_calloc_n(n, sizeof *state, "ladder state");
+    pid_t *pids = sx_calloc_n(n, sizeof *pids, "ladder pids");
+    int *owner = sx_calloc_n(n, sizeof *owner, "ladder owner");
     ladder_assign_ranks(s, runs, n, ranks, owner);
     size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0, others = 0;
     for (size_t i = 0; i < n; i++) {
@@ -553,6 +564,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     free(pids);
     free(owner);
     free(runs);
+    if (lock >= 0) close(lock);
     return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
 }
 
@@ -562,7 +574,7 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
-    ladder_run_state *state = calloc(n ? n : 1, sizeof *state);
+    ladder_run_state *state = sx_calloc_n(n ? n : 1, sizeof *state, "ladder state");
     *n_done = 0;
     if (!state) { free(runs); return sx_fail(SX_ERR_NOMEM, "ladder status: out of memory"); }
     for (size_t i = 0; i < n; i++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
@@ -91,8 +92,8 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
     if (!s || !*s) return SX_OK;
     size_t cap = 1;
     for (const char *p = s; *p; p++) cap += *p == ',';
-    double *f = malloc(cap * sizeof *f);
-    char *copy = strdup(s), *save = NULL;
+    double *f = sx_alloc(cap * sizeof *f, "train f");
+    char *copy = sx_strdup(s, "train copy"), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *end;
         double v = strtod(tok, &end);
@@ -127,11 +128,13 @@ static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T
 // training batch.
 static double evaluate_source(run *r, batch_source *src, sx_status *st) {
     double sum = 0;
+    const long failures = sx_alloc_failures();
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
         sum += r->share * model_loss(&r->m, my_rows(r), NULL);
     }
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // a kernel without scratch: the loss means nothing
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
 }
@@ -218,7 +221,7 @@ static sx_status sync_from_rank0(run *r) {
     uint64_t len = text ? strlen(text) + 1 : 0;
     sx_status st = dist_broadcast(&len, sizeof len, 0);
     if (!st && !len) st = sx_fail(SX_ERR_NOMEM, "rank 0 could not serialise the training state");
-    if (!st && r->rank && !(text = malloc(len))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && r->rank && !(text = sx_alloc(len, "train text"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     st = dist_agree(st);
     if (!st) st = dist_broadcast(text, len, 0);
     if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
@@ -261,7 +264,10 @@ static double data_passes(const run *r) {
 
 static sx_status write_config(run *r) {
     const train_options *o = r->o;
+    const long failures = sx_alloc_failures();
     model_flops f = model_flops_count(&r->m.cfg, r->T);
+    sx_status st = sx_alloc_check(failures);   // the count builds a parameter table
+    if (st) return st;
     json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
                           "model", r->m.cfg.descriptor, "n_params", (json_int_t)f.params_total,
                           "n_params_nonembed", (json_int_t)f.params_nonembed, "flops_per_token", f.train_per_token,
@@ -283,18 +289,21 @@ static sx_status write_config(run *r) {
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
-    sx_status st = runlog_write_json(o->out, "config.json", c);
+    st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
     return st;
 }
 
-// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER (train.h).
+// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER, SEXTANT_STALL_WRITE_AFTER
+// (train.h).
 static void read_test_hooks(run *r) {
     const char *nan = getenv("SEXTANT_INJECT_NAN_AT_STEP"), *spike = getenv("SEXTANT_INJECT_SPIKE_AT_STEP");
     const char *fail = getenv("SEXTANT_FAIL_WRITE_AFTER");
     r->inject_nan = nan ? atol(nan) : 0;
     r->inject_spike = spike ? atol(spike) : 0;
     if (fail) tf_fail_write_after = atoi(fail);
+    const char *stall = getenv("SEXTANT_STALL_WRITE_AFTER");
+    if (stall) tf_stall_write_after = atoi(stall);
     const char *check = getenv("SEXTANT_DIST_CHECK"), *fault = getenv("SEXTANT_DIST_FAULT");
     r->check_every_step = check && !strcmp(check, "1");
     if (fault && !strncmp(fault, "kill:", 5)) r->fault_signal = SIGKILL;
@@ -353,7 +362,7 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
-    r->refs = calloc(r->m.table.n, sizeof *r->refs);
+    r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
     if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
@@ -364,9 +373,11 @@ static sx_status setup(run *r) {
     if ((st = lr_schedule_parse(o->schedule, r->total_steps, &r->sched))) return st;
     if (o->warmup && *o->warmup && (st = lr_schedule_set_warmup(&r->sched, o->warmup))) return st;
     if ((st = parse_fracs(o->eval_at, &r->eval_fracs, &r->n_eval_fracs))) return st;
-    r->tokens = malloc(r->B * (r->T + 1) * sizeof *r->tokens);
+    r->tokens = sx_alloc(r->B * (r->T + 1) * sizeof *r->tokens, "train r.tokens");
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    const long failures = sx_alloc_failures();
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
+    if ((st = sx_alloc_check(failures))) return st;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
@@ -389,6 +400,17 @@ static sx_status restore_kept_copy(run *r) {
     return save_kept_copy(r);
 }
 
+// --resume continues the run in --out, not another one: its config.json's flags must match these (before
+// config.json is rewritten).
+static sx_status check_same_run(run *r) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", r->o->out);
+    json_t *old = json_load_file(path, 0, NULL);
+    sx_status st = train_config_check_resume(json_object_get(old, "flags"), r->o->echo, r->o->override, r->o->out);
+    json_decref(old);
+    return st;
+}
+
 // Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
 static sx_status open_run_dir(run *r) {
     const train_options *o = r->o;
@@ -400,6 +422,7 @@ static sx_status open_run_dir(run *r) {
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
+    if (own && (st = check_same_run(r))) return st;
     if (!own && o->resume && !o->resume_or_start)   // a typo in --out, or a run that died before its first checkpoint: say so
         return sx_fail(SX_ERR_ARG, "--resume: %s holds no checkpoint (checkpoint.sxt) to continue; check --out, drop "
                        "--resume to start a fresh run there, or pass --resume-or-start", o->out);
@@ -529,10 +552,14 @@ static sx_status reduce_step(run *r, double *loss) {
 static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     model_zero_grad(&r->m);
     double loss = 0;
+    const long failures = sx_alloc_failures();
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
         loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
     }
+    // A kernel that could not allocate its scratch skipped its work: stop before the update (the last
+    // checkpoint is intact) rather than call the garbage a numerical failure.
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // every rank stops together
     if ((*st = reduce_step(r, &loss))) return NAN;
     loss /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);

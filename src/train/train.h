@@ -3,6 +3,7 @@
 // with a diagnosis (or rolls back and skips the batches) on a non-finite or spiking loss. Test hooks read
 // from the environment: SEXTANT_INJECT_NAN_AT_STEP=k / SEXTANT_INJECT_SPIKE_AT_STEP=k make the loss of step
 // k NaN / 100x (once per process); SEXTANT_FAIL_WRITE_AFTER=n makes the nth checkpoint write() fail.
+// SEXTANT_STALL_WRITE_AFTER=n makes the nth one stall for 10 s first (a kill then lands inside the write).
 // Under mpirun (dist/dist.h) --batch is the global batch: every rank draws the same batches and trains its
 // slice of the rows, gradients are summed over the ranks, and only rank 0 writes the run directory; the
 // data stream does not depend on the number of ranks, so a checkpoint resumes with any other count
@@ -47,6 +48,7 @@ typedef struct {
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+    const char *override;       // "" or flags (names without dashes, comma-separated) a --resume may change
 } train_options;
 
 sx_status train_run(const train_options *o);
