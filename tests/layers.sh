@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The include layers point down: every `#include "dir/..."` in src/ names a folder of a lower layer than the
+# including file's own folder (or the same folder). Layers, bottom up:
+#   0 core
+#   1 kernels data tok dist     (dist includes only core: message passing is a service like data)
+#   2 model
+#   3 optim                     (sees only model/params.h's parameter records)
+#   4 train                     (drives model + optim)
+#   5 scale infer               (use trained models; neither includes the other)
+#   6 cli
+# An upward include (model -> optim) or a sideways one (scale -> infer, same layer) fails the test and is
+# listed; so does a folder that is not placed here (place a new folder in `rank` below).
+# Usage: tests/layers.sh [SRC_DIR]   (default: src; with no argument it also checks that it catches a
+# planted upward include)
+set -u
+declare -A rank=([core]=0 [kernels]=1 [data]=1 [tok]=1 [dist]=1 [model]=2 [optim]=3 [train]=4
+                 [scale]=5 [infer]=5 [cli]=6)
+
+# Prints each bad include of the tree under $1 as "file: includes dir/x.h (why)"; returns 1 if any.
+check_tree() {
+    local root=$1 bad=0 f from to line
+    while IFS= read -r line; do
+        f=${line%%:*}
+        to=$(sed 's/.*#include "\([^/"]*\)\/.*/\1/' <<<"$line")
+        from=$(basename "$(dirname "$f")")
+        if [ -z "${rank[$from]:-}" ]; then echo "$f: folder '$from' has no layer in tests/layers.sh"; bad=1; continue; fi
+        if [ -z "${rank[$to]:-}" ]; then echo "$f: includes unknown folder '$to'"; bad=1; continue; fi
+        [ "$from" = "$to" ] && continue
+        if [ "${rank[$to]}" -gt "${rank[$from]}" ]; then
+            echo "$f: includes $to/ (upward: $from is layer ${rank[$from]}, $to is ${rank[$to]})"; bad=1
+        elif [ "${rank[$to]}" -eq "${rank[$from]}" ]; then
+            echo "$f: includes $to/ (sideways: both layer ${rank[$from]})"; bad=1
+        fi
+    done < <(grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^/"]*/' "$root"/*/*.[ch] 2>/dev/null |
+             sed 's/:[[:space:]]*#[[:space:]]*include[[:space:]]*/:#include /')
+    return $bad
+}
+
+if [ $# -gt 0 ]; then check_tree "$1"; exit $?; fi
+
+fails=0
+check_tree src || { echo "FAIL: includes that do not point down (see the layer list in tests/layers.sh)"; fails=1; }
+
+# The check itself must be able to fail: a copy of src with one planted upward include (core -> cli) and one
+# sideways include (infer -> scale).
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cp -r src "$tmp/src"
+echo '#include "cli/commands.h"' >> "$tmp/src/core/status.c"
+echo '#include "scale/fit.h"' >> "$tmp/src/infer/decode.c"
+out=$(check_tree "$tmp/src")
+grep -q "core/status.c: includes cli/ (upward" <<<"$out" || { echo "FAIL: planted upward include not caught: $out"; fails=1; }
+grep -q "infer/decode.c: includes scale/ (sideways" <<<"$out" || { echo "FAIL: planted sideways include not caught: $out"; fails=1; }
+[ "$(wc -l <<<"$out")" -ge 2 ] || fails=1
+
+[ $fails -eq 0 ] && echo "layers: every include points down"
+exit $fails
