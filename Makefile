@@ -41,7 +41,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test test-only check bench demo ttc-demo fuzz clean setup FORCE
+.PHONY: all test test-only check bench demo ttc-demo fuzz fuzz-long clean setup FORCE
 # Keep the intermediate objects (build/tests/*.o, build/bench/*.o): no `rm` after the test summary, and no
 # recompiling them next time.
 .SECONDARY:
@@ -115,6 +115,11 @@ ttc-demo: setup $(SEXTANT)
 # Coverage-guided fuzzing of every file parser (clang libFuzzer), 60 s per target.
 fuzz: setup
 	@tests/fuzz/run 60
+
+# Every parser for FUZZ_SECONDS each (default 3600: one CPU-hour per target), corpora seeded from real files;
+# crashes land in tests/fuzz/regressions/, which the suite replays (tests/fuzz/long).
+fuzz-long: setup $(SEXTANT)
+	@SEXTANT=$(abspath $(SEXTANT)) tests/fuzz/long
 
 clean:
 	rm -rf build build-san build-fuzz sextant

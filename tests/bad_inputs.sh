@@ -226,8 +226,8 @@ expect "pw.ladder:5: lr_width_power: expected a number in \[-10, 10\], not '50'"
 expect "lr.ladder:5: lr: expected a number in \[0, 1000\], not '-1'" ladder plan "$(spec lr 'lr -1')"
 expect "nv.ladder:5: seeds needs a value" ladder plan "$(spec nv 'seeds')"
 expect "long.ladder:5: name: too long" ladder plan "$(spec long "name $(printf 'x%.0s' $(seq 80))")"
-expect "sch.ladder: schedule: unknown schedule 'foo'" ladder plan "$(spec sch 'schedule foo')"
-expect "schb.ladder: schedule: unknown schedule 'foo'" ladder plan "$(spec schb "$(printf 'schedule foo\nbranches 0.5:0.2:linear')")"
+expect "sch.ladder:[0-9]*: schedule: unknown schedule 'foo'" ladder plan "$(spec sch 'schedule foo')"
+expect "schb.ladder:[0-9]*: schedule: unknown schedule 'foo'" ladder plan "$(spec schb "$(printf 'schedule foo\nbranches 0.5:0.2:linear')")"
 expect "cos.ladder: cooldown branches need a wsd schedule, not 'cosine'" ladder plan "$(spec cos "$(printf 'schedule cosine\nbranches 0.5:0.2:linear')")"
 printf 'name t\ntrain synthetic:64\nwidths 32\n' > "$tmp/nomodel.ladder"
 expect "nomodel.ladder: 'model' must be a descriptor template containing {width}" ladder plan "$tmp/nomodel.ladder"
@@ -333,10 +333,10 @@ expect "warmup 'abc' is not a number" train "${common[@]}" --train synthetic:64 
 expect "unknown schedule 'foo'" train "${common[@]}" --train synthetic:64 --schedule foo --out "$tmp/o81"
 expect "unknown optimizer 'sgd'" train "${common[@]}" --train synthetic:64 --optimizer sgd --out "$tmp/o82"
 expect "--out: a run directory is required" train "${common[@]}" --train synthetic:64 --out ""
-expect "usage: sextant ladder run|status|plan SPEC" ladder bogus "$tmp/t.ladder"
+expect "unknown action 'bogus': sextant ladder run|status|plan SPEC" ladder bogus "$tmp/t.ladder"
 expect "--checkpoint is required" sample --prompt 1
 expect "bad --n, --max-new" sample --checkpoint "$ck" --prompt 1 --n 0
-expect "--prompt: bad token id near '999'" sample --checkpoint "$ck" --prompt 999 --ids
+expect "--prompt: '999' is not comma-separated token ids below 300" sample --checkpoint "$ck" --prompt 999 --ids
 expect "give the ladder spec" fit
 expect "unknown flag --bogus" fit --bogus 1
 

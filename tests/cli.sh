@@ -7,7 +7,8 @@ S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-tiny=(--model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --quiet)
+loud=(--model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16)
+tiny=("${loud[@]}" --quiet)
 
 # --version names the release and the commit, and the OpenMP wait policy sextant chose itself (passive);
 # a policy the user set wins.
@@ -15,6 +16,17 @@ v=$(env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$S" --version) || fail "--version 
 echo "$v" | grep -Eq '^sextant [0-9]+\.[0-9]+ \(git [^)]+\)$' || fail "--version: no 'sextant X.Y (git ...)' line: $v"
 echo "$v" | grep -q "OpenMP waits passive" || fail "sextant did not set the passive wait policy: $v"
 OMP_WAIT_POLICY=active "$S" --version | grep -q "OpenMP waits active" || fail "the user's OMP_WAIT_POLICY was not kept"
+
+# The build: quiet by default (one object compiles without a line), V=1 shows the command; make test keeps
+# the test objects (.SECONDARY), so that the next build does not compile them again.
+mk=$(make --no-print-directory BUILD="$tmp/b" "$tmp/b/src/core/rng.o" 2>&1) || fail "make one object: $mk"
+[ -z "$mk" ] || fail "a quiet build printed: $mk"
+rm -f "$tmp/b/src/core/rng.o"
+make --no-print-directory BUILD="$tmp/b" V=1 "$tmp/b/src/core/rng.o" 2>&1 | grep -q -- "-c src/core/rng.c -o $tmp/b/src/core/rng.o" ||
+    fail "V=1 did not show the compiler command"
+if [ -n "${SEXTANT_BUILD:-}" ]; then
+    [ -f "$SEXTANT_BUILD/tests/test_core.o" ] || fail "make test deleted the test objects (no .SECONDARY?)"
+fi
 
 # --threads 0 (the default): the thread count of every step is logged, between 1 and the cores.
 env -u OMP_NUM_THREADS "$S" train "${tiny[@]}" --steps 3 --out "$tmp/thr" || fail "train with the default threads"
@@ -29,6 +41,89 @@ grep -q "note: --jobs 64 is more than the $(nproc) cores: $(nproc) runs at a tim
     fail "no note for --jobs 64: $(cat "$tmp/lj.log")"
 grep -q '"threads": 1' "$tmp/lj/"*/config.json ||
     fail "each of $(nproc) jobs should get 1 thread"
+
+grep -q "ETA" "$tmp/lj.log" || fail "ladder run: no ETA on the done line"
+grep -Eq "^ladder smoke-a: done: 16 of 16 runs finished, 0 failed, in [0-9]+m[0-9]{2}s" "$tmp/lj.log" ||
+    fail "ladder run: no summary line: $(tail -2 "$tmp/lj.log")"
+grep -q "^sextant train: done: " "$tmp/lj/w32-s1/train.log" || fail "a ladder run's train.log has no summary line"
+
+# Progress in logs: with stderr not a terminal, a progress line every SEXTANT_PROGRESS_EVERY seconds (30 by
+# default: then only the first step's line in a short run), and a summary line at the end.
+SEXTANT_PROGRESS_EVERY=0 "$S" train "${loud[@]}" --steps 5 --out "$tmp/prog" 2> "$tmp/prog.log" || fail "train (progress)"
+n=$(grep -Ec '^step [1-5]/5 \| loss [0-9.]+ \| lr [0-9.e+-]+ \| [0-9]+ tok/s \| MFU [0-9.]+% \| ETA [0-9]+m[0-9]{2}s' "$tmp/prog.log")
+[ "$n" -eq 5 ] || fail "expected 5 progress lines in the log, got $n: $(cat "$tmp/prog.log")"
+grep -Eq '^sextant train: done: 5 steps \(5 this time\) in 0m[0-9]{2}s, [0-9]+ tok/s; last train loss [0-9.]+(, val loss [0-9.]+)?; ' "$tmp/prog.log" ||
+    fail "no summary line: $(tail -1 "$tmp/prog.log")"
+"$S" train "${loud[@]}" --steps 5 --out "$tmp/prog30" 2> "$tmp/prog30.log" || fail "train (progress, 30 s)"
+[ "$(grep -c '^step ' "$tmp/prog30.log")" -eq 1 ] || fail "a 5-step run should log only its first step: $(cat "$tmp/prog30.log")"
+"$S" train "${tiny[@]}" --steps 5 --out "$tmp/progq" 2> "$tmp/progq.log" || fail "train --quiet"
+grep -q '^step ' "$tmp/progq.log" && fail "--quiet printed progress lines"
+
+# sample: text in and out with the run's own vocabulary (recorded in config.json, found without --vocab),
+# one line per sample (headers only with --verbose), token ids with --ids, and a text prompt without a
+# vocabulary says how to give one.
+mkdir -p "$tmp/tok"
+for i in $(seq 1 40); do echo "The President said that the people of the Union are strong. Number $i."; done > "$tmp/tok/c.txt"
+"$S" tokenize train --vocab-size 300 --out "$tmp/tok/v.sxv" "$tmp/tok/c.txt" 2>/dev/null || fail "tokenize train"
+"$S" tokenize shard --vocab "$tmp/tok/v.sxv" --out "$tmp/tok/t.shard" "$tmp/tok/c.txt" 2>/dev/null || fail "tokenize shard"
+"$S" train --model d1-w32-hd16 --train "$tmp/tok/t.shard" --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/sm" 2>/dev/null ||
+    fail "train on the shard"
+grep -q "\"vocab\": \"$tmp/tok/v.sxv\"" "$tmp/sm/config.json" || fail "config.json does not record the vocabulary"
+out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The President said" --n 2 --max-new 5 --temperature 0 2>&1) ||
+    fail "sample with a text prompt: $out"
+[ "$(echo "$out" | wc -l)" -eq 2 ] || fail "expected 2 lines (one per sample), got: $out"
+[ "$(echo "$out" | grep -c '^The President said')" -eq 2 ] || fail "each sample should start with its prompt: $out"
+echo "$out" | grep -q -- "---" && fail "a header line without --verbose: $out"
+"$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The" --max-new 3 --verbose 2>/dev/null | grep -Eq '^--- sample 0 \([0-9]+ tokens' ||
+    fail "--verbose: no header line"
+mv "$tmp/tok/v.sxv" "$tmp/v-moved.sxv"
+"$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The" --max-new 3 --vocab "$tmp/v-moved.sxv" | grep -q '^The' ||
+    fail "--vocab FILE"
+out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The President said" 2>&1) && fail "a missing vocabulary was accepted"
+echo "$out" | grep -q "cannot open $tmp/tok/v.sxv" || fail "the recorded vocabulary's absence is not named: $out"
+ids=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "5,6,7" --ids --max-new 4 --temperature 0) || fail "--ids"
+echo "$ids" | grep -Eq '^[0-9]+(,[0-9]+)*$' || fail "--ids output is not one line of ids: $ids"
+out=$("$S" sample --checkpoint "$tmp/thr/checkpoint.sxt" --prompt "The President said" 2>&1) && fail "text without a vocabulary"
+echo "$out" | grep -q "is not comma-separated token ids below 64; for a text prompt give --vocab FILE" ||
+    fail "no hint to give --vocab: $out"
+
+# Silent surprises and messages that say what to do (issue 23, items 4 and 5).
+# expect MESSAGE CMD...: the command fails and says MESSAGE.
+expect() {
+    local msg=$1; shift
+    local out
+    out=$("$S" "$@" 2>&1) && { fail "accepted: $*"; return; }
+    echo "$out" | grep -qF -- "$msg" || fail "$* said: $out (expected: $msg)"
+    echo "$out" | grep -q ':-1:' && fail "$* printed a stray ':-1:': $out"
+}
+expect "model 'd1-w32-hd16-v512': the descriptor's vocabulary 512 differs from the data's 64: drop -v512" \
+    train --model d1-w32-hd16-v512 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/v512"
+expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; check --out, drop --resume" \
+    train "${tiny[@]}" --steps 2 --resume --out "$tmp/fresh"
+"$S" train "${tiny[@]}" --steps 2 --resume-or-start --out "$tmp/fresh2" || fail "--resume-or-start on a fresh directory"
+"$S" train "${tiny[@]}" --steps 4 --override steps --resume-or-start --out "$tmp/fresh2" 2>&1 | grep -q "done: 4 steps (2 this time)" ||
+    fail "--resume-or-start did not continue the run"
+expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
+expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
+    fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
+expect "cannot open $tmp/nothere/fit.json (No such file or directory)" \
+    forecast --fit "$tmp/nothere/fit.json" --model d1-hd8-w48 --flops-ratio 3
+expect "cannot open $tmp/nothere.json (No such file or directory)" train "${tiny[@]}" --forecast "$tmp/nothere.json" --out "$tmp/nf"
+mkspec() { sed "s|^$1 .*|$1 $2|" tests/data/ladder/smoke-a.ladder > "$tmp/$3.ladder"; }
+mkspec batch -8 neg
+line=$(grep -n '^batch' "$tmp/neg.ladder" | cut -d: -f1)
+expect "$tmp/neg.ladder:$line: batch: expected a whole number in [1, " ladder plan "$tmp/neg.ladder"
+expect "not '-8'" ladder plan "$tmp/neg.ladder"
+mkspec schedule "wsd:decay=0.2,shape=sqrtt" typo
+line=$(grep -n '^schedule' "$tmp/typo.ladder" | cut -d: -f1)
+expect "$tmp/typo.ladder:$line: schedule: " ladder plan "$tmp/typo.ladder"
+expect "sqrtt" ladder plan "$tmp/typo.ladder"
+# A rung that itself repeats its data is warned about before anything trains (the 8-token shard: every rung).
+sed "s|^train .*|train tests/fuzz/corpus/shard/v64.bin|" tests/data/ladder/smoke-a.ladder > "$tmp/rep.ladder"
+"$S" ladder run "$tmp/rep.ladder" --out "$tmp/rep" --rung 0 > "$tmp/rep.log" 2>&1
+grep -q "ladder smoke-a: warning: rung d1-hd8-w32 trains 61952 tokens, 7744.00 passes over tests/fuzz/corpus/shard/v64.bin (8 tokens)" \
+    "$tmp/rep.log" || fail "no repeated-data warning for a rung: $(cat "$tmp/rep.log")"
+[ "$(grep -c 'warning: rung' "$tmp/rep.log")" -eq 4 ] || fail "expected one warning per rung (4)"
 
 [ $fails -eq 0 ] && echo "cli: all checks passed"
 exit $((fails > 0))

@@ -23,7 +23,8 @@ grep -q nan "$tmp/status0.txt" && fail "status prints nan for runs not started"
 # A branch starts from its parent's checkpoint: identical metrics up to the branch point.
 diff <(head -n 10 "$tmp/a/w16-s1/metrics.jsonl") <(head -n 10 "$tmp/a/w16-s1-b0/metrics.jsonl") >/dev/null || fail "branch does not share its parent's history"
 
-"$S" fit $A --runs "$tmp/a" --out "$tmp/fit.json" > "$tmp/fit.log" || { fail "fit"; cat "$tmp/fit.log"; }
+"$S" fit $A --runs "$tmp/a" --out "$tmp/fit.json" > "$tmp/fit.log" 2> "$tmp/fit.err" || { fail "fit"; cat "$tmp/fit.log"; }
+grep -Eq "^sextant fit: done in [0-9.]+ s$" "$tmp/fit.err" || fail "fit: no summary line: $(cat "$tmp/fit.err")"
 grep -q '"per_fraction"' "$tmp/fit.json" && grep -q '"schedule_law"' "$tmp/fit.json" || fail "fit.json incomplete"
 
 "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc.json" \
@@ -54,6 +55,25 @@ sed 's/"lr": /"lr": -/' "$tmp/fit.json" > "$tmp/fit-tampered.json"
 "$S" forecast --fit "$tmp/fit-tampered.json" --model d1-hd8-w48 --flops-ratio 3 --out "$tmp/fc-t.json" 2>&1 |
     grep -q "fit-tampered.json: sha256 does not match" || fail "a tampered fit.json must be refused"
 "$S" forecast --check "$tmp/hero" --forecast "$tmp/tampered.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered forecast must be refused"
+# A run that is not the forecast's hero: the message names the model and steps of both.
+out=$("$S" forecast --check "$tmp/a/w8-s1" --forecast "$tmp/fc.json" 2>&1) && fail "forecast --check of another run passed"
+echo "$out" | grep -Eq "$tmp/a/w8-s1 is not the forecast's hero: the run is d1-hd8-w8 for [0-9]+ steps \([0-9]+ evaluations, steps [0-9]+\.\.[0-9]+\); the forecast is for d1-hd8-w48 for $steps steps \([0-9]+ points, steps [0-9]+\.\.$steps\)" ||
+    fail "forecast --check of another run: $out"
+# A ladder whose final losses follow a pure power law (no irreducible loss): fit flags Linf = 0.
+cp -r "$tmp/a" "$tmp/pure"
+for m in "$tmp"/pure/w*/metrics.jsonl; do
+    python3 - "$m" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for r in rows:
+    if "val_loss" in r: r["val_loss"] = 40.0 * r["flops"] ** -0.1
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+done
+"$S" fit $A --runs "$tmp/pure" --out "$tmp/pure-fit.json" > "$tmp/pure.log" 2>&1
+grep -q "warning: the irreducible loss Linf = 0.0000 sits at its lower bound 0" "$tmp/pure.log" ||
+    fail "Linf = 0 not flagged: $(cat "$tmp/pure.log")"
+grep -q "irreducible loss" "$tmp/fit.err" && fail "Linf flagged on the real ladder"
 
 cp $B "$tmp/b.ladder"
 "$S" ladder run "$tmp/b.ladder" --out "$tmp/b" --jobs 2 2>/dev/null || fail "ladder b"
@@ -90,6 +110,19 @@ small_steps=${small% *} small_batch=${small#* }
 printf 'name m\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 32\nseeds 1\nbatch 16777216\nmin_steps 1000000000\n' > "$tmp/huge.ladder"
 timeout 5 "$S" ladder plan "$tmp/huge.ladder" > "$tmp/huge.plan" && grep -q "batch 1 " "$tmp/huge.plan" ||
     fail "min_steps with batch 2^24 should plan within 5 s at batch 1"
+
+# Killing only the ladder (kill -9) stops its trainers too (each writes a checkpoint, as on SIGTERM); while
+# the ladder or its trainers run, a second `ladder run` on the directory is refused.
+printf 'name k\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 32 48\nseeds 1\ntokens_per_param 100\nseq 16\nbatch 4\neval_batches 1\n' > "$tmp/k.ladder"
+"$S" ladder run "$tmp/k.ladder" --out "$tmp/k" --jobs 2 2>/dev/null &
+lpid=$!
+for _ in $(seq 300); do [ -s "$tmp/k/w32-s1/metrics.jsonl" ] && [ -s "$tmp/k/w48-s1/metrics.jsonl" ] && break; sleep 0.02; done
+"$S" ladder run "$tmp/k.ladder" --out "$tmp/k" 2>&1 | grep -q "is in use by another sextant process" || fail "a second ladder run on a busy directory"
+kill -9 $lpid; wait $lpid 2>/dev/null
+for _ in $(seq 250); do pgrep -f -- "--out $tmp/k/" >/dev/null || break; sleep 0.02; done
+pgrep -f -- "--out $tmp/k/" >/dev/null && fail "trainers outlived their killed ladder"
+[ -f "$tmp/k/w32-s1/checkpoint.sxt" ] || fail "a trainer stopped with its ladder should leave a checkpoint"
+"$S" ladder status "$tmp/k.ladder" --out "$tmp/k" | grep -c " partial$" | grep -qx 2 || fail "both runs should be partial"
 
 # Bad specs: a clear message naming the file and line.
 printf 'name x\nwidths 8 -3\n' > "$tmp/bad.ladder"

@@ -54,6 +54,9 @@ chrome --screenshot="$tmp/hero.png" --window-size=1100,2400 "file://$tmp/hero/re
 size=$(stat -c %s "$tmp/hero.png" 2>/dev/null || echo 0)
 [ "$size" -gt 60000 ] || fail "screenshot of the run page is $size bytes: blank?"
 
+# A ladder never run: its page (in the runs directory, made for it) lists every run as not started.
+(cd "$tmp" && "$S" report "$OLDPWD/$A" > /dev/null) || fail "report of a ladder never run"
+[ "$(grep -c '<td>-</td><td class="l">not started</td>' "$tmp/runs/smoke-a/report.html")" -eq 16 ] || fail "ladder never run: status"
 # Bad targets: clear messages.
 "$S" report "$tmp/nothere" 2>&1 | grep -q "no such run directory or ladder spec" || fail "missing target message"
 "$S" report "$tmp/a" 2>&1 | grep -q "no config.json: not a run directory" || fail "non-run directory message"

@@ -5,7 +5,8 @@
 // standard normal: `shared` is noise common to every variant's seed k (what pairing cancels), `own` is
 // noise of this variant alone. Known answers: identical variants give a multiplier of exactly 1 with a
 // zero-width paired interval; a shift far below the shared noise is found by the paired bootstrap only;
-// Holm on a family with known p-values; each stop of --until-decided.
+// Holm on a family with known p-values; each stop of --until-decided (the hour budget estimated from the
+// throughput the runs logged).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,9 @@ static int fake_run(const char *dir, const char *model, long steps, size_t seed,
     json_decref(c);
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
     FILE *f = fopen(path, "w");
-    for (long s = 1; f && s <= steps; s++) fprintf(f, "{\"step\": %ld, \"lr\": 0.001%s", s, s < steps ? "}\n" : "");
+    for (long s = 1; f && s <= steps; s++)   // every step logs 64 tokens at 64 tokens/s: one second
+        fprintf(f, "{\"step\": %ld, \"lr\": 0.001, \"tokens\": %ld, \"tok_per_s\": 64, \"flops\": %ld%s", s, 64 * s,
+                384000 * s, s < steps ? "}\n" : "");
     if (f) fprintf(f, ", \"val_loss\": %.17g}\n", loss);
     bad |= !f || fclose(f);
     snprintf(path, sizeof path, "%s/DONE", dir);
@@ -264,6 +267,15 @@ static void test_until_decided(void) {
             CHECK(!strcmp(stop_of(r), "budget") && rounds_of(r) == 1 && json_is_integer(more) && json_integer_value(more) >= 1);
             CHECK_CLOSE(json_number_value(json_object_get(json_object_get(r, "until_decided"), "flops_spent")), 2 * one, 1e-12, 0);
             sequential_print(stdout, r);
+            json_decref(r);
+        }
+        // an hour: the runs logged one second per 384000 FLOPs, so a round would take hours; none starts
+        // (without the estimate one would, and the width would stop it after one round)
+        o.budget_flops = 0;
+        o.budget_hours = 1;
+        o.width = 0.1;
+        if ((r = until("hour", w, 2, &o))) {
+            CHECK(!strcmp(stop_of(r), "budget") && rounds_of(r) == 0);
             json_decref(r);
         }
     }

@@ -6,12 +6,13 @@
 #include "scale/backtest.h"
 
 int cmd_backtest(int argc, char **argv) {
-    const char *out, *loss, *weight;
+    const char *out, *loss, *weight, *protocol;
     long holdout;
     double from, min_frac;
     const char *nkind;
     bool baseline;
     const flag_def flags[] = {
+        {"protocol", FLAG_STR, &protocol, "size", "size: forecast the largest sizes; role: forecast the runs with role heldout"},
         {"holdout", FLAG_INT, &holdout, "1", "forecast the largest K sizes (groups) from the others"},
         {"loss", FLAG_STR, &loss, "", "the loss column (default: the first)"},
         {"n", FLAG_STR, &nkind, "auto", "N with embeddings (embed), without (nonembed), or auto: the one with the lower error one size back"},
@@ -35,6 +36,8 @@ int cmd_backtest(int argc, char **argv) {
     backtest_options_default(&o);
     o.holdout = holdout > 0 ? (size_t)holdout : 0;
     o.score_from = from;
+    if (!strcmp(protocol, "role")) o.protocol = BACKTEST_ROLE;
+    else if (strcmp(protocol, "size")) st = sx_fail(SX_ERR_ARG, "--protocol: '%s' is not size or role", protocol);
     o.baseline = baseline;
     if (!strcmp(nkind, "auto")) o.fit.nonembed = -1;
     else if (!strcmp(nkind, "embed")) o.fit.nonembed = 0;

@@ -4,17 +4,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "core/fsutil.h"
 #include "data/shard.h"
+#include "scale/curvecast.h"
 #include "scale/forecast.h"
+#include "scale/import.h"
 #include "scale/rundir.h"
 #include "scale/plots.h"
 
 static json_t *load(const char *path, sx_status *st) {
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
-    if (!j) *st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+    json_t *j = NULL;
+    *st = fs_load_json(path, &j);
     return j;
 }
 
@@ -31,11 +34,143 @@ static void warn_repeated_data(const json_t *fit, double hero_tokens) {
                 hero_tokens, hero_tokens / have, train, have);
 }
 
+// ---- curve ladders (sextant import) --------------------------------------------------------------------
+
+typedef struct {
+    const char *ladder, *run, *check_run, *steps, *schedule, *fc_path, *out, *loss;
+    double n_params, n_nonembed, tokens_per_step, peak_lr, tokens, warmup;
+    long total_steps, warmup_steps;
+} curve_args;
+
+// steps "a,b,c" (increasing) or, when empty, the target's logged steps, else every 1% and the last step.
+static sx_status curve_steps(const curve_args *a, const import_run *t, long **steps, size_t *n) {
+    size_t cap = 128;
+    *n = 0;
+    *steps = sx_alloc(cap * sizeof **steps, "cmd_forecast steps");
+    if (!*steps) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
+    for (const char *p = a->steps; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',')) return sx_fail(SX_ERR_ARG, "--steps: '%s' is not a list of step numbers", a->steps);
+        if (*n == cap) {
+            long *s = sx_realloc(*steps, (cap *= 2) * sizeof *s, "cmd_forecast s");
+            if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
+            *steps = s;
+        }
+        (*steps)[(*n)++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (*n) return SX_OK;
+    size_t want = t->n_points ? t->n_points : 101;
+    long *s = sx_realloc(*steps, want * sizeof *s, "cmd_forecast s");
+    if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
+    *steps = s;
+    if (t->n_points) memcpy(s, t->step, t->n_points * sizeof *s), *n = t->n_points;
+    else
+        for (long k = 1; k <= 100; k++) {
+            long v = lround((double)k * (double)t->total_steps / 100.0);
+            if (v >= 1 && (!*n || v > s[*n - 1])) s[(*n)++] = v;
+        }
+    return SX_OK;
+}
+
+static sx_status find_run(const import_ladder *l, const char *dir, const char *id, const import_run **r) {
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (!strcmp(l->runs[i].id, id)) { *r = &l->runs[i]; return SX_OK; }
+    return sx_fail(SX_ERR_ARG, "%s has no run '%s'", dir, id);
+}
+
+// forecast --fit (a curve ladder's fit.json): the target from --ladder/--run or from the flags.
+static sx_status curve_forecast(json_t *fit, const curve_args *a) {
+    import_ladder l = {0};
+    import_run t = {0};
+    const import_run *row = NULL;
+    sx_status st = SX_OK;
+    if (*a->run) {
+        if (!*a->ladder) return sx_fail(SX_ERR_ARG, "--run needs --ladder (the imported ladder whose runs table holds it)");
+        if (!(st = import_read_dir(a->ladder, &l))) st = find_run(&l, a->ladder, a->run, &row);
+        if (!st) t = *row;
+    } else {
+        snprintf(t.id, sizeof t.id, "target");
+        t.n_params = a->n_params > 0 ? a->n_params : a->n_nonembed;
+        t.n_nonembed = a->n_nonembed > 0 ? a->n_nonembed : a->n_params;
+        t.tokens_per_step = a->tokens_per_step;
+        t.total_steps = a->total_steps > 0 ? a->total_steps : a->tokens_per_step > 0 ? lround(a->tokens / a->tokens_per_step) : 0;
+        t.peak_lr = a->peak_lr > 0 ? a->peak_lr : 1;
+        t.warmup_steps = a->warmup_steps >= 0 ? a->warmup_steps : a->warmup > 0 ? lround(a->warmup * (double)t.total_steps) : 0;
+        t.flops_per_token = NAN;
+        snprintf(t.schedule, sizeof t.schedule, "%s", a->schedule);
+        if (!(t.n_params > 0) || !(t.tokens_per_step > 0) || t.total_steps < 1 || !*t.schedule)
+            st = sx_fail(SX_ERR_ARG, "describe the target: --n-params (or --n-params-nonembed), --tokens-per-step, --total-steps "
+                         "(or --tokens), --schedule [--warmup-steps] -- or give --ladder DIR --run ID");
+    }
+    long *steps = NULL;
+    size_t n = 0;
+    json_t *fc = NULL;
+    if (!st) st = curve_steps(a, &t, &steps, &n);
+    if (!st) st = curvecast_forecast(fit, &t, steps, n, &fc);
+    if (!st && json_dump_file(fc, a->out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", a->out);
+    if (!st) {
+        json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
+        json_t *sg = json_object_get(fc, "sigma");
+        printf("target %s: N %.4g (%.4g without embeddings), %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s\n",
+               t.id, t.n_params, t.n_nonembed, t.total_steps, t.tokens_per_step, t.schedule[0] ? t.schedule : "(LR column)",
+               t.warmup_steps, json_string_value(json_object_get(fc, "flops_rule")));
+        printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %.2f "
+               "size steps); sha256 %s\nwrote %s\n", json_number_value(json_object_get(last, "loss")),
+               json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")),
+               json_array_size(pts), 100 * json_number_value(json_object_get(sg, "total")),
+               100 * json_number_value(json_object_get(sg, "noise")), 100 * json_number_value(json_object_get(sg, "extrapolation")),
+               json_number_value(json_object_get(sg, "log_distance")), json_string_value(json_object_get(fc, "sha256")), a->out);
+    }
+    free(steps);
+    json_decref(fc);
+    import_ladder_free(&l);
+    return st;
+}
+
+// forecast --check-run ID --ladder DIR --forecast F: every logged point of the run after 10%.
+static sx_status curve_check(const curve_args *a) {
+    if (!*a->ladder) return sx_fail(SX_ERR_ARG, "--check-run needs --ladder (the imported ladder holding the run)");
+    json_error_t err;
+    json_t *fc = json_load_file(a->fc_path, 0, &err), *rep = NULL;
+    if (!fc) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", a->fc_path, err.line, err.text);
+    import_ladder l = {0};
+    const import_run *r = NULL;
+    sx_status st = forecast_verify_hash(fc, a->fc_path);
+    if (!st) st = import_read_dir(a->ladder, &l);
+    int k = st ? 0 : import_loss_index(&l, a->loss);
+    if (!st && k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", a->ladder, a->loss);
+    if (!st) st = find_run(&l, a->ladder, a->check_run, &r);
+    if (!st) st = curvecast_check(fc, &l, r, (size_t)k, &rep);
+    if (!st)
+        printf("%s: %lld logged points after 10%%: mean |error| %.3f%%, max %.3f%%, final %.3f%%, inside band %.1f%%\n",
+               r->id, (long long)json_integer_value(json_object_get(rep, "n_points")),
+               100 * json_number_value(json_object_get(rep, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(rep, "max_abs_rel_err")),
+               100 * json_number_value(json_object_get(rep, "final_abs_rel_err")), 100 * json_number_value(json_object_get(rep, "band_coverage")));
+    json_decref(fc);
+    json_decref(rep);
+    import_ladder_free(&l);
+    return st;
+}
+
 int cmd_forecast(int argc, char **argv) {
     const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path;
     double tokens, warmup, flops_ratio;
     long batch, seq;
+    curve_args ca;
     const flag_def flags[] = {
+        {"ladder", FLAG_STR, &ca.ladder, "", "curve ladders: the imported ladder holding --run or --check-run"},
+        {"run", FLAG_STR, &ca.run, "", "curve ladders: the target is this run (runs-table row) of --ladder"},
+        {"n-params", FLAG_DOUBLE, &ca.n_params, "0", "curve ladders: the target's parameters (with embeddings)"},
+        {"n-params-nonembed", FLAG_DOUBLE, &ca.n_nonembed, "0", "curve ladders: ... without embeddings"},
+        {"tokens-per-step", FLAG_DOUBLE, &ca.tokens_per_step, "0", "curve ladders: the target's tokens per step"},
+        {"total-steps", FLAG_INT, &ca.total_steps, "0", "curve ladders: the target's steps (or --tokens)"},
+        {"peak-lr", FLAG_DOUBLE, &ca.peak_lr, "0", "curve ladders: the target's peak LR (recorded; the law uses the LR shape)"},
+        {"warmup-steps", FLAG_INT, &ca.warmup_steps, "-1", "curve ladders: warmup steps (default: --warmup as a fraction)"},
+        {"steps", FLAG_STR, &ca.steps, "", "curve ladders: forecast at these steps, comma-separated (default: the target's logged steps, else every 1%)"},
+        {"check-run", FLAG_STR, &ca.check_run, "", "curve ladders: score this run of --ladder against --forecast at every logged point"},
+        {"loss", FLAG_STR, &ca.loss, "", "curve ladders: the loss column --check-run scores (default: the first)"},
         {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit`"},
         {"model", FLAG_STR, &model, "", "the hero's model descriptor"},
         {"tokens", FLAG_DOUBLE, &tokens, "0", "the hero's training tokens"},
@@ -60,8 +195,19 @@ int cmd_forecast(int argc, char **argv) {
         return 0;
     if (st) return cli_report("forecast", st);
     json_t *fit = NULL, *fc = NULL, *report = NULL;
+    ca.schedule = schedule;
+    ca.fc_path = fc_path;
+    ca.tokens = tokens;
+    ca.warmup = warmup;
+    ca.out = out;
+    if (!st && *ca.check_run) return cli_report("forecast", curve_check(&ca));
     if (*fit_path) fit = load(fit_path, &st);
     if (fit && !st) st = forecast_verify_hash(fit, fit_path);
+    if (!st && fit && !strcmp(json_string_value(json_object_get(fit, "kind")) ? json_string_value(json_object_get(fit, "kind")) : "", "curve-ladder")) {
+        st = curve_forecast(fit, &ca);
+        json_decref(fit);
+        return cli_report("forecast", st);
+    }
     if (!st && *check) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);

@@ -24,10 +24,11 @@ int cmd_ladder(int argc, char **argv) {
                             "ladder run|status|plan SPEC [flags]",
                             "Trains every rung (and seed, and cooldown branch) of a ladder spec into its own run directory,\n"
                             "skipping finished runs and resuming interrupted ones. The spec format is documented in\n"
-                            "src/scale/ladder.h and examples/*.ladder.", &st))
+                            "docs/FORMATS.md (Ladder spec) and examples/*.ladder.", &st))
         return 0;
-    if (!st && (npos != 2 || (strcmp(pos[0], "run") && strcmp(pos[0], "status") && strcmp(pos[0], "plan"))))
-        st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
+    if (!st && npos >= 1 && strcmp(pos[0], "run") && strcmp(pos[0], "status") && strcmp(pos[0], "plan"))
+        st = sx_fail(SX_ERR_ARG, "unknown action '%s': sextant ladder run|status|plan SPEC", pos[0]);
+    if (!st && npos != 2) st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
     if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");
     ladder_spec spec;
     if (!st) st = ladder_spec_read(pos[1], &spec);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "core/fsutil.h"
 #include "scale/htmlreport.h"
 
 static bool is_file(const char *path) {
@@ -69,6 +70,12 @@ int cmd_report(int argc, char **argv) {
     snprintf(path, sizeof path, "%s", *out ? out : "");
     if (!*out) snprintf(path, sizeof path, "%s/report.html", dir);
     FILE *f = NULL;
+    char parent[1200];
+    snprintf(parent, sizeof parent, "%s", path);
+    if (!st && strrchr(parent, '/')) {   // a ladder not run yet has no runs directory: its page still says so
+        *strrchr(parent, '/') = 0;
+        if (*parent) st = fs_mkdir_p(parent);
+    }
     if (!st && !(f = fopen(path, "w"))) st = sx_fail(SX_ERR_IO, "%s: cannot create", path);
     if (!st) st = is_run ? htmlreport_run(f, dir, fc, fit) : htmlreport_ladder(f, &spec, dir, fit);
     if (f && fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "core/fsutil.h"
 #include "dist/dist.h"
 #include "train/train.h"
 
@@ -45,6 +46,8 @@ int cmd_train(int argc, char **argv) {
         {"dtype", FLAG_STR, &o.dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
         {"threads", FLAG_INT, &o.threads, "0", "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"},
         {"resume", FLAG_BOOL, &o.resume, "false", "continue the run in --out from its checkpoint"},
+        {"override", FLAG_STR, &o.override, "", "with --resume: flags that may differ from the run's (e.g. steps)"},
+        {"resume-or-start", FLAG_BOOL, &o.resume_or_start, "false", "continue the run in --out if it has a checkpoint, else start it (a job that may be killed and rerun)"},
         {"branch-from", FLAG_STR, &o.branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
         {"save-at", FLAG_STR, &o.save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},
         {"forecast", FLAG_STR, &o.forecast, "", "forecast.json to verify against while training"},
@@ -63,12 +66,12 @@ int cmd_train(int argc, char **argv) {
     if (!st && !*o.train_data) st = sx_fail(SX_ERR_ARG, "--train is required (a token shard or synthetic:V)");
     if (!st && *o.forecast && o.steps <= 0 && o.tokens <= 0) {
         // Verifying a forecast: the run length defaults to the forecast's.
-        json_error_t err;
-        json_t *fc = json_load_file(o.forecast, 0, &err);
+        json_t *fc = NULL;
+        st = fs_load_json(o.forecast, &fc);
         o.steps = fc ? (long)json_integer_value(json_object_get(json_object_get(fc, "hero"), "steps")) : 0;
-        if (!fc) st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s", o.forecast, err.line, err.text);
         json_decref(fc);
     }
+    if (o.resume_or_start) o.resume = true;
     optimizer_config_default(&o.opt);
     if (!st) st = optimizer_kind_parse(optimizer, &o.opt.kind);
     o.opt.lr = (float)lr;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/fsutil.h"
@@ -80,8 +81,8 @@ static int ttc_train(int argc, char **argv) {
     if (st) return cli_report("ttc train", st);
     char shard[4096];
     snprintf(shard, sizeof shard, "%s/train.bin", out);
-    arith_problem *p = malloc((size_t)problems * sizeof *p);
-    shard_writer *w = malloc(sizeof *w);
+    arith_problem *p = sx_alloc((size_t)problems * sizeof *p, "cmd_ttc p");
+    shard_writer *w = sx_alloc(sizeof *w, "cmd_ttc w");
     if (!p || !w) return cli_report("ttc train", sx_fail(SX_ERR_NOMEM, "out of memory"));
     arith_split((uint64_t)seed * 1000003u + 11, (size_t)problems, 1, (int)max_ops, (int)digits, p);
     st = fs_mkdir_p(out);
@@ -126,13 +127,13 @@ static sx_status sample_problem(decoder *d, const arith_problem *p, size_t n, do
     gen_stream *s = NULL;
     sx_status st = generate_samples(d, prompt, np, n, &g, rng, &s);
     out->n = n;
-    out->text = calloc(n, sizeof *out->text);
-    out->answer = calloc(n, sizeof *out->answer);
-    out->has = calloc(n, sizeof *out->has);
-    out->correct = calloc(n, sizeof *out->correct);
+    out->text = sx_calloc_n(n, sizeof *out->text, "cmd_ttc out.text");
+    out->answer = sx_calloc_n(n, sizeof *out->answer, "cmd_ttc out.answer");
+    out->has = sx_calloc_n(n, sizeof *out->has, "cmd_ttc out.has");
+    out->correct = sx_calloc_n(n, sizeof *out->correct, "cmd_ttc out.correct");
     if (!st && (!out->text || !out->answer || !out->has || !out->correct)) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
-        out->text[i] = malloc(MAX_TEXT);
+        out->text[i] = sx_alloc(MAX_TEXT, "cmd_ttc out.text");
         if (!out->text[i]) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
         arith_detokenize(s[i].tok, s[i].len, out->text[i], MAX_TEXT);
         char *nl = strrchr(out->text[i], '\n');   // keep complete lines only
@@ -179,8 +180,8 @@ static int ttc_verifiers(int argc, char **argv) {
     if (st) return cli_report("ttc verifiers", st);
     model m;
     decoder d = {0};
-    shard_writer *w = malloc(2 * sizeof *w);
-    arith_problem *p = malloc((size_t)problems * sizeof *p);
+    shard_writer *w = sx_alloc(2 * sizeof *w, "cmd_ttc w");
+    arith_problem *p = sx_alloc((size_t)problems * sizeof *p, "cmd_ttc p");
     char path[2][4096], dir[2][4096];
     const char *names[2] = {"orm", "prm"};
     if (!w || !p) return cli_report("ttc verifiers", sx_fail(SX_ERR_NOMEM, "out of memory"));
@@ -280,7 +281,7 @@ static int ttc_run(int argc, char **argv) {
     policy_eval pol[8];
     size_t npol = 0;
     memset(pol, 0, sizeof pol);
-    char *extra_copy = strdup(extra);
+    char *extra_copy = sx_strdup(extra, "cmd_ttc extra_copy");
     pol[npol++].path = policy_path;
     for (char *tok = strtok(extra_copy, ","); tok && npol < 8; tok = strtok(NULL, ",")) pol[npol++].path = tok;
     model orm_m, prm_m;
@@ -296,12 +297,15 @@ static int ttc_run(int argc, char **argv) {
     if (!st) st = decoder_init(&prm, &prm_m, CTX);
     if (!st) st = fs_mkdir_p(out);
     if (st) return cli_report("ttc run", st);
-    arith_problem *p = malloc(nq * sizeof *p);
-    double *acc = calloc(nq * nk * N_ST, sizeof *acc);   // [q][k][strategy]
-    double *pass1 = calloc(nq, sizeof *pass1), *pred = calloc(nq, sizeof *pred);
-    double *orm_s = malloc((size_t)N * sizeof *orm_s), *prm_s = malloc((size_t)N * sizeof *prm_s);
-    double *steps = malloc((size_t)N * VERIFIER_MAX_STEPS * sizeof *steps), beam_tokens[MAX_K] = {0}, beam_flops[MAX_K] = {0};
-    size_t *nsteps = malloc((size_t)N * sizeof *nsteps);
+    arith_problem *p = sx_alloc(nq * sizeof *p, "cmd_ttc p");
+    double *acc = sx_calloc_n(nq * nk * N_ST, sizeof *acc, "cmd_ttc acc");   // [q][k][strategy]
+    double *pass1 = sx_calloc_n(nq, sizeof *pass1, "cmd_ttc pass1"),
+           *pred = sx_calloc_n(nq, sizeof *pred, "cmd_ttc pred");
+    double *orm_s = sx_alloc((size_t)N * sizeof *orm_s, "cmd_ttc orm_s"),
+           *prm_s = sx_alloc((size_t)N * sizeof *prm_s, "cmd_ttc prm_s");
+    double *steps = sx_alloc((size_t)N * VERIFIER_MAX_STEPS * sizeof *steps, "cmd_ttc steps"),
+           beam_tokens[MAX_K] = {0}, beam_flops[MAX_K] = {0};
+    size_t *nsteps = sx_alloc((size_t)N * sizeof *nsteps, "cmd_ttc nsteps");
     arith_split((uint64_t)seed * 104729u + 17, nq, 1, (int)max_ops, (int)digits, p);
     rng_state rng;
     rng_seed(&rng, (uint64_t)seed);
@@ -367,8 +371,9 @@ static int ttc_run(int argc, char **argv) {
     if (st) return cli_report("ttc run", st);
     // Aggregate the main policy's strategies, compute-optimal selection per budget.
     double mean[N_ST][MAX_K], opt_pred[MAX_K], opt_oracle[MAX_K];
-    size_t *bin_pred = malloc(nq * sizeof *bin_pred), *bin_oracle = malloc(nq * sizeof *bin_oracle);
-    double *acc_k = malloc(nq * N_ST * sizeof *acc_k);
+    size_t *bin_pred = sx_alloc(nq * sizeof *bin_pred, "cmd_ttc bin_pred"),
+           *bin_oracle = sx_alloc(nq * sizeof *bin_oracle, "cmd_ttc bin_oracle");
+    double *acc_k = sx_alloc(nq * N_ST * sizeof *acc_k, "cmd_ttc acc_k");
     ttc_bin_quantiles(pred, nq, (size_t)bins, bin_pred);
     ttc_bin_quantiles(pass1, nq, (size_t)bins, bin_oracle);
     json_t *choices = json_object();
@@ -442,7 +447,10 @@ static int ttc_run(int argc, char **argv) {
         sel[ns++] = (svg_series){.label = st_names[ST_BEAM], .x = kd + 2, .y = mean[ST_BEAM] + 2, .n = nb, .color = colors[ST_BEAM], .markers = true};
     sel[ns++] = (svg_series){.label = "compute-optimal (CV)", .x = kd, .y = opt_pred, .n = nk, .color = colors[6], .dashed = true};
     snprintf(path, sizeof path, "%s/ttc_strategies.svg", out);
-    if (!st) st = svgplot_write(path, "Accuracy vs samples N", "samples per problem N", "accuracy", sel, ns);
+    char title[600];   // every chart names what it shows: the policy, the problems, the verifiers' aggregation
+    snprintf(title, sizeof title, "Accuracy vs samples N: policy %s, %zu problems, process verifier aggregated by %s",
+             policy_path, nq, agg_name);
+    if (!st) st = svgplot_write(path, title, "samples per problem N", "accuracy", sel, ns);
     svg_series sz[16];
     size_t nz = 0;
     char labels[16][96];
@@ -455,7 +463,8 @@ static int ttc_run(int argc, char **argv) {
         nz++;
     }
     snprintf(path, sizeof path, "%s/ttc_sizes.svg", out);
-    if (!st) st = svgplot_write(path, "Model size vs samples at equal inference FLOPs", "inference FLOPs per problem", "accuracy", sz, nz);
+    snprintf(title, sizeof title, "Model size vs samples at equal inference FLOPs: %zu policies, %zu problems", npol, nq);
+    if (!st) st = svgplot_write(path, title, "inference FLOPs per problem", "accuracy", sz, nz);
     for (size_t i = 0; i < npol; i++) decoder_free(&pol[i].d), model_free(&pol[i].m);
     decoder_free(&orm), decoder_free(&prm), model_free(&orm_m), model_free(&prm_m);
     free(extra_copy), free(p), free(acc), free(pass1), free(pred), free(orm_s), free(prm_s), free(steps), free(nsteps);

@@ -1,10 +1,12 @@
 // sextant: the command-line edge. Dispatches to a subcommand; the only place (with the cmd_* files) that
 // prints errors and chooses exit codes.
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "core/threads.h"
+#include "train/runlog.h"
 #if __has_include("version.h")
 #include "version.h"   // SEXTANT_GIT, written by the Makefile
 #endif
@@ -34,6 +36,14 @@ static const struct {
     {"inspect", cmd_inspect, "parameters, FLOPs per token and memory of a model descriptor"},
 };
 
+// Long commands without a summary line of their own: main prints "sextant NAME: done in T s" on success.
+static bool timed(const char *name) {
+    static const char *const names[] = {"fit", "forecast", "backtest"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(name, names[i])) return true;
+    return false;
+}
+
 static void usage(FILE *out) {
     fprintf(out, "usage: sextant <command> [flags]   (sextant <command> --help for its flags; sextant --version)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
@@ -53,8 +63,15 @@ int main(int argc, char **argv) {
                spin ? ", GOMP_SPINCOUNT=" : "", spin ? spin : "");
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        if (strcmp(argv[1], commands[i].name)) continue;
+        double t0 = runlog_now();
+        int rc = commands[i].fn(argc - 2, argv + 2);
+        bool help = argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"));
+        fflush(stdout);   // the summary comes after the command's own output
+        if (timed(argv[1]) && rc == 0 && !help) fprintf(stderr, "sextant %s: done in %.1f s\n", argv[1], runlog_now() - t0);
+        return rc;
+    }
     fprintf(stderr, "sextant: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -78,3 +78,14 @@ sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), vo
     if (fd >= 0) { fsync(fd); close(fd); }   // not fatal: the rename is done
     return SX_OK;
 }
+
+sx_status fs_load_json(const char *path, json_t **out) {
+    json_error_t err;
+    *out = json_load_file(path, 0, &err);
+    if (*out) return SX_OK;
+    if (err.line < 1) {   // not a parse error: the file could not be read
+        struct stat sb;
+        return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, stat(path, &sb) ? strerror(errno) : err.text);
+    }
+    return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+}

@@ -3,6 +3,7 @@
 #define SEXTANT_FSUTIL_H
 #include <stdbool.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "core/status.h"
 
 // Creates dir and its missing parents (like mkdir -p).
@@ -19,6 +20,10 @@ void fs_remove_stale_tmp(const char *dir);
 // Writes path atomically: fill(f, arg) writes a temporary file in the same directory, which is flushed,
 // fsynced and renamed over path (then the directory is fsynced). On any failure the old file is untouched
 // and the temporary removed. fill returns false on a write error.
+// Reads a JSON document: *out (the caller's reference) or a status whose message names the file, and the
+// line and column only when the problem is inside it ("cannot open runs/x/fit.json (No such file or
+// directory)", "fit.json:3: ...").
+sx_status fs_load_json(const char *path, json_t **out);
 sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
 
 #endif

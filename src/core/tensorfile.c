@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/status.h"
 #include "core/tensorfile.h"
 
 #define TF_MAGIC "SXTENSOR"
@@ -17,6 +18,7 @@
 #define TF_MAX_HEADER (64u << 20) // a JSON index larger than 64 MiB is corrupt, not big
 
 int tf_fail_write_after = 0;
+int tf_stall_write_after = 0;
 
 static const char *dtype_names[] = {"f32", "i32", "u8"};
 
@@ -33,6 +35,7 @@ static int write_all(int fd, const void *buf, size_t n, uLong *crc) {
             errno = ENOSPC;
             return -1;
         }
+        if (tf_stall_write_after > 0 && --tf_stall_write_after == 0) sleep(10);   // a stalled disk
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
@@ -75,7 +78,7 @@ static json_t *index_json(const char *kind, json_t *meta, const tf_tensor *t, si
 }
 
 static sx_status fsync_dir_of(const char *path) {
-    char *copy = strdup(path);
+    char *copy = sx_strdup(path, "tensorfile copy");
     if (!copy) return sx_fail(SX_ERR_NOMEM, "out of memory");
     int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
     free(copy);
@@ -93,7 +96,7 @@ sx_status tf_write(const char *path, const char *kind, json_t *meta, const tf_te
     size_t hlen = strlen(header);
 
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
+    char *tmp = sx_alloc(plen + 16, "tensorfile tmp");
     if (!tmp) { free(header); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -145,7 +148,7 @@ static sx_status parse_index(const char *path, tensorfile *f, json_t *root, size
     json_t *arr = json_object_get(root, "tensors");
     if (!json_is_array(arr)) return bad(path, "header has no tensor index");
     f->n = json_array_size(arr);
-    f->tensors = calloc(f->n ? f->n : 1, sizeof *f->tensors);
+    f->tensors = sx_calloc_n(f->n ? f->n : 1, sizeof *f->tensors, "tensorfile f.tensors");
     if (!f->tensors) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t data_end = f->buf_size - 8;
     for (size_t i = 0; i < f->n; i++) {

@@ -260,6 +260,10 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
     c->width = has[OPT_W] ? (size_t)num[OPT_W] : 64 * (size_t)L;
     c->head_dim = has[OPT_HD] ? (size_t)num[OPT_HD] : 64;
     c->vocab = vocab_override ? vocab_override : has[OPT_V] ? (size_t)num[OPT_V] : 8192;
+    if (vocab_override && has[OPT_V] && (size_t)num[OPT_V] != vocab_override)
+        return sx_fail(SX_ERR_MISMATCH, "model '%s': the descriptor's vocabulary %.0f differs from the data's %zu: drop "
+                       "-v%.0f to take the data's, or use data written with a %.0f-token vocabulary", desc, num[OPT_V],
+                       vocab_override, num[OPT_V], num[OPT_V]);
     if (c->width == 0 || c->width > (1u << 16)) return sx_fail(SX_ERR_ARG, "model '%s': width %zu out of range", desc, c->width);
     if (c->head_dim == 0 || c->width % c->head_dim)
         return sx_fail(SX_ERR_ARG, "model '%s': head dimension %zu does not divide width %zu", desc, c->head_dim, c->width);

@@ -39,7 +39,8 @@ typedef struct {
     float bias_rate;        // its update rate
 } model_config;
 
-// Parses and validates a descriptor. vocab_override > 0 replaces the descriptor's vocabulary (the data's).
+// Parses and validates a descriptor. vocab_override > 0 is the vocabulary (the data's): a descriptor that
+// names another (-v512 on 2048-token data) is SX_ERR_MISMATCH.
 sx_status model_config_parse(const char *descriptor, size_t vocab_override, model_config *out);
 const char *mlp_kind_name(mlp_kind k);
 // Whether layer `layer` uses the sliding window (false when the config has none).

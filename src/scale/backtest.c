@@ -1,7 +1,9 @@
 // backtest: leave the largest sizes out, forecast them, score. See backtest.h.
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/backtest.h"
 #include "scale/fit.h"
 #include "scale/laws.h"
@@ -25,10 +27,10 @@ static double run_n(const import_run *r, int nonembed) { return nonembed ? r->n_
 
 static sx_status groups_of(const import_ladder *l, int nonembed, groups *g) {
     memset(g, 0, sizeof *g);
-    g->name = malloc((l->n_runs ? l->n_runs : 1) * sizeof *g->name);
-    g->n = calloc(l->n_runs ? l->n_runs : 1, sizeof *g->n);
-    g->of_run = malloc((l->n_runs ? l->n_runs : 1) * sizeof *g->of_run);
-    size_t *cnt = calloc(l->n_runs ? l->n_runs : 1, sizeof *cnt);
+    g->name = sx_alloc((l->n_runs ? l->n_runs : 1) * sizeof *g->name, "backtest g.name");
+    g->n = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *g->n, "backtest g.n");
+    g->of_run = sx_alloc((l->n_runs ? l->n_runs : 1) * sizeof *g->of_run, "backtest g.of_run");
+    size_t *cnt = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *cnt, "backtest cnt");
     if (!g->name || !g->n || !g->of_run || !cnt) { free(cnt); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     for (size_t i = 0; i < l->n_runs; i++) {
         size_t k = 0;
@@ -40,9 +42,9 @@ static sx_status groups_of(const import_ladder *l, int nonembed, groups *g) {
     }
     for (size_t k = 0; k < g->n_groups; k++) g->n[k] /= (double)cnt[k];
     // rank groups by N: rank[k] = position in ascending order
-    size_t *rank = malloc(g->n_groups * sizeof *rank);
-    char (*names)[128] = malloc(g->n_groups * sizeof *names);
-    double *ns = malloc(g->n_groups * sizeof *ns);
+    size_t *rank = sx_alloc(g->n_groups * sizeof *rank, "backtest rank");
+    char (*names)[128] = sx_alloc(g->n_groups * sizeof *names, "backtest");
+    double *ns = sx_alloc(g->n_groups * sizeof *ns, "backtest ns");
     if (!rank || !names || !ns) { free(rank); free(names); free(ns); free(cnt); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     for (size_t k = 0; k < g->n_groups; k++) {
         rank[k] = 0;
@@ -148,7 +150,8 @@ static sx_status perfrac_predict(const import_ladder *l, const groups *g, const 
                                  const backtest_options *o, const import_run *t, double *pred) {
     double at[PF_N_FRACS];
     size_t loss = o->fit.loss;
-    double *n = malloc(l->n_runs * sizeof *n), *d = malloc(l->n_runs * sizeof *d), *y = malloc(l->n_runs * sizeof *y);
+    double *n = sx_alloc(l->n_runs * sizeof *n, "backtest n"), *d = sx_alloc(l->n_runs * sizeof *d, "backtest d"),
+           *y = sx_alloc(l->n_runs * sizeof *y, "backtest y");
     sx_status st = n && d && y ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
     fit_options fo;
     fit_options_default(&fo);
@@ -205,32 +208,86 @@ static sx_status perfrac_predict(const import_ladder *l, const groups *g, const 
 
 // ---- the joint law ----------------------------------------------------------------------------------------
 
-// RMS relative error after score_from of the training set's largest group, fitted on the groups below it.
+// RMS relative error after score_from of held-back training runs: the training set's largest group `top`
+// fitted on the groups below it; or, top == SIZE_MAX (too few groups), every training run from the others.
 static sx_status inner_error(const import_ladder *l, const groups *g, const unsigned char *train, size_t top,
                              const backtest_options *o, double *rms) {
-    unsigned char *inner = malloc(l->n_runs);
+    unsigned char *inner = sx_alloc(l->n_runs, "backtest inner");
     if (!inner) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
-    for (size_t i = 0; i < l->n_runs; i++) inner[i] = train[i] && g->of_run[i] < top;
-    curvefit_model m;
-    sx_status st = curvefit_fit(l, inner, &o->fit, &m);
+    sx_status st = SX_OK;
     double ss = 0;
     size_t n = 0;
-    for (size_t i = 0; i < l->n_runs && !st; i++) {
-        const import_run *r = &l->runs[i];
-        if (!train[i] || g->of_run[i] != top) continue;
-        double *pred = malloc(r->n_points * sizeof *pred);
-        if (!pred) { st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); break; }
-        st = curvefit_predict(&m, r, r->step, r->n_points, pred);
-        for (size_t q = 0; q < r->n_points && !st; q++) {
-            if (!((double)r->step[q] > o->score_from * (double)r->total_steps)) continue;
-            double e = pred[q] / r->loss[q * l->n_loss + o->fit.loss] - 1;
-            ss += e * e;
-            n++;
+    for (size_t fold = 0; fold < (top == SIZE_MAX ? l->n_runs : 1) && !st; fold++) {
+        if (top == SIZE_MAX && !train[fold]) continue;
+        for (size_t i = 0; i < l->n_runs; i++) inner[i] = train[i] && (top == SIZE_MAX ? i != fold : g->of_run[i] < top);
+        curvefit_model m;
+        if ((st = curvefit_fit(l, inner, &o->fit, &m))) break;
+        for (size_t i = 0; i < l->n_runs && !st; i++) {
+            const import_run *r = &l->runs[i];
+            if (!train[i] || (top == SIZE_MAX ? i != fold : g->of_run[i] != top)) continue;
+            double *pred = sx_alloc(r->n_points * sizeof *pred, "backtest pred");
+            if (!pred) { st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); break; }
+            st = curvefit_predict(&m, r, r->step, r->n_points, pred);
+            for (size_t q = 0; q < r->n_points && !st; q++) {
+                if (!((double)r->step[q] > o->score_from * (double)r->total_steps)) continue;
+                double e = pred[q] / r->loss[q * l->n_loss + o->fit.loss] - 1;
+                ss += e * e;
+                n++;
+            }
+            free(pred);
         }
-        free(pred);
     }
     free(inner);
     *rms = n ? sqrt(ss / (double)n) : 0;
+    return st;
+}
+
+// Mean N of group k's runs, with or without embeddings.
+static double group_n(const import_ladder *l, const groups *g, size_t k, int nonembed) {
+    double sum = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (g->of_run[i] == k) { sum += run_n(&l->runs[i], nonembed); cnt++; }
+    return cnt ? sum / (double)cnt : NAN;
+}
+
+sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *train, curvefit_options *fit,
+                                 backtest_choice *c) {
+    groups g;
+    sx_status st = groups_of(l, 0, &g);
+    if (st) { groups_free(&g); return st; }
+    size_t top = 0, below = SIZE_MAX, n_train_groups = 0;
+    unsigned char *seen = sx_calloc_n(g.n_groups ? g.n_groups : 1, 1, "backtest seen");
+    if (!seen) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (train[i]) {
+            seen[g.of_run[i]] = 1;
+            if (g.of_run[i] > top) top = g.of_run[i];
+        }
+    for (size_t k = 0; k < g.n_groups; k++) {
+        n_train_groups += seen[k];
+        if (seen[k] && k < top) below = k;
+    }
+    free(seen);
+    *c = (backtest_choice){.inner_kind = {NAN, NAN}};
+    int differ = 0;
+    for (size_t i = 0; i < l->n_runs; i++) differ |= l->runs[i].n_params != l->runs[i].n_nonembed;
+    curvefit_options o = *fit;
+    backtest_options bo;
+    backtest_options_default(&bo);
+    for (int kind = 0; kind < 2 && !st; kind++) {
+        if (fit->nonembed >= 0 ? kind != fit->nonembed : (kind == 1 && !differ)) continue;
+        o.nonembed = kind;
+        bo.fit = o;
+        st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &bo, &c->inner_kind[kind]);
+    }
+    if (!st) {
+        fit->nonembed = fit->nonembed >= 0 ? fit->nonembed : !isnan(c->inner_kind[1]) && c->inner_kind[1] < c->inner_kind[0];
+        c->inner_rms = c->inner_kind[fit->nonembed];
+        c->top_n = group_n(l, &g, top, fit->nonembed);
+        c->log_step = below != SIZE_MAX ? log(c->top_n / group_n(l, &g, below, fit->nonembed)) : 0;
+    }
+    groups_free(&g);
     return st;
 }
 
@@ -238,47 +295,61 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     *report = NULL;
     groups g;
     sx_status st = groups_of(l, o->fit.nonembed == 1, &g);
-    if (!st && (o->holdout < 1 || g.n_groups < o->holdout + 3))
+    int by_role = o->protocol == BACKTEST_ROLE;
+    if (!st && !by_role && (o->holdout < 1 || g.n_groups < o->holdout + 3))
         st = sx_fail(SX_ERR_ARG, "backtest: %zu groups (sizes); forecasting the largest %zu needs at least %zu", g.n_groups,
                      o->holdout, o->holdout + 3);
     if (st) { groups_free(&g); return st; }
-    size_t first_target = g.n_groups - o->holdout, top = first_target - 1;
-    unsigned char *train = malloc(l->n_runs);
-    if (!train) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
-    for (size_t i = 0; i < l->n_runs; i++) train[i] = g.of_run[i] < first_target;
+    unsigned char *train = sx_alloc(l->n_runs, "backtest train"),
+           *is_train_group = sx_calloc_n(g.n_groups, 1, "backtest is_train_group");
+    if (!train || !is_train_group) { free(train); free(is_train_group); groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    size_t first_target = g.n_groups - o->holdout, top = 0, n_train = 0, n_train_groups = 0, n_targets = 0;
+    for (size_t i = 0; i < l->n_runs; i++) {
+        train[i] = by_role ? !l->runs[i].heldout : g.of_run[i] < first_target;
+        n_train += train[i];
+        n_targets += !train[i];
+        if (train[i]) is_train_group[g.of_run[i]] = 1;
+        if (train[i] && g.of_run[i] > top) top = g.of_run[i];
+    }
+    size_t below = top; // the training group one size down from top (for the band's log-distance unit)
+    for (size_t k = 0; k < g.n_groups; k++) {
+        n_train_groups += is_train_group[k];
+        if (is_train_group[k] && k < top) below = k;
+    }
+    free(is_train_group);
+    if (n_train < 2 || n_targets < 1) {
+        free(train);
+        groups_free(&g);
+        return sx_fail(SX_ERR_ARG, "backtest: %zu training runs and %zu targets (by role: mark targets with role heldout)", n_train, n_targets);
+    }
     // N with or without embeddings: as asked, or (auto) the one with the lower error one size back
     backtest_options oo = *o;
-    double inner_kind[2] = {NAN, NAN}, inner = 0;
-    int differ = 0;
-    for (size_t i = 0; i < l->n_runs; i++) differ |= l->runs[i].n_params != l->runs[i].n_nonembed;
-    for (int kind = 0; kind < 2 && !st; kind++) {
-        if (o->fit.nonembed >= 0 ? kind != o->fit.nonembed : (kind == 1 && !differ)) continue;
-        oo.fit.nonembed = kind;
-        st = inner_error(l, &g, train, top, &oo, &inner_kind[kind]);
-    }
-    oo.fit.nonembed = o->fit.nonembed >= 0 ? o->fit.nonembed : !isnan(inner_kind[1]) && inner_kind[1] < inner_kind[0];
-    inner = inner_kind[oo.fit.nonembed];
+    backtest_choice ch;
+    if (!st) st = backtest_one_size_back(l, train, &oo.fit, &ch);
+    double *inner_kind = ch.inner_kind, inner = ch.inner_rms;
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
     score sn = {.runs = json_array()}, sb = {.runs = json_array()};
-    double log_step = log(g.n[top] / g.n[top - 1]);
+    double log_step = ch.log_step;
+    (void)below;
     for (size_t i = 0; i < l->n_runs && !st; i++) {
         const import_run *r = &l->runs[i];
         if (train[i]) continue;
         size_t np = r->n_points;
-        double *pred = malloc(np * sizeof *pred), *lo = malloc(np * sizeof *lo), *hi = malloc(np * sizeof *hi);
+        double *pred = sx_alloc(np * sizeof *pred, "backtest pred"), *lo = sx_alloc(np * sizeof *lo, "backtest lo"),
+               *hi = sx_alloc(np * sizeof *hi, "backtest hi");
         if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
-            double dist = log(run_n(r, o->fit.nonembed) / g.n[top]) / (log_step > 0 ? log_step : 1);
+            double dist = log_step > 0 ? log(run_n(r, o->fit.nonembed) / ch.top_n) / log_step : 1;
             double se = inner * fmax(1, dist), sigma = sqrt(m.sigma_noise * m.sigma_noise + se * se);
             for (size_t q = 0; q < np; q++) {
                 lo[q] = pred[q] * (1 - 2 * sigma);
                 hi[q] = pred[q] * (1 + 2 * sigma);
             }
             score_run(&sn, l, r, o->fit.loss, o->score_from, pred, lo, hi);
-            if (o->baseline && !(st = perfrac_predict(l, &g, train, top, o, r, pred)))
+            if (o->baseline && n_train_groups >= 3 && !(st = perfrac_predict(l, &g, train, top, o, r, pred)))
                 score_run(&sb, l, r, o->fit.loss, o->score_from, pred, NULL, NULL);
         }
         free(pred); free(lo); free(hi);
@@ -286,9 +357,9 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     if (!st) {
         json_t *tg = json_array(), *tr = json_array(), *methods = json_array(), *params = json_object();
         for (size_t k = 0; k < g.n_groups; k++)
-            json_array_append_new(k >= first_target ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
+            json_array_append_new(k > top || (by_role && k == top) ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
         json_array_append_new(methods, score_json("nds", &sn));
-        if (o->baseline) json_array_append_new(methods, score_json("perfrac", &sb));
+        if (o->baseline && n_train_groups >= 3) json_array_append_new(methods, score_json("perfrac", &sb));
         fit_law probe;
         law_nds_run one = {1, 1, (double[]){1}, 1, (size_t[]){0}, 1};
         if (law_nds_bind(&one, 1, &probe) == SX_OK) {
@@ -341,8 +412,8 @@ void backtest_print(FILE *f, const json_t *rep) {
                 100 * num(v, "max_abs_rel_err"), 100 * num(v, "final_abs_rel_err"), 100 * num(v, "final_max_abs_rel_err"), band);
     }
     json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
-    fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
+    fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
                "sigma: noise %.3f%%, one size back %.3f%%\n",
-            num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
+            num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
             100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"), 100 * num(nds, "inner_rms"));
 }

@@ -7,15 +7,15 @@
 // Two bootstraps over seeds (COMPARE_BOOT replicates each; a replicate re-averages each rung over a
 // resample of its seeds and refits every law):
 //   unpaired: every ladder resamples its own seeds independently of the others;
-//   paired:   one resample of seed indices per replicate, applied to every variant (common random numbers:
-//             seed k of every ladder trains on the same data order, evaluates the same windows and, where
-//             the tensors agree, starts from the same weights, so the noise of seed k cancels in the
-//             difference). Needs the ladders to have the same numbers of rungs and seeds.
+//   paired:   one resample of seed indices per replicate (each rung its own, as unpaired), applied to every
+//             variant alike. Common random numbers: seed k of every ladder trains on the same data order,
+//             evaluates the same windows and, where the tensors agree, starts from the same weights, so the
+//             noise of seed k cancels in the difference. Needs equal numbers of rungs and seeds.
 // The verdict uses the paired bootstrap (the unpaired one when pairing is impossible): a variant's p-value
 // is the smallest a at which its percentile interval at level 1 − a excludes 1, and the p-values of the
 // variants against the one baseline are Holm-adjusted, so the family-wise error of all verdicts together
 // is at most COMPARE_ALPHA. With one variant this is exactly "the paired 95% interval excludes 1".
-// Not responsible for training the ladders (scale/ladder.h) or adding seeds (scale/until_decided.h).
+// Not responsible for training the ladders (scale/ladder.h) or adding seeds (scale/sequential.h).
 #ifndef SEXTANT_COMPARE_H
 #define SEXTANT_COMPARE_H
 #include <stdbool.h>

@@ -2,11 +2,13 @@
 #include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "core/rng.h"
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "scale/fit.h"
 #include "model/flops.h"
+#include "core/fsutil.h"
 #include "scale/forecast.h"
 #include "scale/laws.h"
 #include "scale/ladder_data.h"
@@ -24,8 +26,8 @@ static json_t *array_of(const double *x, size_t n) {
 
 // The lr array of a run (its logged per-step LR) bound as one curve at its evaluation steps.
 static sx_status curve_of(const rundir_run *r, size_t **steps_out, double **obs_out, law_curve *c) {
-    size_t *steps = malloc((r->n_evals ? r->n_evals : 1) * sizeof *steps);
-    double *obs = malloc((r->n_evals ? r->n_evals : 1) * sizeof *obs);
+    size_t *steps = sx_alloc((r->n_evals ? r->n_evals : 1) * sizeof *steps, "forecast steps");
+    double *obs = sx_alloc((r->n_evals ? r->n_evals : 1) * sizeof *obs, "forecast obs");
     if (!steps || !obs) { free(steps); free(obs); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     size_t n = 0;
     for (size_t i = 0; i < r->n_evals; i++)
@@ -51,8 +53,9 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
         st = curve_of(&d->runs[i], &steps[n], &obs_parts[n], &curves[n]);
         if (!st) total += curves[n++].n_points;
     }
-    double *obs = malloc((total ? total : 1) * sizeof *obs);
-    for (size_t c = 0, k = 0; c < n; c++)
+    double *obs = sx_alloc((total ? total : 1) * sizeof *obs, "forecast obs");
+    if (!obs && !st) st = SX_ERR_NOMEM;   // sx_alloc said what
+    for (size_t c = 0, k = 0; c < n && !st; c++)
         for (size_t j = 0; j < curves[c].n_points; j++) obs[k++] = obs_parts[c][j];
     fit_law law;
     fit_result res;
@@ -74,7 +77,6 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
     return st;
 }
 
-static void seal(json_t *doc);
 
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
     ladder_data d;
@@ -82,8 +84,16 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     if (st) { ladder_data_free(&d); return st; }
     size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
     if (R < 3) { ladder_data_free(&d); return sx_fail(SX_ERR_ARG, "%s: a forecast needs at least 3 rungs", spec->spec_path); }
-    double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), *x = malloc(R * sizeof *x);
-    fit_result *pf = calloc(F, sizeof *pf);
+    double *mean = sx_alloc(R * F * sizeof *mean, "forecast mean"), *sd = sx_alloc(R * F * sizeof *sd, "forecast sd"),
+           *x = sx_alloc(R * sizeof *x, "forecast x");
+    fit_result *pf = sx_calloc_n(F, sizeof *pf, "forecast pf");
+    // Allocation failures anywhere below (here, in the fits, in the FLOP counts) end in their own message.
+    const long failures = sx_alloc_failures();
+    if (!mean || !sd || !x || !pf) {
+        free(mean); free(sd); free(x); free(pf);
+        ladder_data_free(&d);
+        return SX_ERR_NOMEM;   // sx_alloc said what
+    }
     ladder_rung_curves(&d, NULL, mean, sd);
     for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
     for (size_t i = 0; i < R * F; i++)
@@ -109,10 +119,11 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     }
     // The method's own track record one rung back: fitted without the largest rung, how wrong was it there?
     // forecast_make scales this error by how much further the hero lies (in log compute).
-    double *holdout = calloc(F, sizeof *holdout);
+    double *holdout = sx_calloc_n(F, sizeof *holdout, "forecast holdout");
+    if (!st && !holdout) st = SX_ERR_NOMEM;
     if (!st && R >= 4) {
-        fit_result *hf = calloc(F, sizeof *hf);
-        if (fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
+        fit_result *hf = sx_calloc_n(F, sizeof *hf, "forecast hf");
+        if (hf && fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
             for (size_t f = 0; f < F; f++) {
                 holdout[f] = law_power_eval(hf[f].params, x[0]) / mean[f] - 1;
                 fit_result_free(&hf[f]);
@@ -120,14 +131,17 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         free(hf);
     }
     // Bootstrap over seeds: each rung re-averages a resample of its seeds; the per-fraction fits are redone.
-    double *boot = malloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot), *bmean = malloc(R * F * sizeof *bmean);
-    size_t *pick = malloc(R * S * sizeof *pick);
+    double *boot = sx_alloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot, "forecast boot"),
+           *bmean = sx_alloc(R * F * sizeof *bmean, "forecast bmean");
+    size_t *pick = sx_alloc(R * S * sizeof *pick, "forecast pick");
+    if (!st && (!boot || !bmean || !pick)) st = SX_ERR_NOMEM;
     rng_state rng;
     rng_seed(&rng, 2024);
     for (int b = 0; b < N_BOOT && !st && S > 1; b++) {
         for (size_t i = 0; i < R * S; i++) pick[i] = rng_below(&rng, S);
         ladder_rung_curves(&d, pick, bmean, NULL);
-        fit_result *bf = calloc(F, sizeof *bf);
+        fit_result *bf = sx_calloc_n(F, sizeof *bf, "forecast bf");
+        if (!bf) { st = SX_ERR_NOMEM; break; }
         sx_status bs = fit_per_fraction(x, bmean, R, F, &fo, bf);
         for (size_t f = 0; f < F; f++) {
             for (int j = 0; j < LAW_POW_NPARAM; j++)
@@ -178,7 +192,12 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
     free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick); free(holdout);
     ladder_data_free(&d);
-    if (!st) seal(doc);
+    if (sx_alloc_failures() != failures) {   // even one a fit survived, or one behind another message
+        json_decref(doc);
+        doc = NULL;
+        st = sx_alloc_check(failures);
+    }
+    if (!st) forecast_seal(doc);
     *fit = doc;
     return st;
 }
@@ -216,9 +235,10 @@ static sx_status schedule_ratio(json_t *fit, json_t *law, json_t *rung, const ch
     for (size_t f = 0; f < F; f++)
         if (!(num_at(fr, f) > 0 && num_at(fr, f) <= 1))
             return sx_fail(SX_ERR_FORMAT, "fit.json: ladder fraction %g is not in (0, 1]", num_at(fr, f));
-    double *lr_r = malloc((size_t)n * sizeof *lr_r), *lr_h = malloc((size_t)n * sizeof *lr_h);
-    double *pr = malloc(F * sizeof *pr), *ph = malloc(F * sizeof *ph);
-    size_t *steps = malloc(F * sizeof *steps);
+    double *lr_r = sx_alloc((size_t)n * sizeof *lr_r, "forecast lr_r"),
+           *lr_h = sx_alloc((size_t)n * sizeof *lr_h, "forecast lr_h");
+    double *pr = sx_alloc(F * sizeof *pr, "forecast pr"), *ph = sx_alloc(F * sizeof *ph, "forecast ph");
+    size_t *steps = sx_alloc(F * sizeof *steps, "forecast steps");
     sx_status st = lr_array(json_string_value(json_object_get(ld, "schedule")), n,
                             json_number_value(json_object_get(ld, "warmup")), peak, lr_r);
     if (!st) st = lr_array(hero_sched, n, warmup, peak, lr_h);
@@ -261,7 +281,7 @@ static void forecast_hash(json_t *doc, char out[65]) {
 }
 
 // Stores the document's hash in it ("sha256"), so that any later edit is seen.
-static void seal(json_t *doc) {
+void forecast_seal(json_t *doc) {
     char h[65];
     forecast_hash(doc, h);
     json_object_set_new(doc, "sha256", json_string(h));
@@ -332,6 +352,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     model_config c;
     if ((st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c))) return st;
     double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
+    if (!isfinite(per_token)) return SX_ERR_NOMEM;
+    // the count could not build its parameter table (sx_alloc said what)
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
     double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;
     long steps = lround(tokens / (double)(batch * seq));
@@ -343,9 +365,12 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                     json_number_value(json_object_get(ld, "lr_width_power")));
     bool same_schedule = !strcmp(sched, rung_sched);
     // Schedule ratio from every rung with a fitted law: the largest rung's value, the spread across rungs.
-    double *ratio = malloc(F * sizeof *ratio), *rsum = calloc(F, sizeof *rsum), *rsq = calloc(F, sizeof *rsq), *tmp = malloc(F * sizeof *tmp);
+    double *ratio = sx_alloc(F * sizeof *ratio, "forecast ratio"),
+           *rsum = sx_calloc_n(F, sizeof *rsum, "forecast rsum"), *rsq = sx_calloc_n(F, sizeof *rsq, "forecast rsq"),
+           *tmp = sx_alloc(F * sizeof *tmp, "forecast tmp");
     size_t nr = 0;
-    for (size_t f = 0; f < F; f++) ratio[f] = 1;
+    if (!ratio || !rsum || !rsq || !tmp) st = SX_ERR_NOMEM;   // sx_alloc recorded what
+    for (size_t f = 0; f < F && !st; f++) ratio[f] = 1;
     for (size_t i = 0; i < json_array_size(laws) && !same_schedule && !st; i++) {
         json_t *law = json_array_get(laws, i), *rung = NULL;
         for (size_t r = 0; r < R; r++)
@@ -364,8 +389,10 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     json_t *top = json_array_get(rungs, 0);
     double C_top = json_number_value(json_object_get(top, "flops")), X = C;
     size_t B = json_array_size(json_object_get(json_array_get(pf, 0), "boot"));
-    double *gain = malloc(F * (B + 1) * sizeof *gain), *smooth = malloc(F * (B + 1) * sizeof *smooth);
-    for (size_t f = 0; f < F; f++) {
+    double *gain = sx_alloc(F * (B + 1) * sizeof *gain, "forecast gain");
+    double *smooth = sx_alloc(F * (B + 1) * sizeof *smooth, "forecast smooth");
+    if (!gain || !smooth) st = SX_ERR_NOMEM;
+    for (size_t f = 0; f < F && !st; f++) {
         json_t *e = json_array_get(pf, f), *boot = json_object_get(e, "boot");
         double q[LAW_POW_NPARAM];
         for (size_t b = 0; b <= B; b++) {
@@ -374,7 +401,7 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
         }
     }
     const size_t half = 2;   // smoothing window: f-2..f+2 (clipped at the ends)
-    for (size_t b = 0; b <= B; b++)
+    for (size_t b = 0; b <= B && !st; b++)
         for (size_t f = 0; f < F; f++) {
             size_t lo = f >= half ? f - half : 0, hi = f + half < F ? f + half : F - 1;
             double sum = 0;
@@ -437,17 +464,17 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                             "method", "ladder", json_string_value(json_object_get(ld, "name")),
                             "rung_schedule", rung_sched, "schedule_change", !same_schedule, "rungs_with_schedule_law",
                             (json_int_t)nr, "points", points);
-    seal(doc);
+    forecast_seal(doc);
     *out = doc;
     return SX_OK;
 }
 
 sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p) {
     memset(p, 0, sizeof *p);
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    if (!doc) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
-    sx_status st = forecast_verify_hash(doc, path);
+    json_t *doc;
+    sx_status st = fs_load_json(path, &doc);
+    if (st) return st;
+    st = forecast_verify_hash(doc, path);
     json_t *pts = json_object_get(doc, "points");
     long steps = (long)json_integer_value(json_object_get(json_object_get(doc, "hero"), "steps"));
     if (!st && steps != total_steps)
@@ -456,11 +483,11 @@ sx_status forecast_points_load(const char *path, long total_steps, forecast_poin
     if (!st && !n) st = sx_fail(SX_ERR_FORMAT, "%s: no forecast points", path);
     if (!st) {
         p->n = n;
-        p->step = malloc(n * sizeof *p->step);
-        p->frac = malloc(n * sizeof *p->frac);
-        p->loss = malloc(n * sizeof *p->loss);
-        p->lo = malloc(n * sizeof *p->lo);
-        p->hi = malloc(n * sizeof *p->hi);
+        p->step = sx_alloc(n * sizeof *p->step, "forecast p.step");
+        p->frac = sx_alloc(n * sizeof *p->frac, "forecast p.frac");
+        p->loss = sx_alloc(n * sizeof *p->loss, "forecast p.loss");
+        p->lo = sx_alloc(n * sizeof *p->lo, "forecast p.lo");
+        p->hi = sx_alloc(n * sizeof *p->hi, "forecast p.hi");
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(pts, i);
             p->step[i] = (long)json_integer_value(json_object_get(e, "step"));
@@ -490,7 +517,7 @@ long forecast_points_find(const forecast_points *p, long step) {
 sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report) {
     rundir_run run;
     sx_status st = rundir_read(run_dir, &run);
-    if (st) return st;
+    if (st) { rundir_free(&run); return st; }
     json_t *pts = json_object_get(forecast, "points"), *rows = json_array();
     size_t n = 0, inside = 0, n_late = 0;
     double sum_late = 0, max_late = 0, halfwidth = 0, final_err = NAN;
@@ -516,8 +543,27 @@ sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **rep
         json_array_append_new(rows, json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:b}", "frac", frac, "step", (json_int_t)step,
                                               "observed", obs, "forecast", pred, "lo", lo, "hi", hi, "rel_err", err, "inside", in));
     }
+    if (!n) {   // another run than the forecast's hero: say what each one is
+        json_t *hero = json_object_get(forecast, "hero");
+        char want[160], have[160];
+        size_t np = json_array_size(pts);
+        snprintf(want, sizeof want, "%zu points, steps %lld..%lld", np,
+                 np ? (long long)json_integer_value(json_object_get(json_array_get(pts, 0), "step")) : 0,
+                 np ? (long long)json_integer_value(json_object_get(json_array_get(pts, np - 1), "step")) : 0);
+        snprintf(have, sizeof have, "%zu evaluations%s", run.n_evals, run.n_evals ? ", steps " : "");
+        if (run.n_evals)
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%zu..%zu", run.evals[0].step,
+                     run.evals[run.n_evals - 1].step);
+        st = sx_fail(SX_ERR_MISMATCH, "%s is not the forecast's hero: the run is %s for %lld steps (%s); the forecast "
+                     "is for %s for %lld steps (%s). Check the hero trained with --forecast against this forecast",
+                     run_dir, run.model, (long long)run.total_steps, have,
+                     json_string_value(json_object_get(hero, "model")) ? json_string_value(json_object_get(hero, "model")) : "?",
+                     (long long)json_integer_value(json_object_get(hero, "steps")), want);
+        rundir_free(&run);
+        json_decref(rows);
+        return st;
+    }
     rundir_free(&run);
-    if (!n) { json_decref(rows); return sx_fail(SX_ERR_MISMATCH, "%s: none of the forecast's evaluation steps were logged", run_dir); }
     // A run still in progress has no final point yet (and maybe none after 10%): those figures are null.
     *report = json_pack("{s:i, s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:f, s:o}", "version", FORECAST_VERSION, "run", run_dir, "forecast_sha256",
                         json_string_value(json_object_get(forecast, "sha256")), "points", (json_int_t)n,

@@ -32,6 +32,8 @@ typedef struct {
 // The forecast document (forecast.json): hero, method, per-point {frac, step, loss, lo, hi} and a SHA-256
 // of its canonical form ("sha256") so it can be preregistered. *out receives a new reference.
 sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out);
+// Sets "sha256" of a document (forecast or fit, any kind) to the hash of the rest of it, so it can be preregistered.
+void forecast_seal(json_t *doc);
 // Recomputes the hash of a forecast (or fit) document and compares it with the stored one.
 sx_status forecast_verify_hash(json_t *forecast, const char *path);
 

@@ -10,7 +10,8 @@
 // (import_options.value).
 //   run fields:   run_id, group, n_params, n_params_nonembed, tokens_per_step, total_steps | total_tokens,
 //                 peak_lr, warmup (steps, or a fraction of the run when < 1), schedule (a sextant schedule
-//                 string, optim/schedule.h; or an explicit lr column in the curves), seed, flops_per_token
+//                 string, optim/schedule.h; or an explicit lr column in the curves), seed, flops_per_token,
+//                 role ("fit" or "heldout": which runs `backtest --protocol role` forecasts; default fit)
 //   curve fields: run_id, step (1-based: the loss after `step` updates), tokens, lr, and the loss columns
 // Refused, with file, row and column named: a missing column, an unparsable or non-finite number, a
 // negative count, a run without metadata or without points, steps that repeat or go down within a run,
@@ -35,7 +36,7 @@
 
 typedef enum {
     IF_RUN, IF_GROUP, IF_N, IF_N_NONEMBED, IF_TOKENS_PER_STEP, IF_TOTAL_STEPS, IF_TOTAL_TOKENS, IF_PEAK_LR,
-    IF_WARMUP, IF_SCHEDULE, IF_SEED, IF_FLOPS_PER_TOKEN, // run fields
+    IF_WARMUP, IF_SCHEDULE, IF_SEED, IF_FLOPS_PER_TOKEN, IF_ROLE, // run fields
     IF_STEP, IF_TOKENS, IF_LR,                           // curve fields
     IF_N_FIELDS
 } import_field;
@@ -58,6 +59,7 @@ typedef struct {
     double n_params, n_nonembed, tokens_per_step, peak_lr;
     double flops_per_token;                  // NAN when not given: 6·n_params per token
     long total_steps, warmup_steps, seed;
+    int heldout;                             // role "heldout"
     size_t n_points;
     long *step;                              // [n_points] strictly increasing, 1..total_steps
     double *tokens, *lr;                     // [n_points]; lr NAN when not given

@@ -1,14 +1,16 @@
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "data/shard.h"
 #include "dist/dist.h"
@@ -16,6 +18,7 @@
 #include "optim/schedule.h"
 #include "model/flops.h"
 #include "scale/ladder.h"
+#include "train/runlog.h"
 
 static void spec_defaults(ladder_spec *s) {
     memset(s, 0, sizeof *s);
@@ -80,7 +83,15 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
     if (!strcmp(key, "model")) COPY(model);
-    if (!strcmp(key, "schedule")) COPY(schedule);
+    if (!strcmp(key, "schedule")) {   // checked here, so that a typo is reported with its line
+        lr_schedule check;
+        if (lr_schedule_parse(val, 1000, &check)) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", sx_last_error());
+            return BAD(why);
+        }
+        COPY(schedule);
+    }
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
@@ -249,7 +260,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
     size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches);
-    ladder_run *r = calloc(cap, sizeof *r);
+    ladder_run *r = sx_calloc_n(cap, sizeof *r, "ladder r");
     if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t widths[LADDER_MAX_RUNGS];
     for (size_t i = 0; i < s->n_rungs && !st; i++)
@@ -262,6 +273,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         long steps;
         size_t batch;
         double flops = rung_compute(s, &c, &steps, &batch);
+        if (!isfinite(flops)) { st = SX_ERR_NOMEM; break; }   // the FLOP count could not allocate (sx_alloc said what)
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -340,7 +352,7 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
     ARG("--eval-batches"); ARG("%zu", x->eval_batches);
     ARG("--threads"); ARG("%d", threads);
     ARG("--out"); ARG("%s/%s", out_dir, x->dir);
-    ARG("--quiet");
+    // Not --quiet: train.log gets a progress line every 30 s and the run's summary line.
     if (*x->save_at) { ARG("--save-at"); ARG("%s", x->save_at); }
     if (parent) { ARG("--branch-from"); ARG("%s/%s/ckpt-%ld.sxt", out_dir, parent->dir, lround(s->branches[x->branch].from * (double)parent->steps)); }
     if (file_exists(out_dir, x->dir, "checkpoint.sxt")) ARG("--resume");
@@ -354,8 +366,12 @@ static int build_argv(const ladder_spec *s, const ladder_run *x, const ladder_ru
 }
 
 static pid_t spawn(char **argv, const char *log_path) {
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0) return pid;
+    // A trainer stops (with a checkpoint, as on SIGTERM) when its ladder dies, even by SIGKILL: killing only
+    // the ladder once left orphans training on, and a second `ladder run` then saw their locks as failures.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);   // the ladder died before the line above
     int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
         dup2(fd, 1);
@@ -384,12 +400,26 @@ static sx_status check_existing(const char *out_dir, const ladder_run *x) {
     return st;
 }
 
+// A rung whose run is longer than the training shard repeats data, which scaling laws do not model: said
+// once per rung, before anything trains (each run's train.log says it too, where nobody looks).
+static void warn_repeated_data(const ladder_spec *s, const ladder_run *runs, size_t n) {
+    shard_header h;
+    if (!strncmp(s->train, "synthetic:", 10) || shard_read_header(s->train, &h) != SX_OK || !h.n_tokens) return;
+    for (size_t i = 0; i < n; i++) {
+        double tokens = (double)runs[i].steps * (double)(runs[i].batch * s->seq);
+        if (runs[i].branch >= 0 || runs[i].seed != 1 || tokens <= (double)h.n_tokens) continue;
+        fprintf(stderr, "ladder %s: warning: rung %s trains %.0f tokens, %.2f passes over %s (%llu tokens): repeated data "
+                "trains worse than fresh data and bends the fitted laws; use a larger shard or fewer tokens_per_param\n",
+                s->name, runs[i].descriptor, tokens, tokens / (double)h.n_tokens, s->train, (unsigned long long)h.n_tokens);
+    }
+}
+
 // Under mpirun, which rank trains each run: a main run and its cooldown branches stay together (a branch
 // starts from its parent's checkpoint), and these groups go in plan order (largest first) to the rank with
 // the least compute so far. owner: (n) overwritten with a rank per run.
 void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n, int ranks, int *owner) {
     size_t mains = s->n_rungs * s->n_seeds;
-    double *load = calloc((size_t)ranks, sizeof *load);
+    double *load = sx_calloc_n((size_t)ranks, sizeof *load, "ladder load");
     for (size_t m = 0; m < mains; m++) {
         double cost = runs[m].flops;   // the main run, plus what its branches train beyond their branch point
         for (size_t b = 0; b < s->n_branches; b++) cost += runs[mains + m * s->n_branches + b].flops - runs[m].flops * s->branches[b].from;
@@ -401,7 +431,7 @@ void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n,
         for (size_t b = 0; b < s->n_branches; b++) owner[mains + m * s->n_branches + b] = best;
     }
     free(load);
-    assert(n == mains * (1 + s->n_branches));
+    SX_CHECK(n == mains * (1 + s->n_branches), "ladder_assign_ranks takes the plan of ladder_plan for the same spec");
 }
 
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
@@ -416,16 +446,21 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
     if (!st) st = fs_mkdir_p(out_dir);
+    // One ladder per directory. The trainers inherit the lock (it is not closed on exec), so that a second
+    // `ladder run` waits until the last of them, stopping after their ladder died, has written its checkpoint.
+    int lock = -1;
+    if (!st && rank == 0 && !(st = fs_lock_dir(out_dir, &lock))) fcntl(lock, F_SETFD, 0);   // rank 0 speaks for all
     if (st) { free(runs); return st; }
+    warn_repeated_data(s, runs, n);
     int cores = dist_cores_per_rank();
     if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
         fprintf(stderr, "ladder %s: note: --jobs %d is more than the %d cores: %d runs at a time\n", s->name, jobs, cores, cores);
         jobs = cores;
     }
     int threads = cores / jobs;
-    enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
-    pid_t *pids = calloc(n, sizeof *pids);
-    int *owner = calloc(n, sizeof *owner);
+    enum { WAITING, RUNNING, FINISHED, FAILED } *state = sx_calloc_n(n, sizeof *state, "ladder state");
+    pid_t *pids = sx_calloc_n(n, sizeof *pids, "ladder pids");
+    int *owner = sx_calloc_n(n, sizeof *owner, "ladder owner");
     ladder_assign_ranks(s, runs, n, ranks, owner);
     size_t mains = s->n_rungs * s->n_seeds, done = 0, failed = 0, running = 0, others = 0;
     for (size_t i = 0; i < n; i++) {
@@ -436,6 +471,10 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
                            s->name, rank, ranks, n - others, n, done, jobs, threads);
     else fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
     done += others;
+    // For the ETA: the compute of the runs this process trains, and of those finished so far.
+    double t0 = runlog_now(), todo_flops = 0, done_flops = 0;
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == WAITING) todo_flops += runs[i].flops;
     while (done + failed < n) {
         for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
             if (state[i] != WAITING) continue;
@@ -464,14 +503,23 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
             bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
             state[i] = ok ? FINISHED : FAILED;
             ok ? done++ : failed++;
-            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu)\n", runs[i].dir, done, n);
+            done_flops += runs[i].flops;
+            char took[32], eta[32];
+            double secs = runlog_now() - t0;
+            runlog_format_duration(secs, took, sizeof took);
+            runlog_format_duration(secs * (todo_flops - done_flops) / done_flops, eta, sizeof eta);
+            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", runs[i].dir, done, n, took, eta);
             else fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", runs[i].dir, out_dir, runs[i].dir);
         }
     }
+    char took[32];
+    runlog_format_duration(runlog_now() - t0, took, sizeof took);
+    fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", s->name, done, n, failed, took, out_dir);
     free(state);
     free(pids);
     free(owner);
     free(runs);
+    if (lock >= 0) close(lock);
     return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
 }
 
@@ -481,7 +529,7 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
-    ladder_run_state *state = calloc(n ? n : 1, sizeof *state);
+    ladder_run_state *state = sx_calloc_n(n ? n : 1, sizeof *state, "ladder state");
     *n_done = 0;
     if (!state) { free(runs); return sx_fail(SX_ERR_NOMEM, "ladder status: out of memory"); }
     for (size_t i = 0; i < n; i++) {

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "core/status.h"
 #include "scale/ladder_data.h"
 
 void ladder_data_free(ladder_data *d) {
@@ -15,7 +17,16 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
     d->spec = spec;
     sx_status st = ladder_plan(spec, &d->plan, &d->n_plan);
     if (st) return st;
-    d->runs = calloc(d->n_plan, sizeof *d->runs);
+    size_t started = 0;   // runs with a config.json: none means the ladder was never run (here)
+    for (size_t i = 0; i < d->n_plan; i++) {
+        char config[4200];
+        snprintf(config, sizeof config, "%s/%s/config.json", dir, d->plan[i].dir);
+        started += access(config, F_OK) == 0;
+    }
+    if (!started)
+        return sx_fail(SX_ERR_ARG, "%s holds none of the ladder's %zu runs: run `sextant ladder run %s` first (or point "
+                       "--runs at the ladder's directory)", dir, d->n_plan, spec->spec_path);
+    d->runs = sx_calloc_n(d->n_plan, sizeof *d->runs, "ladder_data d.runs");
     if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < d->n_plan && !st; i++) {
         char path[4096];

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "scale/rundir.h"
 
 #define RUNDIR_MAX_STEP 1e15   // far beyond any run, far below 2^64
@@ -107,9 +108,9 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         }
         if (r->n_steps == cap_steps) {
             cap_steps = cap_steps ? 2 * cap_steps : 1024;
-            double *a = realloc(r->lr, cap_steps * sizeof(double));
+            double *a = sx_realloc(r->lr, cap_steps * sizeof(double), "rundir a");
             if (a) r->lr = a;
-            double *b = realloc(r->train_loss, cap_steps * sizeof(double));
+            double *b = sx_realloc(r->train_loss, cap_steps * sizeof(double), "rundir b");
             if (b) r->train_loss = b;
             if (!a || !b) {
                 json_decref(o);
@@ -131,7 +132,7 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         if (have_val) {
             if (r->n_evals == cap_evals) {
                 cap_evals = cap_evals ? 2 * cap_evals : 64;
-                rundir_eval *e = realloc(r->evals, cap_evals * sizeof *e);
+                rundir_eval *e = sx_realloc(r->evals, cap_evals * sizeof *e, "rundir e");
                 if (!e) {
                     json_decref(o);
                     st = sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);

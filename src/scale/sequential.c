@@ -41,6 +41,30 @@ sx_status sequential_round_flops(const ladder_spec *spec, const char *dir, doubl
     return SX_OK;
 }
 
+// Seconds per training FLOP logged by the baseline's largest run (its steps' tokens over their tok_per_s),
+// or NAN when its metrics do not say.
+static double logged_seconds_per_flop(const ladder_spec *spec, const char *dir) {
+    ladder_run *runs;
+    size_t n;
+    if (ladder_plan(spec, &runs, &n)) return NAN;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/metrics.jsonl", dir, runs[0].dir);
+    free(runs);
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    double seconds = 0, tokens = 0, flops = 0;
+    while (f && getline(&line, &cap, f) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        double t = num(j, "tokens"), rate = num(j, "tok_per_s"), fl = num(j, "flops");
+        if (t > tokens && rate > 0 && fl > 0) { seconds += (t - tokens) / rate; tokens = t; flops = fl; }
+        json_decref(j);
+    }
+    free(line);
+    if (f) fclose(f);
+    return flops > 0 ? seconds / flops : NAN;
+}
+
 // Seeds per rung, beyond S, that would bring variant e to a decision with 80% power at level a (or its
 // paired interval under width when that is sooner), assuming the log-multiplier interval shrinks as
 // 1/sqrt(seeds); NAN when no estimate is possible.
@@ -75,7 +99,7 @@ static const char *stop_reason(json_t *report, double width) {
 
 sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
                              const sequential_options *o, json_t **report) {
-    double t0 = now_s(), spent = 0, train_s = 0;
+    double t0 = now_s(), spent = 0, train_s = 0, logged_spf = logged_seconds_per_flop(&specs[0], dirs[0]);
     int rounds = 0;
     json_t *r = NULL;
     const char *stop = NULL;
@@ -90,7 +114,8 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
             if (!(st = sequential_round_flops(&specs[i], dirs[i], &c))) cost += c;
         if (st) break;
         double left_s = 3600 * o->budget_hours - (now_s() - t0);
-        bool over_time = o->budget_hours > 0 && (left_s <= 0 || (spent > 0 && cost * train_s / spent > left_s));
+        double spf = spent > 0 ? train_s / spent : logged_spf;   // seconds per FLOP: measured here, else logged
+        bool over_time = o->budget_hours > 0 && (left_s <= 0 || cost * spf > left_s);
         bool over_flops = o->budget_flops > 0 && spent + cost > o->budget_flops;
         if (over_time || over_flops || specs[0].n_seeds >= MAX_SEEDS) { stop = "budget"; break; }
         fprintf(stderr, "until-decided: round %d adds seed %zu to every rung (%.3g FLOPs)\n", rounds + 1,

@@ -23,8 +23,9 @@ typedef struct {
     double width;          // > 0: stop when every undecided paired interval is narrower (multiplier units)
     double budget_flops;   // > 0: training FLOPs the added runs may spend
     double budget_hours;   // > 0: wall-clock time the rounds may take; a round starts only if the time
-                           // left covers its estimate (FLOPs x the seconds per FLOP of the rounds before;
-                           // the first round is not estimated)
+                           // left covers its estimate: its FLOPs x the seconds per FLOP of the rounds
+                           // before, or for the first round those the baseline's largest run logged
+                           // (no estimate when it logged no throughput)
     const char *exe;       // the sextant binary the ladder runner starts (`exe train ...`)
     int jobs;              // runs trained at once
 } sequential_options;

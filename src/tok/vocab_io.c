@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdint.h>
@@ -358,4 +359,26 @@ sx_status vocab_load(const char *spec, bpe_vocab **out) {
         return vocab_load_tiktoken(spec, NULL, out);
     }
     return vocab_load_sx(spec, out);
+}
+
+bool vocab_find_beside(const char *shard_path, uint64_t hash, char *out, size_t size) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", shard_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    out[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    for (struct dirent *e; !out[0] && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".sxv")) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        bpe_vocab *v = NULL;
+        if (vocab_load_sx(path, &v) == SX_OK && v->hash == hash) snprintf(out, size, "%s", path);
+        bpe_vocab_free(v);
+    }
+    closedir(d);
+    return out[0] != 0;
 }

@@ -32,5 +32,9 @@ sx_status vocab_save_sx(const bpe_vocab *v, const char *path);
 // Picks the loader from the spec: a directory -> GPT-2; "*.tiktoken[.gz]" -> tiktoken (name from the file
 // name); "ENCODING:path" -> tiktoken with that encoding; anything else -> sextant's file.
 sx_status vocab_load(const char *spec, bpe_vocab **out);
+// The vocabulary a token shard was written with: the first sextant vocabulary file (*.sxv) in the shard's
+// directory whose content hash is hash (the shard header's vocab_hash). Its path goes to out; returns
+// false (out = "") when there is none.
+bool vocab_find_beside(const char *shard_path, uint64_t hash, char *out, size_t size);
 
 #endif

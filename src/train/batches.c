@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include "core/status.h"
 #include "data/loader.h"
 #include "train/batches.h"
 
@@ -38,7 +39,7 @@ static int rng_from_json(json_t *a, rng_state *r) {
 }
 
 sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool epoch_order, uint64_t seed) {
-    batch_source *s = calloc(1, sizeof *s);
+    batch_source *s = sx_calloc_n(1, sizeof *s, "batches s");
     if (!s) return sx_fail(SX_ERR_NOMEM, "out of memory");
     snprintf(s->spec, sizeof s->spec, "%s", spec);
     s->T = T;

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,12 @@ double runlog_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void runlog_format_duration(double s, char *buf, size_t n) {
+    if (!(s >= 0)) s = 0;
+    if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
 }
 
 sx_status runlog_copy_steps(const char *src, const char *dst, long last, long *last_kept) {
@@ -60,7 +67,10 @@ sx_status runlog_open(runlog *r, const char *dir, long keep_until_step, bool pro
     r->metrics = fopen(r->path, keep_until_step >= 0 ? "a" : "w");
     if (!r->metrics) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", r->path, strerror(errno));
     r->tty = progress && isatty(STDERR_FILENO);
-    r->start = runlog_now();
+    r->lines = progress && !r->tty;
+    const char *every = getenv("SEXTANT_PROGRESS_EVERY");
+    r->every = every && atof(every) >= 0 ? atof(every) : RUNLOG_PROGRESS_EVERY;   // 0: every step
+    r->start = r->last = runlog_now();
     return SX_OK;
 }
 
@@ -93,9 +103,16 @@ sx_status runlog_write_json(const char *dir, const char *name, json_t *doc) {
     return SX_OK;
 }
 
-void runlog_progress(const runlog *r, const char *text) {
-    if (!r->tty) return;
-    fprintf(stderr, "\r\033[K%s", text);
+void runlog_progress(runlog *r, const char *text, bool force) {
+    if (r->tty) {
+        fprintf(stderr, "\r\033[K%s", text);
+        fflush(stderr);
+        return;
+    }
+    double now = runlog_now();
+    if (!r->lines || (!force && now - r->last < r->every)) return;
+    r->last = now;
+    fprintf(stderr, "%s\n", text);
     fflush(stderr);
 }
 

@@ -11,9 +11,14 @@
 typedef struct {
     FILE *metrics;
     char path[4096]; // of metrics.jsonl, for messages
-    bool tty;        // show the progress line
+    bool tty;        // show the progress line in place
+    bool lines;      // stderr is not a terminal: a progress line every `every` seconds instead
+    double every, last;
     double start;    // wall clock at open (s)
 } runlog;
+
+// Seconds between progress lines when stderr is not a terminal (SEXTANT_PROGRESS_EVERY overrides; 0: every step).
+#define RUNLOG_PROGRESS_EVERY 30.0
 
 // Opens dir/metrics.jsonl for appending. When keep_until_step >= 0 the existing file is first cut to the
 // lines with "step" <= keep_until_step (a resumed run rewrites what came after its checkpoint), and must
@@ -30,9 +35,13 @@ sx_status runlog_sync(runlog *r);
 void runlog_close(runlog *r);
 // Writes dir/name atomically (temp + rename) with a JSON document (borrowed).
 sx_status runlog_write_json(const char *dir, const char *name, json_t *doc);
-// Prints "\r<text>" on stderr when the log is on a terminal; runlog_progress_end finishes the line.
-void runlog_progress(const runlog *r, const char *text);
+// Prints "\r<text>" on stderr when the log is on a terminal; otherwise (a log file, a pipe) "<text>\n" when
+// `every` seconds have passed since the last such line, or when force is set (the last step).
+// runlog_progress_end finishes the terminal's line.
+void runlog_progress(runlog *r, const char *text, bool force);
 void runlog_progress_end(const runlog *r);
 double runlog_now(void);
+// A duration for people: "4m07s", "1h02m".
+void runlog_format_duration(double seconds, char *buf, size_t n);
 
 #endif

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
+#include "data/shard.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
 #include "model/model.h"
@@ -19,6 +21,7 @@
 #include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
+#include "tok/vocab_io.h"
 
 #define PEAK_FP32_GFLOPS 464.0  // this machine's measured FMA peak on 2 cores (shared/REFERENCE.md)
 #define PEAK_BF16_GFLOPS 925.0
@@ -69,6 +72,9 @@ typedef struct {
     // every ADAPT_WINDOW seconds (results do not depend on the thread count).
     bool adapt;
     threads_load load;
+    // For the final summary line: this process's first step, start time, and the last losses.
+    long first_step;
+    double t_start, last_loss, last_val;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -78,8 +84,8 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
     if (!s || !*s) return SX_OK;
     size_t cap = 1;
     for (const char *p = s; *p; p++) cap += *p == ',';
-    double *f = malloc(cap * sizeof *f);
-    char *copy = strdup(s), *save = NULL;
+    double *f = sx_alloc(cap * sizeof *f, "train f");
+    char *copy = sx_strdup(s, "train copy"), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *end;
         double v = strtod(tok, &end);
@@ -114,11 +120,13 @@ static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T
 static double evaluate(run *r, sx_status *st) {
     batch_source *src = r->val ? r->val : r->train;
     double sum = 0;
+    const long failures = sx_alloc_failures();
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
         sum += r->share * model_loss(&r->m, my_rows(r), NULL);
     }
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // a kernel without scratch: the loss means nothing
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
 }
@@ -176,7 +184,7 @@ static sx_status sync_from_rank0(run *r) {
     uint64_t len = text ? strlen(text) + 1 : 0;
     sx_status st = dist_broadcast(&len, sizeof len, 0);
     if (!st && !len) st = sx_fail(SX_ERR_NOMEM, "rank 0 could not serialise the training state");
-    if (!st && r->rank && !(text = malloc(len))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && r->rank && !(text = sx_alloc(len, "train text"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     st = dist_agree(st);
     if (!st) st = dist_broadcast(text, len, 0);
     if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
@@ -219,7 +227,10 @@ static double data_passes(const run *r) {
 
 static sx_status write_config(run *r) {
     const train_options *o = r->o;
+    const long failures = sx_alloc_failures();
     model_flops f = model_flops_count(&r->m.cfg, r->T);
+    sx_status st = sx_alloc_check(failures);   // the count builds a parameter table
+    if (st) return st;
     json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
                           "model", r->m.cfg.descriptor, "n_params", (json_int_t)f.params_total,
                           "n_params_nonembed", (json_int_t)f.params_nonembed, "flops_per_token", f.train_per_token,
@@ -230,23 +241,31 @@ static sx_status write_config(run *r) {
                           "schedule", lr_schedule_to_json(&r->sched), "optimizer", optimizer_config_to_json(&o->opt),
                           "model_config", model_config_to_json(&r->m.cfg));
     json_object_set_new(c, "train_data", json_string(o->train_data));
+    shard_header h;   // the vocabulary the shard was written with, so that `sample` finds it: text in and out
+    char vocab[4096];
+    if (strncmp(o->train_data, "synthetic:", 10) && shard_read_header(o->train_data, &h) == SX_OK &&
+        vocab_find_beside(o->train_data, h.vocab_hash, vocab, sizeof vocab))
+        json_object_set_new(c, "vocab", json_string(vocab));
     if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
-    sx_status st = runlog_write_json(o->out, "config.json", c);
+    st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
     return st;
 }
 
-// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER (train.h).
+// SEXTANT_INJECT_NAN_AT_STEP, SEXTANT_INJECT_SPIKE_AT_STEP, SEXTANT_FAIL_WRITE_AFTER, SEXTANT_STALL_WRITE_AFTER
+// (train.h).
 static void read_test_hooks(run *r) {
     const char *nan = getenv("SEXTANT_INJECT_NAN_AT_STEP"), *spike = getenv("SEXTANT_INJECT_SPIKE_AT_STEP");
     const char *fail = getenv("SEXTANT_FAIL_WRITE_AFTER");
     r->inject_nan = nan ? atol(nan) : 0;
     r->inject_spike = spike ? atol(spike) : 0;
     if (fail) tf_fail_write_after = atoi(fail);
+    const char *stall = getenv("SEXTANT_STALL_WRITE_AFTER");
+    if (stall) tf_stall_write_after = atoi(stall);
     const char *check = getenv("SEXTANT_DIST_CHECK"), *fault = getenv("SEXTANT_DIST_FAULT");
     r->check_every_step = check && !strcmp(check, "1");
     if (fault && !strncmp(fault, "kill:", 5)) r->fault_signal = SIGKILL;
@@ -301,7 +320,7 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
-    r->refs = calloc(r->m.table.n, sizeof *r->refs);
+    r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
     if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
@@ -312,9 +331,11 @@ static sx_status setup(run *r) {
     if ((st = lr_schedule_parse(o->schedule, r->total_steps, &r->sched))) return st;
     if (o->warmup && *o->warmup && (st = lr_schedule_set_warmup(&r->sched, o->warmup))) return st;
     if ((st = parse_fracs(o->eval_at, &r->eval_fracs, &r->n_eval_fracs))) return st;
-    r->tokens = malloc(r->B * (r->T + 1) * sizeof *r->tokens);
+    r->tokens = sx_alloc(r->B * (r->T + 1) * sizeof *r->tokens, "train r.tokens");
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    const long failures = sx_alloc_failures();
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
+    if ((st = sx_alloc_check(failures))) return st;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
@@ -331,6 +352,17 @@ static sx_status restore_kept_copy(run *r) {
     return save_kept_copy(r);
 }
 
+// --resume continues the run in --out, not another one: its config.json's flags must match these (before
+// config.json is rewritten).
+static sx_status check_same_run(run *r) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", r->o->out);
+    json_t *old = json_load_file(path, 0, NULL);
+    sx_status st = train_config_check_resume(json_object_get(old, "flags"), r->o->echo, r->o->override, r->o->out);
+    json_decref(old);
+    return st;
+}
+
 // Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
 static sx_status open_run_dir(run *r) {
     const train_options *o = r->o;
@@ -342,6 +374,10 @@ static sx_status open_run_dir(run *r) {
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
+    if (own && (st = check_same_run(r))) return st;
+    if (!own && o->resume && !o->resume_or_start)   // a typo in --out, or a run that died before its first checkpoint: say so
+        return sx_fail(SX_ERR_ARG, "--resume: %s holds no checkpoint (checkpoint.sxt) to continue; check --out, drop "
+                       "--resume to start a fresh run there, or pass --resume-or-start", o->out);
     if (own && (st = resume_from(r, r->ckpt_path))) return st;
     if (own && (st = restore_kept_copy(r))) return st;
     if (!own && branch && (st = resume_from(r, o->branch_from))) return st;
@@ -395,11 +431,6 @@ static sx_status final_forecast_report(const run *r) {
     json_decref(fc);
     json_decref(report);
     return st;
-}
-
-static void format_eta(double s, char *buf, size_t n) {
-    if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
 }
 
 // Test hooks: the loss of step `step`, replaced by NaN or multiplied by 100 the first time the step is reached.
@@ -472,10 +503,14 @@ static sx_status reduce_step(run *r, double *loss) {
 static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     model_zero_grad(&r->m);
     double loss = 0;
+    const long failures = sx_alloc_failures();
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
         loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
     }
+    // A kernel that could not allocate its scratch skipped its work: stop before the update (the last
+    // checkpoint is intact) rather than call the garbage a numerical failure.
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // every rank stops together
     if ((*st = reduce_step(r, &loss))) return NAN;
     loss /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);
@@ -514,6 +549,9 @@ static sx_status loop(run *r) {
     const train_options *o = r->o;
     double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum, t_start = runlog_now();
     long first = r->step;
+    r->first_step = first;
+    r->t_start = t_start;
+    r->last_val = NAN;
     bool rolls_back = o->on_spike && !strcmp(o->on_spike, "rollback");
     sx_status st = SX_OK;
     if (rolls_back && r->rank == 0 && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
@@ -568,12 +606,14 @@ static sx_status loop(run *r) {
         if (ckpt) r->n_skips = 0; // replays start after this step now
         char text[384], eta[32];
         double avg = (runlog_now() - t_start) / (double)(step - first);
-        format_eta(avg * (double)(r->total_steps - step), eta, sizeof eta);
+        runlog_format_duration(avg * (double)(r->total_steps - step), eta, sizeof eta);
         int n = snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%% | ETA %s", step,
                          r->total_steps, loss, o->opt.lr * lr_mult, tps, 100 * tps * r->flops_per_token / (r->peak * 1e9), eta);
         if (isfinite(val)) snprintf(text + n, sizeof text - (size_t)n, " | val %.4f%s", val, note);
         if (*note && strstr(note, "OUTSIDE") && !r->log.tty && r->rank == 0) fprintf(stderr, "step %ld: val %.4f%s\n", step, val, note);
-        runlog_progress(&r->log, text);
+        runlog_progress(&r->log, text, step == first + 1);
+        r->last_loss = loss;
+        if (isfinite(val)) r->last_val = val;
         if (r->stop) {
             runlog_progress_end(&r->log);
             return sx_fail(SX_ERR_INTERRUPTED, "stopped at step %ld; checkpoint written, rerun with --resume to continue", step);
@@ -581,6 +621,17 @@ static sx_status loop(run *r) {
     }
     runlog_progress_end(&r->log);
     return st;
+}
+
+// The run's one-line summary on stderr (rank 0): steps, time, speed, the last losses, where it went.
+static void print_summary(const run *r) {
+    double secs = runlog_now() - r->t_start, steps = (double)(r->step - r->first_step);
+    double tps = secs > 0 ? steps * (double)(r->B * r->T) * (double)r->o->grad_accum / secs : 0;
+    char took[32], val[48] = "";
+    runlog_format_duration(secs, took, sizeof took);
+    if (isfinite(r->last_val)) snprintf(val, sizeof val, ", val loss %.4f", r->last_val);
+    fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s; %s\n",
+            r->step, steps, took, tps, r->last_loss, val, r->o->out);
 }
 
 static void on_signal(int sig) {
@@ -604,6 +655,7 @@ sx_status train_run(const train_options *o) {
     if (!st) st = dist_agree(r.rank == 0 ? open_run_dir(&r) : SX_OK);
     if (!st) st = sync_from_rank0(&r);
     if (!st) st = loop(&r);
+    if (!st && r.rank == 0) print_summary(&r);
     if (!st && r.fc.n && r.rank == 0) st = final_forecast_report(&r);
     if (!st && r.rank == 0) {
         char path[4096];

@@ -3,6 +3,7 @@
 // with a diagnosis (or rolls back and skips the batches) on a non-finite or spiking loss. Test hooks read
 // from the environment: SEXTANT_INJECT_NAN_AT_STEP=k / SEXTANT_INJECT_SPIKE_AT_STEP=k make the loss of step
 // k NaN / 100x (once per process); SEXTANT_FAIL_WRITE_AFTER=n makes the nth checkpoint write() fail.
+// SEXTANT_STALL_WRITE_AFTER=n makes the nth one stall for 10 s first (a kill then lands inside the write).
 // Under mpirun (dist/dist.h) --batch is the global batch: every rank draws the same batches and trains its
 // slice of the rows, gradients are summed over the ranks, and only rank 0 writes the run directory; the
 // data stream does not depend on the number of ranks, so a checkpoint resumes with any other count
@@ -35,7 +36,8 @@ typedef struct {
     const char *out;            // run directory
     const char *dtype;          // "fp32" | "bf16"
     long threads;               // 0 = OpenMP default
-    bool resume;                // continue from out/checkpoint.sxt if present
+    bool resume;                // continue from out/checkpoint.sxt (an error when there is none)
+    bool resume_or_start;       // with resume: start afresh when out holds no checkpoint yet (else an error)
     const char *branch_from;    // "" or a checkpoint of another run to continue from (e.g. a cooldown branch)
     const char *save_at;        // "" or fractions at which to keep a copy ckpt-<step>.sxt
     const char *forecast;       // "" or forecast.json to verify against while training
@@ -45,6 +47,7 @@ typedef struct {
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+    const char *override;       // "" or flags (names without dashes, comma-separated) a --resume may change
 } train_options;
 
 sx_status train_run(const train_options *o);

@@ -1,0 +1,129 @@
+// curvecast: fit, forecast and check for curve ladders. See curvecast.h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/status.h"
+#include "scale/backtest.h"
+#include "scale/curvecast.h"
+#include "scale/curvefit.h"
+#include "scale/forecast.h"
+
+static const char *param_names[LAW_NDS_NPARAM] = {"E", "A", "B", "D", "alpha", "beta", "eps", "C", "g"};
+
+sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
+    *fit = NULL;
+    curvefit_options o;
+    curvefit_options_default(&o);
+    o.loss = loss;
+    o.nonembed = -1;
+    unsigned char *all = sx_alloc(l->n_runs ? l->n_runs : 1, "curvecast all");
+    if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");
+    memset(all, 1, l->n_runs);
+    backtest_choice ch;
+    sx_status st = backtest_one_size_back(l, all, &o, &ch);
+    curvefit_model m;
+    if (!st) st = curvefit_fit(l, all, &o, &m);
+    free(all);
+    if (st) return st;
+    json_t *params = json_object(), *choice = json_object();
+    for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, param_names[j], json_real(m.p[j]));
+    for (int k = 0; k < 2; k++)
+        if (!isnan(ch.inner_kind[k])) json_object_set_new(choice, k ? "without embeddings" : "with embeddings", json_real(ch.inner_kind[k]));
+    int given = 1;
+    for (size_t i = 0; i < l->n_runs; i++) given &= !isnan(l->runs[i].flops_per_token);
+    *fit = json_pack("{s:s, s:i, s:{s:I, s:I, s:s, s:s}, s:s, s:o, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:f, s:f}",
+                     "kind", "curve-ladder", "version", CURVECAST_VERSION, "ladder", "runs", (json_int_t)m.n_runs, "points",
+                     (json_int_t)m.n_points, "loss", l->loss_names[loss], "flops", given ? "given" : "6ND", "law", "nds",
+                     "params", params, "n_kind", o.nonembed ? "without embeddings" : "with embeddings", "n_choice_inner_rms",
+                     choice, "sigma", "noise", m.sigma_noise, "one_size_back", ch.inner_rms, "top_n", ch.top_n, "log_step",
+                     ch.log_step, "fit_rms", m.sigma_fit, "in_sample_mean", m.in_mean, "in_sample_max", m.in_max);
+    if (!*fit) return sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
+    forecast_seal(*fit);
+    return SX_OK;
+}
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps, size_t n, json_t **fc) {
+    *fc = NULL;
+    const char *kind = json_string_value(json_object_get(fit, "kind"));
+    if (!kind || strcmp(kind, "curve-ladder")) return sx_fail(SX_ERR_FORMAT, "fit.json: not the fit of a curve ladder");
+    curvefit_model m = {0};
+    json_t *p = json_object_get(fit, "params"), *sg = json_object_get(fit, "sigma");
+    for (size_t j = 0; j < LAW_NDS_NPARAM; j++) {
+        m.p[j] = num(p, param_names[j]);
+        if (!(m.p[j] > 0) && j != LAW_NDS_D) return sx_fail(SX_ERR_FORMAT, "fit.json: parameter %s missing or not positive", param_names[j]);
+    }
+    const char *nk = json_string_value(json_object_get(fit, "n_kind"));
+    m.nonembed = nk && !strcmp(nk, "without embeddings");
+    for (size_t q = 0; q < n; q++)
+        if (steps[q] < 1 || steps[q] > t->total_steps || (q && steps[q] <= steps[q - 1]))
+            return sx_fail(SX_ERR_ARG, "forecast: steps must increase within [1, %ld] (got %ld)", t->total_steps, steps[q]);
+    double *pred = sx_alloc((n ? n : 1) * sizeof *pred, "curvecast pred");
+    if (!pred) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
+    sx_status st = curvefit_predict(&m, t, steps, n, pred);
+    double N = m.nonembed ? t->n_nonembed : t->n_params, top = num(sg, "top_n"), ls = num(sg, "log_step");
+    double dist = top > 0 && ls > 0 ? log(N / top) / ls : 1, noise = num(sg, "noise");
+    double ext = num(sg, "one_size_back") * fmax(1, dist), sigma = sqrt(noise * noise + ext * ext);
+    json_t *pts = json_array();
+    for (size_t q = 0; q < n && !st; q++) {
+        double tok = (double)steps[q] * t->tokens_per_step;
+        json_array_append_new(pts, json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "step", (json_int_t)steps[q], "tokens", tok,
+                                             "flops", import_run_flops(t, tok), "loss", pred[q], "lo", pred[q] * (1 - 2 * sigma),
+                                             "hi", pred[q] * (1 + 2 * sigma)));
+    }
+    free(pred);
+    if (st) { json_decref(pts); return st; }
+    *fc = json_pack("{s:s, s:i, s:{s:s, s:f, s:f, s:f, s:I, s:f, s:I, s:s}, s:s, s:{s:f, s:f, s:f, s:f}, s:o}", "kind",
+                    "curve-forecast", "version", CURVECAST_VERSION, "target", "run", t->id, "n_params", t->n_params,
+                    "n_params_nonembed", t->n_nonembed, "tokens_per_step", t->tokens_per_step, "total_steps",
+                    (json_int_t)t->total_steps, "peak_lr", t->peak_lr, "warmup_steps", (json_int_t)t->warmup_steps,
+                    "schedule", t->schedule, "flops_rule", isnan(t->flops_per_token) ? "6ND (N with embeddings)" : "given per token",
+                    "sigma", "noise", noise, "extrapolation", ext, "log_distance", dist, "total", sigma, "points", pts);
+    if (!*fc) return sx_fail(SX_ERR_NOMEM, "forecast: cannot build the document");
+    forecast_seal(*fc);
+    return SX_OK;
+}
+
+sx_status curvecast_check(json_t *fc, const import_ladder *l, const import_run *r, size_t loss, json_t **report) {
+    *report = NULL;
+    json_t *pts = json_object_get(fc, "points");
+    size_t n = json_array_size(pts);
+    if (n == 0) return sx_fail(SX_ERR_FORMAT, "forecast: no points");
+    json_t *rows = json_array();
+    double sum = 0, mx = 0, fin = NAN, in = 0;
+    size_t cnt = 0;
+    for (size_t q = 0; q < r->n_points; q++) {
+        double s = (double)r->step[q];
+        if (!(s > 0.1 * (double)r->total_steps)) continue;
+        // the forecast at s: log-step interpolation between the points around it (exact at a point)
+        size_t k = 0;
+        while (k < n && num(json_array_get(pts, k), "step") < s) k++;
+        if (k == n) break;
+        json_t *b = json_array_get(pts, k);
+        double f = num(b, "loss"), lo = num(b, "lo"), hi = num(b, "hi"), sb = num(b, "step");
+        if (sb > s) {
+            if (k == 0) continue;
+            json_t *a = json_array_get(pts, k - 1);
+            double sa = num(a, "step"), w = log(s / sa) / log(sb / sa);
+            f = num(a, "loss") + w * (f - num(a, "loss"));
+            lo = num(a, "lo") + w * (lo - num(a, "lo"));
+            hi = num(a, "hi") + w * (hi - num(a, "hi"));
+        }
+        double y = r->loss[q * l->n_loss + loss], e = fabs(f / y - 1);
+        sum += e;
+        mx = fmax(mx, e);
+        in += y >= lo && y <= hi;
+        fin = e;
+        cnt++;
+        json_array_append_new(rows, json_pack("[I, f, f, f, f]", (json_int_t)r->step[q], y, f, lo, hi));
+    }
+    if (!cnt) {
+        json_decref(rows);
+        return sx_fail(SX_ERR_ARG, "forecast --check: run '%s' has no logged point after 10%% within the forecast's steps", r->id);
+    }
+    *report = json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:o}", "run", r->id, "n_points", (json_int_t)cnt, "mean_abs_rel_err",
+                        sum / (double)cnt, "max_abs_rel_err", mx, "final_abs_rel_err", fin, "band_coverage", in / (double)cnt,
+                        "points", rows);
+    return *report ? SX_OK : sx_fail(SX_ERR_NOMEM, "forecast --check: out of memory");
+}

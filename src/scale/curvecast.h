@@ -1,0 +1,28 @@
+// curvecast: fit.json and forecast.json for curve ladders (scale/import.h). `fit` fits the joint law
+// (scale/curvefit.h) to every run, with N (with or without embeddings) chosen one size back, and records the
+// band's parts; `forecast` forecasts any target run (a runs-table row or one described by flags) at any list
+// of steps with a band, frozen by a SHA-256; `check` scores a logged run against a frozen forecast at every
+// logged point, interpolating the forecast in log-step between its points.
+// Not responsible for: reading ladders (import.h), the law or its fit (law_nds.h, curvefit.h), CLI printing.
+#ifndef SEXTANT_SCALE_CURVECAST_H
+#define SEXTANT_SCALE_CURVECAST_H
+#include <stddef.h>
+#include <jansson.h>
+#include "core/status.h"
+#include "scale/import.h"
+
+#define CURVECAST_VERSION 1
+
+// *fit receives {"kind": "curve-ladder", "version", "ladder": {"runs", "groups", "loss", "flops"}, "law": "nds",
+// "params": {...}, "n_kind": "with embeddings"|"without embeddings", "n_choice_inner_rms": {...},
+// "sigma": {"noise", "one_size_back", "top_n", "log_step"}, "in_sample_mean", "in_sample_max"}.
+sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit);
+// *fc receives {"kind": "curve-forecast", "version", "target": {...}, "flops_rule", "sigma", "points":
+// [{"step", "tokens", "flops", "loss", "lo", "hi"}], "sha256"}. steps[n]: 1-based, increasing, <= total_steps.
+sx_status curvecast_forecast(json_t *fit, const import_run *target, const long *steps, size_t n, json_t **fc);
+// *report receives {"run", "points": [[step, observed, forecast, lo, hi]], "mean_abs_rel_err", "max_abs_rel_err",
+// "final_abs_rel_err", "band_coverage", "n_points"} over the run's logged points after 10% of it that lie within
+// the forecast's steps.
+sx_status curvecast_check(json_t *fc, const import_ladder *l, const import_run *r, size_t loss, json_t **report);
+
+#endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# sextant backtest on a synthetic curve ladder drawn from the joint law with known parameters: 5 sizes, each
+# with its own tokens per step and peak LR and 3 run lengths (cosine with warmup), one seed, 0.2% noise.
+# Checks: the largest size is forecast within 0.5% mean (the law is right; noise only), the fit recovers
+# alpha, eps and E, the one-seed band has non-zero width and covers most points, the report JSON carries every
+# scored point; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
+# too few sizes is refused.
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+python3 - "$tmp" <<'EOF'
+import math, random, sys
+t = sys.argv[1]
+E, A, B, D, alpha, beta, eps, C, g = 1.8, 400.0, 300.0, 0.3, 0.35, 0.5, 0.1, 0.05, 0.8
+rnd = random.Random(7)
+runs = open(f"{t}/runs.csv", "w"); curves = open(f"{t}/curves.csv", "w")
+runs.write("run_id,group,n_params,tokens_per_step,total_steps,peak_lr,warmup,schedule,role\n")
+curves.write("run_id,step,val_loss\n")
+for k, N in enumerate([1e6, 2.2e6, 4.7e6, 1e7, 2.2e7]):
+    b, lr = 4096 * 2 ** (k % 3), 3e-3 / (1 + k)
+    for j, T in enumerate([200, 400, 800]):
+        rid = f"s{k}-T{T}"
+        W = 20
+        m = []
+        for s in range(1, T + 1):
+            p = (s - W) / (T - W)
+            base = 0.1 + 0.9 * (1 + math.cos(math.pi * p)) / 2 if s > W else 1.0
+            m.append(min(1.0, s / W) * base)
+        P = [0.0] * T
+        for i in range(T): P[i] = (P[i - 1] if i else 0) + m[i]
+        runs.write(f"{rid},size{k},{N:.0f},{b},{T},{lr},{W},cosine:min=0.1,{'heldout' if j == 2 else 'fit'}\n")
+        for s in range(T // 20, T + 1, T // 20):
+            i = s - 1
+            ld = sum((m[q - 1] - m[q]) * (1 - (1 + C * (P[i] - P[q - 1])) ** -g) for q in range(1, i + 1) if m[q] < m[q - 1])
+            L = E + A * N ** -alpha + B * N ** eps * (b * P[i]) ** -beta - D * ld
+            curves.write(f"{rid},{s},{L * (1 + 0.002 * rnd.gauss(0, 1)):.6f}\n")
+EOF
+"$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/L" > /dev/null || fail "import"
+"$S" backtest "$tmp/L" --out "$tmp/bt.json" > "$tmp/bt.log" 2>&1 || { fail "backtest"; cat "$tmp/bt.log"; }
+python3 - "$tmp/bt.json" <<'EOF' || fails=$((fails+1))
+import json, sys
+r = json.load(open(sys.argv[1]))
+nds = next(m for m in r["methods"] if m["method"] == "nds")
+p = r["nds"]["params"]
+bad = []
+if [t["group"] for t in r["targets"]] != ["size4"]: bad.append(f"targets {r['targets']}")
+if not nds["n_points"] == 54: bad.append(f"{nds['n_points']} scored points, expected 3 runs x 18 points after 10%")
+if not nds["mean_abs_rel_err"] < 0.005: bad.append(f"mean error {nds['mean_abs_rel_err']:.4f}")
+if not abs(p["alpha"] - 0.35) < 0.05: bad.append(f"alpha {p['alpha']:.3f} (true 0.35)")
+if not abs(p["eps"] - 0.1) < 0.05: bad.append(f"eps {p['eps']:.3f} (true 0.1)")
+if not abs(p["E"] - 1.8) < 0.2: bad.append(f"E {p['E']:.3f} (true 1.8)")
+if not 0.001 < r["nds"]["sigma_noise"] < 0.004: bad.append(f"noise {r['nds']['sigma_noise']:.4f} (true 0.002)")
+if not nds["band_half_width_rel"] > 0.002: bad.append(f"band half-width {nds['band_half_width_rel']}")
+if not nds["band_coverage"] >= 0.8: bad.append(f"coverage {nds['band_coverage']}")
+if not all(len(x["points"]) == 18 and len(x["points"][0]) == 5 for x in nds["runs"]): bad.append("points missing")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
+grep -q "^nds  *54 " "$tmp/bt.log" || fail "printed table: $(cat "$tmp/bt.log")"
+"$S" backtest "$tmp/L" --protocol role --out "$tmp/role.json" > "$tmp/role.log" 2>&1 || { fail "role backtest"; cat "$tmp/role.log"; }
+python3 -c "
+import json, sys
+r = json.load(open('$tmp/role.json')); m = r['methods'][0]
+ok = len(m['runs']) == 5 and all(x['run'].endswith('T800') for x in m['runs']) and m['mean_abs_rel_err'] < 0.005
+sys.exit(0 if ok else 1)" || fail "role protocol: $(head -5 "$tmp/role.log")"
+out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
+echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
+
+# fit / forecast / forecast --check on the curve ladder: a target described by flags (size4's longest run: N,
+# batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.
+"$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
+grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
+"$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
+    --warmup-steps 20 --steps "$(seq -s, 1 7 800),800" --out "$tmp/fc.json" > "$tmp/fc.log" 2>&1 || { fail "curve forecast"; cat "$tmp/fc.log"; }
+grep -q "116 points" "$tmp/fc.log" || fail "forecast at 116 given steps: $(cat "$tmp/fc.log")"
+"$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" > "$tmp/check.log" 2>&1 || { fail "check"; cat "$tmp/check.log"; }
+python3 -c "
+import re, sys
+m = re.search(r'(\d+) logged points after 10%: mean \|error\| ([0-9.]+)%.*inside band ([0-9.]+)%', open('$tmp/check.log').read())
+sys.exit(0 if m and int(m[1]) == 18 and float(m[2]) < 0.5 and float(m[3]) >= 80 else 1)" || fail "check report: $(cat "$tmp/check.log")"
+"$S" forecast --fit "$tmp/L/fit.json" --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc2.json" | grep -q "20 points" || fail "forecast of a runs-table row at its logged steps"
+sed -i 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json"
+"$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered curve forecast must be refused"
+
+[ $fails -eq 0 ] && echo "backtest: all checks passed"
+exit $((fails > 0))
