@@ -41,7 +41,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test test-only check bench demo ttc-demo fuzz clean setup FORCE
+.PHONY: all test test-only check bench bench-long demo ttc-demo fuzz fuzz-long clean setup FORCE
 # Keep the intermediate objects (build/tests/*.o, build/bench/*.o): no `rm` after the test summary, and no
 # recompiling them next time.
 .SECONDARY:
@@ -108,6 +108,10 @@ bench: $(SEXTANT) $(BENCH_BIN)
 demo: setup $(SEXTANT)
 	@scripts/demo
 
+# The long benchmark (docs/DATA.md): a ladder on the mixture and a ~1e15-FLOP hero; hours on this machine.
+bench-long: setup $(SEXTANT)
+	@scripts/demo bench-long
+
 # Test-time compute demo (issue 8): trains the arithmetic policy and verifiers, runs the strategies.
 ttc-demo: setup $(SEXTANT)
 	@SEXTANT=$(abspath $(SEXTANT)) scripts/ttc-demo runs/ttc-demo
@@ -115,6 +119,11 @@ ttc-demo: setup $(SEXTANT)
 # Coverage-guided fuzzing of every file parser (clang libFuzzer), 60 s per target.
 fuzz: setup
 	@tests/fuzz/run 60
+
+# Every parser for FUZZ_SECONDS each (default 3600: one CPU-hour per target), corpora seeded from real files;
+# crashes land in tests/fuzz/regressions/, which the suite replays (tests/fuzz/long).
+fuzz-long: setup $(SEXTANT)
+	@SEXTANT=$(abspath $(SEXTANT)) tests/fuzz/long
 
 clean:
 	rm -rf build build-san build-fuzz sextant

@@ -101,7 +101,7 @@ expect "model 'd1-w32-hd16-v512': the descriptor's vocabulary 512 differs from t
 expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; check --out, drop --resume" \
     train "${tiny[@]}" --steps 2 --resume --out "$tmp/fresh"
 "$S" train "${tiny[@]}" --steps 2 --resume-or-start --out "$tmp/fresh2" || fail "--resume-or-start on a fresh directory"
-"$S" train "${tiny[@]}" --steps 4 --resume-or-start --out "$tmp/fresh2" 2>&1 | grep -q "done: 4 steps (2 this time)" ||
+"$S" train "${tiny[@]}" --steps 4 --override steps --resume-or-start --out "$tmp/fresh2" 2>&1 | grep -q "done: 4 steps (2 this time)" ||
     fail "--resume-or-start did not continue the run"
 expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
 expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \

@@ -2,8 +2,10 @@
 # What a resume must get right beyond the bytes (tests/faults.sh has the kill loops): a closed terminal
 # (SIGHUP) stops with a checkpoint like SIGTERM; a --save-at copy lost between the two checkpoint files is
 # written again on resume; a metrics log that fell behind its checkpoint is refused, not continued with a
-# gap. Each case once failed: SIGHUP killed the run and its steps since the last checkpoint, the copy stayed
-# lost (and --branch-from failed later), and the resumed run finished with a gap that `fit` rejected.
+# gap; a resume with other settings (batch, LR, seed, schedule, data, ...) is refused unless --override names
+# them. Each case once failed: SIGHUP killed the run and its steps since the last checkpoint, the copy stayed
+# lost (and --branch-from failed later), the resumed run finished with a gap that `fit` rejected, and
+# another run's settings were accepted and config.json rewritten.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -39,6 +41,23 @@ out=$("$S" train "${short[@]}" --out "$tmp/gap" --resume 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "a log behind its checkpoint: exit $rc, expected 1"
 echo "$out" | grep -q "metrics.jsonl ends at step 2 but the checkpoint is at step 4" || fail "gap message: $out"
 [ "$(wc -l < "$tmp/gap/metrics.jsonl")" -eq 2 ] && [ ! -f "$tmp/gap/DONE" ] || fail "the refused resume changed the run"
+
+# --resume continues the same run: changed settings are refused with every difference listed and nothing
+# touched; --override names a deliberate change (extending --steps); flags that only watch may change.
+"$S" train "${short[@]}" --out "$tmp/same" || fail "run to resume"
+for change in "--lr 0.01" "--batch 3" "--seq 8" "--seed 2" "--schedule linear" "--dtype bf16" "--grad-accum 2" \
+              "--wd 0.2" "--clip 0.5" "--train synthetic:65" "--warmup 2" "--model d1-w16-hd16"; do
+    cp "$tmp/same/config.json" "$tmp/config.before"
+    out=$("$S" train "${short[@]}" $change --out "$tmp/same" --resume 2>&1); rc=$?
+    [ $rc -eq 1 ] && echo "$out" | grep -q "holds a run with other settings: ${change%% *} " ||
+        fail "resume with $change: exit $rc: $out"
+    cmp -s "$tmp/same/config.json" "$tmp/config.before" || fail "resume with $change rewrote config.json"
+done
+out=$("$S" train "${short[@]}" --lr 0.01 --seed 5 --out "$tmp/same" --resume 2>&1)
+echo "$out" | grep -q "other settings: --lr 0.01 (was 0.003), --seed 5 (was 1)" || fail "two differences: $out"
+"$S" train "${short[@]}" --threads 2 --eval-every 2 --ckpt-every 2 --out "$tmp/same" --resume || fail "watching flags must not block a resume"
+"$S" train "${short[@]}" --steps 12 --override steps --out "$tmp/same" --resume || fail "--override steps"
+[ "$(wc -l < "$tmp/same/metrics.jsonl")" -eq 12 ] || fail "--override steps did not extend the run to 12 steps"
 
 echo "resume.sh: $fails failed"
 [ $fails -eq 0 ]

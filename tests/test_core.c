@@ -51,10 +51,34 @@ static void test_mul_size(void) {
     CHECK(strstr(sx_last_error(), "overflow") != NULL);
 }
 
+// The fault-injection hook fails exactly the k-th allocation through any entry point, with a message naming
+// size and purpose; realloc keeps its block on failure; calloc's product is checked.
+static void test_alloc_fault_injection(void) {
+    long before = sx_alloc_count();
+    sx_alloc_fail_at(3);
+    void *a = sx_alloc(10, "first"), *b = sx_calloc(10, "second");
+    char *c = sx_strdup("third", "the third");
+    CHECK(a && b && c == NULL && strstr(sx_last_error(), "cannot allocate 6 bytes for the third"));
+    void *d = sx_realloc(a, 100, "fourth");
+    CHECK(d != NULL && sx_alloc_count() == before + 4);
+    sx_alloc_fail_at(1);
+    CHECK(sx_realloc(d, 1000, "grown table") == NULL && strstr(sx_last_error(), "1000 bytes for grown table"));
+    memset(d, 1, 100);   // still d's block, still usable
+    CHECK(sx_calloc_n((size_t)1 << 40, (size_t)1 << 40, "huge") == NULL && strstr(sx_last_error(), "size overflow"));
+    sx_alloc_fail_at(0);
+    char *e = sx_strdup("kept", "copy");
+    CHECK(e && !strcmp(e, "kept"));
+    SX_CHECK(e != NULL, "never fails here");
+    sx_free(d);
+    sx_free(b);
+    sx_free(e);
+}
+
 int main(void) {
     TEST_RUN(test_alloc_alignment);
     TEST_RUN(test_alloc_huge);
     TEST_RUN(test_alloc_failure_names_purpose);
     TEST_RUN(test_mul_size);
+    TEST_RUN(test_alloc_fault_injection);
     return testlib_finish("core");
 }

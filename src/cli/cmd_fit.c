@@ -1,10 +1,13 @@
 // sextant fit SPEC: fits the scaling laws of a finished ladder and writes fit.json.
 #include <stdio.h>
+#include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "scale/curvecast.h"
+#include "scale/datafit.h"
 #include "scale/forecast.h"
 #include "scale/import.h"
+#include "scale/lrsweep.h"
 
 // sextant fit DIR on a curve ladder (sextant import): the joint law, N chosen one size back, the band's parts.
 static int fit_curve_ladder(const char *dir, const char *out, const char *loss) {
@@ -40,9 +43,13 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss) 
 }
 
 int cmd_fit(int argc, char **argv) {
-    const char *runs, *out, *loss;
+    const char *runs, *out, *loss, *val_set, *with;
     const flag_def flags[] = {
         {"loss", FLAG_STR, &loss, "", "curve ladders: the loss column (default: the first)"},
+        {"with", FLAG_STR, &with, "", "a data-limited ladder (key unique_tokens) whose runs, with this ladder's, fit the "
+                                      "data-constrained law that forecast uses when a hero repeats data"},
+        {"val-set", FLAG_STR, &val_set, "", "fit one validation set of a mixture (val_loss_NAME) instead of the mix; "
+                                            "default: the spec's val_set key, else val_loss"},
         {"runs", FLAG_STR, &runs, "", "the ladder's output directory (default runs/<name>)"},
         {"out", FLAG_STR, &out, "", "where to write fit.json (default <runs>/fit.json)"},
     };
@@ -51,7 +58,8 @@ int cmd_fit(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
-                            "fit SPEC [--runs DIR] [--out fit.json]\n       sextant fit LADDER_DIR [--loss NAME] [--out fit.json]   (a ladder from `sextant import`)",
+                            "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME] [--with DATA_LIMITED_SPEC]\n"
+                            "       sextant fit LADDER_DIR [--loss NAME] [--out fit.json]   (a ladder from `sextant import`)",
                             "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
                             "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", &st))
         return 0;
@@ -59,7 +67,10 @@ int cmd_fit(int argc, char **argv) {
     if (!st && import_is_ladder_dir(pos[0])) return fit_curve_ladder(pos[0], out, loss);
     ladder_spec spec;
     if (!st) st = ladder_spec_read(pos[0], &spec);
+    if (!st && *val_set && strlen(val_set) >= sizeof spec.val_set) st = sx_fail(SX_ERR_ARG, "--val-set: name too long");
     if (st) return cli_report("fit", st);
+    if (*val_set) strcpy(spec.val_set, val_set);
+    if (*spec.val_set) printf("fitting validation set %s (val_loss_%s)\n", spec.val_set, spec.val_set);
     char dir[1100], path[1200];
     snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
     if (!*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
@@ -67,6 +78,52 @@ int cmd_fit(int argc, char **argv) {
     if (!*out) snprintf(path, sizeof path, "%s/fit.json", dir);
     json_t *fit;
     if ((st = forecast_fit_ladder(&spec, dir, &fit))) return cli_report("fit", st);
+    if (spec.n_lr_sweep) {
+        ladder_data d;
+        json_t *rule = NULL;
+        if (!(st = ladder_data_read(&spec, dir, &d))) st = lrsweep_fit(&d, &rule);
+        ladder_data_free(&d);
+        if (st) {   // the rest of the fit stands; forecast then keeps the ladder's assumed rule
+            fprintf(stderr, "sextant fit: warning: no LR rule from the sweep: %s\n", sx_last_error());
+            st = SX_OK;
+        } else {
+        printf("LR rule from the sweep: lr*(w) = %.4g x (%.0f/w)^%.3f (se of ln coef %.3f, of the power %.3f; the ladder "
+               "assumed %.4g x (%.0f/w)^%g)\n", json_number_value(json_object_get(rule, "coef")), spec.lr_ref_width,
+               json_number_value(json_object_get(rule, "power")), json_number_value(json_object_get(rule, "se_log_coef")),
+               json_number_value(json_object_get(rule, "se_power")), spec.lr, spec.lr_ref_width, spec.lr_width_power);
+        json_object_set_new(fit, "lr_rule", rule);
+        }
+    }
+    if (*with) {
+        ladder_spec lim;
+        char with_dir[1100];
+        if (!(st = ladder_spec_read(with, &lim))) {
+            snprintf(lim.val_set, sizeof lim.val_set, "%s", spec.val_set);
+            snprintf(with_dir, sizeof with_dir, "runs/%s", lim.name);
+            json_t *dc = NULL;
+            if (!(st = datafit_ladders(&spec, dir, &lim, with_dir, &dc))) {
+                json_t *pp = json_object_get(dc, "params"), *ci = json_object_get(dc, "ci");
+                printf("data-constrained law from %lld run pairs (%lld points, %lld repeating, up to %.1f passes): repeat "
+                       "penalty %.4g x (D'^-%.3f - D^-%.3f), Rstar %.3g [%.3g, %.3g] (90%%), rmse %.4f\n",
+                       (long long)json_integer_value(json_object_get(dc, "run_pairs")),
+                       (long long)json_integer_value(json_object_get(dc, "n_points")),
+                       (long long)json_integer_value(json_object_get(dc, "repeating_points")),
+                       json_number_value(json_object_get(dc, "max_passes")), json_number_value(json_object_get(pp, "B")),
+                       json_number_value(json_object_get(pp, "beta")), json_number_value(json_object_get(pp, "beta")),
+                       json_number_value(json_object_get(pp, "Rstar")),
+                       json_number_value(json_array_get(json_object_get(ci, "Rstar"), 0)),
+                       json_number_value(json_array_get(json_object_get(ci, "Rstar"), 1)),
+                       json_number_value(json_object_get(dc, "rmse")));
+                json_object_set_new(fit, "data_constrained", dc);
+            }
+        }
+        if (st == SX_ERR_NUMERIC) {   // the rest of the fit stands; forecast then says the data law is missing
+            fprintf(stderr, "sextant fit: warning: no data-constrained law: %s\n", sx_last_error());
+            st = SX_OK;
+        }
+        if (st) { json_decref(fit); return cli_report("fit", st); }
+    }
+    if (spec.n_lr_sweep || *with) forecast_seal(fit);   // the additions are covered by the hash too
     if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))   // full precision: the hash covers it
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");

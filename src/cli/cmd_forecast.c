@@ -4,13 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
+#include "data/mixture.h"
 #include "data/shard.h"
+#include "model/config.h"
 #include "scale/curvecast.h"
+#include "scale/datafit.h"
 #include "scale/forecast.h"
 #include "scale/import.h"
+#include "scale/lrsweep.h"
 #include "scale/rundir.h"
 #include "scale/plots.h"
 
@@ -20,17 +25,45 @@ static json_t *load(const char *path, sx_status *st) {
     return j;
 }
 
-// A hero that needs more tokens than the ladder's training shard holds would repeat data, which none of the
-// rungs did and the laws do not model: said before anyone pays for the run.
-static void warn_repeated_data(const json_t *fit, double hero_tokens) {
+// The hero's unique tokens: --unique-tokens, else the ladder's training shard (or mixture) size, from the
+// shards' headers; 0 when unknown. what[] says where the number comes from.
+static double hero_unique_tokens(const json_t *fit, double given, char *what, size_t size) {
     const char *train = json_string_value(json_object_get(json_object_get(fit, "ladder"), "train"));
+    double n = 0;
     shard_header h;
-    if (!train || strncmp(train, "synthetic:", 10) == 0 || shard_read_header(train, &h) != SX_OK) return;
-    double have = (double)h.n_tokens;
-    if (hero_tokens > have)
-        fprintf(stderr, "sextant forecast: warning: the hero's %.0f tokens are %.2f passes over %s (%.0f tokens); the "
-                "ladder's laws assume fresh data, so the forecast is optimistic where the data repeats\n",
-                hero_tokens, hero_tokens / have, train, have);
+    if (given > 0) n = given, train = "--unique-tokens";
+    else if (!train || strncmp(train, "synthetic:", 10) == 0) return 0;
+    else if (mixture_is_spec(train)) {
+        mixture_spec m;
+        if (mixture_spec_load(train, &m) != SX_OK) return 0;
+        for (size_t k = 0; k < m.n; k++) {
+            if (shard_read_header(m.src[k].train, &h) != SX_OK) return 0;
+            n += (double)h.n_tokens;
+        }
+    } else if (shard_read_header(train, &h) == SX_OK) n = (double)h.n_tokens;
+    snprintf(what, size, "%s (%.0f tokens)", train, n);
+    return n;
+}
+
+// A hero that needs more tokens than it has unique ones repeats data, which the fresh-data laws do not
+// model: the data-constrained law (fit --with) corrects the forecast, else a warning says it is optimistic.
+// Either way forecast.json's method says which law was used.
+static sx_status apply_data_law(json_t *fit, json_t *fc, double unique, const char *what) {
+    json_t *dc = json_object_get(fit, "data_constrained");
+    sx_status st = datafit_apply(fc, dc, unique);
+    if (st) return st;
+    forecast_seal(fc);
+    json_t *dl = json_object_get(json_object_get(fc, "method"), "data_law");
+    double passes = json_number_value(json_object_get(dl, "passes"));
+    if (passes > 1 && dc)
+        printf("the hero repeats data (%.2f passes over %s): forecast from the data-constrained law "
+               "(Rstar %.3g), final loss +%.4f over the fresh-data forecast\n", passes, what,
+               json_number_value(json_object_get(dl, "Rstar")), json_number_value(json_object_get(dl, "final_penalty")));
+    else if (passes > 1)
+        fprintf(stderr, "sextant forecast: warning: the hero's tokens are %.2f passes over %s; the ladder's laws "
+                "assume fresh data, so the forecast is optimistic where the data repeats (fit with --with a "
+                "data-limited ladder to model it)\n", passes, what);
+    return SX_OK;
 }
 
 // ---- curve ladders (sextant import) --------------------------------------------------------------------
@@ -45,14 +78,14 @@ typedef struct {
 static sx_status curve_steps(const curve_args *a, const import_run *t, long **steps, size_t *n) {
     size_t cap = 128;
     *n = 0;
-    *steps = malloc(cap * sizeof **steps);
+    *steps = sx_alloc(cap * sizeof **steps, "cmd_forecast steps");
     if (!*steps) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
     for (const char *p = a->steps; *p;) {
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p || (*end && *end != ',')) return sx_fail(SX_ERR_ARG, "--steps: '%s' is not a list of step numbers", a->steps);
         if (*n == cap) {
-            long *s = realloc(*steps, (cap *= 2) * sizeof *s);
+            long *s = sx_realloc(*steps, (cap *= 2) * sizeof *s, "cmd_forecast s");
             if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
             *steps = s;
         }
@@ -61,7 +94,7 @@ static sx_status curve_steps(const curve_args *a, const import_run *t, long **st
     }
     if (*n) return SX_OK;
     size_t want = t->n_points ? t->n_points : 101;
-    long *s = realloc(*steps, want * sizeof *s);
+    long *s = sx_realloc(*steps, want * sizeof *s, "cmd_forecast s");
     if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
     *steps = s;
     if (t->n_points) memcpy(s, t->step, t->n_points * sizeof *s), *n = t->n_points;
@@ -155,7 +188,7 @@ static sx_status curve_check(const curve_args *a) {
 
 int cmd_forecast(int argc, char **argv) {
     const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path;
-    double tokens, warmup, flops_ratio;
+    double tokens, warmup, flops_ratio, unique;
     long batch, seq;
     curve_args ca;
     const flag_def flags[] = {
@@ -182,6 +215,7 @@ int cmd_forecast(int argc, char **argv) {
         {"check", FLAG_STR, &check, "", "instead: compare this run directory with --forecast"},
         {"forecast", FLAG_STR, &fc_path, "forecast.json", "the frozen forecast to check against"},
         {"plot", FLAG_STR, &svg, "", "also draw an SVG here"},
+        {"unique-tokens", FLAG_DOUBLE, &unique, "0", "the hero's unique tokens (default: the ladder's training data)"},
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;
@@ -223,6 +257,12 @@ int cmd_forecast(int argc, char **argv) {
         hero_spec h = {.model = model, .tokens = tokens, .flops_ratio = flops_ratio, .batch = batch, .seq = seq,
                        .schedule = schedule, .warmup = warmup};
         if (!st) st = forecast_make(fit, &h, &fc);
+        model_config mc;
+        if (!st) st = model_config_parse(model, (size_t)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "vocab")), &mc);
+        if (!st) st = lrsweep_apply(json_object_get(fit, "lr_rule"), fc, mc.width);
+        char what[1200] = "";
+        double have = st ? 0 : hero_unique_tokens(fit, unique, what, sizeof what);
+        if (!st) st = apply_data_law(fit, fc, have, what);
         if (!st && json_dump_file(fc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
         if (!st) {
             json_t *hero = json_object_get(fc, "hero");
@@ -232,7 +272,11 @@ int cmd_forecast(int argc, char **argv) {
                    json_number_value(json_object_get(hero, "flops_ratio")), json_number_value(json_object_get(hero, "lr")),
                    json_string_value(json_object_get(hero, "schedule")),
                    json_is_true(json_object_get(json_object_get(fc, "method"), "schedule_change")) ? " (differs from the rungs')" : "");
-            warn_repeated_data(fit, json_number_value(json_object_get(hero, "tokens")));
+            if (json_object_get(hero, "lr_rule"))
+                printf("hero LR %.3g from the LR rule fitted to the sweep (x/÷ %.2f at one standard error; the ladder's "
+                       "assumed rule gave %.3g); expected loss cost of that uncertainty +%.4f\n",
+                       json_number_value(json_object_get(hero, "lr")), exp(json_number_value(json_object_get(hero, "lr_se_log"))),
+                       json_number_value(json_object_get(hero, "lr_assumed")), json_number_value(json_object_get(hero, "lr_loss_cost")));
             json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
             printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sha256 %s\nwrote %s\n",
                    json_number_value(json_object_get(last, "loss")), json_number_value(json_object_get(last, "lo")),

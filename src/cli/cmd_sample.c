@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "data/shard.h"
@@ -105,7 +106,7 @@ int cmd_sample(int argc, char **argv) {
     tok_ids enc = {0};
     if (!st && tok) st = bpe_encode(tok, (const uint8_t *)prompt, strlen(prompt), false, &enc);
     size_t cap = strlen(prompt) + enc.n + 2, np = 0, nstop = 0;
-    int32_t *ptok = malloc(cap * sizeof *ptok), stops[64];
+    int32_t *ptok = sx_alloc(cap * sizeof *ptok, "cmd_sample ptok"), stops[64];
     if (!st && bytes) {
         ptok[np++] = ARITH_EOT;
         for (const char *s = prompt; *s; s++) {
@@ -137,7 +138,7 @@ int cmd_sample(int argc, char **argv) {
         if (s[i].stopped && len && tok && (uint32_t)s[i].tok[len - 1] == tok->eot) len--;   // the stop token
         if (tok) {
             tok_bytes text = {0};
-            uint32_t *all = malloc((np + len) * sizeof *all);
+            uint32_t *all = sx_alloc((np + len) * sizeof *all, "cmd_sample all");
             size_t k = 0;
             for (size_t j = 0; j < np; j++)
                 if ((uint32_t)ptok[j] != tok->eot) all[k++] = (uint32_t)ptok[j];

@@ -6,6 +6,8 @@
 #include <time.h>
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/fsutil.h"
+#include "data/mixture.h"
 #include "data/shard.h"
 #include "tok/bpe_train.h"
 #include "tok/corpus.h"
@@ -180,6 +182,38 @@ static int do_decode(int argc, char **argv) {
     return st ? fail(st) : 0;
 }
 
+// Tokenizes the corpus files paths[0..n) into the shard out, every document preceded by <|endoftext|>;
+// *h gets the shard's header, *bytes the text read.
+static sx_status shard_corpus(bpe_vocab *v, const char *out, const char **paths, int n, shard_header *h,
+                              uint64_t *bytes) {
+    tok_bytes text = {0};
+    tok_ids ids = {0};
+    shard_writer w;
+    *bytes = 0;
+    if (v->eot == TOK_NONE) return sx_fail(SX_ERR_ARG, "vocabulary %s has no <|endoftext|> token", v->name);
+    sx_status st = shard_writer_open(&w, out, (uint32_t)v->n_ids, v->eot, v->hash);
+    if (st) return st;
+    for (int i = 0; i < n && !st; i++) {
+        if ((st = read_input(paths[i], &text))) break;
+        *bytes += text.n;
+        size_t p = 0, len;
+        const uint8_t *doc;
+        while (!st && corpus_next_doc(text.data, text.n, &p, &doc, &len)) {
+            ids.n = 0;
+            st = tok_ids_push(&ids, v->eot);
+            if (!st) st = bpe_encode(v, doc, len, false, &ids);
+            if (!st) st = shard_writer_append(&w, ids.ids, ids.n);
+        }
+    }
+    *h = w.h;
+    if (st) shard_writer_abort(&w);
+    else st = shard_writer_close(&w);
+    if (!st) *h = w.h;
+    tok_bytes_free(&text);
+    tok_ids_free(&ids);
+    return st;
+}
+
 static int do_shard(int argc, char **argv) {
     const char *vocab = NULL, *out = NULL;
     flag_def defs[] = {
@@ -192,41 +226,93 @@ static int do_shard(int argc, char **argv) {
                                   "<|endoftext|>.");
     if (rc >= 0) return rc;
     bpe_vocab *v = NULL;
-    tok_bytes text = {0};
-    tok_ids ids = {0};
-    shard_writer w;
-    int open = 0;
+    shard_header h = {0};
     uint64_t bytes = 0;
     double t0 = now_s();
     sx_status st = (!out || !*out) ? sx_fail(SX_ERR_ARG, "--out is required") : load_vocab(vocab, &v);
-    if (!st && v->eot == TOK_NONE) st = sx_fail(SX_ERR_ARG, "vocabulary %s has no <|endoftext|> token", v->name);
-    if (!st) st = shard_writer_open(&w, out, (uint32_t)v->n_ids, v->eot, v->hash);
-    open = !st;
     if (npos == 0) pos[npos++] = "-";
-    for (int i = 0; i < npos && !st; i++) {
-        if ((st = read_input(pos[i], &text))) break;
-        bytes += text.n;
-        size_t p = 0, len;
-        const uint8_t *doc;
-        while (!st && corpus_next_doc(text.data, text.n, &p, &doc, &len)) {
-            ids.n = 0;
-            st = tok_ids_push(&ids, v->eot);
-            if (!st) st = bpe_encode(v, doc, len, false, &ids);
-            if (!st) st = shard_writer_append(&w, ids.ids, ids.n);
-        }
-    }
-    if (open) {
-        if (st) shard_writer_abort(&w);
-        else st = shard_writer_close(&w);
-    }
+    if (!st) st = shard_corpus(v, out, pos, npos, &h, &bytes);
     double dt = now_s() - t0;
     if (!st)
         fprintf(stderr, "wrote %s: %llu documents, %llu tokens (%u-bit) from %.1f MB in %.2f s, vocab %s (%zu ids)\n",
-                out, (unsigned long long)w.h.n_docs, (unsigned long long)w.h.n_tokens, w.h.token_bytes * 8,
+                out, (unsigned long long)h.n_docs, (unsigned long long)h.n_tokens, h.token_bytes * 8,
                 bytes / 1e6, dt, v->name, v->n_ids);
     bpe_vocab_free(v);
-    tok_bytes_free(&text);
-    tok_ids_free(&ids);
+    return st ? fail(st) : 0;
+}
+
+// Parses "a=0.3,b=0.2" into spec weights by name (every source named must be in the spec).
+static sx_status parse_weights(const char *s, mixture_spec *m) {
+    char copy[1024], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", s);
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '='), *end;
+        if (!eq) return sx_fail(SX_ERR_ARG, "--weights: '%s' is not NAME=WEIGHT", tok);
+        *eq = 0;
+        double w = strtod(eq + 1, &end);
+        if (*end || !(w > 0)) return sx_fail(SX_ERR_ARG, "--weights: weight of %s must be a positive number", tok);
+        size_t k = 0;
+        while (k < m->n && strcmp(m->src[k].name, tok)) k++;
+        if (k == m->n) return sx_fail(SX_ERR_ARG, "--weights: %s is not one of --sources", tok);
+        m->src[k].weight = w;
+    }
+    return SX_OK;
+}
+
+static int do_mixture(int argc, char **argv) {
+    const char *vocab = NULL, *out = NULL, *sources = NULL, *weights = NULL;
+    flag_def defs[] = {
+        { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
+        { "out", FLAG_STR, &out, NULL, "directory for the shards and mixture.mix" },
+        { "sources", FLAG_STR, &sources, "gutenberg,sotu,gcide,linux-doc,python-doc", "source names, comma-separated" },
+        { "weights", FLAG_STR, &weights, "", "NAME=WEIGHT,... (default: each source's share of the train tokens)" },
+    };
+    const char *pos[MAX_INPUTS];
+    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize mixture --vocab V --out DIR TEXT_DIR",
+                                  "Tokenizes TEXT_DIR/NAME.train.txt and NAME.val.txt of every source (scripts/fetch-data "
+                                  "--mixture writes them) into DIR/NAME.{train,val}.shard and writes the mixture spec "
+                                  "DIR/mixture.mix (src/data/mixture.h) that train --train/--val accept.");
+    if (rc >= 0) return rc;
+    bpe_vocab *v = NULL;
+    mixture_spec m = {0};
+    sx_status st = (!out || !*out) ? sx_fail(SX_ERR_ARG, "--out is required")
+                 : npos != 1 ? sx_fail(SX_ERR_ARG, "give one TEXT_DIR") : load_vocab(vocab, &v);
+    char list[1024], *save = NULL;
+    snprintf(list, sizeof list, "%s", sources);
+    for (char *tok = strtok_r(list, ",", &save); tok && !st; tok = strtok_r(NULL, ",", &save)) {
+        if (m.n == MIXTURE_MAX_SOURCES) st = sx_fail(SX_ERR_ARG, "--sources: more than %d", MIXTURE_MAX_SOURCES);
+        else if (strlen(tok) >= MIXTURE_NAME_MAX) st = sx_fail(SX_ERR_ARG, "--sources: name '%s' is too long", tok);
+        else snprintf(m.src[m.n++].name, MIXTURE_NAME_MAX, "%s", tok);
+    }
+    if (!st) st = fs_mkdir_p(out);
+    double t0 = now_s(), total = 0;
+    uint64_t bytes_all = 0;
+    for (size_t k = 0; k < m.n && !st; k++) {
+        for (int split = 0; split < 2 && !st; split++) {
+            const char *sp = split ? "val" : "train";
+            char in[4096], shard[4096];
+            snprintf(in, sizeof in, "%s/%s.%s.txt", pos[0], m.src[k].name, sp);
+            snprintf(shard, sizeof shard, "%s/%s.%s.shard", out, m.src[k].name, sp);
+            const char *paths[1] = {in};
+            shard_header h;
+            uint64_t bytes;
+            if ((st = shard_corpus(v, shard, paths, 1, &h, &bytes))) break;
+            bytes_all += bytes;
+            if (!split) { m.src[k].weight = (double)h.n_tokens; total += (double)h.n_tokens; }
+            fprintf(stderr, "wrote %s: %llu documents, %llu tokens from %.1f MB\n", shard, (unsigned long long)h.n_docs,
+                    (unsigned long long)h.n_tokens, bytes / 1e6);
+            snprintf(split ? m.src[k].val : m.src[k].train, sizeof m.src[k].val, "%s.%s.shard", m.src[k].name, sp);
+        }
+    }
+    for (size_t k = 0; k < m.n && !st; k++) m.src[k].weight /= total;
+    if (!st && weights && *weights) st = parse_weights(weights, &m);
+    char spec[4096];
+    snprintf(spec, sizeof spec, "%s/mixture.mix", out);
+    if (!st) st = mixture_spec_save(spec, &m);
+    if (!st)
+        fprintf(stderr, "wrote %s: %zu sources, %.1f MB in %.2f s (%.2f MB/s)\n", spec, m.n, bytes_all / 1e6, now_s() - t0,
+                bytes_all / 1e6 / (now_s() - t0));
+    bpe_vocab_free(v);
     return st ? fail(st) : 0;
 }
 
@@ -238,7 +324,8 @@ int cmd_tokenize(int argc, char **argv) {
         "  train    learn a byte-level BPE vocabulary from corpus files\n"
         "  encode   text -> token ids\n"
         "  decode   token ids -> text\n"
-        "  shard    corpus files -> token shard for training\n";
+        "  shard    corpus files -> token shard for training\n"
+        "  mixture  per-source text files -> per-source shards + a mixture spec\n";
     if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
         fputs(usage, argc < 1 ? stderr : stdout);
         return argc < 1 ? 2 : 0;
@@ -248,6 +335,7 @@ int cmd_tokenize(int argc, char **argv) {
     if (!strcmp(action, "encode")) return do_encode(argc - 1, argv + 1);
     if (!strcmp(action, "decode")) return do_decode(argc - 1, argv + 1);
     if (!strcmp(action, "shard")) return do_shard(argc - 1, argv + 1);
+    if (!strcmp(action, "mixture")) return do_mixture(argc - 1, argv + 1);
     fprintf(stderr, "sextant tokenize: unknown action '%s'\n%s", action, usage);
     return 2;
 }

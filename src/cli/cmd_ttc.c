@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/status.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
@@ -65,8 +66,8 @@ static int ttc_train(int argc, char **argv) {
     if (st) return cli_report("ttc train", st);
     char shard[4096];
     snprintf(shard, sizeof shard, "%s/train.bin", out);
-    arith_problem *p = malloc((size_t)problems * sizeof *p);
-    shard_writer *w = malloc(sizeof *w);
+    arith_problem *p = sx_alloc((size_t)problems * sizeof *p, "cmd_ttc p");
+    shard_writer *w = sx_alloc(sizeof *w, "cmd_ttc w");
     if (!p || !w) return cli_report("ttc train", sx_fail(SX_ERR_NOMEM, "out of memory"));
     arith_split((uint64_t)seed * 1000003u + 11, (size_t)problems, 1, (int)max_ops, (int)digits, p);
     st = fs_mkdir_p(out);
@@ -120,8 +121,8 @@ static int ttc_verifiers(int argc, char **argv) {
     if (st) return cli_report("ttc verifiers", st);
     model m;
     decoder d = {0};
-    shard_writer *w = malloc(2 * sizeof *w);
-    arith_problem *p = malloc((size_t)problems * sizeof *p);
+    shard_writer *w = sx_alloc(2 * sizeof *w, "cmd_ttc w");
+    arith_problem *p = sx_alloc((size_t)problems * sizeof *p, "cmd_ttc p");
     char path[2][4096], dir[2][4096];
     const char *names[2] = {"orm", "prm"};
     if (!w || !p) return cli_report("ttc verifiers", sx_fail(SX_ERR_NOMEM, "out of memory"));

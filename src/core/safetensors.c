@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/safetensors.h"
 
@@ -70,7 +71,7 @@ sx_status st_write(const char *path, const st_tensor *t, size_t n, json_t *metad
     if (st) return st;
     if (!header) return sx_fail(SX_ERR_NOMEM, "%s: cannot serialise the header", path);
     size_t len = strlen(header), padded = (len + 7) & ~(size_t)7;
-    char *h = realloc(header, padded + 1);
+    char *h = sx_realloc(header, padded + 1, "safetensors h");
     if (!h) { free(header); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     memset(h + len, ' ', padded - len);
     st_job job = {t, n, h, padded};
@@ -137,7 +138,7 @@ sx_status st_read(const char *path, st_file *out) {
     if (!f) return sx_fail(SX_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
     long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
     rewind(f);
-    unsigned char *buf = size > 0 ? malloc((size_t)size) : NULL;
+    unsigned char *buf = size > 0 ? sx_alloc((size_t)size, "safetensors") : NULL;
     bool read_ok = buf && fread(buf, 1, (size_t)size, f) == (size_t)size;
     fclose(f);
     if (!read_ok) { free(buf); return sx_fail(size > 0 && !buf ? SX_ERR_NOMEM : SX_ERR_IO, "%s: cannot read", path); }
@@ -154,7 +155,7 @@ sx_status st_read(const char *path, st_file *out) {
     if (!st && !json_is_object(root)) st = sx_fail(SX_ERR_FORMAT, "%s: header is not a JSON object (%s)", path, err.text);
     size_t data_size = st ? 0 : (size_t)size - 8 - (size_t)hl, n = json_object_size(root);
     const unsigned char *base = st ? buf : buf + 8 + hl;   // hl is checked against the size only when !st
-    out->tensors = st ? NULL : calloc(n ? n : 1, sizeof *out->tensors);
+    out->tensors = st ? NULL : sx_calloc_n(n ? n : 1, sizeof *out->tensors, "safetensors");
     if (!st && !out->tensors) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     const char *key;
     json_t *val;

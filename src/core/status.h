@@ -1,8 +1,9 @@
 // status: error codes and messages for everything the environment can get wrong (bad file, bad flag,
 // out of memory). Library code returns an sx_status and records a one-line message with sx_fail();
-// only the command-line edge prints it and exits. Programmer errors are asserts, not statuses.
+// only the command-line edge prints it and exits. Programmer errors are SX_CHECKs, not statuses.
 #ifndef SEXTANT_STATUS_H
 #define SEXTANT_STATUS_H
+#include <stddef.h>
 
 typedef enum {
     SX_OK = 0,
@@ -22,16 +23,42 @@ const char *sx_last_error(void);
 // A short name for a status ("bad argument", "I/O error", ...).
 const char *sx_status_name(sx_status st);
 
-// Allocation that records SX_ERR_NOMEM with the size and purpose when it fails. 64-byte aligned; blocks of
-// 4 MiB and more as sx_alloc_huge.
+// The one allocation entry point (SQLite's habit): sx_alloc and the functions below it record SX_ERR_NOMEM
+// with the size and purpose when they fail, and all of them go through one counter, so that a test can make
+// the k-th allocation fail (sx_alloc_fail_at, or SEXTANT_FAIL_ALLOC_AT=k in the environment, read at the
+// first allocation) and check that every failure ends in a clean error. Free with sx_free (or free).
+// 64-byte aligned; blocks of 4 MiB and more as sx_alloc_huge.
 void *sx_alloc(size_t bytes, const char *what);
+// realloc (p may be NULL; on failure p is left as it was) and strdup through the same entry point.
+void *sx_realloc(void *p, size_t bytes, const char *what);
+char *sx_strdup(const char *s, const char *what);
+// Test hook: the k-th allocation from now fails (k <= 0: none). Counts every thread's allocations.
+void sx_alloc_fail_at(long k);
+// Allocations made so far through this entry point.
+long sx_alloc_count(void);
+// Failed allocations so far, on any thread. Code that cannot return a status (a kernel inside a parallel
+// region) skips its work when its scratch is missing; its caller takes n = sx_alloc_failures() before and
+// sx_alloc_check(n) after, which is SX_ERR_NOMEM with the failure's message if any allocation failed since.
+long sx_alloc_failures(void);
+sx_status sx_alloc_check(long since);
 // SX_HUGE_PAGE aligned, rounded up to whole huge pages and advised to use transparent huge pages: for
 // buffers of any size that the kernels stream through.
 #define SX_HUGE_PAGE ((size_t)2 << 20)
 void *sx_alloc_huge(size_t bytes, const char *what);
+// The same for a buffer its caller can do without (a slower path): a failure records nothing and does not
+// count in sx_alloc_failures. The fault-injection hook still fails it, so that the slower path is tested.
+void *sx_try_alloc_huge(size_t bytes, const char *what);
 void *sx_calloc(size_t bytes, const char *what);
+// n x size zeroed bytes (calloc's shape), the product checked for overflow.
+void *sx_calloc_n(size_t n, size_t size, const char *what);
 void sx_free(void *p);
 // Checked size arithmetic: returns 0 and records SX_ERR_ARG on overflow.
 int sx_mul_size(size_t a, size_t b, size_t *out);
+
+// Always-on check of a programmer error (never of anything a file, a flag or the machine can cause: those
+// return a status). On failure prints file:line, the condition and what to do about it, and aborts:
+//   SX_CHECK(n <= cap, "call kvcache_reserve with the longest sequence first");
+#define SX_CHECK(cond, what_to_do) ((cond) ? (void)0 : sx_check_failed(__FILE__, __LINE__, #cond, what_to_do))
+_Noreturn void sx_check_failed(const char *file, int line, const char *cond, const char *what_to_do);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/status.h"
 #include "core/tensorfile.h"
 
 #define TF_MAGIC "SXTENSOR"
@@ -77,7 +78,7 @@ static json_t *index_json(const char *kind, json_t *meta, const tf_tensor *t, si
 }
 
 static sx_status fsync_dir_of(const char *path) {
-    char *copy = strdup(path);
+    char *copy = sx_strdup(path, "tensorfile copy");
     if (!copy) return sx_fail(SX_ERR_NOMEM, "out of memory");
     int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
     free(copy);
@@ -95,7 +96,7 @@ sx_status tf_write(const char *path, const char *kind, json_t *meta, const tf_te
     size_t hlen = strlen(header);
 
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
+    char *tmp = sx_alloc(plen + 16, "tensorfile tmp");
     if (!tmp) { free(header); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -147,7 +148,7 @@ static sx_status parse_index(const char *path, tensorfile *f, json_t *root, size
     json_t *arr = json_object_get(root, "tensors");
     if (!json_is_array(arr)) return bad(path, "header has no tensor index");
     f->n = json_array_size(arr);
-    f->tensors = calloc(f->n ? f->n : 1, sizeof *f->tensors);
+    f->tensors = sx_calloc_n(f->n ? f->n : 1, sizeof *f->tensors, "tensorfile f.tensors");
     if (!f->tensors) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t data_end = f->buf_size - 8;
     for (size_t i = 0; i < f->n; i++) {

@@ -27,6 +27,7 @@ sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode m
         return st;
     }
     ld->T = T;
+    ld->n_used = ld->shard.h.n_tokens;
     ld->mode = mode;
     ld->seed = seed;
     rng_seed(&ld->rng, seed);
@@ -34,6 +35,19 @@ sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode m
         ld->n_windows = (ld->shard.h.n_tokens - 1) / T;
         ld->perm = sx_alloc(ld->n_windows * sizeof *ld->perm, "the loader's window order");
         if (!ld->perm) { shard_close(&ld->shard); return SX_ERR_NOMEM; }
+        shuffle_epoch(ld);
+    }
+    return SX_OK;
+}
+
+sx_status loader_cap_tokens(data_loader *ld, uint64_t max_tokens) {
+    if (max_tokens >= ld->shard.h.n_tokens) return SX_OK;
+    if (max_tokens < ld->T + 1)
+        return sx_fail(SX_ERR_ARG, "a cap of %llu unique tokens is less than one window of %zu", (unsigned long long)max_tokens,
+                       ld->T + 1);
+    ld->n_used = max_tokens;
+    if (ld->mode == LOADER_EPOCH) {
+        ld->n_windows = (max_tokens - 1) / ld->T;
         shuffle_epoch(ld);
     }
     return SX_OK;
@@ -57,7 +71,7 @@ void loader_next(data_loader *ld, size_t B, int32_t *out) {
             }
             start = ld->perm[ld->cursor++] * T;
         } else {
-            start = rng_below(&ld->rng, ld->shard.h.n_tokens - T);
+            start = rng_below(&ld->rng, ld->n_used - T);
             ld->cursor++;
         }
         int32_t *row = out + b * (T + 1);

@@ -31,6 +31,7 @@ typedef struct {
     loader_mode mode;
     uint64_t seed, epoch, cursor;
     rng_state rng;
+    uint64_t n_used;     // tokens windows are drawn from: the shard's first n_used (loader_cap_tokens)
     uint64_t n_windows;  // LOADER_EPOCH: windows per epoch
     uint64_t *perm;      // LOADER_EPOCH: (n_windows) this epoch's order
 } data_loader;
@@ -40,6 +41,9 @@ typedef struct {
 sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode mode, uint64_t seed,
                       size_t expected_vocab);
 void loader_close(data_loader *ld);
+// Draws windows only from the shard's first max_tokens tokens (a cap on unique data: training longer than
+// that repeats it). Call before the first loader_next. SX_ERR_ARG if max_tokens < T + 1.
+sx_status loader_cap_tokens(data_loader *ld, uint64_t max_tokens);
 // Overwrites out (B, T+1) with the next B windows.
 void loader_next(data_loader *ld, size_t B, int32_t *out);
 void loader_get_pos(const data_loader *ld, loader_pos *pos);

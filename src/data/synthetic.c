@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "data/synthetic.h"
 
 sx_status synthetic_open(const char *spec, synthetic_source *s) {
@@ -12,7 +13,7 @@ sx_status synthetic_open(const char *spec, synthetic_source *s) {
     if (v < 8 || v > (1 << 20) || errno || *end)
         return sx_fail(SX_ERR_ARG, "'%s': expected synthetic:V with 8 <= V <= 1048576", spec);
     s->vocab = (size_t)v;
-    s->next = malloc(s->vocab * SYNTHETIC_FANOUT * sizeof *s->next);
+    s->next = sx_alloc(s->vocab * SYNTHETIC_FANOUT * sizeof *s->next, "synthetic s.next");
     if (!s->next) return sx_fail(SX_ERR_NOMEM, "out of memory");
     rng_state r;
     rng_seed(&r, 0x5e71a7);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/status.h"
 #include "dist/dist.h"
 #ifdef SEXTANT_MPI
 #include <mpi.h>
@@ -153,7 +154,7 @@ void dist_finalize(void) {
 static sx_status allreduce(void *x, size_t n, MPI_Datatype type, size_t elem, MPI_Op op, const char *what) {
     if (g_size == 1 || n == 0) return SX_OK;
     size_t nb = (n + DIST_BUCKET - 1) / DIST_BUCKET;
-    MPI_Request *req = malloc(nb * sizeof *req);
+    MPI_Request *req = sx_alloc(nb * sizeof *req, "dist req");
     if (!req) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t b = 0; b < nb; b++) {
         size_t off = b * DIST_BUCKET, len = n - off < DIST_BUCKET ? n - off : DIST_BUCKET;

@@ -1,7 +1,7 @@
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "infer/decode.h"
 #include "kernels/embedding.h"
 #include "kernels/rmsnorm.h"
@@ -29,8 +29,8 @@ sx_status decoder_init(decoder *d, model *m, size_t max_ctx) {
     kvcache_init(&d->cache, m->cfg.n_layer, m->mixer->cache_floats(&m->cfg));
     size_t half = m->cfg.rope_dim / 2;
     if (half) {
-        d->cos = malloc(max_ctx * half * sizeof *d->cos);
-        d->sin = malloc(max_ctx * half * sizeof *d->sin);
+        d->cos = sx_alloc(max_ctx * half * sizeof *d->cos, "decode d.cos");
+        d->sin = sx_alloc(max_ctx * half * sizeof *d->sin, "decode d.sin");
         if (!d->cos || !d->sin) { decoder_free(d); return sx_fail(SX_ERR_NOMEM, "out of memory for RoPE tables"); }
         rope_tables(max_ctx, m->cfg.rope_dim, m->cfg.rope_base, d->cos, d->sin);
     }
@@ -75,10 +75,10 @@ static void rows_free(row_cache *rc) {
 
 // Appends every row's position to its sequence; sizes the span lists.
 static sx_status rows_append(decoder *d, size_t n, const int *seq, row_cache *rc) {
-    rc->pos = malloc(n * sizeof *rc->pos);
-    rc->n_spans = malloc(n * sizeof *rc->n_spans);
-    rc->slot = malloc(n * sizeof *rc->slot);
-    rc->spans = malloc(n * sizeof *rc->spans);
+    rc->pos = sx_alloc(n * sizeof *rc->pos, "decode rc.pos");
+    rc->n_spans = sx_alloc(n * sizeof *rc->n_spans, "decode rc.n_spans");
+    rc->slot = sx_alloc(n * sizeof *rc->slot, "decode rc.slot");
+    rc->spans = sx_alloc(n * sizeof *rc->spans, "decode rc.spans");
     if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0; r < n; r++) {
         if (kvcache_len(&d->cache, seq[r]) >= d->max_ctx)
@@ -88,7 +88,7 @@ static sx_status rows_append(decoder *d, size_t n, const int *seq, row_cache *rc
     }
     size_t total = 0;
     for (size_t r = 0; r < n; r++) total += kvcache_depth(&d->cache, seq[r]);
-    rc->span_buf = malloc(total * sizeof *rc->span_buf);
+    rc->span_buf = sx_alloc(total * sizeof *rc->span_buf, "decode rc.span_buf");
     if (!rc->span_buf) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0, off = 0; r < n; off += kvcache_depth(&d->cache, seq[r]), r++) rc->spans[r] = rc->span_buf + off;
     return SX_OK;
@@ -110,7 +110,7 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     if (n == 0) return SX_OK;
     sx_status st = reserve(d, n);
     if (st) return st;
-    for (size_t r = 0; r < n; r++) assert(tok[r] >= 0 && (size_t)tok[r] < V);
+    for (size_t r = 0; r < n; r++) SX_CHECK(tok[r] >= 0 && (size_t)tok[r] < V, "token ids lie within the vocabulary");
     row_cache rc = {0};
     st = rows_append(d, n, seq, &rc);
     if (st) { rows_free(&rc); return st; }
@@ -144,8 +144,8 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
 
 sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits) {
     size_t V = d->m->cfg.vocab;
-    int *seqs = calloc(n ? n : 1, sizeof *seqs);
-    float *logits = malloc(n * V * sizeof *logits);
+    int *seqs = sx_calloc_n(n ? n : 1, sizeof *seqs, "decode seqs");
+    float *logits = sx_alloc(n * V * sizeof *logits, "decode logits");
     sx_status st = seqs && logits ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) seqs[i] = seq;
     if (!st) st = decoder_forward(d, n, seqs, tokens, logits);

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "infer/generate.h"
 
 bool gen_is_stop(const gen_config *g, int32_t tok) {
@@ -11,7 +12,7 @@ bool gen_is_stop(const gen_config *g, int32_t tok) {
 static sx_status push(gen_stream *s, int32_t tok) {
     if (s->len == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 32;
-        int32_t *t = realloc(s->tok, cap * sizeof *t);
+        int32_t *t = sx_realloc(s->tok, cap * sizeof *t, "generate t");
         if (!t) return sx_fail(SX_ERR_NOMEM, "out of memory");
         s->tok = t;
         s->cap = cap;
@@ -22,11 +23,11 @@ static sx_status push(gen_stream *s, int32_t tok) {
 
 sx_status generate_streams(decoder *d, gen_stream *s, size_t n, const gen_config *g, rng_state *rng) {
     size_t V = d->m->cfg.vocab;
-    int *seq = malloc(n * sizeof *seq);
-    int32_t *tok = malloc(n * sizeof *tok);
-    size_t *idx = malloc(n * sizeof *idx);
-    float *logits = malloc(n * V * sizeof *logits);
-    bool *live = malloc(n * sizeof *live);
+    int *seq = sx_alloc(n * sizeof *seq, "generate seq");
+    int32_t *tok = sx_alloc(n * sizeof *tok, "generate tok");
+    size_t *idx = sx_alloc(n * sizeof *idx, "generate idx");
+    float *logits = sx_alloc(n * V * sizeof *logits, "generate logits");
+    bool *live = sx_alloc(n * sizeof *live, "generate live");
     sx_status st = seq && tok && idx && logits && live ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
         s[i].new_in_call = 0;
@@ -65,7 +66,7 @@ static sx_status stream_new(decoder *d, int seq, const float *logits, gen_stream
     size_t V = d->m->cfg.vocab;
     memset(s, 0, sizeof *s);
     s->seq = seq;
-    s->logits = malloc(V * sizeof *s->logits);
+    s->logits = sx_alloc(V * sizeof *s->logits, "generate s.logits");
     if (seq < 0 || !s->logits) return sx_fail(SX_ERR_NOMEM, "out of memory");
     memcpy(s->logits, logits, V * sizeof *logits);
     return SX_OK;
@@ -81,8 +82,8 @@ sx_status gen_stream_fork(decoder *d, const gen_stream *src, gen_stream *dst) {
 sx_status generate_samples(decoder *d, const int32_t *prompt, size_t np, size_t n, const gen_config *g,
                            rng_state *rng, gen_stream **out) {
     size_t V = d->m->cfg.vocab;
-    *out = calloc(n ? n : 1, sizeof **out);
-    float *last = malloc(V * sizeof *last);
+    *out = sx_calloc_n(n ? n : 1, sizeof **out, "generate out");
+    float *last = sx_alloc(V * sizeof *last, "generate last");
     int root = kvcache_new_seq(&d->cache);
     sx_status st = *out && last && root >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st) st = decoder_prefill(d, root, prompt, np, last);

@@ -1,6 +1,6 @@
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "infer/kvcache.h"
 
 void kvcache_init(kvcache *kv, size_t n_layer, size_t row_floats) {
@@ -21,7 +21,7 @@ static int slot(kvcache *kv) {
         if (kv->seg[i].refs == 0) return (int)i;
     if (kv->n_seg == kv->cap_seg) {
         size_t cap = kv->cap_seg ? 2 * kv->cap_seg : 16;
-        kv_segment *s = realloc(kv->seg, cap * sizeof *s);
+        kv_segment *s = sx_realloc(kv->seg, cap * sizeof *s, "kvcache s");
         if (!s) { sx_fail(SX_ERR_NOMEM, "out of memory for the KV cache"); return -1; }
         kv->seg = s;
         kv->cap_seg = cap;
@@ -38,7 +38,7 @@ int kvcache_new_seq(kvcache *kv) {
 }
 
 int kvcache_fork(kvcache *kv, int src) {
-    assert(src >= 0 && (size_t)src < kv->n_seg && kv->seg[src].refs > 0);
+    SX_CHECK(src >= 0 && (size_t)src < kv->n_seg && kv->seg[src].refs > 0, "fork a live sequence of this cache");
     int id = slot(kv);
     if (id < 0) return -1;
     kv->seg[src].refs++;
@@ -49,7 +49,7 @@ int kvcache_fork(kvcache *kv, int src) {
 void kvcache_release(kvcache *kv, int seq) {
     while (seq >= 0) {
         kv_segment *s = &kv->seg[seq];
-        assert(s->refs > 0);
+        SX_CHECK(s->refs > 0, "release a sequence only once");
         if (--s->refs > 0) return;
         int parent = s->parent;
         free(s->rows);
@@ -70,7 +70,7 @@ size_t kvcache_append(kvcache *kv, int seq) {
     kv_segment *s = &kv->seg[seq];
     if (s->len == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16, L = kv->n_layer, R = kv->row;
-        float *rows = malloc(L * cap * R * sizeof *rows);
+        float *rows = sx_alloc(L * cap * R * sizeof *rows, "kvcache rows");
         if (!rows) { sx_fail(SX_ERR_NOMEM, "out of memory for the KV cache"); return (size_t)-1; }
         for (size_t l = 0; l < L && s->len; l++)
             memcpy(rows + l * cap * R, s->rows + l * s->cap * R, s->len * R * sizeof *rows);
@@ -83,7 +83,7 @@ size_t kvcache_append(kvcache *kv, int seq) {
 
 float *kvcache_row(kvcache *kv, int seq, size_t layer, size_t pos) {
     kv_segment *s = &kv->seg[seq];
-    assert(pos >= s->base && pos < s->base + s->len && layer < kv->n_layer);
+    SX_CHECK(pos >= s->base && pos < s->base + s->len && layer < kv->n_layer, "the position and layer lie within the sequence");
     return s->rows + (layer * s->cap + pos - s->base) * kv->row;
 }
 

@@ -1,5 +1,6 @@
 #include <math.h>
 #include <stdlib.h>
+#include "core/status.h"
 #include "infer/sampling.h"
 
 int32_t sampler_argmax(const float *logits, size_t V) {
@@ -40,8 +41,8 @@ void sampler_probs(const sampler_config *c, const float *logits, size_t V, doubl
 
 int32_t sampler_draw(const sampler_config *c, const float *logits, size_t V, rng_state *rng) {
     if (c->temperature <= 0) return sampler_argmax(logits, V);
-    double *probs = malloc(V * sizeof *probs);
-    void *order = malloc(V * SAMPLER_SCRATCH_BYTES);
+    double *probs = sx_alloc(V * sizeof *probs, "sampling probs");
+    void *order = sx_alloc(V * SAMPLER_SCRATCH_BYTES, "sampling order");
     if (!probs || !order) { free(probs); free(order); return sampler_argmax(logits, V); }
     sampler_probs(c, logits, V, probs, order);
     double u = rng_uniform(rng), acc = 0;

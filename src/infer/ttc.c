@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "infer/generate.h"
 #include "infer/ttc.h"
 
@@ -56,7 +57,7 @@ long ttc_select(const ttc_pool *p, const size_t *idx, size_t k, ttc_selector s) 
 }
 
 double ttc_selector_accuracy(const ttc_pool *p, size_t k, ttc_selector s, size_t trials, rng_state *rng) {
-    size_t *idx = malloc(p->n * sizeof *idx);
+    size_t *idx = sx_alloc(p->n * sizeof *idx, "ttc idx");
     if (!idx || k == 0 || k > p->n) { free(idx); return NAN; }
     if (k == p->n) trials = 1;
     double hits = 0;
@@ -106,10 +107,10 @@ static sx_status beam_fork(decoder *policy, decoder *prm, const beam *src, beam 
 static sx_status score_new_steps(decoder *prm, beam *b, size_t n) {
     size_t V = prm->m->cfg.vocab, rows = 0;
     for (size_t i = 0; i < n; i++) rows += b[i].pol.new_in_call;
-    int *seq = malloc((rows + 1) * sizeof *seq);
-    int32_t *tok = malloc((rows + 1) * sizeof *tok);
-    size_t *owner = malloc((rows + 1) * sizeof *owner);
-    float *logits = malloc((rows + 1) * V * sizeof *logits);
+    int *seq = sx_alloc((rows + 1) * sizeof *seq, "ttc seq");
+    int32_t *tok = sx_alloc((rows + 1) * sizeof *tok, "ttc tok");
+    size_t *owner = sx_alloc((rows + 1) * sizeof *owner, "ttc owner");
+    float *logits = sx_alloc((rows + 1) * V * sizeof *logits, "ttc logits");
     sx_status st = seq && tok && owner && logits ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t r = 0;
     for (size_t i = 0; i < n && !st; i++)
@@ -140,12 +141,13 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
     size_t N = c->n_beams, M = c->width < 1 ? 1 : c->width, keep = N / M ? N / M : 1, V = policy->m->cfg.vocab;
     double flops0 = policy->flops + prm->flops;
     memset(out, 0, sizeof *out);
-    beam *act = calloc(keep * M + N, sizeof *act), *done = calloc(2 * N + keep * M, sizeof *done), root = {0};
-    double (*rank)[2] = malloc((keep * M + N) * sizeof *rank);
+    beam *act = sx_calloc_n(keep * M + N, sizeof *act, "ttc act"),
+           *done = sx_calloc_n(2 * N + keep * M, sizeof *done, "ttc done"), root = {0};
+    double (*rank)[2] = sx_alloc((keep * M + N) * sizeof *rank, "ttc");
     int32_t prompt[ARITH_EXPR_MAX + 2];
     size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2), n_act = 0, n_done = 0;
-    float *vlast = malloc(prm->m->cfg.vocab * sizeof *vlast);
-    root.pol.logits = malloc(V * sizeof *root.pol.logits);
+    float *vlast = sx_alloc(prm->m->cfg.vocab * sizeof *vlast, "ttc vlast");
+    root.pol.logits = sx_alloc(V * sizeof *root.pol.logits, "ttc root.pol.logits");
     root.pol.seq = kvcache_new_seq(&policy->cache);
     root.vseq = kvcache_new_seq(&prm->cache);
     sx_status st = act && done && rank && vlast && root.pol.logits && root.pol.seq >= 0 && root.vseq >= 0
@@ -156,7 +158,7 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
     const int32_t stops[2] = {'\n', ARITH_EOT};
     gen_config g = {.sampler = {.temperature = c->temperature, .top_p = 1}, .max_new = c->max_step_tokens,
                     .stop = stops, .n_stop = 2};
-    gen_stream *streams = malloc((keep * M + N) * sizeof *streams);
+    gen_stream *streams = sx_alloc((keep * M + N) * sizeof *streams, "ttc streams");
     if (!streams && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t round = 0; !st && n_act > 0; round++) {
         for (size_t i = 0; i < n_act; i++) streams[i] = act[i].pol;
@@ -176,7 +178,7 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
         for (size_t i = 0; i < n_act; i++) rank[i][0] = beam_score(&act[i], c->agg), rank[i][1] = (double)i;
         qsort(rank, n_act, sizeof *rank, by_score_desc);
         size_t kept = n_act < keep ? n_act : keep, n_new = 0;
-        beam *next = calloc(kept * M, sizeof *next);
+        beam *next = sx_calloc_n(kept * M, sizeof *next, "ttc next");
         if (!next) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
         for (size_t i = 0; i < kept && !st; i++)
             for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, prm, &act[(size_t)rank[i][1]], &next[n_new++]);
@@ -186,10 +188,10 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
         n_act = n_new;
     }
     // Verifier-weighted vote over the completed beams.
-    long *ans = calloc(n_done + 1, sizeof *ans);
-    bool *has = calloc(n_done + 1, sizeof *has), *cor = calloc(n_done + 1, sizeof *cor);
-    double *sc = calloc(n_done + 1, sizeof *sc);
-    size_t *idx = calloc(n_done + 1, sizeof *idx);
+    long *ans = sx_calloc_n(n_done + 1, sizeof *ans, "ttc ans");
+    bool *has = sx_calloc_n(n_done + 1, sizeof *has, "ttc has"), *cor = sx_calloc_n(n_done + 1, sizeof *cor, "ttc cor");
+    double *sc = sx_calloc_n(n_done + 1, sizeof *sc, "ttc sc");
+    size_t *idx = sx_calloc_n(n_done + 1, sizeof *idx, "ttc idx");
     char text[1024];
     for (size_t i = 0; i < n_done && ans && has && cor && sc && idx; i++) {
         arith_detokenize(done[i].pol.tok, done[i].pol.len, text, sizeof text);
@@ -253,7 +255,7 @@ static int by_key(const void *a, const void *b) {
 }
 
 void ttc_bin_quantiles(const double *d, size_t n, size_t n_bins, size_t *bin) {
-    keyed *order = malloc((n + 1) * sizeof *order);
+    keyed *order = sx_alloc((n + 1) * sizeof *order, "ttc order");
     if (!order) { memset(bin, 0, n * sizeof *bin); return; }
     for (size_t i = 0; i < n; i++) order[i] = (keyed){d[i], i};
     qsort(order, n, sizeof *order, by_key);

@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "infer/verifier.h"
 
 sx_status verifier_write_docs(shard_writer *w, const arith_problem *p, const char *solution, bool process,
@@ -11,7 +12,7 @@ sx_status verifier_write_docs(shard_writer *w, const arith_problem *p, const cha
     int32_t prompt[ARITH_EXPR_MAX + 2];
     size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
     size_t len = strlen(solution);
-    uint32_t *buf = malloc((np + len + 1) * sizeof *buf);
+    uint32_t *buf = sx_alloc((np + len + 1) * sizeof *buf, "verifier buf");
     if (!buf) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < np; i++) buf[i] = (uint32_t)prompt[i];
     sx_status st = SX_OK;
@@ -44,10 +45,12 @@ sx_status verifier_score(decoder *d, const arith_problem *p, const char *const *
     int32_t prompt[ARITH_EXPR_MAX + 2];
     size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
     for (size_t i = 0; i < n; i++) rows += strlen(solutions[i]);
-    int *seq = malloc((rows + 1) * sizeof *seq), *kids = malloc((n + 1) * sizeof *kids);
+    int *seq = sx_alloc((rows + 1) * sizeof *seq, "verifier seq"),
+           *kids = sx_alloc((n + 1) * sizeof *kids, "verifier kids");
     for (size_t i = 0; kids && i < n; i++) kids[i] = -1;
-    int32_t *tok = malloc((rows + 1) * sizeof *tok);
-    float *logits = malloc((rows + 1) * V * sizeof *logits), *last = malloc(V * sizeof *last);
+    int32_t *tok = sx_alloc((rows + 1) * sizeof *tok, "verifier tok");
+    float *logits = sx_alloc((rows + 1) * V * sizeof *logits, "verifier logits"),
+           *last = sx_alloc(V * sizeof *last, "verifier last");
     int root = kvcache_new_seq(&d->cache);
     sx_status st = seq && kids && tok && logits && last && root >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st) st = decoder_prefill(d, root, prompt, np, last);

@@ -11,9 +11,9 @@
 // only fuses a·b+c in this file's own expressions, deterministically for a given build.
 #pragma GCC optimize("fp-contract=fast")
 
+#include "core/status.h"
 #include "kernels/attention.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,9 +30,9 @@ static size_t attn_first_key(const attn_shape *s, size_t t) {
 }
 
 static void attn_check_shape(const attn_shape *s) {
-    assert(s->Hkv > 0 && s->H % s->Hkv == 0 && "H must be a multiple of Hkv");
-    assert(s->hd > 0);
-    assert(s->softcap >= 0);
+    SX_CHECK(s->Hkv > 0 && s->H % s->Hkv == 0, "H must be a multiple of Hkv");
+    SX_CHECK(s->hd > 0, "attention: set the head dimension in the attn_shape");
+    SX_CHECK(s->softcap >= 0, "attention: the soft-cap is 0 (off) or positive");
 }
 
 // Scored logit of one query/key pair (scale, then soft-cap), in double.
@@ -47,8 +47,8 @@ void attention_forward_ref(const attn_shape *s, const float *q, const float *k, 
                            float *lse) {
     attn_check_shape(s);
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
-    double *z = malloc(T * sizeof(double)), *acc = malloc(hd * sizeof(double));
-    assert(z && acc);
+    double *z = sx_alloc(T * sizeof(double), "attention z"), *acc = sx_alloc(hd * sizeof(double), "attention acc");
+    SX_CHECK(z && acc, "the reference attention is for tests: it ran out of memory");
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
@@ -83,10 +83,12 @@ void attention_backward_ref(const attn_shape *s, const float *q, const float *k,
     attn_check_shape(s);
     size_t B = s->B, T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     size_t nkv = B * T * Hkv * hd;
-    double *dkd = calloc(nkv, sizeof(double)), *dvd = calloc(nkv, sizeof(double));
-    double *p = malloc(T * sizeof(double)), *dp = malloc(T * sizeof(double)), *z = malloc(T * sizeof(double));
-    double *dqd = malloc(hd * sizeof(double));
-    assert(dkd && dvd && p && dp && z && dqd);
+    double *dkd = sx_calloc_n(nkv, sizeof(double), "attention dkd"),
+           *dvd = sx_calloc_n(nkv, sizeof(double), "attention dvd");
+    double *p = sx_alloc(T * sizeof(double), "attention p"), *dp = sx_alloc(T * sizeof(double), "attention dp"),
+           *z = sx_alloc(T * sizeof(double), "attention z");
+    double *dqd = sx_alloc(hd * sizeof(double), "attention dqd");
+    SX_CHECK(dkd && dvd && p && dp && z && dqd, "the reference attention is for tests: it ran out of memory");
     for (size_t b = 0; b < B; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
@@ -403,15 +405,16 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
 #pragma omp parallel if (work > 1e6)
     {
         attn_fwd_scratch w = {0};
-        float *buf = malloc((ATT_BK * ATT_BQ + 2 * G * hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ) * sizeof(float));
-        assert(buf);
+        float *buf = sx_alloc((ATT_BK * ATT_BQ + 2 * G * hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ) * sizeof(float), "attention buf");
         w.st = buf, w.qt = w.st + ATT_BK * ATT_BQ, w.ot = w.qt + G * hd * ATT_BQ, w.m = w.ot + G * hd * ATT_BQ;
         w.l = w.m + G * ATT_BQ, w.corr = w.l + G * ATT_BQ;
         const size_t hdw = hd / 2, hdp = round16(hd);
-        uint32_t *ubuf = bf ? malloc((G * hdw * ATT_BQ + ATT_BK * hdw + ATT_BK / 2 * hdp + ATT_BK / 2 * ATT_BQ +
-                                      ATT_BQ * hdw) * sizeof *ubuf)
+        uint32_t *ubuf = bf ? sx_alloc((G * hdw * ATT_BQ + ATT_BK * hdw + ATT_BK / 2 * hdp + ATT_BK / 2 * ATT_BQ +
+                                      ATT_BQ * hdw) * sizeof *ubuf, "attention")
                             : NULL;
-        assert(ubuf || !bf);
+        // Without its scratch a thread skips its tasks: the output is then garbage, and the allocation failure
+        // (sx_alloc_failures) stops the step before anyone reads it.
+        const bool ok = buf && (ubuf || !bf);
         if (bf) {
             w.qp = ubuf, w.kw = w.qp + G * hdw * ATT_BQ, w.vp = w.kw + ATT_BK * hdw;
             w.pp = w.vp + ATT_BK / 2 * hdp, w.tmp = w.pp + ATT_BK / 2 * ATT_BQ;
@@ -421,7 +424,7 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
         for (size_t task = 0; task < nqb * nbh; task++) {
             size_t qb = nqb - 1 - task / nbh, bh = task % nbh;
             size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
-            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+            if (ok) attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
         free(buf);
         free(ubuf);
@@ -574,18 +577,17 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
 #pragma omp parallel if (work > 1e6)
     {
         attn_bwd_scratch w = {0};
-        float *buf = malloc((2 * hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * hd + G * T) * sizeof(float));
-        assert(buf);
+        float *buf = sx_alloc((2 * hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * hd + G * T) * sizeof(float), "attention buf");
         w.kt = buf, w.vt = w.kt + hd * ATT_BK, w.p = w.vt + hd * ATT_BK, w.ds = w.p + ATT_BQ * ATT_BK;
         w.f = w.ds + ATT_BQ * ATT_BK, w.dk = w.f + ATT_BQ * ATT_BK, w.dv = w.dk + ATT_BK * hd;
         w.D = w.dv + ATT_BK * hd;
         const size_t hdw = hd / 2, hdp = round16(hd), kt_words = hdw * ATT_BK, ppair_words = ATT_BQ / 2 * ATT_BK;
         const size_t slots = G * (T / ATT_BQ + 1);
-        uint32_t *ubuf = bf ? malloc((2 * kt_words + ATT_BK / 2 * hdp + 2 * ppair_words + ATT_BQ * ATT_BK / 2 +
-                                      ATT_BK * hdw + slots * bwd_tile_words(hd)) * sizeof *ubuf)
+        uint32_t *ubuf = bf ? sx_alloc((2 * kt_words + ATT_BK / 2 * hdp + 2 * ppair_words + ATT_BQ * ATT_BK / 2 +
+                                      ATT_BK * hdw + slots * bwd_tile_words(hd)) * sizeof *ubuf, "attention")
                             : NULL;
-        w.cached = bf ? malloc(slots * sizeof *w.cached) : NULL;
-        assert((ubuf && w.cached) || !bf);
+        w.cached = bf ? sx_alloc(slots * sizeof *w.cached, "attention") : NULL;
+        const bool ok = buf && ((ubuf && w.cached) || !bf);   // without scratch: see attention_forward
         if (bf) {
             w.kp = ubuf, w.vp = w.kp + kt_words, w.kpr = w.vp + kt_words, w.pp = w.kpr + ATT_BK / 2 * hdp;
             w.dsp = w.pp + ppair_words, w.dsw = w.dsp + ppair_words, w.tmp = w.dsw + ATT_BQ * ATT_BK / 2;
@@ -593,6 +595,7 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
         }
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < s->B * Hkv; task++) {
+            if (!ok) continue;
             size_t b = task / Hkv, kvh = task % Hkv;
             if (w.cached) memset(w.cached, 0, slots * sizeof *w.cached);
             for (size_t t = 0; t < T; t++) {

@@ -1,15 +1,15 @@
 // embedding: token lookup (gather) and its backward (scatter-add), threaded when the work is large.
 // Not responsible for the output head (a GEMM in the model) or for validating token ids against V (the
 // data loader does; ids here must be >= 0).
+#include "core/status.h"
 #include "kernels/embedding.h"
 
-#include <assert.h>
 #include <string.h>
 
 void embedding_forward(size_t N, size_t C, const int32_t *tok, const float *E, float *x) {
 #pragma omp parallel for schedule(static) if (N * C >= (1u << 16))
     for (size_t i = 0; i < N; i++) {
-        assert(tok[i] >= 0);
+        SX_CHECK(tok[i] >= 0, "token ids are non-negative");
         memcpy(x + i * C, E + (size_t)tok[i] * C, C * sizeof(float));
     }
 }

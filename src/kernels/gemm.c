@@ -7,7 +7,6 @@
 // gemm_pack_<isa>.c), batching (callers loop).
 #include "kernels/gemm.h"
 
-#include <assert.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdalign.h>
@@ -62,7 +61,7 @@ float bf16_round(float x) {
 static _Atomic int g_precision = GEMM_FP32;
 
 void gemm_set_precision(gemm_precision p) {
-    assert(p == GEMM_FP32 || p == GEMM_BF16);
+    SX_CHECK(p == GEMM_FP32 || p == GEMM_BF16, "gemm_set_precision takes GEMM_FP32 or GEMM_BF16");
     atomic_store(&g_precision, (int)p);
 }
 gemm_precision gemm_get_precision(void) { return (gemm_precision)atomic_load(&g_precision); }
@@ -359,7 +358,7 @@ static void job_setup(gemm_job *j) {
     // Equal K blocks of at most KC: no thin last block, and fewer passes over C than a fixed KC.
     const size_t kc_max = j->mode == PACK_BF16_PAIRS ? KC_BF16 : KC_F32, nkb = (j->K + kc_max - 1) / kc_max;
     j->kc_blk = ((j->K + nkb - 1) / nkb + 7) / 8 * 8;
-    assert(j->uk->mr * j->uk->nr <= TILE_MAX && MC >= j->uk->mr);
+    SX_CHECK(j->uk->mr * j->uk->nr <= TILE_MAX && MC >= j->uk->mr, "a micro-kernel's register tile must fit TILE_MAX and the MC block");
     j->mc_max = MC / j->uk->mr * j->uk->mr;
     j->ma_blk = j->trans_a ? MA_TRANS / j->mc_max * j->mc_max : j->mc_max;
     const size_t npan = (j->N + j->uk->nr - 1) / j->uk->nr, kcp = (j->kc_blk + 1) / 2 * 2;
@@ -536,7 +535,7 @@ static unsigned char *scratch(size_t bytes) {
     if (bytes > tl_cap) {
         free(tl_buf);
         tl_cap = huge_round(bytes);
-        tl_buf = sx_alloc_huge(tl_cap, "GEMM packing buffers");
+        tl_buf = sx_try_alloc_huge(tl_cap, "GEMM packing buffers (optional)");   // else gemm_unpacked
         if (!tl_buf) tl_cap = 0;
     }
     return tl_buf;
@@ -640,7 +639,7 @@ static unsigned char *pack_buffer(size_t bytes, size_t *cap) {
         return b;
     }
     *cap = huge_round(bytes);
-    return sx_alloc_huge(*cap, "a packed GEMM operand");
+    return sx_try_alloc_huge(*cap, "a packed GEMM operand (optional)");   // else packed on the fly
 }
 
 // Returns a buffer to the pool in place of an empty slot or of a smaller buffer, or frees it.

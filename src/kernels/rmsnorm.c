@@ -1,6 +1,7 @@
 // rmsnorm: RMS normalisation over rows, forward and backward; the *_ref functions are the specification
 // (double accumulation), the fast ones vectorise each row and thread over rows when the work is large.
 // Not responsible for choosing eps or where norms sit in the model.
+#include "core/status.h"
 #include "kernels/rmsnorm.h"
 
 #include <assert.h>
@@ -106,15 +107,15 @@ NORM_CLONES static void norm_backward_rows(size_t n, size_t C, const float *x, c
 void rmsnorm_backward(size_t N, size_t C, const float *x, const float *g, const float *rstd, const float *dy,
                       float *dx, float *dg, bool accumulate) {
     size_t nchunks = (N + NORM_CHUNK - 1) / NORM_CHUNK;
-    float *part = dg ? malloc((nchunks ? nchunks : 1) * C * sizeof(float)) : NULL;
-    assert(!dg || part);
+    float *part = dg ? sx_alloc((nchunks ? nchunks : 1) * C * sizeof(float), "rmsnorm") : NULL;
+    // Without the partial sums dg is left as it was; sx_alloc_failures stops the step before it is used.
 #pragma omp parallel for schedule(static) if (NORM_THREADED(N, C))
     for (size_t ch = 0; ch < nchunks; ch++) {
         size_t i0 = ch * NORM_CHUNK, n = N - i0 < NORM_CHUNK ? N - i0 : NORM_CHUNK;
         norm_backward_rows(n, C, x + i0 * C, g, rstd + i0, dy + i0 * C, dx + i0 * C, part ? part + ch * C : NULL,
                            accumulate);
     }
-    if (dg)
+    if (part)
         for (size_t ch = 0; ch < nchunks; ch++)
             for (size_t c = 0; c < C; c++) dg[c] += part[ch * C + c];
     free(part);

@@ -1,13 +1,13 @@
 // rope: rotary position embedding (half-split pairing, partial rotation), in place on (B,T,heads,hd).
 // rope_forward_ref computes its angles itself in double and is the specification; the fast forward and
 // backward read precomputed cos/sin tables. Not responsible for which tensors are rotated (the model).
+#include "core/status.h"
 #include "kernels/rope.h"
 
-#include <assert.h>
 #include <math.h>
 
 void rope_tables(size_t T, size_t rot_dim, double base, float *cos_t, float *sin_t) {
-    assert(rot_dim % 2 == 0 && rot_dim > 0);
+    SX_CHECK(rot_dim % 2 == 0 && rot_dim > 0, "rope: the rotated dimension is even and positive (model_config_parse checks it)");
     size_t half = rot_dim / 2;
     for (size_t t = 0; t < T; t++)
         for (size_t j = 0; j < half; j++) {
@@ -18,7 +18,7 @@ void rope_tables(size_t T, size_t rot_dim, double base, float *cos_t, float *sin
 }
 
 void rope_forward_ref(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, double base, float *x) {
-    assert(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd);
+    SX_CHECK(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd, "rope: the rotated dimension is even, positive and at most the head dimension");
     size_t half = rot_dim / 2;
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < T; t++)
@@ -42,7 +42,7 @@ enum { ROPE_PARALLEL_MIN = 1 << 16 };
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void rope_apply(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,
                        const float *sin_t, float sign, float *x) {
-    assert(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd);
+    SX_CHECK(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd, "rope: the rotated dimension is even, positive and at most the head dimension");
     const size_t half = rot_dim / 2, rows = B * T;
 #pragma omp parallel for schedule(static) if (rows * n_heads * hd >= ROPE_PARALLEL_MIN)
     for (size_t row = 0; row < rows; row++) {

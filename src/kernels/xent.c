@@ -4,9 +4,9 @@
 // -std=c11 turns off FMA contraction; the exp polynomials want it. Deterministic for a given build.
 #pragma GCC optimize("fp-contract=fast")
 
+#include "core/status.h"
 #include "kernels/xent.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@ double xent_forward_backward_ref(size_t N, size_t V, const float *logits, const 
         const float *l = logits + i * V;
         float *d = dlogits ? dlogits + i * V : NULL;
         int32_t tgt = targets[i];
-        assert(tgt < (int64_t)V);
+        SX_CHECK(tgt < (int64_t)V, "targets must be below the vocabulary: the data and the model disagree (the loader checks shards)");
         if (tgt < 0) {
             if (d)
                 for (size_t j = 0; j < V; j++) d[j] = 0;
@@ -98,20 +98,21 @@ static double xent_row(size_t V, const float *l, int32_t tgt, float cap, float g
 // in row order afterwards, so the total does not depend on the thread count.
 double xent_forward_backward(size_t N, size_t V, const float *logits, const int32_t *targets, float softcap,
                              float grad_scale, float *dlogits) {
-    double *row_loss = malloc((N ? N : 1) * sizeof(double));
-    assert(row_loss);
+    double *row_loss = sx_alloc((N ? N : 1) * sizeof(double), "xent row_loss");
+    if (!row_loss) return NAN;   // sx_alloc_failures tells the caller why
 #pragma omp parallel if (N * V >= (1u << 16))
     {
-        float *ebuf = malloc(V * sizeof(float));
-        assert(ebuf);
+        float *ebuf = sx_alloc(V * sizeof(float), "xent ebuf");   // without it the rows are skipped (NaN loss)
 #pragma omp for schedule(static)
         for (size_t i = 0; i < N; i++) {
             int32_t tgt = targets[i];
-            assert(tgt < (int64_t)V);
+            SX_CHECK(tgt < (int64_t)V, "targets must be below the vocabulary: the data and the model disagree (the loader checks shards)");
             float *d = dlogits ? dlogits + i * V : NULL;
             if (tgt < 0) {
                 row_loss[i] = 0;
                 if (d) memset(d, 0, V * sizeof(float));
+            } else if (!ebuf) {
+                row_loss[i] = NAN;
             } else {
                 row_loss[i] = xent_row(V, logits + i * V, tgt, softcap, grad_scale, ebuf, d);
             }

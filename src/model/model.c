@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "kernels/embedding.h"
 #include "kernels/gemm.h"
 #include "kernels/rmsnorm.h"
@@ -33,7 +34,7 @@ static sx_status build_table(model *m) {
     param_table *t = &m->table;
     float emb_std = c->untied ? 1.0f : 1.0f / sqrtf((float)c->width);
     sx_status s = param_table_add(t, "emb", c->vocab, c->width, INIT_NORMAL, emb_std, PGROUP_EMBED);
-    m->layer_first = calloc(c->n_layer, sizeof *m->layer_first);
+    m->layer_first = sx_calloc_n(c->n_layer, sizeof *m->layer_first, "model m.layer_first");
     if (!m->layer_first) return sx_fail(SX_ERR_NOMEM, "out of memory");
     char name[48];
     for (size_t l = 0; l < c->n_layer && !s; l++) {
@@ -73,15 +74,15 @@ sx_status model_init(model *m, const model_config *cfg) {
     if (s) { model_free(m); return s; }
     m->n_stats = m->ffn->n_stats ? m->ffn->n_stats(cfg) : 0;
     if (m->n_stats) {
-        m->stats_acc = calloc(2 * cfg->n_layer * m->n_stats, sizeof *m->stats_acc);
+        m->stats_acc = sx_calloc_n(2 * cfg->n_layer * m->n_stats, sizeof *m->stats_acc, "model m.stats_acc");
         if (!m->stats_acc) { model_free(m); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
         m->stats_last = m->stats_acc + cfg->n_layer * m->n_stats;
     }
     size_t n = m->table.total, bytes;
     if (!sx_mul_size(n, 2 * sizeof(float), &bytes)) { model_free(m); return SX_ERR_ARG; }
     m->params = sx_calloc(bytes, "model parameters and gradients");
-    m->p = calloc(m->table.n, sizeof *m->p);
-    m->g = calloc(m->table.n, sizeof *m->g);
+    m->p = sx_calloc_n(m->table.n, sizeof *m->p, "model m.p");
+    m->g = sx_calloc_n(m->table.n, sizeof *m->g, "model m.g");
     if (!m->params || !m->p || !m->g) { model_free(m); return sx_fail(SX_ERR_NOMEM, "out of memory for the model (%zu parameters)", n); }
     m->grads = m->params + n;
     for (size_t i = 0; i < m->table.n; i++) {

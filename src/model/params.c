@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "core/rng.h"
 #include "model/params.h"
 
@@ -8,7 +9,7 @@ sx_status param_table_add(param_table *t, const char *name, size_t rows, size_t 
                           param_group group) {
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 32;
-        param_spec *v = realloc(t->v, cap * sizeof *v);
+        param_spec *v = sx_realloc(t->v, cap * sizeof *v, "params v");
         if (!v) return sx_fail(SX_ERR_NOMEM, "out of memory building the parameter table");
         t->v = v;
         t->cap = cap;

@@ -1,11 +1,11 @@
 // adamw: see adamw.h.
+#include "core/status.h"
 #include "optim/adamw.h"
 
-#include <assert.h>
 #include <math.h>
 
 void adamw_update(float *p, const float *g, float *m, float *v, size_t n, const adamw_step_args *a) {
-    assert(a->t >= 1 && "adamw_update: step counter starts at 1 (did optimizer_step increment t?)");
+    SX_CHECK(a->t >= 1, "adamw_update: step counter starts at 1 (did optimizer_step increment t?)");
     const float decay = (float)(1.0 - a->lr * a->weight_decay);
     const float b1 = (float)a->beta1, one_b1 = (float)(1.0 - a->beta1);
     const float b2 = (float)a->beta2, one_b2 = (float)(1.0 - a->beta2);

@@ -1,7 +1,7 @@
 // muon: see muon.h.
+#include "core/status.h"
 #include "optim/muon.h"
 
-#include <assert.h>
 #include <math.h>
 
 #include "kernels/gemm.h"
@@ -51,7 +51,7 @@ void newton_schulz5(const float *u, size_t rows, size_t cols, float *out, float 
 
 void muon_update(float *p, const float *g, float *buf, size_t rows, size_t cols, const muon_step_args *a,
                  float *scratch) {
-    assert(rows > 0 && cols > 0);
+    SX_CHECK(rows > 0 && cols > 0, "muon: only matrices take a Newton-Schulz step");
     const size_t n = rows * cols;
     float *u = scratch, *x = scratch + n, *ns = scratch + 2 * n;
     const float mu = (float)a->momentum, one_mu = (float)(1.0 - a->momentum);

@@ -1,7 +1,7 @@
 // optimizer: see optimizer.h.
+#include "core/status.h"
 #include "optim/optimizer.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,10 +154,10 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
     size_t state = 0, scratch = 0, numel;
     for (size_t i = 0; i < n; i++) {
         const param_ref *p = &params[i];
-        assert(p->name && p->data && p->grad && "optimizer_init: every param_ref needs name, data and grad");
+        SX_CHECK(p->name && p->data && p->grad, "optimizer_init: every param_ref needs name, data and grad");
         if (!sx_mul_size(p->rows, p->cols, &numel)) return SX_ERR_ARG;
         for (size_t j = 0; j < i; j++)
-            assert(strcmp(params[j].name, p->name) != 0 && "optimizer_init: parameter names must be unique");
+            SX_CHECK(strcmp(params[j].name, p->name) != 0, "optimizer_init: parameter names must be unique");
         if (uses_muon(cfg, p)) {
             size_t s = muon_scratch_floats(p->rows, p->cols);
             if (s > scratch) scratch = s;

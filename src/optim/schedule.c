@@ -1,4 +1,5 @@
 // schedule: see schedule.h.
+#include "core/status.h"
 #include "optim/schedule.h"
 
 #include "core/lines.h"
@@ -40,7 +41,7 @@ static double file_interp(const lr_schedule *s, double x) {
 }
 
 double lr_schedule_mult(const lr_schedule *s, long step) {
-    assert(step >= 1 && step <= s->total_steps && "lr_schedule_mult: step must be in 1..total_steps");
+    SX_CHECK(step >= 1 && step <= s->total_steps, "lr_schedule_mult: step must be in 1..total_steps");
     const long T = s->total_steps, W = s->warmup_steps;
     double warm = step < W ? (double)step / (double)W : 1.0;
     double base = 1.0;
@@ -63,7 +64,7 @@ double lr_schedule_mult(const lr_schedule *s, long step) {
 }
 
 void lr_schedule_fill(const lr_schedule *s, double *mult, long n) {
-    assert(n >= 0 && n <= s->total_steps);
+    SX_CHECK(n >= 0 && n <= s->total_steps, "lr_schedule: n must lie in 0..total_steps");
     for (long i = 0; i < n; i++) mult[i] = lr_schedule_mult(s, i + 1);
 }
 

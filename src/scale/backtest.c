@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/backtest.h"
 #include "scale/fit.h"
 #include "scale/laws.h"
@@ -26,10 +27,10 @@ static double run_n(const import_run *r, int nonembed) { return nonembed ? r->n_
 
 static sx_status groups_of(const import_ladder *l, int nonembed, groups *g) {
     memset(g, 0, sizeof *g);
-    g->name = malloc((l->n_runs ? l->n_runs : 1) * sizeof *g->name);
-    g->n = calloc(l->n_runs ? l->n_runs : 1, sizeof *g->n);
-    g->of_run = malloc((l->n_runs ? l->n_runs : 1) * sizeof *g->of_run);
-    size_t *cnt = calloc(l->n_runs ? l->n_runs : 1, sizeof *cnt);
+    g->name = sx_alloc((l->n_runs ? l->n_runs : 1) * sizeof *g->name, "backtest g.name");
+    g->n = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *g->n, "backtest g.n");
+    g->of_run = sx_alloc((l->n_runs ? l->n_runs : 1) * sizeof *g->of_run, "backtest g.of_run");
+    size_t *cnt = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *cnt, "backtest cnt");
     if (!g->name || !g->n || !g->of_run || !cnt) { free(cnt); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     for (size_t i = 0; i < l->n_runs; i++) {
         size_t k = 0;
@@ -41,9 +42,9 @@ static sx_status groups_of(const import_ladder *l, int nonembed, groups *g) {
     }
     for (size_t k = 0; k < g->n_groups; k++) g->n[k] /= (double)cnt[k];
     // rank groups by N: rank[k] = position in ascending order
-    size_t *rank = malloc(g->n_groups * sizeof *rank);
-    char (*names)[128] = malloc(g->n_groups * sizeof *names);
-    double *ns = malloc(g->n_groups * sizeof *ns);
+    size_t *rank = sx_alloc(g->n_groups * sizeof *rank, "backtest rank");
+    char (*names)[128] = sx_alloc(g->n_groups * sizeof *names, "backtest");
+    double *ns = sx_alloc(g->n_groups * sizeof *ns, "backtest ns");
     if (!rank || !names || !ns) { free(rank); free(names); free(ns); free(cnt); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     for (size_t k = 0; k < g->n_groups; k++) {
         rank[k] = 0;
@@ -149,7 +150,8 @@ static sx_status perfrac_predict(const import_ladder *l, const groups *g, const 
                                  const backtest_options *o, const import_run *t, double *pred) {
     double at[PF_N_FRACS];
     size_t loss = o->fit.loss;
-    double *n = malloc(l->n_runs * sizeof *n), *d = malloc(l->n_runs * sizeof *d), *y = malloc(l->n_runs * sizeof *y);
+    double *n = sx_alloc(l->n_runs * sizeof *n, "backtest n"), *d = sx_alloc(l->n_runs * sizeof *d, "backtest d"),
+           *y = sx_alloc(l->n_runs * sizeof *y, "backtest y");
     sx_status st = n && d && y ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
     fit_options fo;
     fit_options_default(&fo);
@@ -210,7 +212,7 @@ static sx_status perfrac_predict(const import_ladder *l, const groups *g, const 
 // fitted on the groups below it; or, top == SIZE_MAX (too few groups), every training run from the others.
 static sx_status inner_error(const import_ladder *l, const groups *g, const unsigned char *train, size_t top,
                              const backtest_options *o, double *rms) {
-    unsigned char *inner = malloc(l->n_runs);
+    unsigned char *inner = sx_alloc(l->n_runs, "backtest inner");
     if (!inner) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
     sx_status st = SX_OK;
     double ss = 0;
@@ -223,7 +225,7 @@ static sx_status inner_error(const import_ladder *l, const groups *g, const unsi
         for (size_t i = 0; i < l->n_runs && !st; i++) {
             const import_run *r = &l->runs[i];
             if (!train[i] || (top == SIZE_MAX ? i != fold : g->of_run[i] != top)) continue;
-            double *pred = malloc(r->n_points * sizeof *pred);
+            double *pred = sx_alloc(r->n_points * sizeof *pred, "backtest pred");
             if (!pred) { st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); break; }
             st = curvefit_predict(&m, r, r->step, r->n_points, pred);
             for (size_t q = 0; q < r->n_points && !st; q++) {
@@ -255,7 +257,7 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     sx_status st = groups_of(l, 0, &g);
     if (st) { groups_free(&g); return st; }
     size_t top = 0, below = SIZE_MAX, n_train_groups = 0;
-    unsigned char *seen = calloc(g.n_groups ? g.n_groups : 1, 1);
+    unsigned char *seen = sx_calloc_n(g.n_groups ? g.n_groups : 1, 1, "backtest seen");
     if (!seen) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     for (size_t i = 0; i < l->n_runs; i++)
         if (train[i]) {
@@ -298,7 +300,8 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         st = sx_fail(SX_ERR_ARG, "backtest: %zu groups (sizes); forecasting the largest %zu needs at least %zu", g.n_groups,
                      o->holdout, o->holdout + 3);
     if (st) { groups_free(&g); return st; }
-    unsigned char *train = malloc(l->n_runs), *is_train_group = calloc(g.n_groups, 1);
+    unsigned char *train = sx_alloc(l->n_runs, "backtest train"),
+           *is_train_group = sx_calloc_n(g.n_groups, 1, "backtest is_train_group");
     if (!train || !is_train_group) { free(train); free(is_train_group); groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     size_t first_target = g.n_groups - o->holdout, top = 0, n_train = 0, n_train_groups = 0, n_targets = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
@@ -334,7 +337,8 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         const import_run *r = &l->runs[i];
         if (train[i]) continue;
         size_t np = r->n_points;
-        double *pred = malloc(np * sizeof *pred), *lo = malloc(np * sizeof *lo), *hi = malloc(np * sizeof *hi);
+        double *pred = sx_alloc(np * sizeof *pred, "backtest pred"), *lo = sx_alloc(np * sizeof *lo, "backtest lo"),
+               *hi = sx_alloc(np * sizeof *hi, "backtest hi");
         if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {

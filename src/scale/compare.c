@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "core/rng.h"
 #include "model/config.h"
 #include "scale/compare.h"
@@ -41,9 +42,9 @@ static sx_status variant_fit(const ladder_spec *spec, const char *dir, const dou
     size_t R = v->R = spec->n_rungs, S = v->S = spec->n_seeds, F = v->F = spec->n_eval;
     if (R < 3 || fabs(spec->eval_at[F - 1] - 1) > 1e-9)
         return sx_fail(SX_ERR_ARG, "%s: comparison needs >= 3 rungs evaluated at the end of the run", spec->spec_path);
-    v->boot = malloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->boot);
-    v->pboot = malloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->pboot);
-    double *mean = malloc(R * F * sizeof *mean);
+    v->boot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->boot, "compare v.boot");
+    v->pboot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->pboot, "compare v.pboot");
+    double *mean = sx_alloc(R * F * sizeof *mean, "compare mean");
     if (!v->boot || !v->pboot || !mean) { free(mean); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     ladder_rung_curves(&v->d, NULL, mean, NULL);
     for (size_t r = 0; r < R; r++) { v->x[r] = v->d.plan[r * S].flops; v->y[r] = mean[r * F + F - 1]; }
@@ -104,8 +105,8 @@ double compare_boot_pvalue(double *m, size_t n) {
 }
 
 void compare_holm(const double *p, size_t m, double *adj) {
-    size_t *order = malloc(m * sizeof *order);
-    double *pv = malloc(m * sizeof *pv);
+    size_t *order = sx_alloc(m * sizeof *order, "compare order");
+    double *pv = sx_alloc(m * sizeof *pv, "compare pv");
     if (!order || !pv) abort();
     memcpy(pv, p, m * sizeof *pv);
     for (size_t i = 0; i < m; i++) {   // insertion sort by p, stable: ties keep their order
@@ -142,10 +143,11 @@ static void set_number(json_t *row, const char *key, double x) {   // a non-fini
 
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
                           json_t **report) {
-    variant *v = calloc(n, sizeof *v);
+    variant *v = sx_calloc_n(n, sizeof *v, "compare v");
     double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
-    double *lb = malloc(N_BOOT * sizeof *lb), *mb = malloc(N_BOOT * sizeof *mb), *pm = malloc(N_BOOT * sizeof *pm);
-    double *pval = calloc(n, sizeof *pval), *padj = calloc(n, sizeof *padj);
+    double *lb = sx_alloc(N_BOOT * sizeof *lb, "compare lb"), *mb = sx_alloc(N_BOOT * sizeof *mb, "compare mb"),
+           *pm = sx_alloc(N_BOOT * sizeof *pm, "compare pm");
+    double *pval = sx_calloc_n(n, sizeof *pval, "compare pval"), *padj = sx_calloc_n(n, sizeof *padj, "compare padj");
     size_t *pick = NULL;
     sx_status st = v && lb && mb && pm && pval && padj ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
@@ -154,9 +156,9 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
     }
     bool paired = !st;
     for (size_t i = 1; i < n && !st; i++) paired = paired && v[i].R == v[0].R && v[i].S == v[0].S;
-    if (!st && !(pick = malloc(v[0].R * v[0].S * sizeof *pick))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && !(pick = sx_alloc(v[0].R * v[0].S * sizeof *pick, "compare pick"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {   // unpaired: each ladder its own resamples (the same as before pairing)
-        size_t *own = i ? malloc(v[i].R * v[i].S * sizeof *own) : pick;
+        size_t *own = i ? sx_alloc(v[i].R * v[i].S * sizeof *own, "compare") : pick;
         rng_state rng;
         rng_seed(&rng, 1000 + i);
         for (int b = 0; b < N_BOOT && own; b++) {

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/backtest.h"
 #include "scale/curvecast.h"
 #include "scale/curvefit.h"
@@ -15,7 +16,7 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
     curvefit_options_default(&o);
     o.loss = loss;
     o.nonembed = -1;
-    unsigned char *all = malloc(l->n_runs ? l->n_runs : 1);
+    unsigned char *all = sx_alloc(l->n_runs ? l->n_runs : 1, "curvecast all");
     if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");
     memset(all, 1, l->n_runs);
     backtest_choice ch;
@@ -58,7 +59,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     for (size_t q = 0; q < n; q++)
         if (steps[q] < 1 || steps[q] > t->total_steps || (q && steps[q] <= steps[q - 1]))
             return sx_fail(SX_ERR_ARG, "forecast: steps must increase within [1, %ld] (got %ld)", t->total_steps, steps[q]);
-    double *pred = malloc((n ? n : 1) * sizeof *pred);
+    double *pred = sx_alloc((n ? n : 1) * sizeof *pred, "curvecast pred");
     if (!pred) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
     sx_status st = curvefit_predict(&m, t, steps, n, pred);
     double N = m.nonembed ? t->n_nonembed : t->n_params, top = num(sg, "top_n"), ls = num(sg, "log_step");

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/curvefit.h"
 
 void curvefit_options_default(curvefit_options *o) {
@@ -12,8 +13,8 @@ void curvefit_options_default(curvefit_options *o) {
 // (malloc'd into *idx).
 static sx_status nds_run_of(const import_run *r, int nonembed, const long *steps, size_t n, law_nds_run *out,
                             double **mult, size_t **idx) {
-    *mult = malloc((size_t)r->total_steps * sizeof **mult);
-    *idx = malloc((n ? n : 1) * sizeof **idx);
+    *mult = sx_alloc((size_t)r->total_steps * sizeof **mult, "curvefit mult");
+    *idx = sx_alloc((n ? n : 1) * sizeof **idx, "curvefit idx");
     if (!*mult || !*idx) return sx_fail(SX_ERR_NOMEM, "curve fit: out of memory");
     sx_status st = import_run_lr(r, *mult);
     if (st) return st;
@@ -39,20 +40,21 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
     memset(m, 0, sizeof *m);
     m->nonembed = o->nonembed;
     size_t nr = 0, np = 0;
-    law_nds_run *runs = calloc(l->n_runs ? l->n_runs : 1, sizeof *runs);
-    double **mults = calloc(l->n_runs ? l->n_runs : 1, sizeof *mults);
-    size_t **idxs = calloc(l->n_runs ? l->n_runs : 1, sizeof *idxs);
-    long **steps = calloc(l->n_runs ? l->n_runs : 1, sizeof *steps);
+    law_nds_run *runs = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *runs, "curvefit runs");
+    double **mults = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *mults, "curvefit mults");
+    size_t **idxs = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *idxs, "curvefit idxs");
+    long **steps = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *steps, "curvefit steps");
     size_t total = 0;
     for (size_t i = 0; i < l->n_runs; i++) total += l->runs[i].n_points;
-    double *obs = malloc((total ? total : 1) * sizeof *obs), *w = malloc((total ? total : 1) * sizeof *w);
-    double *pred = malloc((total ? total : 1) * sizeof *pred);
-    size_t *run_of = malloc((total ? total : 1) * sizeof *run_of);
+    double *obs = sx_alloc((total ? total : 1) * sizeof *obs, "curvefit obs"),
+           *w = sx_alloc((total ? total : 1) * sizeof *w, "curvefit w");
+    double *pred = sx_alloc((total ? total : 1) * sizeof *pred, "curvefit pred");
+    size_t *run_of = sx_alloc((total ? total : 1) * sizeof *run_of, "curvefit run_of");
     sx_status st = runs && mults && idxs && steps && obs && w && pred && run_of ? SX_OK : sx_fail(SX_ERR_NOMEM, "curve fit: out of memory");
     for (size_t i = 0; i < l->n_runs && !st; i++) {
         if (use && !use[i]) continue;
         const import_run *r = &l->runs[i];
-        steps[nr] = malloc((r->n_points ? r->n_points : 1) * sizeof **steps);
+        steps[nr] = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "curvefit steps");
         if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
         size_t k = 0;
         for (size_t q = 0; q < r->n_points; q++) {

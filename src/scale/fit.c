@@ -1,6 +1,5 @@
 // fit: grid + variable projection + GSL Levenberg-Marquardt on Huber-log residuals, bootstrap, backtests,
 // per-fraction and cross-rung scale fits, JSON. See fit.h.
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit_nlinear.h>
+#include "core/status.h"
 #include "core/rng.h"
 #include "scale/fit.h"
 
@@ -59,10 +59,28 @@ static double log_residual(double pred, double obs) {
 
 static double weight_of(const double *w, size_t i) { return w ? w[i] : 1.0; }
 
+// A thread's prediction buffer, grown as needed and kept: the fits evaluate thousands of times.
+static double *predictions(size_t n) {
+    static _Thread_local double *buf;
+    static _Thread_local size_t cap;
+    if (n > cap) {
+        double *b = sx_realloc(buf, n * sizeof *b, "fit predictions");
+        if (!b) return NULL;
+        buf = b;
+        cap = n;
+    }
+    return buf;
+}
+
 void fit_evaluate(const fit_law *law, const double *params, const double *obs, const double *w,
                   const fit_options *o, double *objective, double *mean_abs_rel, double *max_abs_rel) {
-    double *pred = malloc(law->n_points * sizeof(double));
-    assert(pred && "out of memory in fit_evaluate");
+    double *pred = predictions(law->n_points);
+    if (!pred) {   // the fit sees an unusable point; its caller's sx_alloc_check reports the failure
+        if (objective) *objective = INFINITY;
+        if (mean_abs_rel) *mean_abs_rel = INFINITY;
+        if (max_abs_rel) *max_abs_rel = INFINITY;
+        return;
+    }
     law->eval(law->ctx, params, pred, NULL);
     double obj = 0, sum = 0, mx = 0, cnt = 0;
     for (size_t i = 0; i < law->n_points; i++) {
@@ -75,7 +93,6 @@ void fit_evaluate(const fit_law *law, const double *params, const double *obs, c
         cnt += wi;
         if (e > mx) mx = e;
     }
-    free(pred);
     if (objective) *objective = obj + prior_penalty(law, o, params);
     if (mean_abs_rel) *mean_abs_rel = cnt > 0 ? sum / cnt : NAN;
     if (max_abs_rel) *max_abs_rel = mx;
@@ -282,8 +299,8 @@ static double vp_solve(vp_work *v, double *p) {
 // Allocates v's buffers and lists the non-pinned LINEAR parameters with their basis columns. 0 on OOM.
 static int vp_init(vp_work *v, const fit_law *law, const double *obs, const double *w, const fit_options *o) {
     size_t n = law->n_points, m = law->n_linear;
-    *v = (vp_work){.law = law, .obs = obs, .w = w, .o = o, .phi = malloc(n * (m ? m : 1) * sizeof(double)),
-                   .pred = malloc(n * sizeof(double)), .h = malloc(n * sizeof(double))};
+    *v = (vp_work){.law = law, .obs = obs, .w = w, .o = o, .phi = sx_alloc(n * (m ? m : 1) * sizeof(double), "fit phi"),
+                   .pred = sx_alloc(n * sizeof(double), "fit pred"), .h = sx_alloc(n * sizeof(double), "fit h")};
     size_t col = 0;
     for (size_t j = 0; j < law->n_params; j++) {
         if (law->params[j].kind != LAW_LINEAR) continue;
@@ -309,10 +326,10 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     size_t n = law->n_points, np = law->n_params;
     size_t free_idx[32], n_free = 0;
     int with_prior = 0;
-    assert(np <= 32);
+    SX_CHECK(np <= 32, "a law has at most 32 parameters");
     for (size_t j = 0; j < np; j++) {
         params[j] = is_pinned(o, j) ? o->pin[j] : start[j];
-        assert(params[j] > 0 && "law parameters are positive");
+        SX_CHECK(params[j] > 0, "law parameters are positive");
         if (!is_pinned(o, j) && law->params[j].kind != LAW_GRID) {
             free_idx[n_free++] = j;
             with_prior |= has_prior(o, j);
@@ -336,7 +353,8 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
         return SX_OK;
     }
     lm_data d = {.law = law, .obs = obs, .w = w, .o = o, .p = params, .free = free_idx, .n_free = n_free,
-                 .with_prior = with_prior, .pred = malloc(n * sizeof(double)), .jac = malloc(n * np * sizeof(double))};
+                 .with_prior = with_prior, .pred = sx_alloc(n * sizeof(double), "fit pred"),
+                        .jac = sx_alloc(n * np * sizeof(double), "fit jac")};
     size_t n_rows = n + (with_prior ? n_free : 0);
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *ws =
@@ -383,14 +401,15 @@ sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, co
     sx_status st = check_inputs(law, obs, w, o);
     if (st != SX_OK) return st;
     size_t n = law->n_points, np = law->n_params, m = law->n_linear;
-    assert(m <= FIT_MAX_LINEAR && np <= 32);
+    SX_CHECK(m <= FIT_MAX_LINEAR && np <= 32, "a law has at most FIT_MAX_LINEAR linear and 32 parameters");
     size_t ns = o->n_starts ? o->n_starts : 1;
     vp_work v;
     int vp_ok = vp_init(&v, law, obs, w, o);
-    double *starts = malloc(ns * np * sizeof(double)), *start_obj = malloc(ns * sizeof(double));
+    double *starts = sx_alloc(ns * np * sizeof(double), "fit starts"),
+           *start_obj = sx_alloc(ns * sizeof(double), "fit start_obj");
     double *combo_obj = NULL, *combo_p = NULL;
     out->n_params = np;
-    out->params = malloc(np * sizeof(double));
+    out->params = sx_alloc(np * sizeof(double), "fit out.params");
     if (!vp_ok || !starts || !start_obj || !out->params) {
         st = sx_fail(SX_ERR_NOMEM, "%s fit: out of memory", law->name);
         goto done;
@@ -403,14 +422,14 @@ sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, co
         const law_param *lp = &law->params[j];
         p[j] = is_pinned(o, j) ? o->pin[j] : 1;
         if (lp->kind != LAW_LINEAR && !is_pinned(o, j)) {
-            assert(lp->n_grid > 0);
+            SX_CHECK(lp->n_grid > 0, "a law's grid needs at least one point");
             dims[n_dims++] = j;
             total *= lp->n_grid;
             if (lp->kind == LAW_GRID) n_combo *= lp->n_grid;
         }
     }
-    combo_obj = malloc(n_combo * sizeof(double));
-    combo_p = malloc(n_combo * np * sizeof(double));
+    combo_obj = sx_alloc(n_combo * sizeof(double), "fit combo_obj");
+    combo_p = sx_alloc(n_combo * np * sizeof(double), "fit combo_p");
     if (!combo_obj || !combo_p) {
         st = sx_fail(SX_ERR_NOMEM, "%s fit: out of memory", law->name);
         goto done;
@@ -481,7 +500,7 @@ done:
 
 sx_status fit_law_run_staged(const fit_law *fast, const fit_law *exact, const double *obs, const double *w,
                              const fit_options *o, fit_result *out) {
-    assert(fast->n_points == exact->n_points && fast->n_params == exact->n_params);
+    SX_CHECK(fast->n_points == exact->n_points && fast->n_params == exact->n_params, "the fast and exact laws must describe the same data");
     sx_status st = fit_law_run(fast, obs, w, o, out);
     if (st != SX_OK) return st;
     double start[32];
@@ -515,12 +534,13 @@ double fit_quantile(double *x, size_t n, double q) {
 
 sx_status fit_bootstrap(const fit_law *law, const double *obs, const size_t *group, size_t n_groups,
                         const fit_options *o, size_t n_boot, double level, uint64_t seed, fit_result *r) {
-    assert(r->params && n_boot > 0 && level > 0 && level < 1);
+    SX_CHECK(r->params && n_boot > 0 && level > 0 && level < 1, "bootstrap a fitted result with n_boot > 0 and a level in (0, 1)");
     size_t n = law->n_points, np = law->n_params;
     size_t units = group ? n_groups : n;
-    double *w = malloc(n * sizeof(double)), *cnt = malloc(units * sizeof(double));
-    double *samples = malloc(n_boot * np * sizeof(double)), *col = malloc(n_boot * sizeof(double));
-    double *ci_lo = malloc(np * sizeof(double)), *ci_hi = malloc(np * sizeof(double));
+    double *w = sx_alloc(n * sizeof(double), "fit w"), *cnt = sx_alloc(units * sizeof(double), "fit cnt");
+    double *samples = sx_alloc(n_boot * np * sizeof(double), "fit samples"),
+           *col = sx_alloc(n_boot * sizeof(double), "fit col");
+    double *ci_lo = sx_alloc(np * sizeof(double), "fit ci_lo"), *ci_hi = sx_alloc(np * sizeof(double), "fit ci_hi");
     sx_status st = SX_OK;
     if (!w || !cnt || !samples || !col || !ci_lo || !ci_hi) {
         st = sx_fail(SX_ERR_NOMEM, "%s bootstrap: out of memory", law->name);
@@ -533,7 +553,7 @@ sx_status fit_bootstrap(const fit_law *law, const double *obs, const size_t *gro
         memset(cnt, 0, units * sizeof(double));
         for (size_t u = 0; u < units; u++) cnt[rng_below(&rng, units)] += 1;
         for (size_t i = 0; i < n; i++) {
-            assert(!group || group[i] < n_groups);
+            SX_CHECK(!group || group[i] < n_groups, "group ids must be below n_groups");
             w[i] = cnt[group ? group[i] : i];
         }
         double obj;
@@ -568,11 +588,12 @@ done:
 
 sx_status fit_backtest(const fit_law *law, const double *obs, const size_t *group, size_t n_groups,
                        const fit_options *o, int full_search, fit_result *r) {
-    assert(r->params && group && n_groups >= 2);
+    SX_CHECK(r->params && group && n_groups >= 2, "a backtest needs a fitted result and at least 2 groups");
     size_t n = law->n_points, np = law->n_params;
-    double *w = malloc(n * sizeof(double)), *pred = malloc(n * sizeof(double));
-    double *bt_mean = calloc(n_groups, sizeof(double)), *bt_max = calloc(n_groups, sizeof(double));
-    double *params = malloc(np * sizeof(double));
+    double *w = sx_alloc(n * sizeof(double), "fit w"), *pred = sx_alloc(n * sizeof(double), "fit pred");
+    double *bt_mean = sx_calloc_n(n_groups, sizeof(double), "fit bt_mean"),
+           *bt_max = sx_calloc_n(n_groups, sizeof(double), "fit bt_max");
+    double *params = sx_alloc(np * sizeof(double), "fit params");
     sx_status st = SX_OK;
     if (!w || !pred || !bt_mean || !bt_max || !params) {
         st = sx_fail(SX_ERR_NOMEM, "%s backtest: out of memory", law->name);
@@ -629,7 +650,7 @@ done:
 
 sx_status fit_per_fraction(const double *x, const double *loss, size_t n_rungs, size_t n_fracs,
                            const fit_options *o, fit_result *out) {
-    double *y = malloc((n_rungs ? n_rungs : 1) * sizeof(double));
+    double *y = sx_alloc((n_rungs ? n_rungs : 1) * sizeof(double), "fit y");
     if (!y) return sx_fail(SX_ERR_NOMEM, "per-fraction fit: out of memory");
     memset(out, 0, n_fracs * sizeof *out);
     sx_status st = SX_OK;
@@ -651,10 +672,10 @@ sx_status fit_scale_dependence(const double *x, const double *rung_params, size_
     memset(out, 0, sizeof *out);
     if (n_rungs < 2) return sx_fail(SX_ERR_ARG, "scale dependence needs at least 2 rungs, got %zu", n_rungs);
     out->n_params = n_params;
-    out->coef = malloc(n_params * sizeof(double));
-    out->expo = malloc(n_params * sizeof(double));
-    out->rmse_log = malloc(n_params * sizeof(double));
-    double *lx = malloc(n_rungs * sizeof(double)), *lp = malloc(n_rungs * sizeof(double));
+    out->coef = sx_alloc(n_params * sizeof(double), "fit out.coef");
+    out->expo = sx_alloc(n_params * sizeof(double), "fit out.expo");
+    out->rmse_log = sx_alloc(n_params * sizeof(double), "fit out.rmse_log");
+    double *lx = sx_alloc(n_rungs * sizeof(double), "fit lx"), *lp = sx_alloc(n_rungs * sizeof(double), "fit lp");
     sx_status st = SX_OK;
     if (!out->coef || !out->expo || !out->rmse_log || !lx || !lp) {
         st = sx_fail(SX_ERR_NOMEM, "scale dependence: out of memory");

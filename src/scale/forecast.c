@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "core/rng.h"
 #include "model/config.h"
 #include "optim/schedule.h"
@@ -27,8 +28,8 @@ static json_t *array_of(const double *x, size_t n) {
 
 // The lr array of a run (its logged per-step LR) bound as one curve at its evaluation steps.
 static sx_status curve_of(const rundir_run *r, size_t **steps_out, double **obs_out, law_curve *c) {
-    size_t *steps = malloc((r->n_evals ? r->n_evals : 1) * sizeof *steps);
-    double *obs = malloc((r->n_evals ? r->n_evals : 1) * sizeof *obs);
+    size_t *steps = sx_alloc((r->n_evals ? r->n_evals : 1) * sizeof *steps, "forecast steps");
+    double *obs = sx_alloc((r->n_evals ? r->n_evals : 1) * sizeof *obs, "forecast obs");
     if (!steps || !obs) { free(steps); free(obs); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     size_t n = 0;
     for (size_t i = 0; i < r->n_evals; i++)
@@ -50,12 +51,13 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
     double *obs_parts[LADDER_MAX_RUNGS * (1 + LADDER_MAX_BRANCHES)];
     sx_status st = SX_OK;
     for (size_t i = 0; i < d->n_plan && !st && n < sizeof curves / sizeof *curves; i++) {
-        if (d->plan[i].width != width) continue;
+        if (d->plan[i].width != width || d->plan[i].branch == LADDER_SWEEP) continue;   // sweeps: other LRs
         st = curve_of(&d->runs[i], &steps[n], &obs_parts[n], &curves[n]);
         if (!st) total += curves[n++].n_points;
     }
-    double *obs = malloc((total ? total : 1) * sizeof *obs);
-    for (size_t c = 0, k = 0; c < n; c++)
+    double *obs = sx_alloc((total ? total : 1) * sizeof *obs, "forecast obs");
+    if (!obs && !st) st = SX_ERR_NOMEM;   // sx_alloc said what
+    for (size_t c = 0, k = 0; c < n && !st; c++)
         for (size_t j = 0; j < curves[c].n_points; j++) obs[k++] = obs_parts[c][j];
     fit_law law;
     fit_result res;
@@ -84,8 +86,16 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     if (st) { ladder_data_free(&d); return st; }
     size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
     if (R < 3) { ladder_data_free(&d); return sx_fail(SX_ERR_ARG, "%s: a forecast needs at least 3 rungs", spec->spec_path); }
-    double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), *x = malloc(R * sizeof *x);
-    fit_result *pf = calloc(F, sizeof *pf);
+    double *mean = sx_alloc(R * F * sizeof *mean, "forecast mean"), *sd = sx_alloc(R * F * sizeof *sd, "forecast sd"),
+           *x = sx_alloc(R * sizeof *x, "forecast x");
+    fit_result *pf = sx_calloc_n(F, sizeof *pf, "forecast pf");
+    // Allocation failures anywhere below (here, in the fits, in the FLOP counts) end in their own message.
+    const long failures = sx_alloc_failures();
+    if (!mean || !sd || !x || !pf) {
+        free(mean); free(sd); free(x); free(pf);
+        ladder_data_free(&d);
+        return SX_ERR_NOMEM;   // sx_alloc said what
+    }
     ladder_rung_curves(&d, NULL, mean, sd);
     for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
     for (size_t i = 0; i < R * F; i++)
@@ -111,10 +121,11 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     }
     // The method's own track record one rung back: fitted without the largest rung, how wrong was it there?
     // forecast_make scales this error by how much further the hero lies (in log compute).
-    double *holdout = calloc(F, sizeof *holdout);
+    double *holdout = sx_calloc_n(F, sizeof *holdout, "forecast holdout");
+    if (!st && !holdout) st = SX_ERR_NOMEM;
     if (!st && R >= 4) {
-        fit_result *hf = calloc(F, sizeof *hf);
-        if (fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
+        fit_result *hf = sx_calloc_n(F, sizeof *hf, "forecast hf");
+        if (hf && fit_per_fraction(x + 1, mean + F, R - 1, F, &fo, hf) == SX_OK)
             for (size_t f = 0; f < F; f++) {
                 holdout[f] = law_power_eval(hf[f].params, x[0]) / mean[f] - 1;
                 fit_result_free(&hf[f]);
@@ -122,14 +133,17 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         free(hf);
     }
     // Bootstrap over seeds: each rung re-averages a resample of its seeds; the per-fraction fits are redone.
-    double *boot = malloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot), *bmean = malloc(R * F * sizeof *bmean);
-    size_t *pick = malloc(R * S * sizeof *pick);
+    double *boot = sx_alloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot, "forecast boot"),
+           *bmean = sx_alloc(R * F * sizeof *bmean, "forecast bmean");
+    size_t *pick = sx_alloc(R * S * sizeof *pick, "forecast pick");
+    if (!st && (!boot || !bmean || !pick)) st = SX_ERR_NOMEM;
     rng_state rng;
     rng_seed(&rng, 2024);
     for (int b = 0; b < N_BOOT && !st && S > 1; b++) {
         for (size_t i = 0; i < R * S; i++) pick[i] = rng_below(&rng, S);
         ladder_rung_curves(&d, pick, bmean, NULL);
-        fit_result *bf = calloc(F, sizeof *bf);
+        fit_result *bf = sx_calloc_n(F, sizeof *bf, "forecast bf");
+        if (!bf) { st = SX_ERR_NOMEM; break; }
         sx_status bs = fit_per_fraction(x, bmean, R, F, &fo, bf);
         for (size_t f = 0; f < F; f++) {
             for (int j = 0; j < LAW_POW_NPARAM; j++)
@@ -174,12 +188,19 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         if (doc && R >= 4)
             json_object_set_new(doc, "holdout_top", json_pack("{s:f, s:o}", "log_distance", log(x[0] / x[1]), "rel_err",
                                                               array_of(holdout, F)));
+        if (doc && *spec->val_set)   // which loss was fitted: val_loss_<val_set> of a mixture run
+            json_object_set_new(json_object_get(doc, "ladder"), "val_set", json_string(spec->val_set));
         if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build fit.json");
         else if (final_law) json_object_set_new(doc, "final_loss_vs_compute", final_law);
     }
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
     free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick); free(holdout);
     ladder_data_free(&d);
+    if (sx_alloc_failures() != failures) {   // even one a fit survived, or one behind another message
+        json_decref(doc);
+        doc = NULL;
+        st = sx_alloc_check(failures);
+    }
     if (!st) forecast_seal(doc);
     *fit = doc;
     return st;
@@ -218,9 +239,10 @@ static sx_status schedule_ratio(json_t *fit, json_t *law, json_t *rung, const ch
     for (size_t f = 0; f < F; f++)
         if (!(num_at(fr, f) > 0 && num_at(fr, f) <= 1))
             return sx_fail(SX_ERR_FORMAT, "fit.json: ladder fraction %g is not in (0, 1]", num_at(fr, f));
-    double *lr_r = malloc((size_t)n * sizeof *lr_r), *lr_h = malloc((size_t)n * sizeof *lr_h);
-    double *pr = malloc(F * sizeof *pr), *ph = malloc(F * sizeof *ph);
-    size_t *steps = malloc(F * sizeof *steps);
+    double *lr_r = sx_alloc((size_t)n * sizeof *lr_r, "forecast lr_r"),
+           *lr_h = sx_alloc((size_t)n * sizeof *lr_h, "forecast lr_h");
+    double *pr = sx_alloc(F * sizeof *pr, "forecast pr"), *ph = sx_alloc(F * sizeof *ph, "forecast ph");
+    size_t *steps = sx_alloc(F * sizeof *steps, "forecast steps");
     sx_status st = lr_array(json_string_value(json_object_get(ld, "schedule")), n,
                             json_number_value(json_object_get(ld, "warmup")), peak, lr_r);
     if (!st) st = lr_array(hero_sched, n, warmup, peak, lr_h);
@@ -334,6 +356,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     model_config c;
     if ((st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c))) return st;
     double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
+    if (!isfinite(per_token)) return SX_ERR_NOMEM;
+    // the count could not build its parameter table (sx_alloc said what)
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
     double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;
     long steps = lround(tokens / (double)(batch * seq));
@@ -345,9 +369,12 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                     json_number_value(json_object_get(ld, "lr_width_power")));
     bool same_schedule = !strcmp(sched, rung_sched);
     // Schedule ratio from every rung with a fitted law: the largest rung's value, the spread across rungs.
-    double *ratio = malloc(F * sizeof *ratio), *rsum = calloc(F, sizeof *rsum), *rsq = calloc(F, sizeof *rsq), *tmp = malloc(F * sizeof *tmp);
+    double *ratio = sx_alloc(F * sizeof *ratio, "forecast ratio"),
+           *rsum = sx_calloc_n(F, sizeof *rsum, "forecast rsum"), *rsq = sx_calloc_n(F, sizeof *rsq, "forecast rsq"),
+           *tmp = sx_alloc(F * sizeof *tmp, "forecast tmp");
     size_t nr = 0;
-    for (size_t f = 0; f < F; f++) ratio[f] = 1;
+    if (!ratio || !rsum || !rsq || !tmp) st = SX_ERR_NOMEM;   // sx_alloc recorded what
+    for (size_t f = 0; f < F && !st; f++) ratio[f] = 1;
     for (size_t i = 0; i < json_array_size(laws) && !same_schedule && !st; i++) {
         json_t *law = json_array_get(laws, i), *rung = NULL;
         for (size_t r = 0; r < R; r++)
@@ -366,8 +393,10 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     json_t *top = json_array_get(rungs, 0);
     double C_top = json_number_value(json_object_get(top, "flops")), X = C;
     size_t B = json_array_size(json_object_get(json_array_get(pf, 0), "boot"));
-    double *gain = malloc(F * (B + 1) * sizeof *gain), *smooth = malloc(F * (B + 1) * sizeof *smooth);
-    for (size_t f = 0; f < F; f++) {
+    double *gain = sx_alloc(F * (B + 1) * sizeof *gain, "forecast gain");
+    double *smooth = sx_alloc(F * (B + 1) * sizeof *smooth, "forecast smooth");
+    if (!gain || !smooth) st = SX_ERR_NOMEM;
+    for (size_t f = 0; f < F && !st; f++) {
         json_t *e = json_array_get(pf, f), *boot = json_object_get(e, "boot");
         double q[LAW_POW_NPARAM];
         for (size_t b = 0; b <= B; b++) {
@@ -376,7 +405,7 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
         }
     }
     const size_t half = 2;   // smoothing window: f-2..f+2 (clipped at the ends)
-    for (size_t b = 0; b <= B; b++)
+    for (size_t b = 0; b <= B && !st; b++)
         for (size_t f = 0; f < F; f++) {
             size_t lo = f >= half ? f - half : 0, hi = f + half < F ? f + half : F - 1;
             double sum = 0;
@@ -439,6 +468,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                             "method", "ladder", json_string_value(json_object_get(ld, "name")),
                             "rung_schedule", rung_sched, "schedule_change", !same_schedule, "rungs_with_schedule_law",
                             (json_int_t)nr, "points", points);
+    json_t *vs = json_object_get(ld, "val_set");
+    if (json_is_string(vs)) json_object_set(doc, "val_set", vs);
     forecast_seal(doc);
     *out = doc;
     return SX_OK;
@@ -456,11 +487,11 @@ static sx_status points_from_doc(json_t *doc, const char *path, long total_steps
     if (!st && !n) st = sx_fail(SX_ERR_FORMAT, "%s: no forecast points", path);
     if (!st) {
         p->n = n;
-        p->step = malloc(n * sizeof *p->step);
-        p->frac = malloc(n * sizeof *p->frac);
-        p->loss = malloc(n * sizeof *p->loss);
-        p->lo = malloc(n * sizeof *p->lo);
-        p->hi = malloc(n * sizeof *p->hi);
+        p->step = sx_alloc(n * sizeof *p->step, "forecast p.step");
+        p->frac = sx_alloc(n * sizeof *p->frac, "forecast p.frac");
+        p->loss = sx_alloc(n * sizeof *p->loss, "forecast p.loss");
+        p->lo = sx_alloc(n * sizeof *p->lo, "forecast p.lo");
+        p->hi = sx_alloc(n * sizeof *p->hi, "forecast p.hi");
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(pts, i);
             p->step[i] = (long)json_integer_value(json_object_get(e, "step"));
@@ -470,6 +501,8 @@ static sx_status points_from_doc(json_t *doc, const char *path, long total_steps
             p->hi[i] = json_number_value(json_object_get(e, "hi"));
             if (!(p->loss[i] > 0) || p->step[i] < 1) st = sx_fail(SX_ERR_FORMAT, "%s: point %zu is malformed", path, i);
         }
+        const char *vs = json_string_value(json_object_get(doc, "val_set"));
+        snprintf(p->val_set, sizeof p->val_set, "%s", vs ? vs : "");
     }
     if (st) forecast_points_free(p);
     return st;
@@ -499,8 +532,8 @@ long forecast_points_find(const forecast_points *p, long step) {
 
 sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report) {
     rundir_run run;
-    sx_status st = rundir_read(run_dir, &run);
-    if (st) return st;
+    sx_status st = rundir_read_set(run_dir, json_string_value(json_object_get(forecast, "val_set")), &run);
+    if (st) { rundir_free(&run); return st; }
     json_t *pts = json_object_get(forecast, "points"), *rows = json_array();
     size_t n = 0, inside = 0, n_late = 0;
     double sum_late = 0, max_late = 0, halfwidth = 0, final_err = NAN;
@@ -588,6 +621,8 @@ static sx_status watch_start(void *ctx, long total_steps) {
     return points_from_doc(w->doc, w->path, total_steps, &w->points);
 }
 
+static const char *watch_val_set(void *ctx) { return ((forecast_watch *)ctx)->points.val_set; }
+
 static bool watch_wants(void *ctx, long step) { return forecast_points_find(&((forecast_watch *)ctx)->points, step) >= 0; }
 
 // Compares an evaluation with the forecast point at this step (if any): into the metrics line, and a short
@@ -626,7 +661,7 @@ sx_status forecast_watch_open(forecast_watch *w, const char *path) {
     sx_status st = fs_load_json(path, &w->doc);
     if (!st) st = forecast_verify_hash(w->doc, path);
     if (st) { forecast_watch_close(w); return st; }
-    w->hook = (train_eval_hook){.ctx = w, .start = watch_start, .wants = watch_wants, .on_eval = watch_on_eval,
+    w->hook = (train_eval_hook){.ctx = w, .start = watch_start, .wants = watch_wants, .on_eval = watch_on_eval, .val_set = watch_val_set,
                                 .finish = watch_finish};
     return SX_OK;
 }

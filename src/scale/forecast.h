@@ -43,6 +43,7 @@ typedef struct {
     size_t n;
     long *step;
     double *frac, *loss, *lo, *hi;
+    char val_set[32];   // "" (the forecast is of val_loss) or the mixture source whose val_loss_<val_set> it is
 } forecast_points;
 sx_status forecast_points_load(const char *path, long total_steps, forecast_points *p);
 void forecast_points_free(forecast_points *p);

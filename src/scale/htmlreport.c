@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/fit.h"
 #include "scale/forecast.h"
 #include "scale/htmlreport.h"
@@ -60,7 +61,7 @@ static void pre_file(FILE *f, const char *path) {
 static void cell_with_interval(FILE *f, double value, json_t *boot, size_t j) {
     size_t B = json_array_size(boot);
     fprintf(f, "<td>%.4g", value);
-    double *x = B ? malloc(B * sizeof *x) : NULL;
+    double *x = B ? sx_alloc(B * sizeof *x, "htmlreport") : NULL;
     if (x) {
         for (size_t b = 0; b < B; b++) x[b] = json_number_value(json_array_get(json_array_get(boot, b), j));
         fprintf(f, " [%.4g, %.4g]", fit_quantile(x, B, 0.025), fit_quantile(x, B, 0.975));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/lines.h"
 #include "optim/schedule.h"
@@ -58,36 +59,42 @@ static void table_free(table *t) {
 // fields[*n] are malloc'd. Returns 0 on a malformed quote.
 static int csv_fields(const char *s, char ***fields, size_t *n) {
     size_t cap = 16, len = strlen(s);
-    *fields = malloc(cap * sizeof **fields);
+    *fields = sx_alloc(cap * sizeof **fields, "import fields");
     *n = 0;
-    char *buf = malloc(len + 1);
-    if (!*fields || !buf) { free(buf); return 0; }
+    char *buf = sx_alloc(len + 1, "import buf");
+    if (!*fields || !buf) goto fail;
     const char *p = s;
     for (;;) {
         size_t k = 0;
         if (*p == '"') {
             p++;
             for (;;) {
-                if (!*p) { free(buf); return 0; }
+                if (!*p) goto fail;
                 if (*p == '"' && p[1] == '"') { buf[k++] = '"'; p += 2; }
                 else if (*p == '"') { p++; break; }
                 else buf[k++] = *p++;
             }
-            if (*p && *p != ',') { free(buf); return 0; }
+            if (*p && *p != ',') goto fail;
         } else
             while (*p && *p != ',') buf[k++] = *p++;
         buf[k] = 0;
         if (*n == cap) {
-            char **f = realloc(*fields, (cap *= 2) * sizeof **fields);
-            if (!f) { free(buf); return 0; }
+            char **f = sx_realloc(*fields, (cap *= 2) * sizeof **fields, "import f");
+            if (!f) goto fail;
             *fields = f;
         }
-        (*fields)[(*n)++] = strdup(buf);
+        if (!((*fields)[*n] = sx_strdup(buf, "import field"))) goto fail;
+        ++*n;
         if (!*p) break;
         p++; // the ','
     }
     free(buf);
     return 1;
+fail:   // the fields copied so far go too (fuzzing found them leaking); the array is the caller's to free
+    for (size_t i = 0; *fields && i < *n; i++) free((*fields)[i]);
+    *n = 0;
+    free(buf);
+    return 0;
 }
 
 static void strip_eol(char *s) { s[strcspn(s, "\r\n")] = 0; }
@@ -106,9 +113,9 @@ static int has_suffix(const char *s, const char *suf) {
 static sx_status table_add_row(table *t, size_t *cap, size_t lineno) {
     if (t->n_rows == *cap) {
         *cap = *cap ? 2 * *cap : 1024;
-        char **c = realloc(t->cells, *cap * (t->n_cols ? t->n_cols : 1) * sizeof *c);
+        char **c = sx_realloc(t->cells, *cap * (t->n_cols ? t->n_cols : 1) * sizeof *c, "import c");
         if (c) t->cells = c;
-        size_t *l = realloc(t->line, *cap * sizeof *l);
+        size_t *l = sx_realloc(t->line, *cap * sizeof *l, "import l");
         if (l) t->line = l;
         if (!c || !l) return sx_fail(SX_ERR_NOMEM, "%s: out of memory", t->path);
     }
@@ -125,10 +132,10 @@ static int col_index(const table *t, const char *name) {
 
 // Adds a column (JSONL keys appear as they come); existing rows get absent cells.
 static sx_status table_add_col(table *t, const char *name, size_t row_cap, int *idx) {
-    char **names = realloc(t->names, (t->n_cols + 1) * sizeof *names);
+    char **names = sx_realloc(t->names, (t->n_cols + 1) * sizeof *names, "import names");
     if (!names) return sx_fail(SX_ERR_NOMEM, "%s: out of memory", t->path);
     t->names = names;
-    char **cells = row_cap ? malloc(row_cap * (t->n_cols + 1) * sizeof *cells) : NULL;
+    char **cells = row_cap ? sx_alloc(row_cap * (t->n_cols + 1) * sizeof *cells, "import") : NULL;
     if (row_cap && !cells) return sx_fail(SX_ERR_NOMEM, "%s: out of memory", t->path);
     for (size_t i = 0; i < t->n_rows; i++) {
         memcpy(cells + i * (t->n_cols + 1), t->cells + i * t->n_cols, t->n_cols * sizeof *cells);
@@ -136,20 +143,20 @@ static sx_status table_add_col(table *t, const char *name, size_t row_cap, int *
     }
     free(t->cells);
     t->cells = cells;
-    t->names[t->n_cols] = strdup(name);
+    t->names[t->n_cols] = sx_strdup(name, "import t.names");
     *idx = (int)t->n_cols++;
     return SX_OK;
 }
 
 static char *json_cell(json_t *v) {
     char buf[64];
-    if (json_is_string(v)) return strdup(json_string_value(v));
+    if (json_is_string(v)) return sx_strdup(json_string_value(v), "import");
     if (json_is_integer(v)) snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v)) snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
     else if (json_is_true(v)) snprintf(buf, sizeof buf, "1");
     else if (json_is_false(v)) snprintf(buf, sizeof buf, "0");
     else return NULL; // null, arrays, objects: absent
-    return strdup(buf);
+    return sx_strdup(buf, "import");
 }
 
 static sx_status table_read(const char *path, table *t) {
@@ -259,7 +266,7 @@ static sx_status add_run(import_ladder *l, size_t *cap, const char *id, int *idx
     if (strlen(id) >= sizeof l->runs[0].id) return sx_fail(SX_ERR_FORMAT, "run id '%.40s...' is longer than 127 bytes", id);
     if (l->n_runs == *cap) {
         *cap = *cap ? 2 * *cap : 64;
-        import_run *r = realloc(l->runs, *cap * sizeof *r);
+        import_run *r = sx_realloc(l->runs, *cap * sizeof *r, "import r");
         if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
         l->runs = r;
     }
@@ -372,7 +379,7 @@ static sx_status collect_meta(const table *t, const mapped *m, int one_row_per_r
             size_t old_cap = *run_cap;
             if ((st = add_run(l, run_cap, id, &r))) return st;
             if (*run_cap != old_cap) {
-                run_meta *mm = realloc(*metas, *run_cap * sizeof *mm);
+                run_meta *mm = sx_realloc(*metas, *run_cap * sizeof *mm, "import mm");
                 if (!mm) return sx_fail(SX_ERR_NOMEM, "out of memory");
                 *metas = mm;
             }
@@ -413,13 +420,13 @@ static sx_status parse_loss_names(const char *spec, import_ladder *l) {
 static sx_status push_point(import_run *r, size_t *cap, size_t n_loss, long step, double tokens, double lr, const double *loss) {
     if (r->n_points == *cap) {
         size_t c = *cap ? 2 * *cap : 64;
-        long *s = realloc(r->step, c * sizeof *s);
+        long *s = sx_realloc(r->step, c * sizeof *s, "import s");
         if (s) r->step = s;
-        double *t = realloc(r->tokens, c * sizeof *t);
+        double *t = sx_realloc(r->tokens, c * sizeof *t, "import t");
         if (t) r->tokens = t;
-        double *l = realloc(r->lr, c * sizeof *l);
+        double *l = sx_realloc(r->lr, c * sizeof *l, "import l");
         if (l) r->lr = l;
-        double *x = realloc(r->loss, c * n_loss * sizeof *x);
+        double *x = sx_realloc(r->loss, c * n_loss * sizeof *x, "import x");
         if (x) r->loss = x;
         if (!s || !t || !l || !x) return sx_fail(SX_ERR_NOMEM, "out of memory");
         *cap = c;
@@ -442,7 +449,7 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         if (m->col[curve_fields[k]] < 0)
             return sx_fail(SX_ERR_FORMAT, "%s: no column '%s' (map it with --%s-col)", t->path, field_names[curve_fields[k]],
                            flag_of(curve_fields[k]));
-    size_t *cap = calloc(l->n_runs ? l->n_runs : 1, sizeof *cap);
+    size_t *cap = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *cap, "import cap");
     if (!cap) return sx_fail(SX_ERR_NOMEM, "out of memory");
     sx_status st = SX_OK;
     for (size_t i = 0; i < t->n_rows && !st; i++) {

@@ -1,19 +1,23 @@
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/lines.h"
 #include "data/shard.h"
 #include "dist/dist.h"
 #include "model/config.h"
 #include "optim/schedule.h"
+#include "data/mixture.h"
 #include "model/flops.h"
 #include "scale/ladder.h"
 #include "train/options.h"
@@ -81,6 +85,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "name")) COPY(name);
     if (!strcmp(key, "train")) COPY(train);
     if (!strcmp(key, "val")) COPY(val);
+    if (!strcmp(key, "val_set")) COPY(val_set);
     if (!strcmp(key, "model")) COPY(model);
     if (!strcmp(key, "schedule")) {   // checked here, so that a typo is reported with its line
         lr_schedule check;
@@ -104,6 +109,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "lr_ref_width")) NUMBER(lr_ref_width, 1, 1e6);
     if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10, 10);
     if (!strcmp(key, "warmup")) NUMBER(warmup, 0, 1);
+    if (!strcmp(key, "unique_tokens")) NUMBER(unique_tokens, 0, 1e18);
     if (!strcmp(key, "widths") || !strcmp(key, "budgets")) {
         if ((n = parse_numbers(val, num, LADDER_MAX_RUNGS)) <= 0) return BAD("expected 1 to 32 numbers");
         s->n_rungs = (size_t)n;
@@ -125,6 +131,18 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         qsort(num, (size_t)n, sizeof *num, cmp_double);
         memcpy(s->eval_at, num, (size_t)n * sizeof *num);
         s->n_eval = (size_t)n;
+        return SX_OK;
+    }
+    if (!strcmp(key, "lr_sweep") || !strcmp(key, "lr_sweep_widths")) {
+        bool widths = key[8] == '_';
+        if ((n = parse_numbers(val, num, LADDER_MAX_SWEEP)) <= 0) return BAD("expected 1 to 8 numbers");
+        for (long i = 0; i < n; i++) {
+            if (!(num[i] > 0) || (widths && num[i] != floor(num[i]))) return BAD("values must be positive (widths whole)");
+            if (widths) s->lr_sweep_widths[i] = (size_t)num[i];
+            else s->lr_sweep[i] = num[i];
+        }
+        if (widths) s->n_lr_sweep_widths = (size_t)n;
+        else s->n_lr_sweep = (size_t)n;
         return SX_OK;
     }
     if (!strcmp(key, "branches")) {
@@ -188,11 +206,12 @@ static sx_status data_vocab(const char *spec, size_t *vocab) {
         *vocab = (size_t)strtoul(spec + 10, NULL, 10);
         return SX_OK;
     }
-    shard_file sh;
-    sx_status st = shard_open(&sh, spec, 0);
+    mixture_spec m;   // a mixture: its shards share one vocabulary (mixture_open checks it)
+    sx_status st = mixture_is_spec(spec) ? mixture_spec_load(spec, &m) : SX_OK;
     if (st) return st;
-    *vocab = sh.h.vocab_size;
-    shard_close(&sh);
+    shard_header h;
+    if ((st = shard_read_header(mixture_is_spec(spec) ? m.src[0].train : spec, &h))) return st;
+    *vocab = h.vocab_size;
     return SX_OK;
 }
 
@@ -254,8 +273,8 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     if (st) return st;
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
-    size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches);
-    ladder_run *r = calloc(cap, sizeof *r);
+    size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches) + LADDER_MAX_SWEEP * LADDER_MAX_SWEEP;
+    ladder_run *r = sx_calloc_n(cap, sizeof *r, "ladder r");
     if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t widths[LADDER_MAX_RUNGS];
     for (size_t i = 0; i < s->n_rungs && !st; i++)
@@ -268,6 +287,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         long steps;
         size_t batch;
         double flops = rung_compute(s, &c, &steps, &batch);
+        if (!isfinite(flops)) { st = SX_ERR_NOMEM; break; }   // the FLOP count could not allocate (sx_alloc said what)
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -311,6 +331,27 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             join_fracs(x->eval_at, sizeof x->eval_at, ev, 8, 1);
         }
     }
+    // The LR sweep: seed 1 of each swept rung again at every multiple of its LR (but 1x: the main run).
+    size_t sweep_w[LADDER_MAX_SWEEP], n_sw = s->n_lr_sweep_widths;
+    if (s->n_lr_sweep && !n_sw)   // default: the 3 smallest rungs (the plan lists the largest first)
+        for (size_t m = mains; m-- > 0 && n_sw < 3;)
+            if (r[m].seed == 1) sweep_w[n_sw++] = r[m].width;
+    if (s->n_lr_sweep_widths) memcpy(sweep_w, s->lr_sweep_widths, n_sw * sizeof *sweep_w);
+    for (size_t w = 0; w < n_sw && s->n_lr_sweep && !st; w++) {
+        size_t m = 0;
+        while (m < mains && !(r[m].width == sweep_w[w] && r[m].seed == 1)) m++;
+        if (m == mains) { st = sx_fail(SX_ERR_ARG, "%s: lr_sweep_widths %zu is not a rung of the ladder", s->spec_path, sweep_w[w]); break; }
+        for (size_t j = 0; j < s->n_lr_sweep; j++) {
+            if (s->lr_sweep[j] == 1) continue;
+            ladder_run *x = &r[k++];
+            *x = r[m];
+            snprintf(x->dir, sizeof x->dir, "w%zu-lr%g", sweep_w[w], s->lr_sweep[j]);
+            x->branch = LADDER_SWEEP;
+            x->lr *= s->lr_sweep[j];
+            x->muon_lr *= s->lr_sweep[j];
+            x->save_at[0] = 0;
+        }
+    }
     if (st) { free(r); return st; }
     *runs = r;
     *n = k;
@@ -345,6 +386,7 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->model = x->descriptor;
     o->train_data = s->train;
     o->val_data = s->val;
+    o->unique_tokens = s->unique_tokens > 0 ? (double)llround(s->unique_tokens) : 0;
     o->batch = (long)x->batch;
     o->seq = (long)s->seq;
     o->steps = x->steps;
@@ -413,7 +455,7 @@ static void warn_repeated_data(const ladder_spec *s, const ladder_run *runs, siz
 // the least compute so far. owner: (n) overwritten with a rank per run.
 void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n, int ranks, int *owner) {
     size_t mains = s->n_rungs * s->n_seeds;
-    double *load = calloc((size_t)ranks, sizeof *load);
+    double *load = sx_calloc_n((size_t)ranks, sizeof *load, "ladder load");
     for (size_t m = 0; m < mains; m++) {
         double cost = runs[m].flops;   // the main run, plus what its branches train beyond their branch point
         for (size_t b = 0; b < s->n_branches; b++) cost += runs[mains + m * s->n_branches + b].flops - runs[m].flops * s->branches[b].from;
@@ -424,8 +466,15 @@ void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n,
         owner[m] = best;
         for (size_t b = 0; b < s->n_branches; b++) owner[mains + m * s->n_branches + b] = best;
     }
+    for (size_t i = mains * (1 + s->n_branches); i < n; i++) {   // LR-sweep runs: each on the least loaded rank
+        int best = 0;
+        for (int k = 1; k < ranks; k++)
+            if (load[k] < load[best]) best = k;
+        load[best] += runs[i].flops;
+        owner[i] = best;
+    }
     free(load);
-    assert(n == mains * (1 + s->n_branches));
+    SX_CHECK(n >= mains * (1 + s->n_branches), "ladder_assign_ranks takes the plan of ladder_plan for the same spec");
 }
 
 sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
@@ -445,6 +494,10 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
         st = build_options(s, &runs[i], parent_of(s, runs, i), out_dir, 1, ro);
     free(ro);
     if (!st) st = fs_mkdir_p(out_dir);
+    // One ladder per directory. The trainers inherit the lock (it is not closed on exec), so that a second
+    // `ladder run` waits until the last of them, stopping after their ladder died, has written its checkpoint.
+    int lock = -1;
+    if (!st && rank == 0 && !(st = fs_lock_dir(out_dir, &lock))) fcntl(lock, F_SETFD, 0);   // rank 0 speaks for all
     if (st) { free(runs); return st; }
     warn_repeated_data(s, runs, n);
     int cores = dist_cores_per_rank();
@@ -453,9 +506,9 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
         jobs = cores;
     }
     int threads = cores / jobs;
-    enum { WAITING, RUNNING, FINISHED, FAILED } *state = calloc(n, sizeof *state);
-    pid_t *pids = calloc(n, sizeof *pids);
-    int *owner = calloc(n, sizeof *owner);
+    enum { WAITING, RUNNING, FINISHED, FAILED } *state = sx_calloc_n(n, sizeof *state, "ladder state");
+    pid_t *pids = sx_calloc_n(n, sizeof *pids, "ladder pids");
+    int *owner = sx_calloc_n(n, sizeof *owner, "ladder owner");
     ladder_assign_ranks(s, runs, n, ranks, owner);
     size_t done = 0, failed = 0, running = 0, others = 0;
     for (size_t i = 0; i < n; i++) {
@@ -518,6 +571,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     free(pids);
     free(owner);
     free(runs);
+    if (lock >= 0) close(lock);
     return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
 }
 
@@ -527,7 +581,7 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
     size_t n;
     sx_status st = ladder_plan(s, &runs, &n);
     if (st) return st;
-    ladder_run_state *state = calloc(n ? n : 1, sizeof *state);
+    ladder_run_state *state = sx_calloc_n(n ? n : 1, sizeof *state, "ladder state");
     *n_done = 0;
     if (!state) { free(runs); return sx_fail(SX_ERR_NOMEM, "ladder status: out of memory"); }
     for (size_t i = 0; i < n; i++) {

@@ -6,7 +6,15 @@
 //
 // Spec: one "key value..." per line, '#' starts a comment. Keys (defaults in brackets):
 //   name NAME                   ladder name [ladder]
-//   train PATH | val PATH       token shards (or synthetic:V)
+//   train PATH | val PATH       token shards (or synthetic:V), or a mixture spec X.mix (src/data/mixture.h)
+//   unique_tokens U             cap every run's unique data at U tokens (train --unique-tokens): a
+//                               data-limited ladder for the data-constrained law (fit --with) [0: no cap]
+//   lr_sweep M1 M2 ...          an LR sweep: runs at these multiples of the LR rule's LR (seed 1) at the
+//                               lr_sweep_widths (default: the 3 smallest rungs); `fit` then fits the rule
+//                               lr*(w) = coef*(ref/w)^power with its uncertainty and `forecast` uses it
+//   lr_sweep_widths W1 W2 ...   widths to sweep at (rungs of the ladder, 2 or more)
+//   val_set NAME                fit and forecast the validation loss of one source of a mixture
+//                               (val_loss_NAME) instead of the weighted mix [""]; `fit --val-set` overrides
 //   model TEMPLATE              descriptor with {width}, e.g. d3-hd32-w{width}
 //   widths W1 W2 ...            rungs by width, or:
 //   budgets C1 C2 ...           rungs by training compute (FLOPs): the width (a multiple of 16) whose
@@ -36,6 +44,8 @@
 #define LADDER_MAX_RUNGS 32
 #define LADDER_MAX_BRANCHES 8
 #define LADDER_MAX_FRACS 128
+#define LADDER_MAX_SWEEP 8
+#define LADDER_SWEEP (-2)   // ladder_run.branch of an LR-sweep run
 #define LADDER_MAX_DIM (1 << 24)   // batch, seq and eval_batches (as fit.json's readers allow)
 
 typedef struct {
@@ -45,10 +55,14 @@ typedef struct {
 
 typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
+    char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
     size_t n_seeds, seq, batch, eval_batches, min_steps;
     double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, warmup;
+    double unique_tokens;  // > 0: every run trains on only this many unique tokens (repeating them)
+    double lr_sweep[LADDER_MAX_SWEEP];            // LR multipliers of the sweep (the 1x run is seed 1's main run)
+    size_t n_lr_sweep, lr_sweep_widths[LADDER_MAX_SWEEP], n_lr_sweep_widths;
     double eval_at[LADDER_MAX_FRACS];
     size_t n_eval;
     ladder_branch branches[LADDER_MAX_BRANCHES];
@@ -62,7 +76,7 @@ typedef struct {
     char descriptor[128];
     size_t width, seed, batch, eval_batches;   // batch and eval_batches after min_steps
     long steps, warmup_steps, parent_steps;
-    int branch;            // -1 for a main run
+    int branch;            // -1 for a main run, LADDER_SWEEP for an LR-sweep run
     double lr, muon_lr, flops;  // flops: whole-run training compute
     char schedule[256];
     char eval_at[2048];

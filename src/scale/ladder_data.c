@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "scale/ladder_data.h"
 
 void ladder_data_free(ladder_data *d) {
@@ -25,12 +26,12 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
     if (!started)
         return sx_fail(SX_ERR_ARG, "%s holds none of the ladder's %zu runs: run `sextant ladder run %s` first (or point "
                        "--runs at the ladder's directory)", dir, d->n_plan, spec->spec_path);
-    d->runs = calloc(d->n_plan, sizeof *d->runs);
+    d->runs = sx_calloc_n(d->n_plan, sizeof *d->runs, "ladder_data d.runs");
     if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < d->n_plan && !st; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
-        st = rundir_read(path, &d->runs[i]);
+        st = rundir_read_set(path, spec->val_set, &d->runs[i]);
         if (!st && !d->runs[i].done)
             st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
     }

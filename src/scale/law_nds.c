@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/law_nds.h"
 
 #define NDS_BLOCK 32
@@ -122,11 +123,11 @@ static sx_status run_drops(const law_nds_run *r, const double *prefix, nds_ctx *
         if (open_n && (open_n == NDS_BLOCK || !next_drops || is_point || k == last)) {
             if (*n_drops == *cap) {
                 *cap = *cap ? 2 * *cap : 1024;
-                double *a = realloc(c->d_pk, *cap * sizeof *a);
+                double *a = sx_realloc(c->d_pk, *cap * sizeof *a, "law_nds a");
                 if (a) c->d_pk = a;
-                double *b = realloc(c->d_drop, *cap * sizeof *b);
+                double *b = sx_realloc(c->d_drop, *cap * sizeof *b, "law_nds b");
                 if (b) c->d_drop = b;
-                size_t *e = realloc(c->d_end, *cap * sizeof *e);
+                size_t *e = sx_realloc(c->d_end, *cap * sizeof *e, "law_nds e");
                 if (e) c->d_end = e;
                 if (!a || !b || !e) return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
             }
@@ -152,15 +153,20 @@ sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out) {
                      .basis = nds_basis, .free_ctx = nds_free};
     size_t n = 0;
     for (size_t r = 0; r < n_runs; r++) n += runs[r].n_points;
-    nds_ctx *c = calloc(1, sizeof *c);
+    nds_ctx *c = sx_calloc_n(1, sizeof *c, "law_nds c");
     out->ctx = c;
     if (!c) return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
     c->n = n;
     c->key[0] = c->key[1] = NAN;
     size_t m = n ? n : 1;
-    c->ln_n = malloc(m * sizeof(double)); c->ln_s = malloc(m * sizeof(double)); c->p_t = malloc(m * sizeof(double));
-    c->d_first = malloc(m * sizeof(size_t)); c->d_n = malloc(m * sizeof(size_t));
-    c->ld = malloc(m * sizeof(double)); c->ld_dc = malloc(m * sizeof(double)); c->ld_dg = malloc(m * sizeof(double));
+    c->ln_n = sx_alloc(m * sizeof(double), "law_nds c.ln_n");
+    c->ln_s = sx_alloc(m * sizeof(double), "law_nds c.ln_s");
+    c->p_t = sx_alloc(m * sizeof(double), "law_nds c.p_t");
+    c->d_first = sx_alloc(m * sizeof(size_t), "law_nds c.d_first");
+    c->d_n = sx_alloc(m * sizeof(size_t), "law_nds c.d_n");
+    c->ld = sx_alloc(m * sizeof(double), "law_nds c.ld");
+    c->ld_dc = sx_alloc(m * sizeof(double), "law_nds c.ld_dc");
+    c->ld_dg = sx_alloc(m * sizeof(double), "law_nds c.ld_dg");
     if (!c->ln_n || !c->ln_s || !c->p_t || !c->d_first || !c->d_n || !c->ld || !c->ld_dc || !c->ld_dg) {
         fit_law_free(out);
         return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
@@ -173,7 +179,7 @@ sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out) {
             st = sx_fail(SX_ERR_ARG, "nds law: run %zu has a non-positive size, batch or length", r);
             break;
         }
-        double *prefix = malloc(u->n_steps * sizeof *prefix);
+        double *prefix = sx_alloc(u->n_steps * sizeof *prefix, "law_nds prefix");
         if (!prefix) { st = sx_fail(SX_ERR_NOMEM, "nds law: out of memory"); break; }
         for (size_t i = 0; i < u->n_steps; i++) prefix[i] = (i ? prefix[i - 1] : 0) + u->mult[i];
         for (size_t q = 0; q < u->n_points && !st; q++) {

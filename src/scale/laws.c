@@ -1,9 +1,9 @@
 // laws: formulas, derivatives and fit bindings of the scaling laws (see laws.h for the conventions).
-#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/laws.h"
 
 // ---- closed-form laws -------------------------------------------------------------------------------
@@ -31,22 +31,22 @@ struct law_sched {
 };
 
 law_sched *law_sched_new(const double *lr, size_t n) {
-    assert(n >= 1);
-    law_sched *s = calloc(1, sizeof *s);
+    SX_CHECK(n >= 1, "an LR schedule has at least one step");
+    law_sched *s = sx_calloc_n(1, sizeof *s, "laws s");
     if (!s) {
         sx_fail(SX_ERR_NOMEM, "cannot allocate an LR schedule");
         return NULL;
     }
     s->n = n;
-    s->lr = malloc(n * sizeof(double));
-    s->P = malloc(n * sizeof(double));
+    s->lr = sx_alloc(n * sizeof(double), "laws s.lr");
+    s->P = sx_alloc(n * sizeof(double), "laws s.P");
     size_t n_chg = 0;
     for (size_t k = 1; k < n; k++) n_chg += lr[k - 1] != lr[k];
     size_t m = n_chg ? n_chg : 1;
-    s->chg_k = malloc(m * sizeof(size_t));
-    s->chg_d = malloc(m * sizeof(double));
-    s->chg_lnlr = malloc(m * sizeof(double));
-    s->chg_pkm1 = malloc(m * sizeof(double));
+    s->chg_k = sx_alloc(m * sizeof(size_t), "laws s.chg_k");
+    s->chg_d = sx_alloc(m * sizeof(double), "laws s.chg_d");
+    s->chg_lnlr = sx_alloc(m * sizeof(double), "laws s.chg_lnlr");
+    s->chg_pkm1 = sx_alloc(m * sizeof(double), "laws s.chg_pkm1");
     if (!s->lr || !s->P || !s->chg_k || !s->chg_d || !s->chg_lnlr || !s->chg_pkm1) {
         law_sched_free(s);
         sx_fail(SX_ERR_NOMEM, "cannot allocate an LR schedule of %zu steps", n);
@@ -55,7 +55,7 @@ law_sched *law_sched_new(const double *lr, size_t n) {
     memcpy(s->lr, lr, n * sizeof(double));
     double acc = 0;
     for (size_t i = 0; i < n; i++) {
-        assert(lr[i] >= 0);
+        SX_CHECK(lr[i] >= 0, "learning rates are non-negative");
         acc += lr[i];
         s->P[i] = acc;
     }
@@ -84,7 +84,7 @@ void law_sched_free(law_sched *s) {
 size_t law_sched_steps(const law_sched *s) { return s->n; }
 
 double law_sched_s1(const law_sched *s, size_t t) {
-    assert(t < s->n);
+    SX_CHECK(t < s->n, "the step lies within the schedule");
     return s->P[t];
 }
 
@@ -177,12 +177,15 @@ static void sched_mpl_ld(const law_sched *s, size_t t, size_t n_chg, const doubl
 
 void law_tissue_predict(const double p[LAW_TIS_NPARAM], const law_sched *s, const size_t *steps,
                         size_t n_steps, double *pred) {
-    double *s2 = malloc(s->n * sizeof(double));
-    assert(s2 && "out of memory in law_tissue_predict");
+    double *s2 = sx_alloc(s->n * sizeof(double), "laws s2");
+    if (!s2) {   // the fit sees unusable points; sx_alloc_check at its end reports the failure
+        for (size_t i = 0; i < n_steps; i++) pred[i] = NAN;
+        return;
+    }
     sched_tissue_s2(s, p[LAW_TIS_LAMBDA], s2);
     for (size_t i = 0; i < n_steps; i++) {
         size_t t = steps[i];
-        assert(t < s->n && s->P[t] > 0);
+        SX_CHECK(t < s->n && s->P[t] > 0, "the step lies within the schedule, after some learning");
         pred[i] = p[LAW_TIS_L0] + p[LAW_TIS_A] * pow(s->P[t], -p[LAW_TIS_ALPHA]) - p[LAW_TIS_C] * s2[t];
     }
     free(s2);
@@ -190,13 +193,16 @@ void law_tissue_predict(const double p[LAW_TIS_NPARAM], const law_sched *s, cons
 
 void law_mpl_predict(const double p[LAW_MPL_NPARAM], const law_sched *s, const size_t *steps, size_t n_steps,
                      double *pred) {
-    double *eg = malloc((s->n_chg ? s->n_chg : 1) * sizeof(double));
-    assert(eg && "out of memory in law_mpl_predict");
+    double *eg = sx_alloc((s->n_chg ? s->n_chg : 1) * sizeof(double), "laws eg");
+    if (!eg) {   // as law_tissue_predict
+        for (size_t i = 0; i < n_steps; i++) pred[i] = NAN;
+        return;
+    }
     sched_mpl_eg(s, p[LAW_MPL_GAMMA], eg);
 #pragma omp parallel for schedule(dynamic, 4)
     for (size_t i = 0; i < n_steps; i++) {
         size_t t = steps[i];
-        assert(t < s->n && s->P[t] > 0);
+        SX_CHECK(t < s->n && s->P[t] > 0, "the step lies within the schedule, after some learning");
         double ld[4];
         sched_mpl_ld(s, t, sched_changes_upto(s, t), eg, p[LAW_MPL_C], p[LAW_MPL_BETA], 0, ld);
         pred[i] = p[LAW_MPL_L0] + p[LAW_MPL_A] * pow(s->P[t], -p[LAW_MPL_ALPHA]) - p[LAW_MPL_B] * ld[0];
@@ -232,11 +238,11 @@ static void xy_free(void *p) {
 }
 
 static sx_status xy_new(const double *a, const double *b, size_t n, const char *what, fit_law *out) {
-    xy_ctx *c = calloc(1, sizeof *c);
+    xy_ctx *c = sx_calloc_n(1, sizeof *c, "laws c");
     if (!c) return sx_fail(SX_ERR_NOMEM, "cannot allocate %s data", what);
     c->n = n;
-    c->ln_a = malloc((n ? n : 1) * sizeof(double));
-    c->ln_b = malloc((n ? n : 1) * sizeof(double));
+    c->ln_a = sx_alloc((n ? n : 1) * sizeof(double), "laws c.ln_a");
+    c->ln_b = sx_alloc((n ? n : 1) * sizeof(double), "laws c.ln_b");
     if (!c->ln_a || !c->ln_b) {
         xy_free(c);
         return sx_fail(SX_ERR_NOMEM, "cannot allocate %s data for %zu points", what, n);
@@ -358,18 +364,18 @@ static int cmp_size(const void *a, const void *b) {
 
 static sx_status sched_ctx_new(const law_curve *curves, size_t n_curves, size_t block, const char *what,
                                fit_law *out) {
-    sched_ctx *c = calloc(1, sizeof *c);
+    sched_ctx *c = sx_calloc_n(1, sizeof *c, "laws c");
     if (!c) return sx_fail(SX_ERR_NOMEM, "cannot allocate %s data", what);
     out->ctx = c;
     out->free_ctx = sched_ctx_free;
     c->n_curves = n_curves;
-    c->sched = calloc(n_curves ? n_curves : 1, sizeof(law_sched *));
+    c->sched = sx_calloc_n(n_curves ? n_curves : 1, sizeof(law_sched *), "laws c.sched");
     if (!c->sched) goto nomem;
     for (size_t j = 0; j < n_curves; j++) {
         if (curves[j].n_steps == 0) return sx_fail(SX_ERR_ARG, "%s curve %zu has no LR steps", what, j);
         if (!(c->sched[j] = law_sched_new(curves[j].lr, curves[j].n_steps))) return SX_ERR_NOMEM;
         if (block > 1 && curves[j].n_points > 0) {
-            size_t *sorted = malloc(curves[j].n_points * sizeof(size_t));
+            size_t *sorted = sx_alloc(curves[j].n_points * sizeof(size_t), "laws sorted");
             if (!sorted) goto nomem;
             memcpy(sorted, curves[j].steps, curves[j].n_points * sizeof(size_t));
             qsort(sorted, curves[j].n_points, sizeof(size_t), cmp_size);
@@ -381,12 +387,12 @@ static sx_status sched_ctx_new(const law_curve *curves, size_t n_curves, size_t 
         if (c->sched[j]->n_chg > c->max_chg) c->max_chg = c->sched[j]->n_chg;
     }
     size_t np = c->n_points ? c->n_points : 1;
-    c->pt_curve = malloc(np * sizeof(size_t));
-    c->pt_step = malloc(np * sizeof(size_t));
-    c->pt_nchg = malloc(np * sizeof(size_t));
-    c->ld = malloc(np * sizeof(double));
-    c->scratch = malloc((c->max_steps ? c->max_steps : 1) * sizeof(double));
-    c->eg = malloc((n_curves ? n_curves : 1) * (c->max_chg ? c->max_chg : 1) * sizeof(double));
+    c->pt_curve = sx_alloc(np * sizeof(size_t), "laws c.pt_curve");
+    c->pt_step = sx_alloc(np * sizeof(size_t), "laws c.pt_step");
+    c->pt_nchg = sx_alloc(np * sizeof(size_t), "laws c.pt_nchg");
+    c->ld = sx_alloc(np * sizeof(double), "laws c.ld");
+    c->scratch = sx_alloc((c->max_steps ? c->max_steps : 1) * sizeof(double), "laws c.scratch");
+    c->eg = sx_alloc((n_curves ? n_curves : 1) * (c->max_chg ? c->max_chg : 1) * sizeof(double), "laws c.eg");
     if (!c->pt_curve || !c->pt_step || !c->pt_nchg || !c->ld || !c->scratch || !c->eg) goto nomem;
     size_t i = 0;
     for (size_t j = 0; j < n_curves; j++) {

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/plots.h"
 #include "scale/svgplot.h"
 
@@ -19,7 +20,7 @@ typedef struct {
 } chart;
 
 static double *take(chart *c, size_t count) {
-    double *p = calloc(count ? count : 1, sizeof *p);
+    double *p = sx_calloc_n(count ? count : 1, sizeof *p, "plots p");
     if (p) c->blocks[c->n_blocks++] = p;
     return p;
 }
@@ -79,7 +80,7 @@ sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
                                       .color = "#d62728", .dashed = true};
     if (ok && O) {
         double *ox = take(&c, O), *oy = take(&c, O);
-        bool *out = calloc(O, sizeof *out);
+        bool *out = sx_calloc_n(O, sizeof *out, "plots out");
         if (out) c.blocks[c.n_blocks++] = out;
         ok = ox && oy && out;
         for (size_t i = 0; ok && i < O; i++) {

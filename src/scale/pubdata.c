@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "scale/pubdata.h"
 
 #define CSV_MAX_FIELDS 32
@@ -132,9 +133,9 @@ void pub_mpl_free(pub_mpl *m) {
 static int curve_push(pub_mpl_curve *cv, size_t *cap, size_t step, double loss) {
     if (cv->n_points == *cap) {
         size_t nc = *cap ? 2 * *cap : 256;
-        size_t *s = realloc(cv->steps, nc * sizeof(size_t));
+        size_t *s = sx_realloc(cv->steps, nc * sizeof(size_t), "pubdata s");
         if (s) cv->steps = s;
-        double *l = realloc(cv->loss, nc * sizeof(double));
+        double *l = sx_realloc(cv->loss, nc * sizeof(double), "pubdata l");
         if (l) cv->loss = l;
         if (!s || !l) return 0;
         *cap = nc;
@@ -177,7 +178,7 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
             }
             if (out->n_curves == cap_curves) {
                 cap_curves = cap_curves ? 2 * cap_curves : 32;
-                pub_mpl_curve *nc = realloc(out->curves, cap_curves * sizeof *nc);
+                pub_mpl_curve *nc = sx_realloc(out->curves, cap_curves * sizeof *nc, "pubdata nc");
                 if (!nc) goto nomem;
                 out->curves = nc;
             }
@@ -188,7 +189,7 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
             snprintf(cur->schedule, sizeof cur->schedule, "%s", s);
             cur->heldout = strcmp(csv_get(&c, cr), "heldout") == 0;
             cur->n_steps = d->total;
-            cur->lr = malloc(d->total * sizeof(double));
+            cur->lr = sx_alloc(d->total * sizeof(double), "pubdata cur.lr");
             if (!cur->lr) goto nomem;
             for (size_t i = 0; i < d->total; i++) cur->lr[i] = mpl_lr_at(d, i);
             s1_step = 0;
@@ -294,13 +295,13 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
     while (csv_next(&c)) {
         if (out->n == cap) {
             cap = cap ? 2 * cap : 256;
-            double *a = realloc(out->params, cap * sizeof(double));
+            double *a = sx_realloc(out->params, cap * sizeof(double), "pubdata a");
             if (a) out->params = a;
-            double *b = realloc(out->tokens, cap * sizeof(double));
+            double *b = sx_realloc(out->tokens, cap * sizeof(double), "pubdata b");
             if (b) out->tokens = b;
-            double *l = realloc(out->loss, cap * sizeof(double));
+            double *l = sx_realloc(out->loss, cap * sizeof(double), "pubdata l");
             if (l) out->loss = l;
-            int *x = realloc(out->excluded, cap * sizeof(int));
+            int *x = sx_realloc(out->excluded, cap * sizeof(int), "pubdata x");
             if (x) out->excluded = x;
             if (!a || !b || !l || !x) {
                 fclose(c.f);

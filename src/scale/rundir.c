@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "scale/rundir.h"
 #include "core/lines.h"
 
@@ -57,7 +58,7 @@ static double num(json_t *o, const char *key, int *have) {
     return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-static sx_status read_metrics(const char *dir, rundir_run *r) {
+static sx_status read_metrics(const char *dir, const char *key, rundir_run *r) {
     char path[4096];
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
     FILE *f = fopen(path, "r");
@@ -105,9 +106,9 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         }
         if (r->n_steps == cap_steps) {
             cap_steps = cap_steps ? 2 * cap_steps : 1024;
-            double *a = realloc(r->lr, cap_steps * sizeof(double));
+            double *a = sx_realloc(r->lr, cap_steps * sizeof(double), "rundir a");
             if (a) r->lr = a;
-            double *b = realloc(r->train_loss, cap_steps * sizeof(double));
+            double *b = sx_realloc(r->train_loss, cap_steps * sizeof(double), "rundir b");
             if (b) r->train_loss = b;
             if (!a || !b) {
                 json_decref(o);
@@ -119,17 +120,17 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
         r->train_loss[r->n_steps] = num(o, "train_loss", NULL);
         r->n_steps++;
         int have_val = 0;
-        double val = num(o, "val_loss", &have_val);
+        double val = num(o, key, &have_val);
         if (have_val && !(val > 0 && isfinite(val))) {
             json_decref(o);
-            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: \"val_loss\" %g at step %zu is not a positive finite number", path,
-                         lineno, val, step);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: \"%s\" %g at step %zu is not a positive finite number", path,
+                         lineno, key, val, step);
             break;
         }
         if (have_val) {
             if (r->n_evals == cap_evals) {
                 cap_evals = cap_evals ? 2 * cap_evals : 64;
-                rundir_eval *e = realloc(r->evals, cap_evals * sizeof *e);
+                rundir_eval *e = sx_realloc(r->evals, cap_evals * sizeof *e, "rundir e");
                 if (!e) {
                     json_decref(o);
                     st = sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
@@ -147,10 +148,18 @@ static sx_status read_metrics(const char *dir, rundir_run *r) {
     return st;
 }
 
-sx_status rundir_read(const char *dir, rundir_run *out) {
+sx_status rundir_read(const char *dir, rundir_run *out) { return rundir_read_set(dir, NULL, out); }
+
+sx_status rundir_read_set(const char *dir, const char *val_set, rundir_run *out) {
     memset(out, 0, sizeof *out);
+    char key[64] = "val_loss";
+    if (val_set && *val_set && snprintf(key, sizeof key, "val_loss_%s", val_set) >= (int)sizeof key)
+        return sx_fail(SX_ERR_ARG, "validation set name '%s' is too long", val_set);
     sx_status st = read_config(dir, out);
-    if (st == SX_OK) st = read_metrics(dir, out);
+    if (st == SX_OK) st = read_metrics(dir, key, out);
+    if (st == SX_OK && val_set && *val_set && out->n_steps && !out->n_evals)
+        st = sx_fail(SX_ERR_ARG, "%s/metrics.jsonl has no \"%s\": was the run trained on a mixture with a source "
+                     "'%s' (train --train/--val X.mix)?", dir, key, val_set);
     if (st != SX_OK) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/DONE", dir);

@@ -3,6 +3,7 @@
 //                         "total_tokens", "batch_tokens", "seed", "schedule": {...}, ...}
 //   <run>/metrics.jsonl  one object per step: {"step" (1-based, after the update), "tokens", "lr",
 //                         "train_loss", "grad_norm", "flops" (cumulative), "frac"} plus "val_loss" on evals
+//                         (and "val_loss_NAME" per source of a mixture)
 //   <run>/DONE           present when the run finished
 // A partial last line (killed run) and event lines ({"event": ...}, e.g. a spike rollback) are ignored. A resumed run that re-logs steps replaces what followed:
 // a line with step s <= the last step read drops every earlier record with step >= s.
@@ -41,6 +42,10 @@ typedef struct {
 // files), SX_ERR_FORMAT (bad JSON, a missing config scalar, a gap in the steps, a malformed non-final
 // metrics line), SX_ERR_NOMEM.
 sx_status rundir_read(const char *dir, rundir_run *out);
+// The same with the validation loss of one set of a mixture run: "val_loss_<val_set>" (the trainer logs one
+// per source of a mixture, src/data/mixture.h) in place of "val_loss" (the weighted mix); val_set NULL or
+// "" reads "val_loss". SX_ERR_ARG if the run logged evaluations but none of that set.
+sx_status rundir_read_set(const char *dir, const char *val_set, rundir_run *out);
 void rundir_free(rundir_run *r);
 
 #endif

@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "tok/bpe.h"
 
 enum { CACHE_MAX_ENTRIES = 1 << 20, NAIVE_MAX_BYTES = 256 };
@@ -8,7 +9,7 @@ enum { CACHE_MAX_ENTRIES = 1 << 20, NAIVE_MAX_BYTES = 256 };
 sx_status tok_ids_push(tok_ids *v, uint32_t id) {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 1024;
-        uint32_t *p = realloc(v->ids, cap * sizeof *p);
+        uint32_t *p = sx_realloc(v->ids, cap * sizeof *p, "bpe p");
         if (!p) return sx_fail(SX_ERR_NOMEM, "cannot grow a token buffer to %zu ids", cap);
         v->ids = p;
         v->cap = cap;
@@ -23,7 +24,7 @@ sx_status tok_bytes_append(tok_bytes *b, const void *p, size_t n) {
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->n + n) cap *= 2;
-        uint8_t *d = realloc(b->data, cap);
+        uint8_t *d = sx_realloc(b->data, cap, "bpe d");
         if (!d) return sx_fail(SX_ERR_NOMEM, "cannot grow a byte buffer to %zu bytes", cap);
         b->data = d;
         b->cap = cap;
@@ -36,7 +37,7 @@ sx_status tok_bytes_append(tok_bytes *b, const void *p, size_t n) {
 void tok_bytes_free(tok_bytes *b) { free(b->data); memset(b, 0, sizeof *b); }
 
 sx_status bpe_vocab_create(bpe_vocab **out, const char *name, pretok_kind pretok, size_t n_ids_hint) {
-    bpe_vocab *v = calloc(1, sizeof *v);
+    bpe_vocab *v = sx_calloc_n(1, sizeof *v, "bpe v");
     if (!v) return sx_fail(SX_ERR_NOMEM, "cannot allocate a vocabulary");
     snprintf(v->name, sizeof v->name, "%s", name);
     v->pretok = pretok;
@@ -63,11 +64,11 @@ static sx_status ensure_ids(bpe_vocab *v, size_t n_ids) {
     if (n_ids > v->ids_cap) {
         size_t cap = v->ids_cap ? v->ids_cap : 1024;
         while (cap < n_ids) cap *= 2;
-        uint8_t *k = realloc(v->kind, cap);
+        uint8_t *k = sx_realloc(v->kind, cap, "bpe k");
         if (k) v->kind = k;
-        uint64_t *o = realloc(v->off, cap * sizeof *o);
+        uint64_t *o = sx_realloc(v->off, cap * sizeof *o, "bpe o");
         if (o) v->off = o;
-        uint32_t *l = realloc(v->len, cap * sizeof *l);
+        uint32_t *l = sx_realloc(v->len, cap * sizeof *l, "bpe l");
         if (l) v->len = l;
         if (!k || !o || !l) return sx_fail(SX_ERR_NOMEM, "cannot grow a vocabulary to %zu ids", n_ids);
         v->ids_cap = cap;
@@ -85,7 +86,7 @@ sx_status bpe_vocab_add(bpe_vocab *v, uint32_t id, const uint8_t *bytes, size_t 
     if (v->blob_len + n > v->blob_cap) {
         size_t cap = v->blob_cap ? v->blob_cap : 1 << 16;
         while (cap < v->blob_len + n) cap *= 2;
-        uint8_t *b = realloc(v->blob, cap);
+        uint8_t *b = sx_realloc(v->blob, cap, "bpe b");
         if (!b) return sx_fail(SX_ERR_NOMEM, "cannot grow vocabulary storage to %zu bytes", cap);
         v->blob = b;
         v->blob_cap = cap;
@@ -119,7 +120,7 @@ sx_status bpe_vocab_finish(bpe_vocab *v) {
             return sx_fail(SX_ERR_FORMAT, "vocabulary %s has no token for byte 0x%02x (not byte-level BPE?)",
                            v->name, byte);
     }
-    v->special_ids = malloc((v->n_special ? v->n_special : 1) * sizeof *v->special_ids);
+    v->special_ids = sx_alloc((v->n_special ? v->n_special : 1) * sizeof *v->special_ids, "bpe v.special_ids");
     if (!v->special_ids) return sx_fail(SX_ERR_NOMEM, "cannot allocate special tokens");
     size_t k = 0;
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -204,8 +205,8 @@ static heap_entry heap_pop(heap_entry *h, size_t *n) {
 
 static sx_status merge_heap(const bpe_vocab *v, const uint8_t *p, size_t n, tok_ids *out) {
     // Part k starts at byte start[k] (== k initially) and ends at start[next[k]]; next == n ends the list.
-    uint32_t *next = malloc((n + 1) * sizeof *next), *prev = malloc((n + 1) * sizeof *prev);
-    heap_entry *heap = malloc(2 * (n + 1) * sizeof *heap);
+    uint32_t *next = sx_alloc((n + 1) * sizeof *next, "bpe next"), *prev = sx_alloc((n + 1) * sizeof *prev, "bpe prev");
+    heap_entry *heap = sx_alloc(2 * (n + 1) * sizeof *heap, "bpe heap");
     if (!next || !prev || !heap) {
         free(next); free(prev); free(heap);
         return sx_fail(SX_ERR_NOMEM, "cannot allocate BPE state for a %zu-byte piece", n);
@@ -269,7 +270,7 @@ static sx_status encode_cached(bpe_vocab *v, const uint8_t *p, size_t n, tok_ids
     if (v->cache.count >= CACHE_MAX_ENTRIES) { bytemap_clear(&v->cache); v->cache_len = 0; }
     if (v->cache_len + cnt > v->cache_cap) {
         size_t cap = v->cache_cap ? v->cache_cap * 2 : 1 << 16;
-        uint32_t *c = realloc(v->cache_ids, cap * sizeof *c);
+        uint32_t *c = sx_realloc(v->cache_ids, cap * sizeof *c, "bpe c");
         if (!c) return SX_OK; // the cache is an optimisation; skip it when memory is short
         v->cache_ids = c;
         v->cache_cap = cap;
@@ -296,7 +297,7 @@ static sx_status encode_ordinary(bpe_vocab *v, const uint8_t *t, size_t n, tok_i
 sx_status bpe_encode(bpe_vocab *v, const uint8_t *text, size_t n, bool allow_special, tok_ids *out) {
     if (!allow_special || v->n_special == 0) return encode_ordinary(v, text, n, out);
     // next_at[k]: the next occurrence of special k at or after pos (n if none), refreshed once passed.
-    size_t *next_at = malloc(v->n_special * sizeof *next_at);
+    size_t *next_at = sx_alloc(v->n_special * sizeof *next_at, "bpe next_at");
     if (!next_at) return sx_fail(SX_ERR_NOMEM, "cannot allocate special-token search state");
     for (size_t k = 0; k < v->n_special; k++) next_at[k] = SIZE_MAX;
     sx_status st = SX_OK;

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "tok/bpe_train.h"
 
 typedef struct { uint32_t *w; uint32_t n, cap; } word_list;
@@ -35,7 +36,7 @@ struct bpe_trainer {
 };
 
 sx_status bpe_trainer_create(bpe_trainer **out, pretok_kind pretok) {
-    bpe_trainer *t = calloc(1, sizeof *t);
+    bpe_trainer *t = sx_calloc_n(1, sizeof *t, "bpe_train t");
     if (!t) return sx_fail(SX_ERR_NOMEM, "cannot allocate a BPE trainer");
     t->pretok = pretok;
     sx_status st = bytemap_init(&t->words, 1 << 16);
@@ -78,7 +79,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 1;
     size_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
+    void *q = sx_realloc(*p, c * elem, "bpe_train q");
     if (!q) return 0;
     *p = q;
     *cap = c;
@@ -92,8 +93,8 @@ static uint64_t mix(uint64_t k) {
 
 static int pair_map_grow(bpe_trainer *t) {
     size_t cap = t->pcap ? t->pcap * 2 : 1 << 16;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
+    uint64_t *keys = sx_calloc_n(cap, sizeof *keys, "bpe_train keys");
+    uint32_t *vals = sx_alloc(cap * sizeof *vals, "bpe_train vals");
     if (!keys || !vals) { free(keys); free(vals); return 0; }
     for (size_t i = 0; i < t->pcap; i++) {
         if (!t->pkey[i]) continue;
@@ -180,11 +181,11 @@ static heap_entry heap_pop(bpe_trainer *t) {
 // Lays the counted words out as symbol arrays and counts every adjacent pair.
 static sx_status setup_words(bpe_trainer *t) {
     size_t nw = t->words.count, total = t->words.arena_len;
-    t->sym = malloc((total ? total : 1) * sizeof *t->sym);
-    t->start = malloc((nw ? nw : 1) * sizeof *t->start);
-    t->len = malloc((nw ? nw : 1) * sizeof *t->len);
-    t->stamp = calloc(nw ? nw : 1, sizeof *t->stamp);
-    t->freq = malloc((nw ? nw : 1) * sizeof *t->freq);
+    t->sym = sx_alloc((total ? total : 1) * sizeof *t->sym, "bpe_train t.sym");
+    t->start = sx_alloc((nw ? nw : 1) * sizeof *t->start, "bpe_train t.start");
+    t->len = sx_alloc((nw ? nw : 1) * sizeof *t->len, "bpe_train t.len");
+    t->stamp = sx_calloc_n(nw ? nw : 1, sizeof *t->stamp, "bpe_train t.stamp");
+    t->freq = sx_alloc((nw ? nw : 1) * sizeof *t->freq, "bpe_train t.freq");
     if (!t->sym || !t->start || !t->len || !t->stamp || !t->freq) return OOM("words");
     size_t w = 0, off = 0;
     for (size_t i = 0; i < t->words.capacity; i++) {

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "tok/bytemap.h"
 
 uint64_t bytemap_hash(const uint8_t *key, size_t n) {
@@ -25,9 +26,9 @@ sx_status bytemap_init(bytemap *m, size_t expected) {
     memset(m, 0, sizeof *m);
     size_t cap = 64;
     while (cap < expected * 2) cap *= 2;
-    m->slots = calloc(cap, sizeof *m->slots);
+    m->slots = sx_calloc_n(cap, sizeof *m->slots, "bytemap m.slots");
     m->arena_cap = expected * 8 + 64;
-    m->arena = malloc(m->arena_cap);
+    m->arena = sx_alloc(m->arena_cap, "bytemap m.arena");
     if (!m->slots || !m->arena) {
         bytemap_free(m);
         return sx_fail(SX_ERR_NOMEM, "cannot allocate a hash map for %zu keys", expected);
@@ -65,7 +66,7 @@ bytemap_slot *bytemap_find(const bytemap *m, const uint8_t *key, size_t n, uint6
 
 static int grow(bytemap *m) {
     size_t cap = m->capacity * 2;
-    bytemap_slot *slots = calloc(cap, sizeof *slots);
+    bytemap_slot *slots = sx_calloc_n(cap, sizeof *slots, "bytemap slots");
     if (!slots) return 0;
     for (size_t i = 0; i < m->capacity; i++) {
         bytemap_slot *s = &m->slots[i];
@@ -90,7 +91,7 @@ bytemap_slot *bytemap_upsert(bytemap *m, const uint8_t *key, size_t n, uint64_t 
     }
     if (m->arena_len + n > m->arena_cap) {
         size_t cap = m->arena_cap * 2 + n;
-        uint8_t *a = realloc(m->arena, cap);
+        uint8_t *a = sx_realloc(m->arena, cap, "bytemap a");
         if (!a) goto oom;
         m->arena = a;
         m->arena_cap = cap;

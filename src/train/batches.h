@@ -18,7 +18,10 @@ typedef struct batch_source batch_source;
 sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool epoch_order, uint64_t seed);
 void batch_source_close(batch_source *s);
 size_t batch_source_vocab(const batch_source *s);
-// Tokens in the source: the shard's count, or 0 for a synthetic (endless) source.
+// Draws training windows only from the first max_tokens tokens (a mixture: each source its weight's share):
+// a cap on unique data. Before the first batch; SX_ERR_ARG for a synthetic source.
+sx_status batch_source_cap(batch_source *s, double max_tokens);
+// Tokens in the source (after a cap): the shard's count, or 0 for a synthetic (endless) source.
 double batch_source_tokens(const batch_source *s);
 // Overwrites tokens (B, T+1) with the next training batch.
 sx_status batch_source_next(batch_source *s, size_t B, int32_t *tokens);

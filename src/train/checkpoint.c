@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "core/tensorfile.h"
 #include "train/checkpoint.h"
 
@@ -9,7 +10,7 @@
 
 sx_status checkpoint_save(const char *path, const model *m, const optimizer *o, json_t *meta) {
     size_t n = m->table.n + (o ? o->n_arrays : 0);
-    tf_tensor *t = calloc(n, sizeof *t);
+    tf_tensor *t = sx_calloc_n(n, sizeof *t, "checkpoint t");
     if (!t) return sx_fail(SX_ERR_NOMEM, "out of memory writing %s", path);
     for (size_t i = 0; i < m->table.n; i++) {
         const param_spec *s = &m->table.v[i];

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/safetensors.h"
 #include "model/model.h"
@@ -125,7 +126,7 @@ static bool write_json(FILE *f, void *arg) { return json_dumpf(arg, f, JSON_INDE
 sx_status hf_export(const char *checkpoint, const char *out, const char *config_path, size_t context) {
     model m;
     sx_status st = open_checkpoint(checkpoint, &m);
-    st_tensor *t = st ? NULL : calloc(m.table.n, sizeof *t);
+    st_tensor *t = st ? NULL : sx_calloc_n(m.table.n, sizeof *t, "hf_export");
     if (!st && !t) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < m.table.n; i++) {
         st = hf_name(m.table.v[i].name, t[i].name, sizeof t[i].name);
@@ -209,7 +210,7 @@ sx_status hf_import(const char *in, const char *config_path, const char *out) {
     const st_tensor *head = st || cfg.untied ? NULL : st_find(&f, "lm_head.weight");
     if (head) {
         size_t n = cfg.vocab * cfg.width;
-        float *tmp = malloc(n * sizeof *tmp);
+        float *tmp = sx_alloc(n * sizeof *tmp, "hf_export tmp");
         if (!tmp) st = sx_fail(SX_ERR_NOMEM, "out of memory");
         if (!st) st = widen(in, head, tmp, n);
         if (!st && (head->nbytes / st_dtype_size(head->dtype) != n || memcmp(tmp, m.p[m.emb], n * sizeof *tmp)))

@@ -1,6 +1,8 @@
 // train/options: see options.h.
 #include <assert.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +21,8 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"grad-accum", FLAG_INT, &o->grad_accum, "1", "micro-batches per optimizer step"},
         {"steps", FLAG_INT, &o->steps, "0", "optimizer steps (0: from --tokens)"},
         {"tokens", FLAG_DOUBLE, &o->tokens, "0", "token budget when --steps is 0"},
+        {"unique-tokens", FLAG_DOUBLE, &o->unique_tokens, "0", "train on only the first N tokens of --train, repeating "
+                                                               "them (data-limited runs; 0: all)"},
         {"schedule", FLAG_STR, &o->schedule, "cosine:min=0.1", "LR schedule: constant|cosine|linear|wsd|file:PATH[:k=v,...]"},
         {"warmup", FLAG_STR, &o->warmup, "", "warmup: a fraction (<1) or a number of steps"},
         {"optimizer", FLAG_STR, &o->optimizer, "adamw", "adamw, or muon (Muon for hidden matrices, AdamW for the rest)"},
@@ -43,6 +47,7 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"dtype", FLAG_STR, &o->dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
         {"threads", FLAG_INT, &o->threads, "0", "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"},
         {"resume", FLAG_BOOL, &o->resume, "false", "continue the run in --out from its checkpoint"},
+        {"override", FLAG_STR, &o->override, "", "with --resume: flags that may differ from the run's (e.g. steps)"},
         {"resume-or-start", FLAG_BOOL, &o->resume_or_start, "false", "continue the run in --out if it has a checkpoint, else start it (a job that may be killed and rerun)"},
         {"branch-from", FLAG_STR, &o->branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
         {"save-at", FLAG_STR, &o->save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},
@@ -96,9 +101,15 @@ sx_status train_spawn(const train_options *o, char *const *extra, int n_extra, c
     if (n_extra > 128) return sx_fail(SX_ERR_ARG, "more than 128 extra training arguments");
     for (int i = 0; i < n_extra; i++) argv[argc++] = extra[i];
     argv[argc] = NULL;
+    pid_t parent = getpid();
     *pid = fork();
     if (*pid < 0) return sx_fail(SX_ERR_IO, "cannot start a trainer for %s (fork failed)", o->out);
     if (*pid > 0) return SX_OK;
+    // A trainer stops (with a checkpoint, as on SIGTERM) when its parent (the ladder) dies, even by SIGKILL:
+    // killing only the ladder once left orphans training on, and a second `ladder run` then saw their locks
+    // as failures.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);   // the parent died before the line above
     int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
         dup2(fd, 1);

@@ -27,6 +27,9 @@ typedef struct {
     // progress line into note (size bytes; note[0] = 0 for none). True: the note is an alarm, printed to
     // stderr even when there is no progress line.
     bool (*on_eval)(void *ctx, long step, double val_loss, json_t *line, char *note, size_t size);
+    // The validation set whose loss on_eval gets (asked after start): "" for the run's validation loss, or
+    // the name of a mixture source (its val_loss_<name>). NULL: "".
+    const char *(*val_set)(void *ctx);
     // On rank 0, after the last step and before DONE is written; an error fails the run.
     sx_status (*finish)(void *ctx, const char *run_dir);
 } train_eval_hook;
@@ -36,6 +39,7 @@ typedef struct {
     const char *train_data;     // token shard path, or "synthetic:V"
     const char *val_data;       // token shard path, "synthetic:V", or "" (validate on train_data windows)
     const char *data_order;     // "random" windows or "epoch" (every window once per epoch, seeded order)
+    double unique_tokens;       // > 0: train only on the first this many tokens of train_data (repeating them)
     long batch, seq, grad_accum;
     long steps;                 // total optimizer steps (0: derive from tokens)
     double tokens;              // token budget when steps == 0
@@ -64,6 +68,7 @@ typedef struct {
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
+    const char *override;       // "" or flags (names without dashes, comma-separated) a --resume may change
     const train_eval_hook *eval_hook;   // NULL: none (borrowed; not a flag)
 } train_options;
 

@@ -2,7 +2,9 @@
 #include <math.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include "train/progress.h"
 
 // A whole number in [lo, hi] at meta[key] into *out.
@@ -52,4 +54,54 @@ sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_ste
         return sx_fail(SX_ERR_FORMAT, "%s: the optimizer has taken %ld steps but the run %ld (a corrupted or "
                        "hand-edited checkpoint: Adam's bias correction would restart)", from, optimizer_steps, out->step);
     return SX_OK;
+}
+
+// Flags that change how a run is watched, not what it trains: they may differ on resume.
+static const char *const free_flags[] = {
+    "out", "resume", "threads", "quiet", "eval-every", "eval-at", "eval-batches", "ckpt-every", "save-at",
+    "forecast", "peak-gflops", "on-spike", "spike-threshold", "branch-from", "override", "resume-or-start",
+};
+
+static bool listed(const char *key, const char *const *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(key, list[i])) return true;
+    return false;
+}
+
+// Whether key is one of the comma-separated names in overrides.
+static bool overridden(const char *key, const char *overrides) {
+    size_t k = strlen(key);
+    for (const char *p = overrides; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == k && !strncmp(p, key, k)) return true;
+        p = comma ? comma + 1 : p + len;
+    }
+    return false;
+}
+
+sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from) {
+    if (!json_is_object(old_flags) || !json_is_object(new_flags)) return SX_OK;   // nothing recorded to compare with
+    char diff[1024] = "";
+    size_t used = 0, n = 0;
+    const char *key;
+    json_t *nv;
+    json_object_foreach(new_flags, key, nv) {
+        json_t *ov = json_object_get(old_flags, key);
+        if (!ov || json_equal(ov, nv) || listed(key, free_flags, sizeof free_flags / sizeof *free_flags) ||
+            overridden(key, overrides))
+            continue;
+        const size_t fmt = JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(9);
+        char *a = json_dumps(ov, fmt), *b = json_dumps(nv, fmt);
+        if (used < sizeof diff)
+            used += (size_t)snprintf(diff + used, sizeof diff - used, "%s--%s %s (was %s)", n ? ", " : "", key,
+                                     b ? b : "?", a ? a : "?");
+        free(a);
+        free(b);
+        n++;
+    }
+    if (!n) return SX_OK;
+    return sx_fail(SX_ERR_MISMATCH, "%s holds a run with other settings: %s. Resume with the same flags, or pass "
+                   "--override NAME[,NAME...] for a deliberate change (e.g. --override steps to extend the run)",
+                   from, diff);
 }

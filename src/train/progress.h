@@ -3,6 +3,7 @@
 // the trainer acts on it. A checkpoint's checksum only says the file is what was written; a hand-edited or
 // foreign file can still carry a step of -5 or "abc", which once aborted on an assert after metrics.jsonl
 // was emptied, or silently restarted the run and deleted its history.
+// Also the check that a resume is given the same settings as the run it continues (config.json's flags).
 // Not responsible for the data position's own fields (train/batches.h checks them) or for writing.
 #ifndef SEXTANT_TRAIN_PROGRESS_H
 #define SEXTANT_TRAIN_PROGRESS_H
@@ -23,5 +24,12 @@ typedef struct {
 // messages. Errors: SX_ERR_FORMAT naming the field and its value.
 sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_steps, const char *from,
                               train_progress *out);
+
+// A resumed run must be the run it resumes: compares the flags recorded in its config.json (old_flags, the
+// "flags" object) with this invocation's (new_flags), except those that only change how the run is watched
+// (threads, evaluation cadence, checkpoints, --quiet, ...) and those named in overrides (comma-separated
+// flag names without dashes, e.g. "steps"). SX_ERR_MISMATCH listing every difference ("--lr 0.01 (was
+// 0.003), ..."); SX_OK when either side recorded no flags. from names the run directory.
+sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from);
 
 #endif

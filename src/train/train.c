@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/status.h"
 #include "core/fsutil.h"
 #include "core/tensorfile.h"
 #include "core/threads.h"
+#include "data/mixture.h"
 #include "data/shard.h"
 #include "dist/dist.h"
 #include "kernels/gemm.h"
@@ -37,6 +39,13 @@ typedef struct {
     param_ref *refs;
     lr_schedule sched;
     batch_source *train, *val;
+    // A mixture's validation sets (--val X.mix, or --train X.mix without --val): one source each, its name
+    // and weight; val_loss is then the weighted mix and val_loss_NAME each source's loss.
+    batch_source *vals[MIXTURE_MAX_SOURCES];
+    char val_names[MIXTURE_MAX_SOURCES][MIXTURE_NAME_MAX];
+    double val_w[MIXTURE_MAX_SOURCES];
+    size_t n_vals;
+    long fc_source;             // the validation set the forecast is of (index into vals), or -1: the mix
     int32_t *tokens;
     size_t B, T;
     long total_steps, step;     // step = completed optimizer steps
@@ -81,8 +90,8 @@ static sx_status parse_fracs(const char *s, double **out, size_t *n) {
     if (!s || !*s) return SX_OK;
     size_t cap = 1;
     for (const char *p = s; *p; p++) cap += *p == ',';
-    double *f = malloc(cap * sizeof *f);
-    char *copy = strdup(s), *save = NULL;
+    double *f = sx_alloc(cap * sizeof *f, "train f");
+    char *copy = sx_strdup(s, "train copy"), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *end;
         double v = strtod(tok, &end);
@@ -115,17 +124,48 @@ static bool eval_due(const run *r, long step) {
 // This rank's rows of the (B, T+1) batch in r->tokens.
 static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T + 1); }
 
-// The mean validation loss over eval_batches batches, each split over the ranks like a training batch.
-static double evaluate(run *r, sx_status *st) {
-    batch_source *src = r->val ? r->val : r->train;
+// The mean loss of one validation source over eval_batches batches, each split over the ranks like a
+// training batch.
+static double evaluate_source(run *r, batch_source *src, sx_status *st) {
     double sum = 0;
+    const long failures = sx_alloc_failures();
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
         sum += r->share * model_loss(&r->m, my_rows(r), NULL);
     }
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // a kernel without scratch: the loss means nothing
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
+}
+
+// The validation loss: of --val (or fixed windows of --train), or for a mixture the weighted mean of its
+// sources' losses, which are written to per_source[0..n_vals).
+static double evaluate(run *r, double *per_source, sx_status *st) {
+    if (!r->n_vals) return evaluate_source(r, r->val ? r->val : r->train, st);
+    double mix = 0;
+    for (size_t k = 0; k < r->n_vals; k++) {
+        per_source[k] = evaluate_source(r, r->vals[k], st);
+        if (*st) return NAN;
+        mix += r->val_w[k] * per_source[k];
+    }
+    return mix;
+}
+
+// Opens the validation sets of mixture spec `path`, one batch source per source's validation shard.
+static sx_status open_mixture_vals(run *r, const char *path, size_t vocab) {
+    mixture_spec m;
+    sx_status st = mixture_spec_load(path, &m);
+    for (size_t k = 0; k < m.n && !st; k++) {
+        if ((st = batch_source_open(&r->vals[k], m.src[k].val, r->T, false, 0))) break;
+        r->n_vals = k + 1;
+        snprintf(r->val_names[k], sizeof r->val_names[k], "%s", m.src[k].name);
+        r->val_w[k] = m.src[k].weight;
+        if (batch_source_vocab(r->vals[k]) != vocab)
+            st = sx_fail(SX_ERR_MISMATCH, "validation set %s (%s) has vocabulary %zu, the training data has %zu",
+                         m.src[k].name, m.src[k].val, batch_source_vocab(r->vals[k]), vocab);
+    }
+    return st;
 }
 
 static json_t *train_meta(const run *r) {
@@ -181,7 +221,7 @@ static sx_status sync_from_rank0(run *r) {
     uint64_t len = text ? strlen(text) + 1 : 0;
     sx_status st = dist_broadcast(&len, sizeof len, 0);
     if (!st && !len) st = sx_fail(SX_ERR_NOMEM, "rank 0 could not serialise the training state");
-    if (!st && r->rank && !(text = malloc(len))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && r->rank && !(text = sx_alloc(len, "train text"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     st = dist_agree(st);
     if (!st) st = dist_broadcast(text, len, 0);
     if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
@@ -224,7 +264,10 @@ static double data_passes(const run *r) {
 
 static sx_status write_config(run *r) {
     const train_options *o = r->o;
+    const long failures = sx_alloc_failures();
     model_flops f = model_flops_count(&r->m.cfg, r->T);
+    sx_status st = sx_alloc_check(failures);   // the count builds a parameter table
+    if (st) return st;
     json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
                           "model", r->m.cfg.descriptor, "n_params", (json_int_t)f.params_total,
                           "n_params_nonembed", (json_int_t)f.params_nonembed, "flops_per_token", f.train_per_token,
@@ -241,11 +284,12 @@ static sx_status write_config(run *r) {
         vocab_find_beside(o->train_data, h.vocab_hash, vocab, sizeof vocab))
         json_object_set_new(c, "vocab", json_string(vocab));
     if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
+    if (o->unique_tokens > 0) json_object_set_new(c, "unique_tokens", json_real(batch_source_tokens(r->train)));
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
-    sx_status st = runlog_write_json(o->out, "config.json", c);
+    st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
     return st;
 }
@@ -303,9 +347,13 @@ static sx_status setup(run *r) {
     if (!epoch && strcmp(o->data_order, "random"))
         return sx_fail(SX_ERR_ARG, "--data-order must be random or epoch, not '%s'", o->data_order);
     sx_status st = batch_source_open(&r->train, o->train_data, r->T, epoch, (uint64_t)o->seed);
-    if (!st && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
+    bool val_mix = mixture_is_spec(o->val_data) || (!(o->val_data && *o->val_data) && mixture_is_spec(o->train_data));
+    if (!st && !val_mix && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
     if (st) return st;
     size_t vocab = batch_source_vocab(r->train);
+    if (o->unique_tokens > 0 && (st = batch_source_cap(r->train, o->unique_tokens))) return st;
+    if (val_mix && (st = open_mixture_vals(r, mixture_is_spec(o->val_data) ? o->val_data : o->train_data, vocab)))
+        return st;
     if (r->val && batch_source_vocab(r->val) != vocab)
         return sx_fail(SX_ERR_MISMATCH, "validation data %s has vocabulary %zu, training data %s has %zu",
                        o->val_data, batch_source_vocab(r->val), o->train_data, vocab);
@@ -314,7 +362,7 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
-    r->refs = calloc(r->m.table.n, sizeof *r->refs);
+    r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
     if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
@@ -325,13 +373,22 @@ static sx_status setup(run *r) {
     if ((st = lr_schedule_parse(o->schedule, r->total_steps, &r->sched))) return st;
     if (o->warmup && *o->warmup && (st = lr_schedule_set_warmup(&r->sched, o->warmup))) return st;
     if ((st = parse_fracs(o->eval_at, &r->eval_fracs, &r->n_eval_fracs))) return st;
-    r->tokens = malloc(r->B * (r->T + 1) * sizeof *r->tokens);
+    r->tokens = sx_alloc(r->B * (r->T + 1) * sizeof *r->tokens, "train r.tokens");
     if (!r->tokens) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    const long failures = sx_alloc_failures();
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
+    if ((st = sx_alloc_check(failures))) return st;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
     if (o->eval_hook && o->eval_hook->start && (st = o->eval_hook->start(o->eval_hook->ctx, r->total_steps))) return st;
+    r->fc_source = -1;   // the validation set the hook watches: "" for the run's validation loss
+    const char *vs = o->eval_hook && o->eval_hook->val_set ? o->eval_hook->val_set(o->eval_hook->ctx) : "";
+    for (size_t k = 0; k < r->n_vals && vs[0]; k++)
+        if (!strcmp(r->val_names[k], vs)) r->fc_source = (long)k;
+    if (vs[0] && r->fc_source < 0)
+        return sx_fail(SX_ERR_ARG, "%s forecasts validation set '%s', which this run's data does not have (train on the "
+                       "mixture that holds it)", o->forecast, vs);
     return SX_OK;
 }
 
@@ -342,6 +399,17 @@ static sx_status restore_kept_copy(run *r) {
     snprintf(keep, sizeof keep, "%s/ckpt-%ld.sxt", r->o->out, r->step);
     if (!at_fraction(r->save_fracs, r->n_save_fracs, r->step, r->total_steps) || access(keep, F_OK) == 0) return SX_OK;
     return save_kept_copy(r);
+}
+
+// --resume continues the run in --out, not another one: its config.json's flags must match these (before
+// config.json is rewritten).
+static sx_status check_same_run(run *r) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", r->o->out);
+    json_t *old = json_load_file(path, 0, NULL);
+    sx_status st = train_config_check_resume(json_object_get(old, "flags"), r->o->echo, r->o->override, r->o->out);
+    json_decref(old);
+    return st;
 }
 
 // Rank 0's part of the setup: the run directory, resuming or branching, config.json and metrics.jsonl.
@@ -355,6 +423,7 @@ static sx_status open_run_dir(run *r) {
     if (own && !o->resume)
         return sx_fail(SX_ERR_ARG, "%s already holds a run (checkpoint.sxt); pass --resume to continue it or choose another --out",
                        o->out);
+    if (own && (st = check_same_run(r))) return st;
     if (!own && o->resume && !o->resume_or_start)   // a typo in --out, or a run that died before its first checkpoint: say so
         return sx_fail(SX_ERR_ARG, "--resume: %s holds no checkpoint (checkpoint.sxt) to continue; check --out, drop "
                        "--resume to start a fresh run there, or pass --resume-or-start", o->out);
@@ -376,6 +445,7 @@ static void teardown(run *r) {
     model_free(&r->m);
     batch_source_close(r->train);
     batch_source_close(r->val);
+    for (size_t k = 0; k < r->n_vals; k++) batch_source_close(r->vals[k]);
     free(r->refs);
     free(r->tokens);
     free(r->eval_fracs);
@@ -452,10 +522,14 @@ static sx_status reduce_step(run *r, double *loss) {
 static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
     model_zero_grad(&r->m);
     double loss = 0;
+    const long failures = sx_alloc_failures();
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
         loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
     }
+    // A kernel that could not allocate its scratch skipped its work: stop before the update (the last
+    // checkpoint is intact) rather than call the garbage a numerical failure.
+    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // every rank stops together
     if ((*st = reduce_step(r, &loss))) return NAN;
     loss /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);
@@ -540,11 +614,18 @@ static sx_status loop(run *r) {
         char note[96] = "";
         bool alert = false;   // the hook's note must be seen even without a progress line
         if (eval_due(r, step)) {
-            val = evaluate(r, &st);
+            double per_source[MIXTURE_MAX_SOURCES];
+            val = evaluate(r, per_source, &st);
             if (st) { json_decref(line); break; }
             json_object_set_new(line, "val_loss", json_real(val));
+            for (size_t k = 0; k < r->n_vals; k++) {
+                char key[64];
+                snprintf(key, sizeof key, "val_loss_%s", r->val_names[k]);
+                json_object_set_new(line, key, json_real(per_source[k]));
+            }
             const train_eval_hook *h = o->eval_hook;
-            alert = h && h->on_eval && h->on_eval(h->ctx, step, val, line, note, sizeof note);
+            double watched = r->fc_source >= 0 ? per_source[r->fc_source] : val;
+            alert = h && h->on_eval && h->on_eval(h->ctx, step, watched, line, note, sizeof note);
         }
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || r->stop;
         if (r->rank == 0) st = record_step(r, line, step, ckpt);

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The failure policy under memory exhaustion (issue 20/21): every allocation goes through sx_alloc, whose
+# test hook SEXTANT_FAIL_ALLOC_AT=k fails the k-th one. For every k in a short training run, a fit and a
+# forecast, the command must end in a clean error (exit 1 or 2, one message saying what could not be
+# allocated, no signal, no sanitizer report), until k passes its last allocation and it succeeds; and a
+# training run stopped that way leaves a run directory that resumes (nothing half-written).
+set -u
+S=${SEXTANT:-./sextant}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+
+# sweep NAME SETUP COMMAND...: counts COMMAND's allocations (SEXTANT_ALLOC_COUNT), then for every k runs SETUP
+# and COMMAND with the k-th allocation failing; after each failure runs $after (if set).
+sweep() {
+    local name=$1 setup=$2; shift 2
+    local k n out rc
+    eval "$setup"
+    SEXTANT_ALLOC_COUNT=$tmp/count "$@" >/dev/null 2>&1 || { fail "$name: the command fails without a fault"; return; }
+    n=$(cat "$tmp/count")
+    for ((k = 1; k <= n; k++)); do
+        eval "$setup"
+        out=$(SEXTANT_ALLOC_COUNT=$tmp/count SEXTANT_FAIL_ALLOC_AT=$k "$@" 2>&1 >/dev/null); rc=$?
+        # A buffer with a slower path instead ("(optional)", e.g. GEMM packing) may fail and the command succeed.
+        [ $rc -eq 0 ] && sed -n 2p "$tmp/count" | grep -q "(optional)" && continue
+        if [ $rc -eq 0 ] || [ $rc -gt 2 ]; then fail "$name, allocation $k of $n failing: exit $rc: $(echo "$out" | head -3)"; continue; fi
+        printf "%s\n" "$out" | tail -n 1 | grep -q "cannot allocate\|out of memory" ||
+            fail "$name, allocation $k of $n failing: said: $out"
+        [ -n "${after:-}" ] && eval "$after"
+    done
+    echo "$name: $n allocations, each failure a clean error"
+}
+
+# A training run of two steps with a checkpoint after each; a stopped run must resume without the fault.
+run=(train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --threads 2 --quiet --ckpt-every 1 --eval-every 1 --eval-batches 1)
+after='[ -f "$tmp/r/checkpoint.sxt" ] && { "$S" "${run[@]}" --out "$tmp/r" --resume >/dev/null 2>&1 || fail "train: allocation $k failing left a run that does not resume"; }'
+sweep train 'rm -rf "$tmp/r"' "$S" "${run[@]}" --out "$tmp/r"
+after=
+
+# A fit and a forecast of a three-rung ladder (one seed: without a seed bootstrap the fit makes about 150
+# allocations, not 6000, so that every one can be failed in turn within seconds).
+printf 'name t\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24\nseeds 1\ntokens_per_param 2\nseq 16\nbatch 4\nlr 2e-2\nlr_ref_width 16\nschedule wsd:decay=0.2\nwarmup 0.05\neval_batches 1\neval_at 0.5,1\n' > "$tmp/t.ladder"
+"$S" ladder run "$tmp/t.ladder" --out "$tmp/L" --jobs 2 2>/dev/null || fail "setup ladder"
+sweep fit 'rm -f "$tmp/fit.json"' "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json"
+[ -f "$tmp/fit.json" ] || "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json" >/dev/null 2>&1 || fail "setup fit"
+sweep forecast 'rm -f "$tmp/fc.json"' "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w32 --flops-ratio 2 --out "$tmp/fc.json"
+sweep "ladder plan" : "$S" ladder plan "$tmp/t.ladder"
+
+echo "alloc_faults.sh: $fails failed"
+[ $fails -eq 0 ]
