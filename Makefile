@@ -94,7 +94,9 @@ test: setup
 	@$(MAKE) --no-print-directory test-only
 
 # make check: the same suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build dir.
+# The C tests keep their scratch files in build/tests/ whatever BUILD is: on a fresh clone it must exist.
 check: setup
+	@mkdir -p build/tests
 	@$(MAKE) --no-print-directory BUILD=build-san \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" SEXTANT=build-san/sextant test-only
