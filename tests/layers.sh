@@ -10,10 +10,8 @@
 #   6 cli
 # An upward include (model -> optim) or a sideways one (scale -> infer, same layer) fails the test and is
 # listed; so does a folder that is not placed here (place a new folder in `rank` below).
-# Usage: scripts/check-layers [SRC_DIR]   (default: src; with no argument it also checks that it catches a
-# planted upward include). It joins the test suite as tests/layers.sh (`git mv`) once train/train.c no longer
-# includes scale/forecast.h (the forecast check becoming an evaluation hook the CLI wires, issue 20); until
-# then it lists exactly that one include.
+# Usage: tests/layers.sh [SRC_DIR]   (default: src; with no argument it also checks that it catches a
+# planted upward include). Part of the test suite, so the rule stays kept.
 set -u
 declare -A rank=([core]=0 [kernels]=1 [data]=1 [tok]=1 [dist]=1 [model]=2 [optim]=3 [train]=4
                  [scale]=5 [infer]=5 [cli]=6)
@@ -25,7 +23,7 @@ check_tree() {
         f=${line%%:*}
         to=$(sed 's/.*#include "\([^/"]*\)\/.*/\1/' <<<"$line")
         from=$(basename "$(dirname "$f")")
-        if [ -z "${rank[$from]:-}" ]; then echo "$f: folder '$from' has no layer in scripts/check-layers"; bad=1; continue; fi
+        if [ -z "${rank[$from]:-}" ]; then echo "$f: folder '$from' has no layer in tests/layers.sh"; bad=1; continue; fi
         if [ -z "${rank[$to]:-}" ]; then echo "$f: includes unknown folder '$to'"; bad=1; continue; fi
         [ "$from" = "$to" ] && continue
         if [ "${rank[$to]}" -gt "${rank[$from]}" ]; then
@@ -41,7 +39,7 @@ check_tree() {
 if [ $# -gt 0 ]; then check_tree "$1"; exit $?; fi
 
 fails=0
-check_tree src || { echo "FAIL: includes that do not point down (see the layer list in scripts/check-layers)"; fails=1; }
+check_tree src || { echo "FAIL: includes that do not point down (see the layer list in tests/layers.sh)"; fails=1; }
 
 # The check itself must be able to fail: a copy of src with one planted upward include (core -> cli) and one
 # sideways include (infer -> scale).
