@@ -83,7 +83,7 @@ sx_status st_write(const char *path, const st_tensor *t, size_t n, json_t *metad
 void st_free(st_file *f) {
     json_decref(f->metadata);
     free(f->tensors);
-    free(f->buf);
+    sx_free(f->buf);
     memset(f, 0, sizeof *f);
 }
 
