@@ -51,10 +51,10 @@ static void print_tasks(json_t *tasks) {
         json_t *law = json_object_get(t, "acc_law"), *forms = json_object_get(law, "forms");
         const char *form = json_string_value(json_object_get(law, "form")), *status = json_string_value(json_object_get(law, "status"));
         json_t *p = json_object_get(json_object_get(json_object_get(t, "loss_fit"), "final_loss_vs_compute"), "params");
-        printf("task %s: accuracy law %s (%s", name, form, status);
-        if (!strcmp(status, "chance")) printf(": accuracies indistinguishable from a constant %.1f%%: no law, a wide band", 100 * json_number_value(json_object_get(law, "level")));
-        else if (!strcmp(status, "ceiling")) printf(": saturated at %.1f%%: no law, a wide band", 100 * json_number_value(json_object_get(law, "level")));
-        printf("); leave-one-rung-out rms");
+        if (!strcmp(status, "informative")) printf("task %s: accuracy law %s", name, form);
+        else printf("task %s: no accuracy law (%s: the accuracies are indistinguishable from a constant %.1f%%, so the band "
+                    "is wide)", name, status, 100 * json_number_value(json_object_get(law, "level")));
+        printf("; leave-one-rung-out rms");
         const char *fname;
         json_t *f;
         json_object_foreach(forms, fname, f) {

@@ -293,10 +293,12 @@ int cmd_forecast(int argc, char **argv) {
             json_t *t;
             json_object_foreach(json_object_get(fc, "tasks"), name, t) {
                 json_t *tp = json_object_get(t, "points"), *e = json_array_get(tp, json_array_size(tp) - 1);
-                printf("task %s: accuracy at the end %.2f%% [%.2f, %.2f] (%s law, %s; task loss %.4f)\n", name,
+                const char *status = json_string_value(json_object_get(t, "status"));
+                printf("task %s: accuracy at the end %.2f%% [%.2f, %.2f] (%s %s; task loss %.4f)\n", name,
                        100 * json_number_value(json_object_get(e, "acc")), 100 * json_number_value(json_object_get(e, "lo")),
-                       100 * json_number_value(json_object_get(e, "hi")), json_string_value(json_object_get(t, "form")),
-                       json_string_value(json_object_get(t, "status")), json_number_value(json_object_get(e, "loss")));
+                       100 * json_number_value(json_object_get(e, "hi")),
+                       strcmp(status, "informative") ? "no law:" : json_string_value(json_object_get(t, "form")),
+                       strcmp(status, "informative") ? status : "law", json_number_value(json_object_get(e, "loss")));
             }
             printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sha256 %s\nwrote %s\n",
                    json_number_value(json_object_get(last, "loss")), json_number_value(json_object_get(last, "lo")),

@@ -203,8 +203,9 @@ void taskcast_print_check(FILE *out, json_t *report) {
     json_t *c;
     json_object_foreach(report, name, c) {
         json_t *rows = json_object_get(c, "rows");
-        fprintf(out, "task %s (accuracy law %s, %s):\n", name, json_string_value(json_object_get(c, "form")),
-                json_string_value(json_object_get(c, "status")));
+        const char *status = json_string_value(json_object_get(c, "status"));
+        if (!strcmp(status, "informative")) fprintf(out, "task %s (accuracy law %s):\n", name, json_string_value(json_object_get(c, "form")));
+        else fprintf(out, "task %s (no accuracy law: %s at the ladder's scale):\n", name, status);
         if (!json_array_size(rows)) { fprintf(out, "  the run logged no evaluation of this task at the forecast's steps\n"); continue; }
         fprintf(out, "%6s %7s %9s %9s %15s %9s  %s\n", "frac", "step", "observed", "forecast", "band", "error", "in band");
         for (size_t i = 0; i < json_array_size(rows); i++) {
