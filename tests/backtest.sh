@@ -3,7 +3,7 @@
 # with its own tokens per step and peak LR and 3 run lengths (cosine with warmup), one seed, 0.2% noise.
 # Checks: the largest size is forecast within 0.5% mean (the law is right; noise only), the fit recovers
 # alpha, eps and E, the one-seed band has non-zero width and covers most points, the report JSON carries every
-# scored point; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
+# scored point and --plot draws the 3 held-out runs; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
 # too few sizes is refused.
 set -u
 S=${SEXTANT:-./sextant}
@@ -39,7 +39,10 @@ for k, N in enumerate([1e6, 2.2e6, 4.7e6, 1e7, 2.2e7]):
             curves.write(f"{rid},{s},{L * (1 + 0.002 * rnd.gauss(0, 1)):.6f}\n")
 EOF
 "$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/L" > /dev/null || fail "import"
-"$S" backtest "$tmp/L" --out "$tmp/bt.json" > "$tmp/bt.log" 2>&1 || { fail "backtest"; cat "$tmp/bt.log"; }
+"$S" backtest "$tmp/L" --out "$tmp/bt.json" --plot "$tmp/bt.svg" > "$tmp/bt.log" 2>&1 || { fail "backtest"; cat "$tmp/bt.log"; }
+grep -q "Backtest: 3 of 3 held-out runs forecast from size0, size1, size2, size3 (mean |err| 0\.[0-9]*%" "$tmp/bt.svg" &&
+    [ "$(grep -c '>s4-T[0-9]* observed<' "$tmp/bt.svg")" -eq 3 ] && [ "$(grep -c '>s4-T[0-9]* forecast (±2σ band)<' "$tmp/bt.svg")" -eq 3 ] ||
+    fail "backtest plot: $(grep -o '>[^<]*<' "$tmp/bt.svg" | head -12 | tr '\n' ' ')"
 python3 - "$tmp/bt.json" <<'EOF' || fails=$((fails+1))
 import json, sys
 r = json.load(open(sys.argv[1]))
