@@ -2,7 +2,8 @@
 # sextant's own ladder in the external curve format: `import --from-ladder` writes a trained smoke ladder as a
 # curve ladder whose every number is the run directories' (parameter counts, batch, FLOPs per token, each
 # evaluation's loss, the LR of every step as LR-only rows); its tables imported again give the same bytes
-# and a byte-identical fit.json; backtest reads it like any imported ladder. A run with nothing but LR-only
+# and a byte-identical fit.json; backtest reads it, and compare reads two such ladders (or one and a spec)
+# with the specs' results to the last digit. A run with nothing but LR-only
 # rows is refused.
 set -u
 S=$(realpath "${SEXTANT:-./sextant}")
@@ -47,6 +48,33 @@ cmp -s "$tmp/L/fit.json" "$tmp/L2/fit.json" || fail "fit.json differs between th
 grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit.json of the exported ladder"
 "$S" backtest "$tmp/L" > "$tmp/bt.log" 2>&1 && grep -q "^targets: w32$" "$tmp/bt.log" && grep -q "^nds  *32 " "$tmp/bt.log" ||
     fail "backtest of the exported ladder: $(cat "$tmp/bt.log")"
+
+# compare reads curve ladders like specs: the two exported smoke ladders give the specs' report number for
+# number (same rungs, seeds and bootstrap), and mixing a spec with a curve ladder works too.
+B=tests/data/ladder/smoke-b.ladder
+"$S" ladder run $B --out "$tmp/b" --jobs 2 2> "$tmp/runb.log" || { fail "ladder run b"; cat "$tmp/runb.log"; }
+"$S" import --from-ladder $B --from-runs "$tmp/b" --out "$tmp/LB" > /dev/null 2>&1 || fail "import --from-ladder b"
+mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
+(cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --out spec.json > spec.log 2>&1 &&
+    "$S" compare "$tmp/L" "$tmp/LB" --out curves.json --plot curves.svg > curves.log 2>&1 &&
+    "$S" compare "$OLDPWD/$A" "$tmp/LB" --out mixed.json > mixed.log 2>&1) || { fail "compare"; cat "$tmp"/cwd/*.log; }
+python3 - "$tmp/cwd" <<'PY' || fails=$((fails+1))
+import json, sys
+d = sys.argv[1]
+a, b, m = (json.load(open(f"{d}/{n}.json")) for n in ("spec", "curves", "mixed"))
+keys = ["loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "paired_lo", "paired_hi", "p_value",
+        "rung_flops", "rung_loss", "params", "seeds", "verdict"]
+bad = [f"{r['name']} {k}: {r.get(k)} != {q.get(k)}" for rep in (b, m) for r, q in zip(rep["variants"], a["variants"]) for k in keys
+       if r.get(k) != q.get(k)]
+if a["target_flops"] != b["target_flops"]: bad.append(f"target {b['target_flops']} != {a['target_flops']}")
+if [v["name"] for v in b["variants"]] != ["L", "LB"] or b["variants"][0]["kv_bytes_per_token"] is not None: bad.append("names / kv")
+if not b["paired"] or b["variants"][1]["verdict"] != "better than the baseline": bad.append(f"verdict {b['variants'][1]['verdict']}")
+for x in bad[:10]: print("FAIL: compare of curve ladders:", x)
+sys.exit(1 if bad else 0)
+PY
+grep -q "ladders L, LB" "$tmp/cwd/curves.svg" || fail "compare plot of curve ladders"
+out=$("$S" compare "$tmp/L" "$tmp/LB" --run 2>&1)
+echo "$out" | grep -q "a curve ladder directory has nothing to train" || fail "compare --run of curve ladders: $out"
 
 grep -v '^w8-s1,' "$tmp/L/curves.csv" > "$tmp/c.csv"
 awk -F, '$1 == "w8-s1" && $5 == ""' "$tmp/L/curves.csv" >> "$tmp/c.csv"
