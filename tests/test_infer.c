@@ -82,13 +82,16 @@ static void test_decode_gqa_xsa_egate(void) { check_decode("d3-w32-hd8-kv2-qknor
 static void test_decode_mha_xsa_gate(void) { check_decode("d2-w32-hd8-xsa-gate-v40"); }
 static void test_decode_mla_xsa_egate(void) { check_decode("d2-w32-hd8-mla-dc12-dcq16-rd4-nope8-xsa-egate-v40"); }
 static void test_decode_mla_xsa(void) { check_decode("d2-w32-hd8-mla-dc16-xsa-v40"); }
+static void test_decode_bigram(void) { check_decode("d2-w32-hd8-kv2-bigram31-bsign8-v40"); }
+static void test_decode_mla_bigram_nosign(void) { check_decode("d1-w32-hd8-mla-dc16-bigram7-bsign0-v40"); }
 static void test_decode_mla_nolatnorm(void) { check_decode("d1-w32-hd8-mla-dc16-rd6-nope2-nolatnorm-v40"); }
 
 // Three forks of one prompt, continued with different tokens in one batched call each step, equal three
-// independent full forwards; the prompt's rows are stored once and released with the last fork.
-static void test_fork_shares_prefill(void) {
+// independent full forwards; the prompt's rows are stored once and released with the last fork. With the
+// bigram table, each fork's first token pairs with the prompt's last one (kvcache_token through the parent).
+static void check_fork(const char *desc) {
     model m;
-    if (!random_model("d2-w32-hd8-kv2-v40", &m)) return;
+    if (!random_model(desc, &m)) return;
     size_t V = m.cfg.vocab, P = 20, G = 6, T = P + G, n = 3;
     int32_t seqtok[3][26];
     random_tokens(seqtok[0], T, V, 5);
@@ -229,6 +232,9 @@ static void test_sampler_chi2(void) {
     CHECK(bad > 20.515);
 }
 
+static void test_fork_shares_prefill(void) { check_fork("d2-w32-hd8-kv2-v40"); }
+static void test_fork_bigram(void) { check_fork("d2-w32-hd8-kv2-bigram31-v40"); }
+
 int main(void) {
     TEST_RUN(test_decode_gqa);
     TEST_RUN(test_decode_mha_qknorm_partial_rope);
@@ -242,6 +248,9 @@ int main(void) {
     TEST_RUN(test_decode_mla_xsa_egate);
     TEST_RUN(test_decode_mla_xsa);
     TEST_RUN(test_fork_shares_prefill);
+    TEST_RUN(test_fork_bigram);
+    TEST_RUN(test_decode_bigram);
+    TEST_RUN(test_decode_mla_bigram_nosign);
     TEST_RUN(test_greedy_equals_forward_argmax);
     TEST_RUN(test_sampler_probs);
     TEST_RUN(test_sampler_chi2);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/rng.h"
 #include "core/tensorfile.h"
+#include "model/bigram.h"
 #include "model/model.h"
 #include "optim/optimizer.h"
 #include "model/flops.h"
@@ -22,6 +23,8 @@ static void test_gradcheck_gqa_xsa_egate(void) { modelcheck_gradcheck("d2-w32-hd
 static void test_gradcheck_mha_xsa_gate(void) { modelcheck_gradcheck("d2-w32-hd8-xsa-gate-v50"); }
 static void test_gradcheck_mla_xsa_egate_padded(void) { modelcheck_gradcheck("d2-w32-hd8-mla-dc16-rd4-nope6-xsa-egate-v50"); }
 static void test_gradcheck_mla_xsa_qlatent(void) { modelcheck_gradcheck("d1-w32-hd8-mla-dc12-dcq16-rd2-xsa-v50"); }
+static void test_gradcheck_bigram_signs(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-bigram37-bsign16-v50"); }
+static void test_gradcheck_bigram_nosign_untied(void) { modelcheck_gradcheck("d1-w32-hd8-bigram13-bsign0-untied-v50"); }
 static void test_gradcheck_moe_softmax_aux(void) { modelcheck_gradcheck("d2-w32-hd8-moe4k2-ew24-aux0.1-v50"); }
 static void test_gradcheck_moe_swiglu_shared_sigmoid_bias(void) {
     modelcheck_gradcheck("d2-w32-hd8-swiglu-moe4k2-ew16-shared1-sigmoid-balance=bias-aux0.05-v50");
@@ -35,6 +38,71 @@ static void test_fixture_moe_sigmoid_bias(void) { modelcheck_fixture("moe_swiglu
 static void test_fixture_gqa_gate_swa_attcap(void) { modelcheck_fixture("gqa_gate_swa_attcap"); }
 static void test_fixture_gqa_xsa_egate(void) { modelcheck_fixture("gqa_xsa_egate"); }
 static void test_fixture_mla_xsa_gate(void) { modelcheck_fixture("mla_xsa_gate"); }
+static void test_fixture_bigram_sign(void) { modelcheck_fixture("bigram_sign"); }
+
+// ---- bigram hash embedding ----
+// Rows and sign patterns against values computed in Python (int32 wrapping products, floor modulo; ids large
+// enough that 36313·x and 27191·p overflow int32), a sequence's first position on row R−1, and the first
+// sign patterns' leading channels.
+static void test_bigram_index_and_signs(void) {
+    const struct { int32_t x, p; size_t R, S; int32_t row, pat; } cases[] = {
+        {100000, 99999, 377280, 8192, 24907, 63}, {16777215, 5, 1001, 8192, 852, 8186}, {59139, 70000, 50, 7, 40, 2},
+        {3, 0, 10, 4, 3, 3}, {40000, 123456, 65536, 1, 18437, 0}, {17, -1, 10, 4, 9, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        model_config c = {.bigram_rows = cases[i].R, .bigram_signs = cases[i].S};
+        int32_t row, pat;
+        bigram_index(&c, 1, &cases[i].x, &cases[i].p, &row, &pat);
+        if (!CHECK(row == cases[i].row && pat == cases[i].pat))
+            fprintf(stderr, "  case %zu: row %d pat %d, want %d %d\n", i, row, pat, cases[i].row, cases[i].pat);
+    }
+    const char *want[] = {"+-+---++--++-+--", "--++-++++++-+++-", "++-+---+-+--+++-"};
+    const int32_t pats[] = {0, 5, 8191}, rows[] = {0, 0, 0};
+    float ones[16], x[3 * 16] = {0};
+    for (size_t c = 0; c < 16; c++) ones[c] = 1;
+    bigram_forward_ref(3, 16, 8192, rows, pats, ones, x);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t c = 0; c < 16; c++) CHECK(x[i * 16 + c] == (want[i][c] == '-' ? -1.0f : 1.0f));
+    // No signs: the row as it is.
+    memset(x, 0, sizeof x);
+    bigram_forward_ref(1, 16, 0, rows, pats + 1, ones, x);
+    CHECK(x[0] == 1 && x[1] == 1 && x[15] == 1);
+}
+
+// The fast forward and backward equal the reference (the last shape takes the threaded path); the backward
+// accumulates; half the signs are negative.
+static void test_bigram_fast(void) {
+    const size_t shapes[][4] = {{1, 1, 3, 5}, {7, 33, 5, 0}, {50, 64, 11, 8192}, {2048, 96, 4001, 16}};
+    rng_state r;
+    rng_seed(&r, 17);
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        size_t N = shapes[si][0], C = shapes[si][1], R = shapes[si][2], S = shapes[si][3];
+        int32_t *row = malloc(N * sizeof *row), *pat = malloc(N * sizeof *pat);
+        for (size_t i = 0; i < N; i++) row[i] = (int32_t)rng_below(&r, R), pat[i] = (int32_t)rng_below(&r, S ? S : 1);
+        float *E = malloc(R * C * 4), *x1 = malloc(N * C * 4), *x2 = malloc(N * C * 4), *dE1 = malloc(R * C * 4);
+        float *dE2 = malloc(R * C * 4);
+        rng_fill_normal(&r, E, R * C, 1);
+        rng_fill_normal(&r, x1, N * C, 1);
+        memcpy(x2, x1, N * C * 4);
+        rng_fill_normal(&r, dE1, R * C, 1);
+        memcpy(dE2, dE1, R * C * 4);
+        bigram_forward_ref(N, C, S, row, pat, E, x1);
+        bigram_forward(N, C, S, row, pat, E, x2);
+        CHECK(memcmp(x1, x2, N * C * 4) == 0);       // one add per element: bit-identical
+        bigram_backward_ref(N, C, S, row, pat, x1, dE1);
+        bigram_backward(N, C, S, row, pat, x1, dE2);
+        CHECK(memcmp(dE1, dE2, R * C * 4) == 0);     // same row order per element
+        free(row), free(pat), free(E), free(x1), free(x2), free(dE1), free(dE2);
+    }
+    float ones[256], x[64 * 256] = {0};
+    int32_t rows[64] = {0}, pats[64];
+    for (size_t i = 0; i < 256; i++) ones[i] = 1;
+    for (int32_t i = 0; i < 64; i++) pats[i] = i;
+    bigram_forward(64, 256, 64, rows, pats, ones, x);
+    size_t neg = 0;
+    for (size_t i = 0; i < 64 * 256; i++) neg += x[i] < 0;
+    CHECK(neg > 64 * 256 * 0.48 && neg < 64 * 256 * 0.52);
+}
 
 // ---- MoE routing statistics, selection-bias balancing, auxiliary loss ----
 // With one expert forced to win every token (a huge selection bias) it receives every top-1 slot of both
@@ -102,7 +170,7 @@ static void test_descriptors(void) {
     model_config c;
     const char *bad[] = {"d2-dc16", "d2-mla-kv2", "d2-mla-qknorm", "d2-mla-rd3", "d2-hd8-mla-rd16", "d2-moe4k5",
                          "d2-moe0k0", "d2-ew32", "d2-sigmoid", "d2-balance=bias", "d2-local2", "d2-swa0",
-                         "d2-moe4k2x", "d2-aux", "d2-mla-ropefrac0.5"};
+                         "d2-moe4k2x", "d2-aux", "d2-mla-ropefrac0.5", "d2-bsign4", "d2-bigram1", "d2-bigram"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (!CHECK(model_config_parse(bad[i], 0, &c) == SX_ERR_ARG)) fprintf(stderr, "  accepted '%s'\n", bad[i]);
         CHECK(strlen(sx_last_error()) > 10);
@@ -127,6 +195,9 @@ static void test_descriptors(void) {
     j = model_config_to_json(&c);
     CHECK(json_is_true(json_object_get(j, "xsa")));
     json_decref(j);
+    CHECK(model_config_parse("d2-bigram5000", 0, &c) == SX_OK && c.bigram_rows == 5000 && c.bigram_signs == 8192);
+    CHECK(model_config_parse("d2-bigram5000-bsign0", 0, &c) == SX_OK && c.bigram_signs == 0);
+    CHECK(model_config_parse("d2", 0, &c) == SX_OK && c.bigram_rows == 0 && c.bigram_signs == 0);
 }
 
 // ---- accounting ----
@@ -134,7 +205,7 @@ static void test_descriptors(void) {
 // minus the unchosen experts; MLA's KV cache is d_c + d_rope floats per layer; a window caps the keys.
 static void test_flops_accounting(void) {
     const char *descs[] = {"d2-w32-hd8-kv2-gate-v50", "d2-w32-hd8-mla-dc16-dcq12-rd4-gate-v50", "d2-w32-hd8-kv2-xsa-egate-v50",
-                           "d2-w32-hd8-mla-dc16-rd4-xsa-egate-v50",
+                           "d2-w32-hd8-mla-dc16-rd4-xsa-egate-v50", "d2-w32-hd8-bigram300-untied-v50",
                            "d2-w32-hd8-mla-dc16-rd4-nope6-nolatnorm-v50", "d2-w32-hd8-swiglu-moe6k2-ew16-shared1-balance=bias-v50",
                            "d3-w48-hd16-moe8k1-untied-v50"};
     for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
@@ -159,6 +230,12 @@ static void test_flops_accounting(void) {
     CHECK(model_flops_count(&e, 64).params_total - model_flops_count(&g, 64).params_total == 2.0 * (32 - 4) * 32);
     CHECK(model_flops_count(&e, 64).params_matmul - model_flops_count(&g, 64).params_matmul == 2.0 * (32 - 4) * 32);
     CHECK(model_flops_count(&x, 64).train_per_token == model_flops_count(&g, 64).train_per_token);
+    // The bigram table is an embedding: R·C more parameters in total, none in non-embedding or matmul counts.
+    model_config b;
+    CHECK(model_config_parse("d2-w32-hd8-gate-bigram300-v50", 0, &b) == SX_OK);
+    CHECK(model_flops_count(&b, 64).params_total - model_flops_count(&g, 64).params_total == 300.0 * 32);
+    CHECK(model_flops_count(&b, 64).params_nonembed == model_flops_count(&g, 64).params_nonembed);
+    CHECK(model_flops_count(&b, 64).train_per_token == model_flops_count(&g, 64).train_per_token);
     CHECK(model_config_parse("d3-w32-hd8-mla-dc16-rd4-v50", 0, &c) == SX_OK);
     CHECK(model_flops_count(&c, 64).kv_cache_bytes_per_token == 3.0 * (16 + 4) * 4);
     // Window 4 on both layers of d2 (no global layer), T = 8: mean keys (1+2+3+4 + 4·4)/8 = 26/8; with local1
@@ -183,6 +260,8 @@ int main(void) {
     TEST_RUN(test_gradcheck_mha_xsa_gate);
     TEST_RUN(test_gradcheck_mla_xsa_egate_padded);
     TEST_RUN(test_gradcheck_mla_xsa_qlatent);
+    TEST_RUN(test_gradcheck_bigram_signs);
+    TEST_RUN(test_gradcheck_bigram_nosign_untied);
     TEST_RUN(test_gradcheck_moe_softmax_aux);
     TEST_RUN(test_gradcheck_moe_swiglu_shared_sigmoid_bias);
     TEST_RUN(test_gradcheck_moe_gelu_top1_aux);
@@ -193,5 +272,8 @@ int main(void) {
     TEST_RUN(test_fixture_gqa_gate_swa_attcap);
     TEST_RUN(test_fixture_gqa_xsa_egate);
     TEST_RUN(test_fixture_mla_xsa_gate);
+    TEST_RUN(test_fixture_bigram_sign);
+    TEST_RUN(test_bigram_index_and_signs);
+    TEST_RUN(test_bigram_fast);
     return testlib_finish("variants");
 }

@@ -6,6 +6,7 @@
 #include "kernels/embedding.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+#include "model/bigram.h"
 #include "model/linear.h"
 #include "model/flops.h"
 
@@ -63,6 +64,7 @@ typedef struct {
     float **slot;
     kv_span **spans;
     kv_span *span_buf;
+    int32_t *bigram;      // with the bigram table: (3, n) each row's previous token, bigram row, sign pattern
 } row_cache;
 
 static void rows_free(row_cache *rc) {
@@ -71,19 +73,23 @@ static void rows_free(row_cache *rc) {
     free(rc->slot);
     free(rc->spans);
     free(rc->span_buf);
+    free(rc->bigram);
 }
 
-// Appends every row's position to its sequence; sizes the span lists.
-static sx_status rows_append(decoder *d, size_t n, const int *seq, row_cache *rc) {
+// Appends every row's position (and token) to its sequence; sizes the span lists.
+static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t *tok, row_cache *rc) {
     rc->pos = sx_alloc(n * sizeof *rc->pos, "decode rc.pos");
     rc->n_spans = sx_alloc(n * sizeof *rc->n_spans, "decode rc.n_spans");
     rc->slot = sx_alloc(n * sizeof *rc->slot, "decode rc.slot");
     rc->spans = sx_alloc(n * sizeof *rc->spans, "decode rc.spans");
-    if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    bool bigram = d->m->cfg.bigram_rows > 0;
+    rc->bigram = bigram ? sx_alloc(3 * n * sizeof *rc->bigram, "decode rc.bigram") : NULL;
+    if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans || (bigram && !rc->bigram))
+        return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0; r < n; r++) {
         if (kvcache_len(&d->cache, seq[r]) >= d->max_ctx)
             return sx_fail(SX_ERR_ARG, "sequence %d is full (context %zu)", seq[r], d->max_ctx);
-        rc->pos[r] = kvcache_append(&d->cache, seq[r]);
+        rc->pos[r] = kvcache_append(&d->cache, seq[r], tok[r]);
         if (rc->pos[r] == (size_t)-1) return SX_ERR_NOMEM;
     }
     size_t total = 0;
@@ -112,11 +118,17 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     if (st) return st;
     for (size_t r = 0; r < n; r++) SX_CHECK(tok[r] >= 0 && (size_t)tok[r] < V, "token ids lie within the vocabulary");
     row_cache rc = {0};
-    st = rows_append(d, n, seq, &rc);
+    st = rows_append(d, n, seq, tok, &rc);
     if (st) { rows_free(&rc); return st; }
     scratch s;
     carve(d, d->cap_rows, d->buf, &s);
     embedding_forward(n, C, tok, m->p[m->emb], s.x);
+    if (c->bigram_rows) {   // each row's previous token is in the cache (appended above, rows in position order)
+        int32_t *prev = rc.bigram, *row = prev + n;
+        for (size_t r = 0; r < n; r++) prev[r] = rc.pos[r] ? kvcache_token(&d->cache, seq[r], rc.pos[r] - 1) : -1;
+        bigram_index(c, n, tok, prev, row, row + n);
+        bigram_forward(n, C, c->bigram_signs, row, row + n, m->p[m->bigram], s.x);
+    }
     block_shape bs = {.cfg = c, .B = n, .T = 1, .grad_scale = 1.0f};
     decode_shape ds = {.cfg = c, .n = n, .pos = rc.pos, .rope_cos = d->cos, .rope_sin = d->sin, .max_ctx = d->max_ctx,
                        .slot = rc.slot, .spans = (const kv_span *const *)rc.spans, .n_spans = rc.n_spans};

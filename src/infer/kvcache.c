@@ -10,7 +10,7 @@ void kvcache_init(kvcache *kv, size_t n_layer, size_t row_floats) {
 }
 
 void kvcache_free(kvcache *kv) {
-    for (size_t i = 0; i < kv->n_seg; i++) free(kv->seg[i].rows);
+    for (size_t i = 0; i < kv->n_seg; i++) free(kv->seg[i].rows), free(kv->seg[i].tok);
     free(kv->seg);
     memset(kv, 0, sizeof *kv);
 }
@@ -53,6 +53,7 @@ void kvcache_release(kvcache *kv, int seq) {
         if (--s->refs > 0) return;
         int parent = s->parent;
         free(s->rows);
+        free(s->tok);
         memset(s, 0, sizeof *s);
         seq = parent;
     }
@@ -66,19 +67,28 @@ size_t kvcache_depth(const kvcache *kv, int seq) {
     return d;
 }
 
-size_t kvcache_append(kvcache *kv, int seq) {
+size_t kvcache_append(kvcache *kv, int seq, int32_t tok) {
     kv_segment *s = &kv->seg[seq];
     if (s->len == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16, L = kv->n_layer, R = kv->row;
         float *rows = sx_alloc(L * cap * R * sizeof *rows, "kvcache rows");
-        if (!rows) { sx_fail(SX_ERR_NOMEM, "out of memory for the KV cache"); return (size_t)-1; }
+        int32_t *toks = sx_realloc(s->tok, cap * sizeof *toks, "kvcache tokens");
+        if (toks) s->tok = toks;
+        if (!rows || !toks) { sx_free(rows); sx_fail(SX_ERR_NOMEM, "out of memory for the KV cache"); return (size_t)-1; }
         for (size_t l = 0; l < L && s->len; l++)
             memcpy(rows + l * cap * R, s->rows + l * s->cap * R, s->len * R * sizeof *rows);
         free(s->rows);
         s->rows = rows;
         s->cap = cap;
     }
+    s->tok[s->len] = tok;
     return s->base + s->len++;
+}
+
+int32_t kvcache_token(const kvcache *kv, int seq, size_t pos) {
+    SX_CHECK(pos < kvcache_len(kv, seq), "the position lies within the sequence");
+    while (pos < kv->seg[seq].base) seq = kv->seg[seq].parent;
+    return kv->seg[seq].tok[pos - kv->seg[seq].base];
 }
 
 float *kvcache_row(kvcache *kv, int seq, size_t layer, size_t pos) {

@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_COUNT
 } option_id;
@@ -65,6 +65,11 @@ static const option_def options[OPT_COUNT] = {
     [ROW_ROPE_DIM] = {NULL, NULL, DERIVED, 0, SEC_TOP, "rope_dim", T_SIZE, F(rope_dim), NULL, NULL},
     [OPT_SOFTCAP] = {"softcap", "softcap<S>", REAL, 0, SEC_TOP, "softcap", T_FLOAT, F(softcap),
                      "logit soft-cap z = S·tanh(ℓ/S)", "off"},
+    [OPT_BIGRAM] = {"bigram", "bigram<R>", WHOLE, 0, SEC_TOP, "bigram_rows", T_SIZE, F(bigram_rows),
+                    "bigram hash embedding: a table of R rows (hashed from each token and the one before) added to "
+                    "the token embedding", "off"},
+    [OPT_BSIGN] = {"bsign", "bsign<S>", WHOLE, 0, SEC_TOP, "bigram_signs", T_SIZE, F(bigram_signs),
+                   "with `bigram`: S fixed ±1 sign patterns over the row, picked by the bigram (0: no signs)", "8192"},
     [OPT_MLA] = {"mla", "mla", FLAG, MIXER_MLA, SEC_TOP, "mixer", T_MIXER, F(mixer),
                  "multi-head latent attention mixer (options dc … nolatnorm)", "GQA"},
     [OPT_GATE] = {"gate", "gate", FLAG, true, SEC_TOP, "attn_gate", T_BOOL, F(attn_gate),
@@ -288,6 +293,12 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
     if (c->rope_frac > 1.0) return sx_fail(SX_ERR_ARG, "model '%s': RoPE fraction must be in [0, 1]", desc);
     c->rope_dim = 2 * (size_t)floor(c->rope_frac * (double)c->head_dim / 2);
     c->softcap = has[OPT_SOFTCAP] ? (float)num[OPT_SOFTCAP] : 0.0f;
+    c->bigram_rows = has[OPT_BIGRAM] ? (size_t)num[OPT_BIGRAM] : 0;
+    c->bigram_signs = !c->bigram_rows ? 0 : has[OPT_BSIGN] ? (size_t)num[OPT_BSIGN] : 8192;
+    if (has[OPT_BIGRAM] && (c->bigram_rows < 2 || c->bigram_rows > (1u << 24)))
+        return sx_fail(SX_ERR_ARG, "model '%s': bigram<R> needs 2 <= R <= 16777216 rows", desc);
+    if (has[OPT_BSIGN] && (!c->bigram_rows || c->bigram_signs > (1u << 24)))
+        return sx_fail(SX_ERR_ARG, "model '%s': bsign<S> needs the bigram<R> option and S <= 16777216", desc);
     sx_status s = parse_attention(desc, c, num, has);
     return s ? s : parse_moe(desc, c, num, has);
 }

@@ -39,7 +39,7 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         if (c->bias_balance) other = E;                             // selection bias: not a matmul weight
     }
     f.params_nonembed = L * (attn + ffn_total + gains + other) + C; // + final norm
-    f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1);
+    f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1) + (double)c->bigram_rows * C;  // a lookup
     f.params_active = f.params_total - L * (ffn_total - ffn_active);
     f.params_matmul = L * (attn + ffn_active) + V * C;
     f.fwd_matmul_per_token = 2 * f.params_matmul;

@@ -7,6 +7,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/xent.h"
+#include "model/bigram.h"
 #include "model/model.h"
 
 // Rows of logits materialised at once by the fused head + cross-entropy: as many as fit in HEAD_BYTES,
@@ -34,6 +35,8 @@ static sx_status build_table(model *m) {
     param_table *t = &m->table;
     float emb_std = c->untied ? 1.0f : 1.0f / sqrtf((float)c->width);
     sx_status s = param_table_add(t, "emb", c->vocab, c->width, INIT_NORMAL, emb_std, PGROUP_EMBED);
+    m->bigram = t->n;
+    if (!s) s = bigram_declare(c, t);
     m->layer_first = sx_calloc_n(c->n_layer, sizeof *m->layer_first, "model m.layer_first");
     if (!m->layer_first) return sx_fail(SX_ERR_NOMEM, "out of memory");
     char name[48];
@@ -113,6 +116,10 @@ static size_t head_rows(const model_config *c, size_t BT) {
     return rows < BT ? rows : BT;
 }
 
+// Token ids kept per batch: inputs and targets, and with the bigram table each input's previous token, row and
+// sign pattern.
+static size_t token_ints(const model_config *c, size_t BT) { return (c->bigram_rows ? 5 : 2) * BT; }
+
 static size_t scratch_floats(const model *m, size_t BT) {
     size_t a = m->mixer->scratch_floats(&m->cfg, BT), b = m->ffn->scratch_floats(&m->cfg, BT);
     size_t head = head_rows(&m->cfg, BT) * m->cfg.vocab;
@@ -145,7 +152,7 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     size_t n = carve(m, B, T, NULL, &v), bytes;
     if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;
     m->acts = sx_calloc(bytes, "activations");
-    m->tokens = sx_alloc(2 * B * T * sizeof *m->tokens, "input and target tokens");
+    m->tokens = sx_alloc(token_ints(&m->cfg, B * T) * sizeof *m->tokens, "input and target tokens");
     if (!m->acts || !m->tokens) {
         sx_free(m->acts);
         sx_free(m->tokens);
@@ -195,11 +202,25 @@ static void parallel_fill(float *dst, const float *src, size_t n) {
     }
 }
 
+// The bigram rows and sign patterns of the inputs (B,T) into m->tokens after the targets, each sequence's first
+// position without a previous token. Returns the rows; the patterns follow them.
+static const int32_t *bigram_batch(model *m, const int32_t *inputs) {
+    size_t B = m->B, T = m->T, BT = B * T;
+    int32_t *prev = m->tokens + 2 * BT, *row = prev + BT;
+    for (size_t i = 0; i < BT; i++) prev[i] = i % T ? inputs[i - 1] : -1;
+    bigram_index(&m->cfg, BT, inputs, prev, row, row + BT);
+    return row;
+}
+
 static void forward_layers(model *m, const int32_t *inputs, const act_views *v) {
     const model_config *c = &m->cfg;
     size_t BT = m->B * m->T, C = c->width;
     block_shape bs = shape_of(m, v);
     embedding_forward(BT, C, inputs, m->p[m->emb], v->x);
+    if (c->bigram_rows) {
+        const int32_t *row = bigram_batch(m, inputs);
+        bigram_forward(BT, C, c->bigram_signs, row, row + BT, m->p[m->bigram], v->x);
+    }
     for (size_t l = 0; l < c->n_layer; l++) {
         bs.layer = l;
         for (size_t half = 0; half < 2; half++) {
@@ -285,6 +306,10 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
         }
     }
     embedding_backward(BT, C, buf, v.dx, m->g[m->emb]);
+    if (c->bigram_rows) {
+        const int32_t *row = buf + 3 * BT;   // bigram_batch's rows and patterns from the forward
+        bigram_backward(BT, C, c->bigram_signs, row, row + BT, v.dx, m->g[m->bigram]);
+    }
     return loss;
 }
 
@@ -338,10 +363,10 @@ size_t model_param_count(const model *m) {
 }
 
 size_t model_param_count_nonembed(const model *m) {
-    size_t n = model_param_count(m) - m->cfg.vocab * m->cfg.width;
+    size_t n = model_param_count(m) - (m->cfg.vocab + m->cfg.bigram_rows) * m->cfg.width;
     return m->cfg.untied ? n - m->cfg.vocab * m->cfg.width : n;
 }
 
 size_t model_arena_bytes(const model *m) {
-    return (2 * m->table.total + m->acts_floats) * sizeof(float) + (m->tokens ? 2 * m->B * m->T * sizeof(int32_t) : 0);
+    return (2 * m->table.total + m->acts_floats) * sizeof(float) + (m->tokens ? token_ints(&m->cfg, m->B * m->T) * sizeof(int32_t) : 0);
 }

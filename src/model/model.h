@@ -19,6 +19,7 @@ typedef struct {
     float *params, *grads;      // one arena: table.total floats each, tensors at table.v[i].offset
     float **p, **g;             // per-tensor pointers into params / grads
     size_t emb, head, norm_f;   // tensor indices (head == emb when tied)
+    size_t bigram;              // tensor index of the bigram hash table (with cfg.bigram_rows)
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
     size_t mixer_tensors, ffn_tensors;
     // Per-layer FFN statistics (tokens per expert for MoE; n_stats == 0 otherwise), (L, n_stats) each:
@@ -29,7 +30,8 @@ typedef struct {
     size_t B, T;
     float *acts;
     size_t acts_floats;
-    int32_t *tokens;            // (2, B·T): the batch's inputs, then its targets
+    int32_t *tokens;            // (2, B·T): the batch's inputs, then its targets; with the bigram table
+                                // (3, B·T) more: each input's previous token, bigram row and sign pattern
 
 } model;
 
@@ -63,7 +65,7 @@ json_t *model_moe_stats_json(const model *m);
 void model_zero_grad(model *m);
 // Optimizer view of the tensors: refs has m->table.n entries (allocated by the caller).
 void model_param_refs(const model *m, param_ref *refs);
-// Parameter counts: all tensors, and without the embedding and (untied) head. For MoE the active count
+// Parameter counts: all tensors, and without the embeddings (token and bigram) and (untied) head. For MoE the active count
 // (parameters used per token) is in model/flops.h.
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);

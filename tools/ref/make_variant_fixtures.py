@@ -28,6 +28,7 @@ CASES = [  # name, descriptor, seed
     ("gqa_gate_swa_attcap", "d2-w32-hd8-kv2-qknorm-ropefrac0.5-gate-swa4-local2-attcap3-softcap15-untied-v64", 2005),
     ("gqa_xsa_egate", "d2-w32-hd8-kv2-xsa-egate-swa4-local2-v64", 2006),
     ("mla_xsa_gate", "d2-w32-hd8-mla-dc16-rd4-nope6-xsa-gate-v64", 2007),
+    ("bigram_sign", "d2-w32-hd8-kv2-bigram23-bsign8-v64", 2008),
 ]
 MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward
 ATTEMPTS = 20

@@ -1,7 +1,7 @@
 """Independent PyTorch reference of sextant's architecture variants, written from docs/MODEL.md ("Variants").
 
 Responsible for: parsing descriptors with the variant options (attention gate per head or per channel,
-exclusive self attention, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
+exclusive self attention, bigram hash embedding with signs, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
 parameter table, and the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
 loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
 make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
@@ -31,6 +31,8 @@ class VConfig:
     gate: bool = False
     egate: bool = False
     xsa: bool = False
+    bigram: int = 0
+    bsign: int = 0
     window: int = 0
     local_every: int = 0
     attcap: float = 0.0
@@ -65,7 +67,8 @@ class VConfig:
 
 _FLAGS = {"gate": ("gate", True), "egate": ("egate", True), "xsa": ("xsa", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
           "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True)}
-_NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int), (r"local(\d+)", "local_every", int),
+_NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int),
+            (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
             (r"nope(\d+)", "nope", int), (r"ew(\d+)", "expert_ff", int), (r"shared(\d+)", "shared", int),
             (r"aux" + _NUM, "aux", float)]
@@ -91,6 +94,10 @@ def parse_descriptor(desc):
             else:
                 rest.append(p)
     base = model.parse_descriptor("-".join(rest))
+    if "bsign" in opt and not opt.get("bigram"):
+        raise ValueError(f"descriptor {desc!r}: bsign needs bigram")
+    if opt.get("bigram"):
+        opt.setdefault("bsign", 8192)
     if opt.get("mla"):
         if any(re.fullmatch(r"(kv\d+|qknorm|ropefrac.*)", p) for p in rest):
             raise ValueError(f"descriptor {desc!r}: kv/qknorm/ropefrac do not apply to mla")
@@ -155,6 +162,8 @@ def param_specs(cfg):
     """List of (name, shape, group) in checkpoint/optimizer order (MODEL.md tables)."""
     C = cfg.width
     specs = [("emb", (cfg.vocab, C), "embed")]
+    if cfg.bigram:
+        specs.append(("bigram", (cfg.bigram, C), "embed"))
     for i in range(cfg.layers):
         specs += [(f"l{i}.attn_norm", (C,), "gain")] + _mixer_specs(cfg, i)
         specs += [(f"l{i}.mlp_norm", (C,), "gain")] + _ffn_specs(cfg, i)
@@ -265,6 +274,40 @@ def _moe(cfg, p, h):
     return out, aux
 
 
+def _int32(x):
+    """Python ints wrapped to int32 (two's complement), as a tensor product of int32 values wraps."""
+    return (x + 2**31) % 2**32 - 2**31
+
+
+def _fmix32(h):
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def bigram_embedding(cfg, table, inputs):
+    """(B,T,C): table[row] ⊙ sign(pattern) per position (MODEL.md "Bigram hash embedding")."""
+    B, T = inputs.shape
+    R, S, C = cfg.bigram, cfg.bsign, table.shape[1]
+    rows, signs = [], []
+    for b in range(B):
+        for t in range(T):
+            x = int(inputs[b, t])
+            if t == 0:
+                row, p = R - 1, 0
+            else:
+                p = int(inputs[b, t - 1])
+                row = (_int32(36313 * x) ^ _int32(27191 * p)) % (R - 1)   # Python's % is the floor modulo
+            pat = (p ^ x) % S if S else None
+            rows.append(row)
+            signs.append([1.0 if pat is None or not _fmix32((pat * 0x9E3779B1 + c) & 0xFFFFFFFF) & 1 else -1.0
+                          for c in range(C)])
+    sign = torch.tensor(signs, dtype=table.dtype).view(B, T, C)
+    return table[torch.tensor(rows)].view(B, T, C) * sign
+
+
 def forward(cfg, params, tokens, rope=None):
     """tokens int64 (B,T+1). Returns (z (B,T,V) logits after soft-cap, cross-entropy + auxiliary loss)."""
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
@@ -272,6 +315,8 @@ def forward(cfg, params, tokens, rope=None):
     emb = params["emb"]
     cos, sin = rope if rope is not None else model.rope_tables(cfg, T, emb.dtype, emb.device)
     x = F.embedding(inputs, emb)
+    if cfg.bigram:
+        x = x + bigram_embedding(cfg, params["bigram"], inputs)
     aux = 0.0
     for i in range(cfg.layers):
         p = lambda n, i=i: params[f"l{i}.{n}"]  # noqa: E731
