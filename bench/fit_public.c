@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "scale/fit.h"
-#include "scale/laws.h"
-#include "scale/pubdata.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
+#include "laws/pubdata.h"
 
 static double now(void) {
     struct timespec ts;

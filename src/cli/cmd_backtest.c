@@ -3,7 +3,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
-#include "scale/backtest.h"
+#include "laws/backtest.h"
 
 int cmd_backtest(int argc, char **argv) {
     const char *out, *loss, *weight, *protocol;

@@ -6,7 +6,7 @@
 #include "scale/curvecast.h"
 #include "scale/datafit.h"
 #include "scale/forecast.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/lrsweep.h"
 
 // sextant fit DIR on a curve ladder (sextant import): the joint law, N chosen one size back, the band's parts.

@@ -7,13 +7,13 @@
 #include "core/rng.h"
 #include "model/config.h"
 #include "optim/schedule.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 #include "model/flops.h"
 #include "core/fsutil.h"
 #include "scale/forecast.h"
-#include "scale/laws.h"
+#include "laws/laws.h"
 #include "scale/ladder_data.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 #include "train/runlog.h"
 
 #define N_BOOT 64

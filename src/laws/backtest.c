@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/backtest.h"
-#include "scale/fit.h"
-#include "scale/laws.h"
+#include "laws/backtest.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
 
 #define PF_N_FRACS 19 // 0.10, 0.15, ..., 1.00
 
