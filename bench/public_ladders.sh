@@ -11,6 +11,8 @@
 #     runs' final loss (--protocol role); target mean <= 0.5%.
 #   Multi-power-law curves (Luo et al. 2025): per size, fit on the authors' 3 fit schedules, forecast the 6
 #     held-out ones (--protocol role); target mean <= 0.12% (authors 0.110 / 0.142 / 0.168%).
+#   Chinchilla replication (Epoch's 240 points): `fit --law final` inside the published 95% intervals.
+# SMOKE=1: only the fast parts (Marin, Chinchilla; a few seconds), for tests/public_ladders.sh.
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
 set -uo pipefail
 BUILD=${1:-build}
@@ -20,6 +22,7 @@ S=${SEXTANT:-./sextant}
 work="$BUILD/bench/public"
 rm -rf "$work"; mkdir -p "$work"
 t0=$SECONDS
+smoke=${SMOKE:-0}
 
 python3 - "$DATA/misfitting_checkpoints.csv" > "$work/misfitting_best.csv" <<'EOF'
 import csv, sys, collections
@@ -37,6 +40,7 @@ keep = {k for _, k in best.values()}
 w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0])); w.writeheader()
 w.writerows(sorted((r for r in rows if r["run_id"] in keep), key=lambda r: (r["run_id"], int(r["step"]))))
 EOF
+[ "$smoke" = 1 ] || {
 echo "## Misfitting best-LR ladder (import: $work/misfitting)"
 "$S" import --curves "$work/misfitting_best.csv" --group-col model --n-params-col params \
     --n-params-nonembed-col params_no_embed --loss-col loss_c4_eval --tokens-per-step 1048576 \
@@ -45,9 +49,10 @@ for case in "M1 1" "M2 3"; do
     set -- $case
     for n in auto embed nonembed; do
         echo "== $1 (--holdout $2 --n $n)"
-        "$S" backtest "$work/misfitting" --holdout "$2" --n "$n" --out "$work/$1-$n.json" | sed -n '2,$p'
+        "$S" backtest "$work/misfitting" --holdout "$2" --n "$n" --out "$work/$1-$n.json" --plot "$work/$1-$n.svg" | sed -n '2,$p'
     done
 done
+}
 
 echo
 echo "## Marin isoFLOP: validation-optimal runs' final loss from the regular runs of each mix"
@@ -62,6 +67,7 @@ for mix in comma nemotron; do
     "$S" backtest "$work/marin_$mix" --protocol role --out "$work/marin_$mix.json" | sed -n '2,$p'
 done
 
+[ "$smoke" = 1 ] || {
 echo
 echo "## Multi-power-law curves: the 6 held-out schedules from the authors' 3 fit schedules, per size"
 for size in 25M 100M 400M; do
@@ -73,5 +79,14 @@ for size in 25M 100M 400M; do
         --out "$work/mpl_$size" > /dev/null 2> "$work/mpl_$size.err" || { echo "import failed: $(cat "$work/mpl_$size.err")"; continue; }
     "$S" backtest "$work/mpl_$size" --protocol role --out "$work/mpl_$size.json" | sed -n '2,$p'
 done
+}
+
+echo
+echo "## Chinchilla replication: Epoch's 240 points (the 5 highest losses dropped, as Epoch does), one final loss per run"
+awk -F, 'NR == 1 { print "run_id,n_params,tokens_per_step,total_steps,step,loss"; next }
+    $6 == 0 { print "p" $1 "," $2 "," $3 ",1,1," $5 }' "$DATA/chinchilla_epoch_extracted.csv" > "$work/chinchilla.csv"
+"$S" import --curves "$work/chinchilla.csv" --peak-lr 1 --schedule constant --loss-col loss --out "$work/chinchilla" > /dev/null &&
+    "$S" fit "$work/chinchilla" --law final | sed -n '1,6p'
+echo "published (Epoch 2024, bootstrap 95%): E 1.769-1.871, alpha 0.317-0.373, beta 0.331-0.415; replication E 1.8172, alpha 0.34731, beta 0.36718"
 echo
 echo "public_ladders: $((SECONDS - t0)) s"

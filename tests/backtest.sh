@@ -3,8 +3,9 @@
 # with its own tokens per step and peak LR and 3 run lengths (cosine with warmup), one seed, 0.2% noise.
 # Checks: the largest size is forecast within 0.5% mean (the law is right; noise only), the fit recovers
 # alpha, eps and E, the one-seed band has non-zero width and covers most points, the report JSON carries every
-# scored point; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
-# too few sizes is refused.
+# scored point and --plot draws the 3 held-out runs; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
+# too few sizes is refused; the final-loss law (fit --law final) recovers known Chinchilla-form parameters inside
+# its 95% intervals.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -39,7 +40,10 @@ for k, N in enumerate([1e6, 2.2e6, 4.7e6, 1e7, 2.2e7]):
             curves.write(f"{rid},{s},{L * (1 + 0.002 * rnd.gauss(0, 1)):.6f}\n")
 EOF
 "$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/L" > /dev/null || fail "import"
-"$S" backtest "$tmp/L" --out "$tmp/bt.json" > "$tmp/bt.log" 2>&1 || { fail "backtest"; cat "$tmp/bt.log"; }
+"$S" backtest "$tmp/L" --out "$tmp/bt.json" --plot "$tmp/bt.svg" > "$tmp/bt.log" 2>&1 || { fail "backtest"; cat "$tmp/bt.log"; }
+grep -q "Backtest: 3 of 3 held-out runs forecast from size0, size1, size2, size3 (mean |err| 0\.[0-9]*%" "$tmp/bt.svg" &&
+    [ "$(grep -c '>s4-T[0-9]* observed<' "$tmp/bt.svg")" -eq 3 ] && [ "$(grep -c '>s4-T[0-9]* forecast (±2σ band)<' "$tmp/bt.svg")" -eq 3 ] ||
+    fail "backtest plot: $(grep -o '>[^<]*<' "$tmp/bt.svg" | head -12 | tr '\n' ' ')"
 python3 - "$tmp/bt.json" <<'EOF' || fails=$((fails+1))
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -84,6 +88,32 @@ sys.exit(0 if m and int(m[1]) == 18 and float(m[2]) < 0.5 and float(m[3]) >= 80 
 "$S" forecast --fit "$tmp/L/fit.json" --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc2.json" | grep -q "20 points" || fail "forecast of a runs-table row at its logged steps"
 sed -i 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json"
 "$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered curve forecast must be refused"
+
+# The final-loss law (fit --law final): Chinchilla-style final losses only (one evaluation per run, at its only
+# step) drawn from known E, A, B, alpha, beta with 0.3% noise; every 95% interval must hold the truth.
+python3 - "$tmp" <<'PY'
+import random, sys
+t = sys.argv[1]; rnd = random.Random(3)
+E, A, B, a, b = 1.8, 400.0, 2000.0, 0.34, 0.37
+with open(f"{t}/final.csv", "w") as f:
+    f.write("run_id,n_params,tokens_per_step,total_steps,step,loss\n")
+    for i in range(80):
+        N, D = 10 ** rnd.uniform(7, 9.5), 10 ** rnd.uniform(8.5, 11)
+        f.write(f"r{i},{N:.0f},{D:.0f},1,1,{(E + A * N ** -a + B * D ** -b) * (1 + 0.003 * rnd.gauss(0, 1)):.6f}\n")
+PY
+"$S" import --curves "$tmp/final.csv" --peak-lr 1 --schedule constant --loss-col loss --out "$tmp/F" > /dev/null 2>&1 || fail "import of final losses"
+"$S" fit "$tmp/F" --law final > "$tmp/final.log" 2>&1 || { fail "fit --law final"; cat "$tmp/final.log"; }
+python3 - "$tmp/F/fit.json" <<'PY' || fails=$((fails+1))
+import json, sys
+f = json.load(open(sys.argv[1]))
+true = {"E": 1.8, "A": 400.0, "B": 2000.0, "alpha": 0.34, "beta": 0.37}
+bad = [f"{k} {f['params'][k]:.4g}, 95% [{f['ci95'][k][0]:.4g}, {f['ci95'][k][1]:.4g}] misses {v}" for k, v in true.items()
+       if not f["ci95"][k][0] < v < f["ci95"][k][1]]
+if f["runs"] != 80 or f["kind"] != "curve-ladder-final-law": bad.append(f"runs {f['runs']} kind {f['kind']}")
+for b in bad: print("FAIL: final law:", b)
+sys.exit(1 if bad else 0)
+PY
+grep -q "^  alpha  *0\.3[0-9]*   95% \[" "$tmp/final.log" || fail "final law printout: $(cat "$tmp/final.log")"
 
 [ $fails -eq 0 ] && echo "backtest: all checks passed"
 exit $((fails > 0))

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/status.h"
 #include "laws/backtest.h"
+#include "laws/finallaw.h"
 #include "laws/fit.h"
 #include "laws/laws.h"
 
@@ -330,7 +331,9 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
-    score sn = {.runs = json_array()}, sb = {.runs = json_array()};
+    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sf = {.runs = json_array()};
+    finallaw fl;   // the final-loss law on the training runs' final losses, scored on the targets' (when it fits)
+    int have_fl = !st && finallaw_fit(l, train, o->fit.loss, o->fit.nonembed, 0, &fl) == SX_OK;
     double log_step = ch.log_step;
     (void)below;
     for (size_t i = 0; i < l->n_runs && !st; i++) {
@@ -349,6 +352,11 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                 hi[q] = pred[q] * (1 + 2 * sigma);
             }
             score_run(&sn, l, r, o->fit.loss, o->score_from, pred, lo, hi);
+            double y, tokens;
+            if (have_fl && finallaw_final(l, r, o->fit.loss, &y, &tokens)) {   // its last point only
+                pred[np - 1] = finallaw_predict(&fl, l, r);
+                score_run(&sf, l, r, o->fit.loss, ((double)r->step[np - 1] - 0.5) / (double)r->total_steps, pred, NULL, NULL);
+            }
             if (o->baseline && n_train_groups >= 3 && !(st = perfrac_predict(l, &g, train, top, o, r, pred)))
                 score_run(&sb, l, r, o->fit.loss, o->score_from, pred, NULL, NULL);
         }
@@ -360,6 +368,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
             json_array_append_new(k > top || (by_role && k == top) ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
         json_array_append_new(methods, score_json("nds", &sn));
         if (o->baseline && n_train_groups >= 3) json_array_append_new(methods, score_json("perfrac", &sb));
+        if (sf.n) json_array_append_new(methods, score_json("final", &sf));
         fit_law probe;
         law_nds_run one = {1, 1, (double[]){1}, 1, (size_t[]){0}, 1};
         if (law_nds_bind(&one, 1, &probe) == SX_OK) {
@@ -376,9 +385,14 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                             m.in_mean, "in_sample_max", m.in_max, "sigma_noise", m.sigma_noise, "sigma_fit", m.sigma_fit,
                             "inner_rms", inner);
         if (!*report) st = sx_fail(SX_ERR_NOMEM, "backtest: cannot build the report");
+        if (!st && sf.n)
+            json_object_set_new(*report, "final_law", json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:f}", "E", fl.p[LAW_ND_E], "A",
+                                fl.p[LAW_ND_A], "B", fl.p[LAW_ND_B], "alpha", fl.p[LAW_ND_ALPHA], "beta", fl.p[LAW_ND_BETA],
+                                "runs", (json_int_t)fl.n_runs, "in_sample_mean", fl.in_mean));
     }
     json_decref(sn.runs);
     json_decref(sb.runs);
+    json_decref(sf.runs);
     free(train);
     groups_free(&g);
     return st;
@@ -416,4 +430,9 @@ void backtest_print(FILE *f, const json_t *rep) {
                "sigma: noise %.3f%%, one size back %.3f%%\n",
             num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
             100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"), 100 * num(nds, "inner_rms"));
+    json_t *fl = json_object_get(rep, "final_law");
+    if (fl)
+        fprintf(f, "final law (on %lld runs' final losses): L = %.4g + %.4g*N^-%.4g + %.4g*D^-%.4g; in-sample mean %.3f%%\n",
+                (long long)json_integer_value(json_object_get(fl, "runs")), num(fl, "E"), num(fl, "A"), num(fl, "alpha"),
+                num(fl, "B"), num(fl, "beta"), 100 * num(fl, "in_sample_mean"));
 }
