@@ -364,8 +364,12 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     }
     if (!st) {
         json_t *tg = json_array(), *tr = json_array(), *methods = json_array(), *params = json_object();
-        for (size_t k = 0; k < g.n_groups; k++)
-            json_array_append_new(k > top || (by_role && k == top) ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
+        for (size_t k = 0; k < g.n_groups; k++)   // a group may be in both lists (by role: its runs are split)
+            for (int as_target = 0; as_target < 2; as_target++) {
+                int any = 0;
+                for (size_t i = 0; i < l->n_runs; i++) any |= g.of_run[i] == k && train[i] == !as_target;
+                if (any) json_array_append_new(as_target ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
+            }
         json_array_append_new(methods, score_json("nds", &sn));
         if (o->baseline && n_train_groups >= 3) json_array_append_new(methods, score_json("perfrac", &sb));
         if (sf.n) json_array_append_new(methods, score_json("final", &sf));
