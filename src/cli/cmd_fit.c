@@ -9,6 +9,7 @@
 #include "scale/forecast.h"
 #include "scale/import.h"
 #include "scale/lrsweep.h"
+#include "scale/taskcast.h"
 
 // sextant fit DIR --law final: Chinchilla's approach 3 on every run's final loss, with 95% bootstrap intervals.
 static sx_status fit_final_law(const import_ladder *l, size_t loss, json_t **fit) {
@@ -77,6 +78,33 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
     json_decref(fit);
     import_ladder_free(&l);
     return cli_report("fit", st);
+}
+
+// One line per task: the accuracy law chosen (or why none), its held-out error, and the task loss's final law.
+static void print_tasks(json_t *tasks) {
+    const char *name;
+    json_t *t;
+    json_object_foreach(tasks, name, t) {
+        json_t *law = json_object_get(t, "acc_law"), *forms = json_object_get(law, "forms");
+        const char *form = json_string_value(json_object_get(law, "form")), *status = json_string_value(json_object_get(law, "status"));
+        json_t *p = json_object_get(json_object_get(json_object_get(t, "loss_fit"), "final_loss_vs_compute"), "params");
+        if (!strcmp(status, "informative")) printf("task %s: accuracy law %s", name, form);
+        else printf("task %s: no accuracy law (%s: the accuracies are indistinguishable from a constant %.1f%%, so the band "
+                    "is wide)", name, status, 100 * json_number_value(json_object_get(law, "level")));
+        printf("; leave-one-rung-out rms");
+        const char *fname;
+        json_t *f;
+        json_object_foreach(forms, fname, f) {
+            json_t *r = json_object_get(f, "loro_rmse");
+            if (json_is_number(r)) printf(" %s %.2f", fname, 100 * json_number_value(r));
+            else printf(" %s -", fname);
+        }
+        printf(" points; %lld points from %lld rungs", (long long)json_integer_value(json_object_get(law, "points")),
+               (long long)json_integer_value(json_object_get(law, "groups")));
+        if (p) printf("; task loss L(C) = %.4f + %.4g * C^-%.4f", json_number_value(json_object_get(p, "Linf")),
+                      json_number_value(json_object_get(p, "A")), json_number_value(json_object_get(p, "alpha")));
+        printf("\n");
+    }
 }
 
 int cmd_fit(int argc, char **argv) {
@@ -162,7 +190,12 @@ int cmd_fit(int argc, char **argv) {
         }
         if (st) { json_decref(fit); return cli_report("fit", st); }
     }
-    if (spec.n_lr_sweep || *with) forecast_seal(fit);   // the additions are covered by the hash too
+    json_t *tasks = NULL;   // the downstream forecast's laws, for every task the runs logged
+    if ((st = taskcast_fit(&spec, dir, &tasks))) { json_decref(fit); return cli_report("fit", st); }
+    size_t n_tasks = json_object_size(tasks);
+    if (n_tasks) json_object_set_new(fit, "tasks", tasks);
+    else json_decref(tasks);
+    if (spec.n_lr_sweep || *with || n_tasks) forecast_seal(fit);   // the additions are covered by the hash too
     if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))   // full precision: the hash covers it
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
@@ -189,6 +222,7 @@ int cmd_fit(int argc, char **argv) {
                (long long)json_integer_value(json_object_get(l, "width")), (long long)json_integer_value(json_object_get(l, "curves")),
                100 * json_number_value(json_object_get(l, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(l, "max_abs_rel_err")));
     }
+    print_tasks(json_object_get(fit, "tasks"));
     printf("wrote %s\n", path);
     json_decref(fit);
     return cli_report("fit", st);

@@ -56,6 +56,8 @@ typedef struct {
 typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
     char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
+    char metric[64];       // "" or a metrics key fitted in place of the validation loss (not a spec key: the
+                           // downstream forecast fits task_<name>_loss this way, scale/taskcast.h)
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
     size_t n_seeds, seq, batch, eval_batches, min_steps;
