@@ -77,6 +77,16 @@ echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at leas
 # batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.
 "$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
 grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
+# fit on all 15 runs (5 sizes, each its own batch and LR, 3 lengths) recovers the planted law's parameters (C and
+# g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)
+python3 - "$tmp/L/fit.json" <<'PY' || fails=$((fails+1))
+import json, sys
+p = json.load(open(sys.argv[1]))["params"]
+want = {"E": (1.8, 0.05), "A": (400, 40), "B": (300, 30), "alpha": (0.35, 0.02), "beta": (0.5, 0.02), "eps": (0.1, 0.02)}
+bad = [f"{k} {p[k]:.4g} (planted {v})" for k, (v, tol) in want.items() if not abs(p[k] - v) <= tol]
+for b in bad: print("FAIL: fit recovers", b)
+sys.exit(1 if bad else 0)
+PY
 "$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
     --warmup-steps 20 --steps "$(seq -s, 1 7 800),800" --out "$tmp/fc.json" > "$tmp/fc.log" 2>&1 || { fail "curve forecast"; cat "$tmp/fc.log"; }
 grep -q "116 points" "$tmp/fc.log" || fail "forecast at 116 given steps: $(cat "$tmp/fc.log")"
