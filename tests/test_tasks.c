@@ -1,5 +1,5 @@
 // Downstream tasks (infer/tasks): every builder is deterministic from its seed (same seed, same items; another
-// seed, other items) and builds what it says (cloze: a whole word that occurs earlier in its passage; choice:
+// seed, other items; fewer items, the first ones) and builds what it says (cloze: a whole word that occurs earlier in its passage; choice:
 // the true continuation is the shard's next tokens, the others come from other documents); every scorer
 // agrees with a brute-force scorer that runs the training forward on each candidate in full; greedy exact
 // match is true exactly for the model's own argmax continuation; the Wilson interval; the suite's errors and
@@ -72,25 +72,30 @@ static void write_text(void) {
     CHECK(shard_open(&shard, shard_path, 0) == SX_OK);
 }
 
-static bool same_items(const task_items *a, const task_items *b) {
-    if (a->n != b->n || a->n_cand != b->n_cand) return false;
-    size_t K = a->n_cand, last = a->cand_off[a->n * K - 1] + a->cand_len[a->n * K - 1];
-    return !memcmp(a->tok, b->tok, last * sizeof *a->tok) && !memcmp(a->answer, b->answer, a->n * sizeof *a->answer) &&
-           !memcmp(a->cand_len, b->cand_len, a->n * K * sizeof *a->cand_len);
+// Whether the first n items of a and b are the same.
+static bool same_items(const task_items *a, const task_items *b, size_t n) {
+    if (a->n < n || b->n < n || a->n_cand != b->n_cand) return false;
+    size_t K = a->n_cand, last = a->cand_off[n * K - 1] + a->cand_len[n * K - 1];
+    return !memcmp(a->tok, b->tok, last * sizeof *a->tok) && !memcmp(a->answer, b->answer, n * sizeof *a->answer) &&
+           !memcmp(a->cand_len, b->cand_len, n * K * sizeof *a->cand_len);
 }
 
+// Same seed, same items; another seed, other items; a smaller draw is the larger one's first items.
 static void check_deterministic(const char *name, size_t n) {
     const task_def *t = task_find(name);
     task_text src = {.shard = &shard, .vocab = vocab};
-    task_items a, b, c;
+    task_items a, b, c, half;
     if (!CHECK(t && t->build(&src, 1, n, &a) == SX_OK)) return;
     CHECK(t->build(&src, 1, n, &b) == SX_OK);
     CHECK(t->build(&src, 2, n, &c) == SX_OK);
-    CHECK(a.n == n && same_items(&a, &b));
-    if (!CHECK(!same_items(&a, &c))) fprintf(stderr, "  %s: seeds 1 and 2 built the same items\n", name);
+    CHECK(t->build(&src, 1, n / 2, &half) == SX_OK);
+    CHECK(a.n == n && same_items(&a, &b, n));
+    if (!CHECK(!same_items(&a, &c, n))) fprintf(stderr, "  %s: seeds 1 and 2 built the same items\n", name);
+    CHECK(half.n == n / 2 && same_items(&a, &half, n / 2));
     task_items_free(&a);
     task_items_free(&b);
     task_items_free(&c);
+    task_items_free(&half);
 }
 
 static void test_builders_deterministic(void) {
