@@ -293,67 +293,103 @@ static bool is_top(const float *z, size_t V, int32_t target) {
     return best == (size_t)target;
 }
 
+// Buffers for group_ll, sized once for the largest group (a fresh logits block of megabytes per group cost
+// more in page faults than the scoring itself).
+typedef struct {
+    int *seq, *root, *fork;
+    int32_t *tok;
+    float *logits;
+} ll_work;
+
+static void work_free(ll_work *w) {
+    free(w->seq);
+    free(w->root);
+    free(w->fork);
+    free(w->tok);
+    sx_free(w->logits);
+}
+
+// Context rows to prefill (each context but its last token) and candidate rows of items [first, first + count).
+static void group_rows(const task_items *it, size_t first, size_t count, size_t *pre, size_t *rows) {
+    *pre = *rows = 0;
+    for (size_t g = first; g < first + count; g++) {
+        *pre += it->ctx_len[g] - 1;
+        for (size_t c = 0; c < it->n_cand; c++) *rows += it->cand_len[g * it->n_cand + c];
+    }
+}
+
+// Buffers for items [first, first + n) taken `group` at a time.
+static sx_status work_alloc(const task_items *it, size_t first, size_t n, size_t group, size_t V, ll_work *w) {
+    size_t cap = 1, most = 1;
+    for (size_t f = first; f < first + n; f += group) {
+        size_t pre, rows;
+        group_rows(it, f, first + n - f < group ? first + n - f : group, &pre, &rows);
+        cap = pre > cap ? pre : cap, cap = rows > cap ? rows : cap, most = rows > most ? rows : most;
+    }
+    w->seq = sx_alloc(cap * sizeof *w->seq, "tasks seq");
+    w->tok = sx_alloc(cap * sizeof *w->tok, "tasks rows");
+    w->root = sx_alloc(group * sizeof *w->root, "tasks root");
+    w->fork = sx_alloc(group * it->n_cand * sizeof *w->fork, "tasks fork");
+    w->logits = sx_alloc(most * V * sizeof *w->logits, "tasks logits");
+    if (w->seq && w->tok && w->root && w->fork && w->logits) return SX_OK;
+    work_free(w);
+    return sx_fail(SX_ERR_NOMEM, "out of memory for task scoring");
+}
+
 // task_candidates_ll for items [first, first + count): every context but its last token prefilled in one
 // call (no head), then every candidate of every item in a fork of its context in a second call, each fork fed
 // the context's last token and the candidate but its last token. ll, greedy: (count·n_cand).
-static sx_status group_ll(decoder *d, const task_items *it, size_t first, size_t count, double *ll, bool *greedy) {
+static sx_status group_ll(decoder *d, const task_items *it, size_t first, size_t count, ll_work *w, double *ll,
+                          bool *greedy) {
     const size_t K = it->n_cand, V = d->m->cfg.vocab;
-    size_t pre = 0, rows = 0;
-    for (size_t g = first; g < first + count; g++) {
-        pre += it->ctx_len[g] - 1;
-        for (size_t c = 0; c < K; c++) rows += it->cand_len[g * K + c];
-    }
-    size_t cap = pre > rows ? pre : rows;
-    int *seq = sx_alloc((cap ? cap : 1) * sizeof *seq, "tasks seq"), *root = sx_alloc(count * sizeof *root, "tasks root");
-    int *fork = sx_alloc(count * K * sizeof *fork, "tasks fork");
-    int32_t *tok = sx_alloc((cap ? cap : 1) * sizeof *tok, "tasks rows");
-    float *logits = sx_alloc(rows * V * sizeof *logits, "tasks logits");
-    sx_status st = seq && root && fork && tok && logits ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory for task scoring");
-    size_t made = 0, forked = 0;
+    size_t pre, rows, made = 0, forked = 0, r = 0;
+    group_rows(it, first, count, &pre, &rows);
+    int *seq = w->seq;
+    int32_t *tok = w->tok;
+    sx_status st = SX_OK;
     for (; !st && made < count; made++)
-        if ((root[made] = kvcache_new_seq(&d->cache)) < 0) st = SX_ERR_NOMEM;
-    size_t r = 0;
+        if ((w->root[made] = kvcache_new_seq(&d->cache)) < 0) st = SX_ERR_NOMEM;
     for (size_t g = 0; g < count && !st; g++) {
         const size_t i = first + g;
-        for (size_t k = 0; k + 1 < it->ctx_len[i]; k++, r++) seq[r] = root[g], tok[r] = it->tok[it->ctx_off[i] + k];
+        for (size_t k = 0; k + 1 < it->ctx_len[i]; k++, r++) seq[r] = w->root[g], tok[r] = it->tok[it->ctx_off[i] + k];
     }
     if (!st && pre) st = decoder_forward(d, pre, seq, tok, NULL);
     r = 0;
     for (size_t g = 0; g < count && !st; g++) {
         const size_t i = first + g;
         for (size_t c = 0; c < K && !st; c++) {
-            if ((fork[forked] = kvcache_fork(&d->cache, root[g])) < 0) { st = SX_ERR_NOMEM; break; }
+            if ((w->fork[forked] = kvcache_fork(&d->cache, w->root[g])) < 0) { st = SX_ERR_NOMEM; break; }
             const int32_t *cand = it->tok + it->cand_off[i * K + c];
             for (size_t k = 0; k < it->cand_len[i * K + c]; k++, r++)
-                seq[r] = fork[forked], tok[r] = k ? cand[k - 1] : it->tok[it->ctx_off[i] + it->ctx_len[i] - 1];
+                seq[r] = w->fork[forked], tok[r] = k ? cand[k - 1] : it->tok[it->ctx_off[i] + it->ctx_len[i] - 1];
             forked++;
         }
     }
-    if (!st) st = decoder_forward(d, rows, seq, tok, logits);
+    if (!st) st = decoder_forward(d, rows, seq, tok, w->logits);
     r = 0;
     for (size_t j = 0; j < count * K && !st; j++) {
         const size_t i = first + j / K;
         const int32_t *cand = it->tok + it->cand_off[i * K + j % K];
         const size_t L = it->cand_len[i * K + j % K];
         // the decoder's logits are already soft-capped: no cap here
-        ll[j] = -xent_forward_backward(L, V, logits + r * V, cand, 0.0f, 1.0f, NULL);
+        ll[j] = -xent_forward_backward(L, V, w->logits + r * V, cand, 0.0f, 1.0f, NULL);
         greedy[j] = true;
-        for (size_t k = 0; k < L; k++, r++) greedy[j] = greedy[j] && is_top(logits + r * V, V, cand[k]);
+        for (size_t k = 0; k < L; k++, r++) greedy[j] = greedy[j] && is_top(w->logits + r * V, V, cand[k]);
     }
-    for (size_t k = 0; k < forked; k++) kvcache_release(&d->cache, fork[k]);
+    for (size_t k = 0; k < forked; k++) kvcache_release(&d->cache, w->fork[k]);
     for (size_t k = 0; k < made; k++)
-        if (root[k] >= 0) kvcache_release(&d->cache, root[k]);
-    free(seq);
-    free(root);
-    free(fork);
-    free(tok);
-    free(logits);
+        if (w->root[k] >= 0) kvcache_release(&d->cache, w->root[k]);
     return st;
 }
 
 sx_status task_candidates_ll(decoder *d, const task_items *it, size_t i, double *ll, bool *greedy) {
     SX_CHECK(i < it->n, "ask for an item the task has");
-    return group_ll(d, it, i, 1, ll, greedy);
+    ll_work w;
+    sx_status st = work_alloc(it, i, 1, 1, d->m->cfg.vocab, &w);
+    if (st) return st;
+    st = group_ll(d, it, i, 1, &w, ll, greedy);
+    work_free(&w);
+    return st;
 }
 
 // Runs group_ll over all items in groups and hands each item's (ll, greedy) to judge, which returns whether
@@ -366,12 +402,15 @@ static sx_status score_by_ll(decoder *d, const task_items *it, judge_fn judge, t
     bool greedy[GROUP * TASK_CHOICES];
     SX_CHECK(K <= TASK_CHOICES, "raise TASK_CHOICES for more candidates");
     memset(out, 0, sizeof *out);
-    sx_status st = SX_OK;
+    ll_work w;
+    sx_status st = work_alloc(it, 0, it->n, GROUP, d->m->cfg.vocab, &w);
+    if (st) return st;
     for (size_t first = 0; first < it->n && !st; first += GROUP) {
         size_t count = it->n - first < GROUP ? it->n - first : GROUP;
-        if ((st = group_ll(d, it, first, count, ll, greedy))) break;
+        if ((st = group_ll(d, it, first, count, &w, ll, greedy))) break;
         for (size_t g = 0; g < count; g++) out->correct += judge(it, first + g, ll + g * K, greedy + g * K, &loss);
     }
+    work_free(&w);
     out->n = it->n;
     out->loss = it->n ? loss / (double)it->n : NAN;
     return st;
