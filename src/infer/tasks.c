@@ -43,6 +43,7 @@ static uint8_t token_class(const bpe_vocab *v, size_t id) {
 static void view_free(text_view *t) {
     free(t->cls);
     free(t->eot);
+    t->cls = NULL, t->eot = NULL;
 }
 
 static sx_status view_open(const task_text *src, text_view *t) {
@@ -164,6 +165,7 @@ static bool cloze_at(const text_view *t, uint64_t q, uint64_t *i, uint64_t *j) {
 }
 
 static sx_status build_cloze(const task_text *src, uint64_t seed, size_t n, task_items *out) {
+    memset(out, 0, sizeof *out);
     text_view t;
     sx_status st = view_open(src, &t);
     uint64_t *ends = sx_alloc((n ? n : 1) * sizeof *ends, "tasks ends");
@@ -219,6 +221,7 @@ static bool choice_scan(const text_view *t, uint64_t q, bool passage, size_t doc
 
 static sx_status build_choice(const task_text *src, uint64_t seed, size_t n, task_items *out) {
     const size_t K = TASK_CHOICES;
+    memset(out, 0, sizeof *out);
     text_view t;
     sx_status st = view_open(src, &t);
     uint64_t *starts = sx_alloc((n ? n : 1) * sizeof *starts, "tasks starts");
@@ -498,9 +501,11 @@ static sx_status open_text(const char *val_path, const char *vocab_path, shard_f
     if (!*val_path) return sx_fail(SX_ERR_ARG, "text tasks need a validation shard (--val SHARD)");
     sx_status st = shard_open(sh, val_path, 0);
     if (st) return st;
+    long failures = sx_alloc_failures();   // an allocation that failed while looking is not "no vocabulary"
     if (!*vocab_path && !vocab_find_beside(val_path, sh->h.vocab_hash, found, sizeof found))
-        st = sx_fail(SX_ERR_ARG, "%s: no vocabulary (.sxv) beside it has its tokens' hash; text tasks need the "
-                     "vocabulary the shard was written with (--vocab FILE)", val_path);
+        st = sx_alloc_check(failures) ? SX_ERR_NOMEM
+             : sx_fail(SX_ERR_ARG, "%s: no vocabulary (.sxv) beside it has its tokens' hash; text tasks need the "
+                       "vocabulary the shard was written with (--vocab FILE)", val_path);
     if (!st) st = vocab_load(*vocab_path ? vocab_path : found, v);
     if (!st && (*v)->n_ids != sh->h.vocab_size)
         st = sx_fail(SX_ERR_MISMATCH, "vocabulary %s has %zu tokens, the shard %s %u", *vocab_path ? vocab_path : found,
