@@ -57,6 +57,7 @@ cmp -s "$tmp/L1/runs.csv" "$tmp/L4/runs.csv" && cmp -s "$tmp/L1/curves.csv" "$tm
 
 # Refusals: one line naming file, row and column; no directory left behind.
 refuse() {  # pattern, curves-file, extra args...
+    [ "$1" = -- ] && shift   # a pattern starting with '-'
     local pat=$1 cur=$2; shift 2
     local out rc
     out=$("$S" import --runs "$tmp/runs.csv" --curves "$cur" "${MAP[@]}" "$@" --out "$tmp/bad" 2>&1 >/dev/null); rc=$?
@@ -78,6 +79,39 @@ refuse "c.csv:2: 4 fields, the header has 5" "$(edit '2s/,[0-9.]*$//')"
 refuse "curves.csv: no column 'time' (given by --step-col)" "$tmp/curves.csv" --step-col time
 refuse "runs.csv: no column 'nope_tps' (given by --tokens-per-step-col)" "$tmp/curves.csv" --tokens-per-step-col nope_tps
 refuse "runs.csv:2: run 'a-1k' has no tokens_per_step" "$tmp/curves.csv" --tokens-per-step-col ""
+refuse "c.csv:2: column 'val_c4': loss 0 is not positive" "$(edit '2s/,[0-9.]*,\([0-9.]*\)$/,0,\1/')"
+refuse "c.csv:4: column 'tok': tokens go down within run 'a-1k'" "$(edit '4s/^a-1k,40,[0-9]*/a-1k,40,1/')"
+refuse "c.csv:2: malformed quoted field" "$(edit '2s/^a-1k/"a-1k/')"
+refuse "c.csv:1: malformed quoted header" "$(edit '1s/^name/"name/')"
+refuse "c.csv: empty table" "$(edit '1,$d')"
+echo '[1, 2]' > "$tmp/c.jsonl"; refuse "c.jsonl:1: not a JSON object" "$tmp/c.jsonl"
+refuse "cannot open $tmp/none.csv" "$tmp/none.csv"
+refuse "runs.csv:2: run 'a-1k': role 'maybe' is not fit or heldout" "$tmp/curves.csv" --role maybe
+refuse -- "--flops-per-token: 'x' is not a finite non-negative number" "$tmp/curves.csv" --flops-per-token x
+refuse "name the loss column(s) with --loss-col" "$tmp/curves.csv" --loss-col ""
+refuse -- "--loss-col: bad column name in 'val_c4,,val_wiki'" "$tmp/curves.csv" --loss-col val_c4,,val_wiki
+refuse -- "--loss-col: at most 16 loss columns" "$tmp/curves.csv" --loss-col "$(seq -s, -f 'l%g' 17)"
+# Refusals of the runs table: each edit of a-1k's row (line 2) and the message naming it.
+refuse_runs() {  # pattern, sed edit of runs.csv
+    sed "$2" "$tmp/runs.csv" > "$tmp/r.csv"
+    local out
+    out=$("$S" import --runs "$tmp/r.csv" --curves "$tmp/curves.csv" "${MAP[@]}" --out "$tmp/bad" 2>&1 >/dev/null)
+    printf '%s\n' "$out" | grep -q -- "$1" || fail "said: $out (expected /$1/)"
+    [ -e "$tmp/bad" ] && { fail "left bad behind ($1)"; rm -rf "$tmp/bad"; }
+}
+refuse_runs "r.csv:2: run 'a-1k' has no parameter count (map a column with --n-params-col" '2s/,1000000,800000,/,,,/'
+refuse_runs "r.csv:2: run 'a-1k' has no total_steps or total_tokens" '2s/,4096,100,/,4096,,/'
+refuse_runs "r.csv:2: run 'a-1k': parameter counts, tokens_per_step and peak_lr must be positive" '2s/,0.004,/,0,/'
+refuse_runs "r.csv:2: run 'a-1k': total steps 100.5 is not a whole number in \[1, 2^30\]" '2s/,4096,100,/,4096,100.5,/'
+refuse_runs "r.csv:2: run 'a-1k': warmup 200 steps is longer than the run" '2s/,0.004,10,/,0.004,200,/'
+refuse_runs "r.csv:2: run 'a-1k': schedule 'bogus': " '2s/cosine:min=0.1/bogus/'
+refuse_runs "r.csv:2: column 'name': empty run id" '2s/^a-1k//'
+refuse_runs "r.csv: run 'c-3k' has no rows in .*curves.csv" '$a c-3k,l,3000000,2500000,4096,100,0.002,10,cosine:min=0.1,1'
+refuse_runs "curves.csv: run 'a-1k' has neither a schedule nor an lr column" '2s/cosine:min=0.1//'
+out=$("$S" import --curves "$tmp/curves.csv" --loss-col val_c4 --out "$tmp/bad" 2>&1)
+printf '%s\n' "$out" | grep -q "curves.csv: no column 'run_id' (map it with --run-id-col)" || fail "no run_id column: $out"
+out=$("$S" import --loss-col val_c4 --out "$tmp/bad" 2>&1)
+printf '%s\n' "$out" | grep -q "give the curves table (--curves FILE)" || fail "no curves table: $out"
 sed 's/^"b,2k",m/a-1k,m/' "$tmp/runs.csv" > "$tmp/r2.csv"
 out=$("$S" import --runs "$tmp/r2.csv" --curves "$tmp/curves.csv" "${MAP[@]}" --out "$tmp/bad" 2>&1)
 printf '%s\n' "$out" | grep -q "r2.csv:3: column 'name': run 'a-1k' appears twice" || fail "duplicate run: $out"
@@ -90,6 +124,13 @@ printf '%s\n' "$out" | grep -q "j2.csv:4: column 'plr': run 'a-1k' changes its p
 cp -r "$tmp/L1" "$tmp/L5"; sed -i 's/^a-1k,20,/a-1k,21,/' "$tmp/L5/curves.csv"
 out=$("$S" backtest "$tmp/L5" 2>&1)
 printf '%s\n' "$out" | grep -q "curves.csv: sha256 does not match ladder.json" || fail "tampered ladder: $out"
+
+# A ladder directory of another format or version, or none at all.
+cp -r "$tmp/L1" "$tmp/L6"; sed -i 's/"version": 1/"version": 2/' "$tmp/L6/ladder.json"
+out=$("$S" backtest "$tmp/L6" 2>&1); printf '%s\n' "$out" | grep -q "L6/ladder.json: version 2, this sextant reads version 1" || fail "version: $out"
+sed -i 's/"sextant-curve-ladder"/"other"/' "$tmp/L6/ladder.json"
+out=$("$S" backtest "$tmp/L6" 2>&1); printf '%s\n' "$out" | grep -q 'L6/ladder.json: "format" is not "sextant-curve-ladder"' || fail "format: $out"
+out=$("$S" backtest "$tmp" 2>&1); printf '%s\n' "$out" | grep -q "not a ladder directory (no ladder.json; see \`sextant import\`)" || fail "no ladder: $out"
 
 [ $fails -eq 0 ] && echo "import: all checks passed"
 exit $((fails > 0))

@@ -61,6 +61,14 @@ size=$(stat -c %s "$tmp/hero.png" 2>/dev/null || echo 0)
 "$S" report "$tmp/nothere" 2>&1 | grep -q "no such run directory or ladder spec" || fail "missing target message"
 "$S" report "$tmp/a" 2>&1 | grep -q "no config.json: not a run directory" || fail "non-run directory message"
 "$S" report "$tmp/hero" --forecast "$tmp/nothere.json" 2>&1 | grep -q "nothere.json" || fail "missing forecast message"
+# Sealed documents edited after they were frozen are refused, not shown.
+sed 's/"vocab": 64/"vocab": 65/' "$tmp/a/fit.json" > "$tmp/edited-fit.json"
+cmp -s "$tmp/a/fit.json" "$tmp/edited-fit.json" && fail "the edit did not change fit.json"
+"$S" report $A --runs "$tmp/a" --fit "$tmp/edited-fit.json" --out "$tmp/edited.html" 2>&1 |
+    grep -q "edited-fit.json: sha256 does not match its content" || fail "an edited fit.json was not refused"
+sed 's/"loss": \([0-9]\)\./"loss": 9./' "$tmp/fc.json" > "$tmp/edited-fc.json"
+"$S" report "$tmp/hero" --forecast "$tmp/edited-fc.json" --out "$tmp/edited.html" 2>&1 |
+    grep -q "edited-fc.json: sha256 does not match its content" || fail "an edited forecast.json was not refused"
 
 echo "report.sh: $fails failed"
 [ $fails -eq 0 ]

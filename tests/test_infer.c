@@ -78,6 +78,10 @@ static void test_decode_gate_window_caps(void) { check_decode("d3-w32-hd8-kv1-ga
 static void test_decode_moe(void) { check_decode("d2-w32-hd8-kv2-moe4k2-shared1-v40"); }
 static void test_decode_mla(void) { check_decode("d2-w32-hd8-mla-dc16-v40"); }
 static void test_decode_mla_qlatent_gate_padded(void) { check_decode("d2-w32-hd8-mla-dc12-dcq16-rd4-nope8-gate-swa6-v40"); }
+static void test_decode_gqa_xsa_egate(void) { check_decode("d3-w32-hd8-kv2-qknorm-xsa-egate-swa5-local2-v40"); }
+static void test_decode_mha_xsa_gate(void) { check_decode("d2-w32-hd8-xsa-gate-v40"); }
+static void test_decode_mla_xsa_egate(void) { check_decode("d2-w32-hd8-mla-dc12-dcq16-rd4-nope8-xsa-egate-v40"); }
+static void test_decode_mla_xsa(void) { check_decode("d2-w32-hd8-mla-dc16-xsa-v40"); }
 static void test_decode_mla_nolatnorm(void) { check_decode("d1-w32-hd8-mla-dc16-rd6-nope2-nolatnorm-v40"); }
 
 // Three forks of one prompt, continued with different tokens in one batched call each step, equal three
@@ -233,6 +237,10 @@ int main(void) {
     TEST_RUN(test_decode_mla);
     TEST_RUN(test_decode_mla_qlatent_gate_padded);
     TEST_RUN(test_decode_mla_nolatnorm);
+    TEST_RUN(test_decode_gqa_xsa_egate);
+    TEST_RUN(test_decode_mha_xsa_gate);
+    TEST_RUN(test_decode_mla_xsa_egate);
+    TEST_RUN(test_decode_mla_xsa);
     TEST_RUN(test_fork_shares_prefill);
     TEST_RUN(test_greedy_equals_forward_argmax);
     TEST_RUN(test_sampler_probs);

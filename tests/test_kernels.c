@@ -1,4 +1,4 @@
-// Tests for the elementwise and row kernels: rmsnorm, rope, activations, cross-entropy, embedding.
+// Tests for the elementwise and row kernels: rmsnorm, rope, activations, cross-entropy, embedding, XSA.
 // Each reference backward is checked against central finite differences of its reference forward, and each
 // fast function against its reference on awkward sizes (1, odd, not multiples of the SIMD width, large
 // enough to take the threaded path).
@@ -12,6 +12,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/xent.h"
+#include "kernels/xsa.h"
 #include "support/testlib.h"
 
 static rng_state rng;
@@ -286,6 +287,59 @@ static void test_embedding(void) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// xsa: values strided as in MLA's padded layout (v_head > hd, v_row > Hkv·v_head) and grouped (H > Hkv).
+
+typedef struct { xsa_shape s; float *y, *v, *z, *w; } xsa_ctx;
+static double xsa_loss(void *p) {
+    xsa_ctx *c = p;
+    xsa_forward_ref(&c->s, c->y, c->v, c->z);
+    return dot(c->z, c->w, c->s.N * c->s.H * c->s.hd);
+}
+
+static size_t xsa_v_floats(const xsa_shape *s) { return s->N * s->v_row; }
+
+static void test_xsa_ref_fd(void) {
+    xsa_ctx c = {.s = {3, 4, 2, 5, 2 * 7 + 1, 7}};
+    size_t n = c.s.N * c.s.H * c.s.hd, nv = xsa_v_floats(&c.s);
+    c.y = randn(n, 1), c.v = randn(nv, 1), c.z = malloc(n * 4), c.w = randn(n, 1);
+    xsa_loss(&c);
+    // The output is orthogonal to the value it excludes: z·v = s·ε.
+    double worst = 0;
+    for (size_t r = 0; r < c.s.N * c.s.H; r++) {
+        const float *v = c.v + r / c.s.H * c.s.v_row + r % c.s.H / 2 * c.s.v_head;
+        worst = fmax(worst, fabs(dot(c.z + r * c.s.hd, v, c.s.hd)) / sqrt(dot(v, v, c.s.hd)));
+    }
+    CHECK(worst < 1e-5);
+    float *dy = randn(n, 1), *dv0 = randn(nv, 1), *dv = dup(dv0, nv);
+    xsa_backward_ref(&c.s, c.y, c.v, c.w, dy, dv);   // dv accumulates onto dv0
+    for (size_t i = 0; i < nv; i++) dv[i] -= dv0[i];
+    fd_check(xsa_loss, &c, c.y, dy, n, "dy");
+    fd_check(xsa_loss, &c, c.v, dv, nv, "dv");
+    free(c.y), free(c.v), free(c.z), free(c.w), free(dy), free(dv0), free(dv);
+}
+
+// fp32 sums of hd products vs double: rtol 1e-4; the last shape takes the threaded path.
+static void test_xsa_fast(void) {
+    xsa_shape shapes[] = {{1, 1, 1, 1, 1, 1}, {3, 4, 2, 7, 2 * 9 + 3, 9}, {5, 6, 1, 17, 17, 17}, {300, 8, 4, 64, 256, 64}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const xsa_shape *s = &shapes[si];
+        size_t n = s->N * s->H * s->hd, nv = xsa_v_floats(s);
+        float *y = randn(n, 1), *v = randn(nv, 1), *dz = randn(n, 1), *z1 = malloc(n * 4), *z2 = malloc(n * 4);
+        float *dy1 = malloc(n * 4), *dy2 = malloc(n * 4), *dv1 = randn(nv, 1), *dv2 = dup(dv1, nv);
+        for (size_t i = 0; i < n; i++) z2[i] = dy2[i] = NAN;   // overwritten: stale NaNs must not leak through
+        xsa_forward_ref(s, y, v, z1);
+        xsa_forward(s, y, v, z2);
+        CHECK_ARRAYS_CLOSE(z2, z1, n, 1e-4, 1e-5);
+        xsa_backward_ref(s, y, v, dz, dy1, dv1);
+        xsa_backward(s, y, v, dz, dy2, NULL);
+        xsa_backward(s, y, v, dz, NULL, dv2);
+        CHECK_ARRAYS_CLOSE(dy2, dy1, n, 1e-4, 1e-5);
+        CHECK_ARRAYS_CLOSE(dv2, dv1, nv, 1e-4, 1e-4);
+        free(y), free(v), free(dz), free(z1), free(z2), free(dy1), free(dy2), free(dv1), free(dv2);
+    }
+}
+
 int main(void) {
     rng_seed(&rng, 1234);
     TEST_RUN(test_rmsnorm_ref_fd);
@@ -297,5 +351,7 @@ int main(void) {
     TEST_RUN(test_xent_ref_fd);
     TEST_RUN(test_xent_fast);
     TEST_RUN(test_embedding);
+    TEST_RUN(test_xsa_ref_fd);
+    TEST_RUN(test_xsa_fast);
     return testlib_finish("kernels");
 }

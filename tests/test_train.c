@@ -7,6 +7,7 @@
 #include "model/model.h"
 #include "optim/optimizer.h"
 #include "train/checkpoint.h"
+#include "train/runlog.h"
 #include "support/testlib.h"
 
 static double overfit(optimizer_kind kind, int steps) {
@@ -95,7 +96,21 @@ static void test_checkpoint_roundtrip(void) {
     model_free(&d);
 }
 
+// Durations for people: tenths of a second under a minute (never "0m00s"), then minutes, then hours.
+static void test_format_duration(void) {
+    static const struct { double s; const char *text; } cases[] = {
+        {0.04, "0.0s"}, {0.43, "0.4s"}, {42.0, "42.0s"}, {59.9, "59.9s"}, {59.97, "1m00s"},
+        {247, "4m07s"}, {3720, "1h02m"}, {-1, "0.0s"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[32];
+        runlog_format_duration(cases[i].s, buf, sizeof buf);
+        CHECK(strcmp(buf, cases[i].text) == 0);
+    }
+}
+
 int main(void) {
+    TEST_RUN(test_format_duration);
     TEST_RUN(test_overfit_adamw);
     TEST_RUN(test_overfit_muon);
     TEST_RUN(test_checkpoint_roundtrip);

@@ -1,6 +1,6 @@
-// Architecture variants (docs/MODEL.md "Variants"): finite-difference gradient checks of MLA, MoE, gated /
-// sliding-window / soft-capped attention on tiny configs; golden fixtures from the PyTorch reference
-// (tools/ref/make_variant_fixtures.py) for MLA and MoE; MoE routing statistics, selection-bias update and
+// Architecture variants (docs/MODEL.md "Variants"): finite-difference gradient checks of MLA, MoE, gated (per
+// head or elementwise) / XSA / sliding-window / soft-capped attention on tiny configs; golden fixtures from the
+// PyTorch reference (tools/ref/make_variant_fixtures.py) for MLA, MoE, gates and XSA; MoE routing statistics, selection-bias update and
 // auxiliary loss; descriptor parsing; exact FLOP / parameter / KV-cache accounting.
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +18,10 @@ static void test_gradcheck_gqa_qknorm_gate_swa(void) { modelcheck_gradcheck("d1-
 static void test_gradcheck_mla(void) { modelcheck_gradcheck("d2-w32-hd8-mla-dc16-rd4-v50"); }
 static void test_gradcheck_mla_qlatent_padded_gate(void) { modelcheck_gradcheck("d2-w32-hd8-mla-dc12-dcq16-rd4-nope6-gate-v50"); }
 static void test_gradcheck_mla_nope_nonorm_swa(void) { modelcheck_gradcheck("d1-w32-hd8-mla-dc16-rd0-nolatnorm-swa4-attcap3-v50"); }
+static void test_gradcheck_gqa_xsa_egate(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-qknorm-xsa-egate-swa4-v50"); }
+static void test_gradcheck_mha_xsa_gate(void) { modelcheck_gradcheck("d2-w32-hd8-xsa-gate-v50"); }
+static void test_gradcheck_mla_xsa_egate_padded(void) { modelcheck_gradcheck("d2-w32-hd8-mla-dc16-rd4-nope6-xsa-egate-v50"); }
+static void test_gradcheck_mla_xsa_qlatent(void) { modelcheck_gradcheck("d1-w32-hd8-mla-dc12-dcq16-rd2-xsa-v50"); }
 static void test_gradcheck_moe_softmax_aux(void) { modelcheck_gradcheck("d2-w32-hd8-moe4k2-ew24-aux0.1-v50"); }
 static void test_gradcheck_moe_swiglu_shared_sigmoid_bias(void) {
     modelcheck_gradcheck("d2-w32-hd8-swiglu-moe4k2-ew16-shared1-sigmoid-balance=bias-aux0.05-v50");
@@ -29,6 +33,8 @@ static void test_fixture_mla_padded(void) { modelcheck_fixture("mla_padded_swa")
 static void test_fixture_moe_softmax_aux(void) { modelcheck_fixture("moe_softmax_aux_shared"); }
 static void test_fixture_moe_sigmoid_bias(void) { modelcheck_fixture("moe_swiglu_sigmoid_bias"); }
 static void test_fixture_gqa_gate_swa_attcap(void) { modelcheck_fixture("gqa_gate_swa_attcap"); }
+static void test_fixture_gqa_xsa_egate(void) { modelcheck_fixture("gqa_xsa_egate"); }
+static void test_fixture_mla_xsa_gate(void) { modelcheck_fixture("mla_xsa_gate"); }
 
 // ---- MoE routing statistics, selection-bias balancing, auxiliary loss ----
 // With one expert forced to win every token (a huge selection bias) it receives every top-1 slot of both
@@ -112,6 +118,14 @@ static void test_descriptors(void) {
           model_config_layer_is_local(&c, 2) && !model_config_layer_is_local(&c, 3));
     json_t *j = model_config_to_json(&c);
     CHECK(json_integer_value(json_object_get(j, "window")) == 128);
+    CHECK(json_is_true(json_object_get(j, "attn_gate")) && json_is_false(json_object_get(j, "attn_gate_elementwise")) &&
+          json_is_false(json_object_get(j, "xsa")));
+    json_decref(j);
+    // egate is the gate, elementwise; xsa works with either mixer.
+    CHECK(model_config_parse("d2-egate-xsa", 0, &c) == SX_OK && c.attn_gate && c.attn_gate_elem && c.xsa);
+    CHECK(model_config_parse("d2-mla-xsa", 0, &c) == SX_OK && c.xsa && !c.attn_gate);
+    j = model_config_to_json(&c);
+    CHECK(json_is_true(json_object_get(j, "xsa")));
     json_decref(j);
 }
 
@@ -119,7 +133,8 @@ static void test_descriptors(void) {
 // The FLOP module's total parameter count equals the model's table for every variant; MoE active = total
 // minus the unchosen experts; MLA's KV cache is d_c + d_rope floats per layer; a window caps the keys.
 static void test_flops_accounting(void) {
-    const char *descs[] = {"d2-w32-hd8-kv2-gate-v50", "d2-w32-hd8-mla-dc16-dcq12-rd4-gate-v50",
+    const char *descs[] = {"d2-w32-hd8-kv2-gate-v50", "d2-w32-hd8-mla-dc16-dcq12-rd4-gate-v50", "d2-w32-hd8-kv2-xsa-egate-v50",
+                           "d2-w32-hd8-mla-dc16-rd4-xsa-egate-v50",
                            "d2-w32-hd8-mla-dc16-rd4-nope6-nolatnorm-v50", "d2-w32-hd8-swiglu-moe6k2-ew16-shared1-balance=bias-v50",
                            "d3-w48-hd16-moe8k1-untied-v50"};
     for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
@@ -137,6 +152,13 @@ static void test_flops_accounting(void) {
     model_flops f = model_flops_count(&c, 64);
     CHECK(f.params_total - f.params_active == 2.0 * 4 * 3 * 32 * 16);       // 4 unchosen SwiGLU experts per layer
     CHECK(f.params_matmul == 2.0 * (4 * 32 * 32 + (2 + 1) * 3 * 32 * 16 + 6 * 32) + 50 * 32);
+    // The elementwise gate's wg is (H·hd, C) instead of (H, C); XSA adds no parameter and no matmul.
+    model_config g, e, x;
+    CHECK(model_config_parse("d2-w32-hd8-gate-v50", 0, &g) == SX_OK && model_config_parse("d2-w32-hd8-egate-v50", 0, &e) == SX_OK &&
+          model_config_parse("d2-w32-hd8-gate-xsa-v50", 0, &x) == SX_OK);
+    CHECK(model_flops_count(&e, 64).params_total - model_flops_count(&g, 64).params_total == 2.0 * (32 - 4) * 32);
+    CHECK(model_flops_count(&e, 64).params_matmul - model_flops_count(&g, 64).params_matmul == 2.0 * (32 - 4) * 32);
+    CHECK(model_flops_count(&x, 64).train_per_token == model_flops_count(&g, 64).train_per_token);
     CHECK(model_config_parse("d3-w32-hd8-mla-dc16-rd4-v50", 0, &c) == SX_OK);
     CHECK(model_flops_count(&c, 64).kv_cache_bytes_per_token == 3.0 * (16 + 4) * 4);
     // Window 4 on both layers of d2 (no global layer), T = 8: mean keys (1+2+3+4 + 4·4)/8 = 26/8; with local1
@@ -157,6 +179,10 @@ int main(void) {
     TEST_RUN(test_gradcheck_mla);
     TEST_RUN(test_gradcheck_mla_qlatent_padded_gate);
     TEST_RUN(test_gradcheck_mla_nope_nonorm_swa);
+    TEST_RUN(test_gradcheck_gqa_xsa_egate);
+    TEST_RUN(test_gradcheck_mha_xsa_gate);
+    TEST_RUN(test_gradcheck_mla_xsa_egate_padded);
+    TEST_RUN(test_gradcheck_mla_xsa_qlatent);
     TEST_RUN(test_gradcheck_moe_softmax_aux);
     TEST_RUN(test_gradcheck_moe_swiglu_shared_sigmoid_bias);
     TEST_RUN(test_gradcheck_moe_gelu_top1_aux);
@@ -165,5 +191,7 @@ int main(void) {
     TEST_RUN(test_fixture_moe_softmax_aux);
     TEST_RUN(test_fixture_moe_sigmoid_bias);
     TEST_RUN(test_fixture_gqa_gate_swa_attcap);
+    TEST_RUN(test_fixture_gqa_xsa_egate);
+    TEST_RUN(test_fixture_mla_xsa_gate);
     return testlib_finish("variants");
 }

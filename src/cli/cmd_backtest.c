@@ -4,9 +4,10 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "scale/backtest.h"
+#include "scale/plots.h"
 
 int cmd_backtest(int argc, char **argv) {
-    const char *out, *loss, *weight, *protocol;
+    const char *out, *loss, *weight, *protocol, *svg;
     long holdout;
     double from, min_frac;
     const char *nkind;
@@ -21,12 +22,13 @@ int cmd_backtest(int argc, char **argv) {
         {"weight", FLAG_STR, &weight, "sqrt", "weight of a run's points: point (1 each), sqrt (1/sqrt(n)), run (1/n)"},
         {"baseline", FLAG_BOOL, &baseline, "true", "also score the per-fraction baseline"},
         {"out", FLAG_STR, &out, "", "also write the report as JSON here"},
+        {"plot", FLAG_STR, &svg, "", "also draw the held-out runs, forecasts and bands as an SVG here"},
     };
     size_t n = sizeof flags / sizeof *flags;
     const char *pos[1];
     int npos;
     sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos, "backtest LADDER_DIR [--holdout K] [--out report.json]",
+    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos, "backtest LADDER_DIR [--holdout K] [--out report.json] [--plot report.svg]",
                             "Forecasts every run of the largest K sizes of an imported ladder from the smaller sizes alone and\n"
                             "scores the forecasts at every logged point after the first 10% of each run: mean, max and final\n"
                             "|relative error| and the fraction inside the band, beside the simple per-fraction baseline.", &st))
@@ -63,6 +65,7 @@ int cmd_backtest(int argc, char **argv) {
     if (!st) {
         backtest_print(stdout, rep);
         if (*out && json_dump_file(rep, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
+        if (!st && *svg) st = plots_backtest_write(svg, rep);
     }
     json_decref(rep);
     import_ladder_free(&l);

@@ -1,5 +1,6 @@
 // sextant compare SPEC... : one ladder per variant (the first is the baseline), compared at a target compute;
-// with --until-decided, seeds are added until the comparison decides (scale/sequential.h).
+// with --until-decided, seeds are added until the comparison decides (scale/sequential.h). A curve ladder
+// directory (`sextant import`) stands in for a spec anywhere, without --run or --until-decided.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "scale/compare.h"
+#include "scale/import.h"
 #include "scale/sequential.h"
 
 #define MAX_VARIANTS 8
@@ -35,7 +37,8 @@ int cmd_compare(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, MAX_VARIANTS, &npos,
-                            "compare BASELINE.ladder VARIANT.ladder... [flags]",
+                            "compare BASELINE VARIANT... [flags]   (each a ladder spec, or a curve ladder directory from "
+                            "`sextant import`)",
                             "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
                             "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-bootstrap\n"
                             "intervals), KV-cache bytes, verdict (paired bootstrap, Holm-corrected over the variants).", &st))
@@ -48,18 +51,29 @@ int cmd_compare(int argc, char **argv) {
     ladder_spec specs[MAX_VARIANTS];
     char dirs[MAX_VARIANTS][128];
     const char *dp[MAX_VARIANTS];
+    bool curves = false;   // some variant is a curve ladder: nothing to train, the compute default comes from the data
     for (int i = 0; i < npos && !st; i++) {
+        if (import_is_ladder_dir(pos[i])) {   // named by its directory's last component
+            const char *base = strrchr(pos[i], '/');
+            memset(&specs[i], 0, sizeof specs[i]);
+            snprintf(specs[i].name, sizeof specs[i].name, "%s", base && base[1] ? base + 1 : pos[i]);
+            dp[i] = pos[i];
+            curves = true;
+            continue;
+        }
         st = ladder_spec_read(pos[i], &specs[i]);
         if (seeds > 0) specs[i].n_seeds = (size_t)seeds;
         snprintf(dirs[i], sizeof dirs[i], "runs/%.100s", specs[i].name);
         dp[i] = dirs[i];
     }
+    if (!st && curves && (run || until))
+        st = sx_fail(SX_ERR_ARG, "--run and --until-decided train ladders: a curve ladder directory has nothing to train");
     if (st) return cli_report("compare", st);
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = 0;
     for (int i = 0; i < npos && (run || until) && !st; i++) st = ladder_execute(&specs[i], dp[i], exe, (int)jobs, -1);
-    if (!st && !(target > 0)) {
+    if (!st && !(target > 0) && !curves) {
         ladder_run *plan;
         size_t nr;
         if (!(st = ladder_plan(&specs[0], &plan, &nr))) {

@@ -5,12 +5,41 @@
 #include "core/flags.h"
 #include "scale/curvecast.h"
 #include "scale/datafit.h"
+#include "scale/finallaw.h"
 #include "scale/forecast.h"
 #include "scale/import.h"
 #include "scale/lrsweep.h"
+#include "scale/taskcast.h"
 
-// sextant fit DIR on a curve ladder (sextant import): the joint law, N chosen one size back, the band's parts.
-static int fit_curve_ladder(const char *dir, const char *out, const char *loss) {
+// sextant fit DIR --law final: Chinchilla's approach 3 on every run's final loss, with 95% bootstrap intervals.
+static sx_status fit_final_law(const import_ladder *l, size_t loss, json_t **fit) {
+    unsigned char *all = sx_alloc(l->n_runs ? l->n_runs : 1, "fit all");
+    if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");
+    memset(all, 1, l->n_runs);
+    finallaw f;
+    sx_status st = finallaw_fit(l, all, loss, 0, 400, &f);
+    free(all);
+    if (st) return st;
+    static const char *names[LAW_ND_NPARAM] = {"E", "A", "B", "alpha", "beta"};
+    json_t *p = json_object(), *ci = json_object();
+    printf("final-loss law L = E + A*N^-alpha + B*D^-beta on %zu runs' final losses (N with embeddings; Huber 1e-3 on log; "
+           "in-sample mean |err| %.3f%%, max %.3f%%):\n", f.n_runs, 100 * f.in_mean, 100 * f.in_max);
+    for (int j = 0; j < LAW_ND_NPARAM; j++) {
+        printf("  %-5s %10.5g   95%% [%.5g, %.5g] (%zu point-bootstrap resamples)\n", names[j], f.p[j], f.lo[j], f.hi[j], f.n_boot);
+        json_object_set_new(p, names[j], json_real(f.p[j]));
+        json_object_set_new(ci, names[j], json_pack("[f, f]", f.lo[j], f.hi[j]));
+    }
+    *fit = json_pack("{s:s, s:i, s:s, s:s, s:I, s:o, s:o, s:f, s:f}", "kind", "curve-ladder-final-law", "version", 1, "law",
+                     "chinchilla approach 3", "loss", l->loss_names[loss], "runs", (json_int_t)f.n_runs, "params", p, "ci95", ci,
+                     "in_sample_mean", f.in_mean, "in_sample_max", f.in_max);
+    if (!*fit) return sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
+    forecast_seal(*fit);
+    return SX_OK;
+}
+
+// sextant fit DIR on a curve ladder (sextant import): the joint law, N chosen one size back, the band's parts
+// (law "nds"), or the final-loss law alone (law "final").
+static int fit_curve_ladder(const char *dir, const char *out, const char *loss, const char *law) {
     import_ladder l;
     json_t *fit = NULL;
     char path[4200];
@@ -19,6 +48,15 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss) 
     sx_status st = import_read_dir(dir, &l);
     int k = st ? 0 : import_loss_index(&l, loss);
     if (!st && k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", dir, loss);
+    if (!st && strcmp(law, "nds") && strcmp(law, "final")) st = sx_fail(SX_ERR_ARG, "--law: '%s' is not nds or final", law);
+    if (!st && !strcmp(law, "final")) {
+        st = fit_final_law(&l, (size_t)k, &fit);
+        if (!st && json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
+        if (!st) printf("wrote %s\n", path);
+        json_decref(fit);
+        import_ladder_free(&l);
+        return cli_report("fit", st);
+    }
     if (!st) st = curvecast_fit(&l, (size_t)k, &fit);
     if (!st && json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     if (!st) {
@@ -42,10 +80,39 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss) 
     return cli_report("fit", st);
 }
 
+// One line per task: the accuracy law chosen (or why none), its held-out error, and the task loss's final law.
+static void print_tasks(json_t *tasks) {
+    const char *name;
+    json_t *t;
+    json_object_foreach(tasks, name, t) {
+        json_t *law = json_object_get(t, "acc_law"), *forms = json_object_get(law, "forms");
+        const char *form = json_string_value(json_object_get(law, "form")), *status = json_string_value(json_object_get(law, "status"));
+        json_t *p = json_object_get(json_object_get(json_object_get(t, "loss_fit"), "final_loss_vs_compute"), "params");
+        if (!strcmp(status, "informative")) printf("task %s: accuracy law %s", name, form);
+        else printf("task %s: no accuracy law (%s: the accuracies are indistinguishable from a constant %.1f%%, so the band "
+                    "is wide)", name, status, 100 * json_number_value(json_object_get(law, "level")));
+        printf("; leave-one-rung-out rms");
+        const char *fname;
+        json_t *f;
+        json_object_foreach(forms, fname, f) {
+            json_t *r = json_object_get(f, "loro_rmse");
+            if (json_is_number(r)) printf(" %s %.2f", fname, 100 * json_number_value(r));
+            else printf(" %s -", fname);
+        }
+        printf(" points; %lld points from %lld rungs", (long long)json_integer_value(json_object_get(law, "points")),
+               (long long)json_integer_value(json_object_get(law, "groups")));
+        if (p) printf("; task loss L(C) = %.4f + %.4g * C^-%.4f", json_number_value(json_object_get(p, "Linf")),
+                      json_number_value(json_object_get(p, "A")), json_number_value(json_object_get(p, "alpha")));
+        printf("\n");
+    }
+}
+
 int cmd_fit(int argc, char **argv) {
-    const char *runs, *out, *loss, *val_set, *with;
+    const char *runs, *out, *loss, *val_set, *with, *law;
     const flag_def flags[] = {
         {"loss", FLAG_STR, &loss, "", "curve ladders: the loss column (default: the first)"},
+        {"law", FLAG_STR, &law, "nds", "curve ladders: nds (the joint law of whole curves) or final (Chinchilla's approach 3 "
+                                       "on final losses, with 95% bootstrap intervals)"},
         {"with", FLAG_STR, &with, "", "a data-limited ladder (key unique_tokens) whose runs, with this ladder's, fit the "
                                       "data-constrained law that forecast uses when a hero repeats data"},
         {"val-set", FLAG_STR, &val_set, "", "fit one validation set of a mixture (val_loss_NAME) instead of the mix; "
@@ -59,12 +126,12 @@ int cmd_fit(int argc, char **argv) {
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
                             "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME] [--with DATA_LIMITED_SPEC]\n"
-                            "       sextant fit LADDER_DIR [--loss NAME] [--out fit.json]   (a ladder from `sextant import`)",
+                            "       sextant fit LADDER_DIR [--loss NAME] [--law nds|final] [--out fit.json]   (a ladder from `sextant import`)",
                             "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
                             "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", &st))
         return 0;
     if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give the ladder spec (or an imported ladder directory): sextant fit SPEC");
-    if (!st && import_is_ladder_dir(pos[0])) return fit_curve_ladder(pos[0], out, loss);
+    if (!st && import_is_ladder_dir(pos[0])) return fit_curve_ladder(pos[0], out, loss, law);
     ladder_spec spec;
     if (!st) st = ladder_spec_read(pos[0], &spec);
     if (!st && *val_set && strlen(val_set) >= sizeof spec.val_set) st = sx_fail(SX_ERR_ARG, "--val-set: name too long");
@@ -123,7 +190,12 @@ int cmd_fit(int argc, char **argv) {
         }
         if (st) { json_decref(fit); return cli_report("fit", st); }
     }
-    if (spec.n_lr_sweep || *with) forecast_seal(fit);   // the additions are covered by the hash too
+    json_t *tasks = NULL;   // the downstream forecast's laws, for every task the runs logged
+    if ((st = taskcast_fit(&spec, dir, &tasks))) { json_decref(fit); return cli_report("fit", st); }
+    size_t n_tasks = json_object_size(tasks);
+    if (n_tasks) json_object_set_new(fit, "tasks", tasks);
+    else json_decref(tasks);
+    if (spec.n_lr_sweep || *with || n_tasks) forecast_seal(fit);   // the additions are covered by the hash too
     if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))   // full precision: the hash covers it
         st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
@@ -150,6 +222,7 @@ int cmd_fit(int argc, char **argv) {
                (long long)json_integer_value(json_object_get(l, "width")), (long long)json_integer_value(json_object_get(l, "curves")),
                100 * json_number_value(json_object_get(l, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(l, "max_abs_rel_err")));
     }
+    print_tasks(json_object_get(fit, "tasks"));
     printf("wrote %s\n", path);
     json_decref(fit);
     return cli_report("fit", st);

@@ -18,6 +18,7 @@
 #include "scale/lrsweep.h"
 #include "scale/rundir.h"
 #include "scale/plots.h"
+#include "scale/taskcast.h"
 
 static json_t *load(const char *path, sx_status *st) {
     json_t *j = NULL;
@@ -245,12 +246,17 @@ int cmd_forecast(int argc, char **argv) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);
         if (!st) st = forecast_check_run(fc, check, &report);
+        json_t *tasks = NULL;
+        if (!st) st = taskcast_check(fc, check, &tasks);
         if (!st) {
             forecast_print_report(stdout, report);
+            taskcast_print_check(stdout, tasks);
+            if (json_object_size(tasks)) json_object_set(report, "tasks", tasks);
             char path[4200];
             snprintf(path, sizeof path, "%s/forecast_report.json", check);
             if (json_dump_file(report, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
         }
+        json_decref(tasks);
     } else if (!st) {
         if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
         else if (!*model || !(tokens > 0 || flops_ratio > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens (or --flops-ratio) are required");
@@ -263,6 +269,11 @@ int cmd_forecast(int argc, char **argv) {
         char what[1200] = "";
         double have = st ? 0 : hero_unique_tokens(fit, unique, what, sizeof what);
         if (!st) st = apply_data_law(fit, fc, have, what);
+        json_t *tasks = NULL;
+        if (!st && json_object_size(json_object_get(fit, "tasks")) && !(st = taskcast_forecast(json_object_get(fit, "tasks"), &h, &tasks))) {
+            json_object_set_new(fc, "tasks", tasks);
+            forecast_seal(fc);
+        }
         if (!st && json_dump_file(fc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
         if (!st) {
             json_t *hero = json_object_get(fc, "hero");
@@ -278,6 +289,17 @@ int cmd_forecast(int argc, char **argv) {
                        json_number_value(json_object_get(hero, "lr")), exp(json_number_value(json_object_get(hero, "lr_se_log"))),
                        json_number_value(json_object_get(hero, "lr_assumed")), json_number_value(json_object_get(hero, "lr_loss_cost")));
             json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
+            const char *name;
+            json_t *t;
+            json_object_foreach(json_object_get(fc, "tasks"), name, t) {
+                json_t *tp = json_object_get(t, "points"), *e = json_array_get(tp, json_array_size(tp) - 1);
+                const char *status = json_string_value(json_object_get(t, "status"));
+                printf("task %s: accuracy at the end %.2f%% [%.2f, %.2f] (%s %s; task loss %.4f)\n", name,
+                       100 * json_number_value(json_object_get(e, "acc")), 100 * json_number_value(json_object_get(e, "lo")),
+                       100 * json_number_value(json_object_get(e, "hi")),
+                       strcmp(status, "informative") ? "no law:" : json_string_value(json_object_get(t, "form")),
+                       strcmp(status, "informative") ? status : "law", json_number_value(json_object_get(e, "loss")));
+            }
             printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sha256 %s\nwrote %s\n",
                    json_number_value(json_object_get(last, "loss")), json_number_value(json_object_get(last, "lo")),
                    json_number_value(json_object_get(last, "hi")), json_array_size(pts),

@@ -1,15 +1,32 @@
 // sextant import: loss curves from any trainer (CSV or JSONL runs and curves tables) -> a curve-ladder
 // directory that fit, forecast and backtest read. The format is in scale/import.h and docs/FORECAST.md.
+// With --from-ladder, sextant's own finished ladder is written in the same format (scale/ladder_curves.h).
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "scale/import.h"
+#include "scale/ladder_curves.h"
 
-#define N_FIXED 4
+#define N_FIXED 6
+
+// A finished sextant ladder (spec, run directories under dir or runs/<name>) as a curve ladder. out overwritten.
+static sx_status read_own_ladder(const char *spec_path, const char *dir, import_ladder *out) {
+    memset(out, 0, sizeof *out);
+    ladder_spec spec;
+    sx_status st = ladder_spec_read(spec_path, &spec);
+    if (st) return st;
+    char d[1100];
+    snprintf(d, sizeof d, "%s", *dir ? dir : "");
+    if (!*dir) snprintf(d, sizeof d, "runs/%s", spec.name);
+    ladder_data data;
+    if (!(st = ladder_data_read(&spec, d, &data))) st = ladder_curves_from_data(&data, out);
+    ladder_data_free(&data);
+    return st;
+}
 
 int cmd_import(int argc, char **argv) {
-    const char *runs, *curves, *out, *loss;
+    const char *runs, *curves, *out, *loss, *from_ladder, *from_runs;
     const char *col[IF_N_FIELDS] = {0}, *val[IF_N_FIELDS] = {0};
     char names[2 * IF_N_FIELDS][48], helps[2 * IF_N_FIELDS][160];
     flag_def flags[N_FIXED + 2 * IF_N_FIELDS] = {
@@ -17,6 +34,8 @@ int cmd_import(int argc, char **argv) {
         {"runs", FLAG_STR, &runs, "", "the runs table: one row per run (default: run columns of the curves table)"},
         {"loss-col", FLAG_STR, &loss, "", "loss column(s), comma-separated (e.g. loss_c4_en,loss_wiki)"},
         {"out", FLAG_STR, &out, "", "the ladder directory to create"},
+        {"from-ladder", FLAG_STR, &from_ladder, "", "instead of tables: a finished sextant ladder (its spec) in the same format"},
+        {"from-runs", FLAG_STR, &from_runs, "", "with --from-ladder: the ladder's output directory (default runs/<name>)"},
     };
     size_t n = N_FIXED;
     for (int f = 0; f < IF_N_FIELDS; f++) { // --STEM-col for every field; --STEM for every run field
@@ -32,7 +51,8 @@ int cmd_import(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "import --curves FILE [--runs FILE] --loss-col NAME[,NAME...] --out DIR [column flags]",
+                            "import --curves FILE [--runs FILE] --loss-col NAME[,NAME...] --out DIR [column flags]\n"
+                            "       sextant import --from-ladder SPEC [--from-runs DIR] --out DIR",
                             "Reads loss curves trained anywhere into a curve ladder that `sextant fit`, `forecast` and `backtest`\n"
                             "read like one of sextant's own. Each field is found in the column of its canonical name, or the one\n"
                             "named by --FIELD-col; a run field no table holds can be set for every run with --FIELD. Bad input is\n"
@@ -46,9 +66,14 @@ int cmd_import(int argc, char **argv) {
         o.value[f] = val[f];
     }
     import_ladder l;
-    st = import_read_tables(&o, &l);
-    char source[2100];
-    snprintf(source, sizeof source, "%s%s%s", curves, *runs ? " + " : "", runs);
+    char source[2200];
+    if (*from_ladder) {
+        st = read_own_ladder(from_ladder, from_runs, &l);
+        snprintf(source, sizeof source, "sextant ladder %s", from_ladder);
+    } else {
+        st = import_read_tables(&o, &l);
+        snprintf(source, sizeof source, "%s%s%s", curves, *runs ? " + " : "", runs);
+    }
     if (!st) st = import_write_dir(&l, out, source);
     if (!st) {
         size_t points = 0, groups = 0;

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
+#include "scale/forecast.h"
 #include "scale/htmlreport.h"
 
 static bool is_file(const char *path) {
@@ -13,14 +14,16 @@ static bool is_file(const char *path) {
     return path && *path && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-// Loads path as JSON into *out; a missing optional file (required == false) leaves *out NULL.
-static sx_status load(const char *path, bool required, json_t **out) {
+// Loads path as JSON into *out; a missing optional file (required == false) leaves *out NULL. A sealed
+// document (fit.json, forecast.json: sealed == true) must still match its sha256, so that the page never
+// shows numbers that were edited after they were preregistered.
+static sx_status load(const char *path, bool required, bool sealed, json_t **out) {
     *out = NULL;
     if (!required && !is_file(path)) return SX_OK;
     json_error_t err;
     if (!(*out = json_load_file(path, 0, &err)))
         return sx_fail(SX_ERR_FORMAT, "%s: %s%s", path, err.text, err.line > 0 ? "" : " (give an existing file)");
-    return SX_OK;
+    return sealed ? forecast_verify_hash(*out, path) : SX_OK;
 }
 
 int cmd_report(int argc, char **argv) {
@@ -52,19 +55,19 @@ int cmd_report(int argc, char **argv) {
         json_t *config = NULL;
         snprintf(path, sizeof path, "%s/config.json", dir);
         if (!is_file(path)) st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
-        if (!st) st = load(path, true, &config);
+        if (!st) st = load(path, true, false, &config);
         if (!st && !*fc_path) fc_path = json_string_value(json_object_get(json_object_get(config, "flags"), "forecast"));
-        if (!st && fc_path && *fc_path) st = load(fc_path, true, &fc);
+        if (!st && fc_path && *fc_path) st = load(fc_path, true, true, &fc);
         const char *ladder = json_string_value(json_object_get(json_object_get(fc, "method"), "ladder"));
         snprintf(fit_default, sizeof fit_default, "runs/%s/fit.json", ladder ? ladder : "");
-        if (!st) st = *fit_path ? load(fit_path, true, &fit) : ladder ? load(fit_default, false, &fit) : SX_OK;
+        if (!st) st = *fit_path ? load(fit_path, true, true, &fit) : ladder ? load(fit_default, false, true, &fit) : SX_OK;
         json_decref(config);
     } else if (is_file(pos[0])) {
         st = ladder_spec_read(pos[0], &spec);
         if (!st) snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
         if (!st && !*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
         snprintf(fit_default, sizeof fit_default, "%s/fit.json", dir);
-        if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, &fit);
+        if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, true, &fit);
     } else
         st = sx_fail(SX_ERR_IO, "%s: no such run directory or ladder spec", pos[0]);
     snprintf(path, sizeof path, "%s", *out ? out : "");

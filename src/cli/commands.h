@@ -12,6 +12,7 @@ int cmd_forecast(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_backtest(int argc, char **argv);
+int cmd_accfit(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_ttc(int argc, char **argv);

@@ -113,8 +113,7 @@ void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_
     }
 }
 
-// The shortest decimal (as a double) that reads back as f: the value a user would have typed.
-static double float_shortest(float f) {
+double float_as_typed(float f) {
     char text[32];
     for (int digits = 1; digits < 9; digits++) {
         snprintf(text, sizeof text, "%.*g", digits, (double)f);
@@ -167,7 +166,7 @@ json_t *flags_to_json(const flag_def *defs, size_t n) {
         case FLAG_INT: v = json_integer(*(long *)d->target); break;
         case FLAG_DOUBLE: v = json_real(*(double *)d->target); break;
         case FLAG_BOOL: v = json_boolean(*(bool *)d->target); break;
-        case FLAG_FLOAT: v = json_real(float_shortest(*(float *)d->target)); break;
+        case FLAG_FLOAT: v = json_real(float_as_typed(*(float *)d->target)); break;
         }
         json_object_set_new(o, d->name, v);
     }

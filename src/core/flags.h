@@ -36,6 +36,9 @@ bool flags_help_or_parse(const flag_def *defs, size_t n, int argc, char **argv, 
                          int *npos, const char *synopsis, const char *about, sx_status *st);
 // Prints "usage: sextant <synopsis>" and one line per flag with its default and help.
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n);
+// The shortest decimal (as a double) that reads back as f: the value a user would have typed (0.007, not
+// 0.00700000021607), for writing float settings into JSON.
+double float_as_typed(float f);
 // The resolved values as a JSON object {name: value} (a float as the shortest decimal that reads back as it).
 json_t *flags_to_json(const flag_def *defs, size_t n);
 // "--name VALUE" for every flag ("--name" or "--no-name" for a boolean), in table order, appended to argv[*argc..) with the strings in buf (size

@@ -12,31 +12,35 @@ attn_shape attn_layer_shape(const block_shape *s, size_t H, size_t Hkv, size_t h
                         .softcap = c->attn_softcap};
 }
 
+size_t attn_gate_count(const model_config *c) {
+    return !c->attn_gate ? 0 : c->attn_gate_elem ? c->n_head * c->head_dim : c->n_head;
+}
+
 sx_status attn_gate_declare(const model_config *c, size_t layer, param_table *t) {
     if (!c->attn_gate) return SX_OK;
     char name[48];
     snprintf(name, sizeof name, "l%zu.wg", layer);
-    return param_table_add(t, name, c->n_head, c->width, INIT_ZERO, 0, PGROUP_MATRIX);
+    return param_table_add(t, name, attn_gate_count(c), c->width, INIT_ZERO, 0, PGROUP_MATRIX);
 }
 
-void attn_gate_forward(size_t BT, size_t C, size_t H, size_t hd, const float *h, const float *Wg,
+void attn_gate_forward(size_t BT, size_t C, size_t G, size_t span, const float *h, const float *Wg,
                        const float *att, float *gate, float *out) {
-    linear_forward(BT, C, H, h, Wg, gate, false);
-    for (size_t r = 0; r < BT * H; r++) {
+    linear_forward(BT, C, G, h, Wg, gate, false);
+    for (size_t r = 0; r < BT * G; r++) {
         float g = 1.0f / (1.0f + expf(-gate[r]));
         gate[r] = g;
-        for (size_t d = 0; d < hd; d++) out[r * hd + d] = g * att[r * hd + d];
+        for (size_t d = 0; d < span; d++) out[r * span + d] = g * att[r * span + d];
     }
 }
 
-void attn_gate_backward(size_t BT, size_t H, size_t hd, const float *att, const float *gate, const float *dout,
+void attn_gate_backward(size_t BT, size_t G, size_t span, const float *att, const float *gate, const float *dout,
                         float *datt, float *dlogit) {
-    for (size_t r = 0; r < BT * H; r++) {
+    for (size_t r = 0; r < BT * G; r++) {
         float g = gate[r];
         double dg = 0;
-        for (size_t d = 0; d < hd; d++) {
-            dg += (double)dout[r * hd + d] * att[r * hd + d];
-            datt[r * hd + d] = g * dout[r * hd + d];
+        for (size_t d = 0; d < span; d++) {
+            dg += (double)dout[r * span + d] * att[r * span + d];
+            datt[r * span + d] = g * dout[r * span + d];
         }
         dlogit[r] = (float)dg * g * (1.0f - g);
     }

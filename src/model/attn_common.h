@@ -1,6 +1,7 @@
 // attn_common: what the attention mixers (GQA, MLA) share: the attention kernel's shape for a layer
-// (sliding window per the local/global layer pattern, logit soft-cap) and the per-head sigmoid output gate
-// a_{t,h} <- σ(h_t·W_g[h]) · a_{t,h} (W_g (H, C), tensor "l<i>.wg", zero-initialised).
+// (sliding window per the local/global layer pattern, logit soft-cap) and the sigmoid output gate
+// a_{t,j} <- σ(h_t·W_g[j]) · a_{t,j}, one gate j per head (`gate`: W_g (H, C)) or per channel of each head
+// (`egate`: W_g (H·hd, C)); tensor "l<i>.wg", zero-initialised.
 // For cached decode: attention of new positions against the cache rows (the same scores, window and soft-cap
 // as the training kernel, one query at a time) and RoPE at absolute positions.
 // Not responsible for projections, what a cache row holds, or the training attention kernel itself.
@@ -11,14 +12,17 @@
 
 // The kernel shape of layer s->layer: H query heads, Hkv KV heads of dim hd, logit scale.
 attn_shape attn_layer_shape(const block_shape *s, size_t H, size_t Hkv, size_t hd, float scale);
-// Appends "l<layer>.wg" (H, C) when the config has the gate.
+// Gates per token: 0 without a gate, H per head, H·hd elementwise (hd: the value head dim).
+size_t attn_gate_count(const model_config *c);
+// Appends "l<layer>.wg" (attn_gate_count, C) when the config has a gate.
 sx_status attn_gate_declare(const model_config *c, size_t layer, param_table *t);
-// att (BT,H,hd) -> overwrites gate (BT,H) = σ(h·W_gᵀ) and out (BT,H,hd) = gate ⊙ att. h (BT,C).
-void attn_gate_forward(size_t BT, size_t C, size_t H, size_t hd, const float *h, const float *Wg,
+// G = attn_gate_count gates per row, each over span = H·hd/G consecutive channels of att (BT,H·hd) ->
+// overwrites gate (BT,G) = σ(h·W_gᵀ) and out (BT,H·hd) = gate ⊙ att (each gate times its span). h (BT,C).
+void attn_gate_forward(size_t BT, size_t C, size_t G, size_t span, const float *h, const float *Wg,
                        const float *att, float *gate, float *out);
-// dout (BT,H,hd) of the gated output -> overwrites datt (BT,H,hd) and dlogit (BT,H) (the gradient of the gate's
-// pre-activation; the caller finishes with linear_backward(BT, C, H, h, W_g, dlogit, dW_g, dh, true)).
-void attn_gate_backward(size_t BT, size_t H, size_t hd, const float *att, const float *gate, const float *dout,
+// dout (BT,H·hd) of the gated output -> overwrites datt (BT,H·hd) and dlogit (BT,G) (the gradient of the gate's
+// pre-activation; the caller finishes with linear_backward(BT, C, G, h, W_g, dlogit, dW_g, dh, true)).
+void attn_gate_backward(size_t BT, size_t G, size_t span, const float *att, const float *gate, const float *dout,
                         float *datt, float *dlogit);
 
 // Cached decode. Each of the s->n rows' H query heads (q (n, H, qd)) attends to the cache rows it sees

@@ -1,6 +1,7 @@
 // attn_gqa: grouped-query self-attention (MHA when kv heads = heads, MQA when 1) with optional QK-norm and
 // partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ; [qknorm]; rope; a = attention(q, k, v) (sliding window
-// and logit soft-cap per attn_common); [a = σ(h·wgᵀ) ⊙ a per head]; out += a·woᵀ.
+// and logit soft-cap per attn_common); [a = xsa(a, v) (kernels/xsa.h)]; [a = σ(h·wgᵀ) ⊙ a per head or
+// channel]; out += a·woᵀ.
 // Cached decode keeps k and v (after QK-norm and RoPE): a cache row is [k (Hkv·hd) ; v (Hkv·hd)], and query
 // head h reads KV head h/(H/Hkv).
 #include <math.h>
@@ -8,6 +9,7 @@
 #include "kernels/attention.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+#include "kernels/xsa.h"
 #include "model/attn_common.h"
 #include "model/block.h"
 #include "model/linear.h"
@@ -21,7 +23,8 @@ typedef struct {          // views into one layer's saved block; shapes with BT 
     float *q_rstd, *k_rstd; // (BT·H), (BT·Hkv)
     float *att;           // (BT, H·hd) attention output
     float *lse;           // (B, H, T)
-    float *att_g, *gate;  // with the gate: (BT, H·hd) gated output fed to wo, (BT·H) gate values
+    float *att_x;         // with xsa: (BT, H·hd) its output
+    float *att_g, *gate;  // with the gate: (BT, H·hd) gated output fed to wo, (BT, G) gate values
 } saved_views;
 
 static size_t q_dim(const model_config *c) { return c->n_head * c->head_dim; }
@@ -41,6 +44,9 @@ static saved_views views(const model_config *c, size_t BT, float *p) {
         v.q_rstd = p; p += BT * c->n_head;
         v.k_rstd = p; p += BT * c->n_kv_head;
     }
+    if (c->xsa) {
+        v.att_x = p; p += BT * qd;
+    }
     if (c->attn_gate) {
         v.att_g = p; p += BT * qd;
         v.gate = p;
@@ -52,13 +58,30 @@ static size_t saved_floats(const model_config *c, size_t BT) {
     size_t qd = q_dim(c), kd = kv_dim(c);
     size_t n = BT * (2 * qd + 2 * kd + c->n_head);
     if (c->qk_norm) n += BT * (qd + kd + c->n_head + c->n_kv_head);
-    if (c->attn_gate) n += BT * (qd + c->n_head);
+    if (c->xsa) n += BT * qd;
+    if (c->attn_gate) n += BT * (qd + attn_gate_count(c));
     return n;
 }
 
 static size_t scratch_floats(const model_config *c, size_t BT) {
     return BT * (2 * q_dim(c) + 2 * kv_dim(c)) + (c->qk_norm ? BT * (q_dim(c) + kv_dim(c)) : 0) +
-           (c->attn_gate ? BT * (q_dim(c) + c->n_head) : 0);
+           (c->attn_gate ? BT * (q_dim(c) + attn_gate_count(c)) : 0) + (c->xsa ? BT * q_dim(c) : 0);
+}
+
+// After attention (forward and decode): a (N, H·hd) -> [xsa against the rows' own values v (N, Hkv·hd), into
+// x] -> [gate: values into gate (N, G), output into g] -> out (N, C) += ·woᵀ. h (N, C): the mixer's input.
+static void output_forward(const model_config *c, size_t N, float *const *w, const float *h, const float *v,
+                           const float *a, float *x, float *gate, float *g, float *out) {
+    if (c->xsa) {
+        xsa_forward(&(xsa_shape){N, c->n_head, c->n_kv_head, c->head_dim, kv_dim(c), c->head_dim}, a, v, x);
+        a = x;
+    }
+    if (c->attn_gate) {
+        size_t G = attn_gate_count(c);
+        attn_gate_forward(N, c->width, G, q_dim(c) / G, h, w[WG], a, gate, g);
+        a = g;
+    }
+    linear_forward(N, q_dim(c), c->width, a, w[WO], out, true);
 }
 
 static sx_status declare(const model_config *c, size_t layer, param_table *t) {
@@ -105,8 +128,7 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     linear_forward(BT, c->width, kv_dim(c), h, w[WV], a.v, false);
     attn_shape as = shape_of(s);
     attention_forward(&as, a.q, a.k, a.v, a.att, a.lse);
-    if (c->attn_gate) attn_gate_forward(BT, c->width, c->n_head, c->head_dim, h, w[WG], a.att, a.gate, a.att_g);
-    linear_forward(BT, q_dim(c), c->width, c->attn_gate ? a.att_g : a.att, w[WO], out, true);
+    output_forward(c, BT, w, h, a.v, a.att, a.att_x, a.gate, a.att_g, out);
 }
 
 // Undoes RoPE and QK-norm on the gradient d (of q or k after both); returns the gradient of the projection.
@@ -125,37 +147,43 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     const model_config *c = s->cfg;
     size_t BT = s->B * s->T, qd = q_dim(c), kd = kv_dim(c), C = c->width;
     saved_views a = views(c, BT, (float *)saved);
+    size_t G = attn_gate_count(c);
     float *d_att = scratch, *dq = d_att + BT * qd, *dk = dq + BT * qd, *dv = dk + BT * kd;
     float *dq_raw = dv + BT * kd, *dk_raw = c->qk_norm ? dq_raw + BT * qd : NULL;
     float *d_att_g = dq_raw + (c->qk_norm ? BT * (qd + kd) : 0), *d_gate = d_att_g + BT * qd;
-    if (c->attn_gate) {
-        linear_backward(BT, qd, C, a.att_g, w[WO], dout, dw[WO], d_att_g, false);
-        attn_gate_backward(BT, c->n_head, c->head_dim, a.att, a.gate, d_att_g, d_att, d_gate);
-    } else {
-        linear_backward(BT, qd, C, a.att, w[WO], dout, dw[WO], d_att, false);
-    }
+    float *d_att_x = d_gate + BT * G;
+    // Back through output_forward's chain: wo's input, [the gate], [xsa], to the attention output.
+    const float *x_out = c->xsa ? a.att_x : a.att;          // xsa's output = the gate's input
+    float *d_x = c->xsa ? d_att_x : d_att;                  // its gradient
+    float *d_wo = c->attn_gate ? d_att_g : d_x;             // gradient of wo's input
+    linear_backward(BT, qd, C, c->attn_gate ? a.att_g : x_out, w[WO], dout, dw[WO], d_wo, false);
+    if (c->attn_gate) attn_gate_backward(BT, G, qd / G, x_out, a.gate, d_wo, d_x, d_gate);
+    xsa_shape xs = {BT, c->n_head, c->n_kv_head, c->head_dim, kd, c->head_dim};
+    if (c->xsa) xsa_backward(&xs, a.att, a.v, d_x, d_att, NULL);
     attn_shape as = shape_of(s);
     attention_backward(&as, a.q, a.k, a.v, a.att, a.lse, d_att, dq, dk, dv);
+    if (c->xsa) xsa_backward(&xs, a.att, a.v, d_x, NULL, dv);
     float *gq = unproject_qk(s, c->n_head, a.q_raw, a.q_rstd, dq, dq_raw);
     float *gk = unproject_qk(s, c->n_kv_head, a.k_raw, a.k_rstd, dk, dk_raw);
     linear_backward(BT, C, qd, h, w[WQ], gq, dw[WQ], dh, false);
     linear_backward(BT, C, kd, h, w[WK], gk, dw[WK], dh, true);
     linear_backward(BT, C, kd, h, w[WV], dv, dw[WV], dh, true);
-    if (c->attn_gate) linear_backward(BT, C, c->n_head, h, w[WG], d_gate, dw[WG], dh, true);
+    if (c->attn_gate) linear_backward(BT, C, G, h, w[WG], d_gate, dw[WG], dh, true);
 }
 
 static size_t qk_dim(const model_config *c) { return c->head_dim; }
 static size_t cache_floats(const model_config *c) { return 2 * kv_dim(c); }
 
 // Decode scratch for n rows: q (n, H·hd), raw (n, H·hd + Hkv·hd) (q before QK-norm, then the projected keys),
-// rstd (n·max(H, Hkv)), stage (n, H·hd) (k before QK-norm, v, then the attention output), gate (n·H),
-// gated (n, H·hd), scores (n·H, max_ctx).
-typedef struct { float *q, *raw, *rstd, *stage, *gate, *gated, *scores; } decode_views;
+// rstd (n·max(H, Hkv)), stage (n, H·hd) (k before QK-norm, then the attention output), v (n, Hkv·hd),
+// xsa (n, H·hd), gate (n, G), gated (n, H·hd), scores (n·H, max_ctx).
+typedef struct { float *q, *raw, *rstd, *stage, *v, *xsa, *gate, *gated, *scores; } decode_views;
 
 static size_t decode_carve(const model_config *c, size_t n, size_t max_ctx, float *p, decode_views *v) {
     size_t qd = q_dim(c), H = c->n_head, rs = H > c->n_kv_head ? H : c->n_kv_head;
-    const size_t sizes[] = {n * qd, n * (qd + kv_dim(c)), n * rs, n * qd, n * H, n * qd, n * H * max_ctx};
-    float **dst[] = {&v->q, &v->raw, &v->rstd, &v->stage, &v->gate, &v->gated, &v->scores};
+    const size_t sizes[] = {n * qd, n * (qd + kv_dim(c)), n * rs, n * qd, n * kv_dim(c), c->xsa ? n * qd : 0,
+                            n * attn_gate_count(c), c->attn_gate ? n * qd : 0, n * H * max_ctx};
+    float **dst[] = {&v->q, &v->raw, &v->rstd, &v->stage, &v->v, &v->xsa, &v->gate, &v->gated, &v->scores};
     return block_carve(p, sizes, dst, sizeof sizes / sizeof *sizes, 1);
 }
 
@@ -179,18 +207,17 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
         linear_forward(n, C, qd, h, w[WQ], a.q, false);
         linear_forward(n, C, kd, h, w[WK], k, false);
     }
-    linear_forward(n, C, kd, h, w[WV], a.stage, false);   // v
+    linear_forward(n, C, kd, h, w[WV], a.v, false);
     for (size_t r = 0; r < n; r++) {
         if (c->rope_dim) {
             attn_rope_at(s, H, hd, c->rope_dim, s->pos[r], a.q + r * qd);
             attn_rope_at(s, Hkv, hd, c->rope_dim, s->pos[r], k + r * kd);
         }
         memcpy(s->slot[r], k + r * kd, kd * sizeof(float));
-        memcpy(s->slot[r] + kd, a.stage + r * kd, kd * sizeof(float));
+        memcpy(s->slot[r] + kd, a.v + r * kd, kd * sizeof(float));
     }
     attn_cached_forward(s, H, Hkv, cache_floats(c), hd, hd, kd, 1.0f / sqrtf((float)hd), a.q, a.scores, a.stage);
-    if (c->attn_gate) attn_gate_forward(n, C, H, hd, h, w[WG], a.stage, a.gate, a.gated);
-    linear_forward(n, qd, C, c->attn_gate ? a.gated : a.stage, w[WO], out, true);
+    output_forward(c, n, w, h, a.v, a.stage, a.xsa, a.gate, a.gated, out);
 }
 
 const block_module attn_gqa_module = {

@@ -2,11 +2,12 @@
 // Per token: c_kv = [rmsnorm](h·wdkvᵀ) (d_c); k_rope = RoPE(h·wkrᵀ) (d_rope, shared by all heads);
 // k_h = [k_rope ; c_kv·wuk_hᵀ (d_nope)], v_h = c_kv·wuv_hᵀ (hd); q = h·wqᵀ, or q = ([rmsnorm](h·wdqᵀ))·wuqᵀ with a
 // query latent d_cq; q_h = [RoPE(q_h[0:d_rope]) ; q_h[d_rope:]]. Attention with scale 1/sqrt(d_rope + d_nope)
-// (window, soft-cap and output gate per attn_common); out += a·woᵀ. When d_rope + d_nope ≠ hd, q, k and v are
+// (window, soft-cap and output gate per attn_common; XSA against v_h, kernels/xsa.h); out += a·woᵀ. When d_rope + d_nope ≠ hd, q, k and v are
 // zero-padded to D = max of the two inside the attention kernel (zeros change neither scores nor outputs).
 // Cached decode runs the "absorbed" form: a cache row is [k_rope (d_rope) ; c_kv (d_c)] (d_rope + d_c floats
 // per position and layer, shared by all heads); each head's query becomes q̃_h = [q_rope,h ; wuk_hᵀ·q_nope,h]
-// against the whole row, its values are the latent part, and the output wuv_h·Σ p·c_kv is projected after.
+// against the whole row, its values are the latent part, and the output wuv_h·Σ p·c_kv is projected after
+// (XSA recomputes the new position's own v_h = c_kv·wuv_hᵀ).
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "kernels/gemm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+#include "kernels/xsa.h"
 #include "model/attn_common.h"
 #include "model/block.h"
 #include "model/linear.h"
@@ -79,7 +81,8 @@ typedef struct {
     float *Q, *K, *V, *att;          // (BT,H,D) each: attention inputs (padded) and output
     float *lse;                      // (B,H,T)
     float *att_c;                    // (BT,H·hd) attention output without padding
-    float *att_g, *gate;             // with the gate: (BT,H·hd), (BT,H)
+    float *att_x;                    // with xsa: (BT,H·hd) its output
+    float *att_g, *gate;             // with the gate: (BT,H·hd), (BT,G)
 } saved_views;
 
 static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) {
@@ -87,11 +90,12 @@ static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) 
     size_t qkv = BT * d.H * d.D, off = 0;
     const size_t sizes[] = {d.norm ? BT * d.dcq : 0, BT * d.dcq, d.norm && d.dcq ? BT : 0,
                             d.norm ? BT * d.dc : 0, BT * d.dc, d.norm ? BT : 0, qkv, qkv, qkv, qkv, BT * d.H,
-                            BT * d.H * d.hd, c->attn_gate ? BT * d.H * d.hd : 0, c->attn_gate ? BT * d.H : 0};
+                            BT * d.H * d.hd, c->xsa ? BT * d.H * d.hd : 0, c->attn_gate ? BT * d.H * d.hd : 0,
+                            BT * attn_gate_count(c)};
     saved_views unused;   // sizing only (v == NULL, p == NULL): the views go nowhere
     if (!v) v = &unused;
     float **dst[] = {&v->cq_raw, &v->cq, &v->q_rstd, &v->ckv_raw, &v->ckv, &v->kv_rstd, &v->Q, &v->K, &v->V,
-                     &v->att, &v->lse, &v->att_c, &v->att_g, &v->gate};
+                     &v->att, &v->lse, &v->att_c, &v->att_x, &v->att_g, &v->gate};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         *dst[i] = sizes[i] && p ? p + off : NULL;
         off += sizes[i];
@@ -101,11 +105,30 @@ static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) 
 
 static size_t saved_floats(const model_config *c, size_t BT) { return carve(c, BT, NULL, NULL); }
 
-// Backward scratch, in order: d_attc, d_attg, d_gate, dATT, dQ, dK, dV, dqf, dkn, dv, dkr, dckv, dckv_raw,
-// dcq, dcq_raw. The forward uses its head for the temporaries qf, kn, v, kr.
+// Backward scratch, in order: d_attc, d_attg, d_gate (BT, G), d_attx, dATT, dQ, dK, dV, dqf, dkn, dv, dkr,
+// dckv, dckv_raw, dcq, dcq_raw. The forward uses its head for the temporaries qf, kn, v, kr.
 static size_t scratch_floats(const model_config *c, size_t BT) {
     dims d = dims_of(c);
-    return BT * (d.H * d.hd * 2 + d.H + 4 * d.H * d.D + d.H * (d.dqk + d.nd + d.hd) + d.rd + 2 * d.dc + 2 * d.dcq);
+    return BT * (d.H * d.hd * 3 + attn_gate_count(c) + 4 * d.H * d.D + d.H * (d.dqk + d.nd + d.hd) + d.rd +
+                 2 * d.dc + 2 * d.dcq);
+}
+
+// After attention (forward and decode): a (N, H·hd) -> [xsa against each head's own value, v_h of row t at
+// v + t·v_row + h·v_head, into x] -> [gate: values into gate (N, G), output into g] -> out (N, C) += ·woᵀ.
+static void output_forward(const model_config *c, size_t N, float *const *w, const float *h, const float *v,
+                           size_t v_row, size_t v_head, const float *a, float *x, float *gate, float *g, float *out) {
+    dims d = dims_of(c);
+    tensor_ids id = ids_of(c);
+    if (c->xsa) {
+        xsa_forward(&(xsa_shape){N, d.H, d.H, d.hd, v_row, v_head}, a, v, x);
+        a = x;
+    }
+    if (c->attn_gate) {
+        size_t G = attn_gate_count(c);
+        attn_gate_forward(N, c->width, G, d.H * d.hd / G, h, w[id.wg], a, gate, g);
+        a = g;
+    }
+    linear_forward(N, d.H * d.hd, c->width, a, w[id.wo], out, true);
 }
 
 // dst[r, 0:width] = src[r, 0:width] for rows r, with row strides; when add, dst += src.
@@ -157,8 +180,7 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     attn_shape as = shape_of(s);
     attention_forward(&as, a.Q, a.K, a.V, a.att, a.lse);
     copy_cols(rows, d.hd, a.att, d.D, a.att_c, d.hd, false);
-    if (c->attn_gate) attn_gate_forward(BT, C, H, d.hd, h, w[id.wg], a.att_c, a.gate, a.att_g);
-    linear_forward(BT, H * d.hd, C, c->attn_gate ? a.att_g : a.att_c, w[id.wo], out, true);
+    output_forward(c, BT, w, h, a.V, H * d.D, d.D, a.att_c, a.att_x, a.gate, a.att_g, out);
 }
 
 static void backward(const block_shape *s, float *const *w, float *const *dw, const float *h, const float *dout,
@@ -169,20 +191,25 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     size_t BT = s->B * s->T, C = c->width, H = d.H, rows = BT * H, qkv = rows * d.D;
     saved_views a;
     carve(c, BT, (float *)saved, &a);
+    size_t G = attn_gate_count(c);
     float *d_attc = scratch, *d_attg = d_attc + rows * d.hd, *d_gate = d_attg + rows * d.hd;
-    float *dATT = d_gate + rows, *dQ = dATT + qkv, *dK = dQ + qkv, *dV = dK + qkv, *dqf = dV + qkv;
+    float *d_attx = d_gate + BT * G, *dATT = d_attx + rows * d.hd, *dQ = dATT + qkv, *dK = dQ + qkv, *dV = dK + qkv;
+    float *dqf = dV + qkv;
     float *dkn = dqf + rows * d.dqk, *dv = dkn + rows * d.nd, *dkr = dv + rows * d.hd, *dckv = dkr + BT * d.rd;
     float *dckv_raw = dckv + BT * d.dc, *dcq = dckv_raw + BT * d.dc, *dcq_raw = dcq + BT * d.dcq;
-    if (c->attn_gate) {
-        linear_backward(BT, H * d.hd, C, a.att_g, w[id.wo], dout, dw[id.wo], d_attg, false);
-        attn_gate_backward(BT, H, d.hd, a.att_c, a.gate, d_attg, d_attc, d_gate);
-    } else {
-        linear_backward(BT, H * d.hd, C, a.att_c, w[id.wo], dout, dw[id.wo], d_attc, false);
-    }
+    // Back through output_forward's chain: wo's input, [the gate], [xsa], to the attention output.
+    const float *x_out = c->xsa ? a.att_x : a.att_c;        // xsa's output = the gate's input
+    float *d_x = c->xsa ? d_attx : d_attc;                  // its gradient
+    float *d_wo = c->attn_gate ? d_attg : d_x;              // gradient of wo's input
+    linear_backward(BT, H * d.hd, C, c->attn_gate ? a.att_g : x_out, w[id.wo], dout, dw[id.wo], d_wo, false);
+    if (c->attn_gate) attn_gate_backward(BT, G, H * d.hd / G, x_out, a.gate, d_wo, d_x, d_gate);
+    xsa_shape xs = {BT, H, H, d.hd, H * d.D, d.D};
+    if (c->xsa) xsa_backward(&xs, a.att_c, a.V, d_x, d_attc, NULL);
     memset(dATT, 0, qkv * sizeof *dATT);
     copy_cols(rows, d.hd, d_attc, d.hd, dATT, d.D, false);
     attn_shape as = shape_of(s);
     attention_backward(&as, a.Q, a.K, a.V, a.att, a.lse, dATT, dQ, dK, dV);
+    if (c->xsa) xsa_backward(&xs, a.att_c, a.V, d_x, NULL, dV);
     if (d.rd) rope_backward(s->B, s->T, H, d.D, d.rd, s->rope_cos, s->rope_sin, dQ);
     copy_cols(rows, d.dqk, dQ, d.D, dqf, d.dqk, false);
     for (size_t hh = 0; hh < H; hh++) {
@@ -213,7 +240,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     }
     linear_backward(BT, C, d.dc, h, w[id.wdkv], g_kv, dw[id.wdkv], dh, true);
     if (d.rd) linear_backward(BT, C, d.rd, h, w[id.wkr], dkr, dw[id.wkr], dh, true);
-    if (c->attn_gate) linear_backward(BT, C, H, h, w[id.wg], d_gate, dw[id.wg], dh, true);
+    if (c->attn_gate) linear_backward(BT, C, G, h, w[id.wg], d_gate, dw[id.wg], dh, true);
 }
 
 static size_t qk_dim(const model_config *c) { return c->mla_rope + c->mla_nope; }
@@ -221,16 +248,20 @@ static size_t cache_floats(const model_config *c) { return c->mla_rope + c->mla_
 
 // Decode scratch for n rows: qf (n, H·dqk) queries, ckv_raw (n, dc), ckv (n, dc), kr (n, d_rope), cq_raw and
 // cq (n, dcq), rstd (n), q (n, H, d_rope + dc) absorbed queries, lat (n, H, dc) attention output in the latent,
-// att (n, H·hd) after wuv, gate (n, H), gated (n, H·hd), scores (n·H, max_ctx).
-typedef struct { float *qf, *ckv_raw, *ckv, *kr, *cq_raw, *cq, *rstd, *q, *lat, *att, *gate, *gated, *scores; } decode_views;
+// att (n, H·hd) after wuv, v (n, H·hd) the rows' own values and xsa (n, H·hd) (with xsa), gate (n, G),
+// gated (n, H·hd), scores (n·H, max_ctx).
+typedef struct {
+    float *qf, *ckv_raw, *ckv, *kr, *cq_raw, *cq, *rstd, *q, *lat, *att, *v, *xsa, *gate, *gated, *scores;
+} decode_views;
 
 static size_t decode_carve(const model_config *c, size_t n, size_t max_ctx, float *p, decode_views *v) {
     dims d = dims_of(c);
     size_t H = d.H;
     const size_t sizes[] = {n * H * d.dqk, n * d.dc, n * d.dc, n * d.rd, n * d.dcq, n * d.dcq, n,
-                            n * H * (d.rd + d.dc), n * H * d.dc, n * H * d.hd, n * H, n * H * d.hd, n * H * max_ctx};
+                            n * H * (d.rd + d.dc), n * H * d.dc, n * H * d.hd, c->xsa ? n * H * d.hd : 0, c->xsa ? n * H * d.hd : 0,
+                            n * attn_gate_count(c), c->attn_gate ? n * H * d.hd : 0, n * H * max_ctx};
     float **dst[] = {&v->qf, &v->ckv_raw, &v->ckv, &v->kr, &v->cq_raw, &v->cq, &v->rstd, &v->q, &v->lat, &v->att,
-                     &v->gate, &v->gated, &v->scores};
+                     &v->v, &v->xsa, &v->gate, &v->gated, &v->scores};
     return block_carve(p, sizes, dst, sizeof sizes / sizeof *sizes, 1);
 }
 
@@ -281,8 +312,8 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
     for (size_t hh = 0; hh < H; hh++)
         gemm(false, true, n, d.hd, d.dc, a.lat + hh * d.dc, H * d.dc, w[id.wuv] + hh * d.hd * d.dc, d.dc,
              a.att + hh * d.hd, H * d.hd, false);
-    if (c->attn_gate) attn_gate_forward(n, C, H, d.hd, h, w[id.wg], a.att, a.gate, a.gated);
-    linear_forward(n, H * d.hd, C, c->attn_gate ? a.gated : a.att, w[id.wo], out, true);
+    if (c->xsa) linear_forward(n, d.dc, H * d.hd, a.ckv, w[id.wuv], a.v, false);
+    output_forward(c, n, w, h, a.v, H * d.hd, d.hd, a.att, a.xsa, a.gate, a.gated, out);
 }
 
 const block_module attn_mla_module = {

@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_MLA, OPT_GATE, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_COUNT
 } option_id;
@@ -69,6 +69,11 @@ static const option_def options[OPT_COUNT] = {
                  "multi-head latent attention mixer (options dc … nolatnorm)", "GQA"},
     [OPT_GATE] = {"gate", "gate", FLAG, true, SEC_TOP, "attn_gate", T_BOOL, F(attn_gate),
                   "sigmoid output gate per head after attention (both mixers)", "off"},
+    [OPT_EGATE] = {"egate", "egate", FLAG, true, SEC_TOP, "attn_gate_elementwise", T_BOOL, F(attn_gate_elem),
+                   "sigmoid output gate per channel of each head (elementwise; replaces `gate`)", "off"},
+    [OPT_XSA] = {"xsa", "xsa", FLAG, true, SEC_TOP, "xsa", T_BOOL, F(xsa),
+                 "exclusive self attention: each head's output y loses its part along its own position's value, "
+                 "y − (y·v)/(v·v + 1e-6)·v (both mixers)", "off"},
     [OPT_SWA] = {"swa", "swa<W>", WHOLE, 0, SEC_TOP, "window", T_SIZE, F(window),
                  "sliding-window attention: query t sees keys t−W+1..t (the kernel skips the rest)", "off"},
     [OPT_LOCAL] = {"local", "local<K>", WHOLE, 0, SEC_TOP, "local_every", T_SIZE, F(local_every),
@@ -188,6 +193,7 @@ static bool section_given(const bool *has, section sec) {
 
 // Attention options: gate, sliding window pattern, attention soft-cap, and the MLA shape.
 static sx_status parse_attention(const char *desc, model_config *c, const double *num, const bool *has) {
+    if (c->attn_gate_elem) c->attn_gate = true;
     c->attn_softcap = has[OPT_ATTCAP] ? (float)num[OPT_ATTCAP] : 0.0f;
     c->window = has[OPT_SWA] ? (size_t)num[OPT_SWA] : 0;
     c->local_every = has[OPT_LOCAL] ? (size_t)num[OPT_LOCAL] : 0;

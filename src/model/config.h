@@ -23,7 +23,9 @@ typedef struct {
     float softcap;     // 0 = off
     // Attention options (both mixers).
     mixer_kind mixer;
-    bool attn_gate;         // sigmoid output gate per head
+    bool attn_gate;         // sigmoid output gate (per head, or per channel with attn_gate_elem)
+    bool attn_gate_elem;    // the gate is elementwise: one per channel of each head (implies attn_gate)
+    bool xsa;               // exclusive self attention on each head's output (kernels/xsa.h)
     size_t window;          // sliding window of local layers (0 = every layer global)
     size_t local_every;     // with window: layer i is global when i % local_every == local_every-1 (0 = all local)
     float attn_softcap;     // attention logit soft-cap (0 = off)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/flags.h"
 #include "optim/adamw.h"
 #include "optim/muon.h"
 
@@ -64,12 +65,12 @@ const char *optimizer_kind_name(optimizer_kind kind) { return kind == OPT_MUON ?
 
 json_t *optimizer_config_to_json(const optimizer_config *cfg) {
     return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
-                     "kind", optimizer_kind_name(cfg->kind), "lr", (double)cfg->lr, "beta1",
-                     (double)cfg->beta1, "beta2", (double)cfg->beta2, "eps", (double)cfg->eps,
-                     "weight_decay", (double)cfg->weight_decay, "decay_embed", (int)cfg->decay_embed,
-                     "muon_lr", (double)cfg->muon_lr, "muon_momentum", (double)cfg->muon_momentum,
-                     "muon_weight_decay", (double)cfg->muon_weight_decay, "clip_norm",
-                     (double)cfg->clip_norm);
+                     "kind", optimizer_kind_name(cfg->kind), "lr", float_as_typed(cfg->lr), "beta1",
+                     float_as_typed(cfg->beta1), "beta2", float_as_typed(cfg->beta2), "eps", float_as_typed(cfg->eps),
+                     "weight_decay", float_as_typed(cfg->weight_decay), "decay_embed", (int)cfg->decay_embed,
+                     "muon_lr", float_as_typed(cfg->muon_lr), "muon_momentum", float_as_typed(cfg->muon_momentum),
+                     "muon_weight_decay", float_as_typed(cfg->muon_weight_decay), "clip_norm",
+                     float_as_typed(cfg->clip_norm));
 }
 
 double optim_sumsq(const float *x, size_t n) {

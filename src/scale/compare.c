@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
@@ -7,59 +8,137 @@
 #include "scale/compare.h"
 #include "scale/fit.h"
 #include "model/flops.h"
+#include "scale/import.h"
 #include "scale/ladder_data.h"
 #include "scale/laws.h"
 #include "scale/svgplot.h"
 
 #define N_BOOT COMPARE_BOOT
 
-// One ladder read back and fitted; its data stay open for the bootstraps.
+// One ladder's final losses, fitted; they stay for the bootstraps.
 typedef struct {
-    ladder_data d;
     fit_law law;
+    bool bound;              // law bound (variant_free frees it)
     fit_options fo;
-    size_t R, S, F;
-    double x[LADDER_MAX_RUNGS], y[LADDER_MAX_RUNGS];
+    size_t R, S;
+    double x[LADDER_MAX_RUNGS], y[LADDER_MAX_RUNGS];   // rung compute (largest first), seed-mean final loss
+    double *final;           // (R, S) every seed's final loss
     double p[LAW_POW_NPARAM];
-    double *mean;            // (R, F) scratch
     double *boot, *pboot;    // (N_BOOT, LAW_POW_NPARAM): unpaired, paired replicates
-    double kv_bytes, params;
+    double kv_bytes, params; // NaN when unknown (a curve ladder)
     char largest[128];
 } variant;
 
 static void variant_free(variant *v) {
-    if (v->mean) fit_law_free(&v->law);
-    ladder_data_free(&v->d);
-    free(v->mean);
+    if (v->bound) fit_law_free(&v->law);
+    free(v->final);
     free(v->boot);
     free(v->pboot);
 }
 
-// Reads one ladder and fits its final losses (pin: NaN-free entries pin parameters, or NULL).
-static sx_status variant_fit(const ladder_spec *spec, const char *dir, const double *pin, variant *v) {
-    sx_status st = ladder_data_read(spec, dir, &v->d);
-    if (st) return st;
-    size_t R = v->R = spec->n_rungs, S = v->S = spec->n_seeds, F = v->F = spec->n_eval;
-    if (R < 3 || fabs(spec->eval_at[F - 1] - 1) > 1e-9)
-        return sx_fail(SX_ERR_ARG, "%s: comparison needs >= 3 rungs evaluated at the end of the run", spec->spec_path);
+static sx_status variant_alloc(variant *v, size_t R, size_t S) {
+    v->R = R;
+    v->S = S;
+    v->final = sx_alloc(R * S * sizeof *v->final, "compare final");
     v->boot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->boot, "compare v.boot");
     v->pboot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->pboot, "compare v.pboot");
-    double *mean = sx_alloc(R * F * sizeof *mean, "compare mean");
-    if (!v->boot || !v->pboot || !mean) { free(mean); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
-    ladder_rung_curves(&v->d, NULL, mean, NULL);
-    for (size_t r = 0; r < R; r++) { v->x[r] = v->d.plan[r * S].flops; v->y[r] = mean[r * F + F - 1]; }
-    model_config c;
-    size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(v->d.runs[0].config, "model_config"), "vocab"));
-    snprintf(v->largest, sizeof v->largest, "%s", v->d.plan[0].descriptor);
-    if (model_config_parse(v->d.plan[0].descriptor, vocab, &c) == SX_OK) {
-        model_flops mf = model_flops_count(&c, spec->seq);
-        v->kv_bytes = mf.kv_cache_bytes_per_token;
-        v->params = mf.params_active;
+    return v->final && v->boot && v->pboot ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+}
+
+// The final losses of one of sextant's own ladders (its main runs), its largest model's KV bytes and params.
+static sx_status variant_read_own(const ladder_spec *spec, const char *dir, variant *v) {
+    size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
+    if (R < 3 || fabs(spec->eval_at[F - 1] - 1) > 1e-9)
+        return sx_fail(SX_ERR_ARG, "%s: comparison needs >= 3 rungs evaluated at the end of the run", spec->spec_path);
+    ladder_data d;
+    sx_status st = ladder_data_read(spec, dir, &d);
+    if (!st) st = variant_alloc(v, R, S);
+    for (size_t r = 0; !st && r < R; r++) {
+        v->x[r] = d.plan[r * S].flops;
+        for (size_t k = 0; k < S; k++) v->final[r * S + k] = ladder_loss_at_frac(&d.runs[r * S + k], spec->eval_at[F - 1]);
     }
+    model_config c;
+    if (!st) {
+        size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
+        snprintf(v->largest, sizeof v->largest, "%s", d.plan[0].descriptor);
+        if (model_config_parse(d.plan[0].descriptor, vocab, &c) == SX_OK) {
+            model_flops mf = model_flops_count(&c, spec->seq);
+            v->kv_bytes = mf.kv_cache_bytes_per_token;
+            v->params = mf.params_active;
+        }
+    }
+    ladder_data_free(&d);
+    return st;
+}
+
+// The final losses of a curve ladder (scale/import.h): every group is a rung, the runs of its longest length
+// its seeds (so an own ladder written by `import --from-ladder` gives its main runs; shorter runs, branches or
+// other token multipliers, are left out), as many seeds per rung as the rung with fewest has; rungs ordered by
+// compute, largest first. A run's final loss is its evaluation at its last step (the first loss column).
+static sx_status variant_read_curves(const char *dir, variant *v) {
+    import_ladder l;
+    sx_status st = import_read_dir(dir, &l);
+    size_t R = 0, S = SIZE_MAX, first[LADDER_MAX_RUNGS], seeds[LADDER_MAX_RUNGS];
+    double flops[LADDER_MAX_RUNGS];
+    for (size_t i = 0; !st && i < l.n_runs; i++) {   // each group's longest runs: where they start, how many
+        const import_run *a = &l.runs[i];
+        size_t g = 0;
+        while (g < R && strcmp(l.runs[first[g]].group, a->group)) g++;
+        if (g == R && R == LADDER_MAX_RUNGS) st = sx_fail(SX_ERR_ARG, "%s: more than %d groups to compare", dir, LADDER_MAX_RUNGS);
+        else if (g == R || a->total_steps > l.runs[first[g]].total_steps) { first[g] = i; seeds[g] = 1; R += g == R; }
+        else seeds[g] += a->total_steps == l.runs[first[g]].total_steps;
+    }
+    if (!st && R < 3) st = sx_fail(SX_ERR_ARG, "%s: comparison needs >= 3 groups (sizes), the ladder has %zu", dir, R);
+    size_t order[LADDER_MAX_RUNGS];
+    for (size_t g = 0; !st && g < R; g++) {   // by compute, largest first (insertion sort)
+        const import_run *a = &l.runs[first[g]];
+        flops[g] = import_run_flops(a, (double)a->total_steps * a->tokens_per_step);
+        S = seeds[g] < S ? seeds[g] : S;
+        size_t j = g;
+        while (j > 0 && flops[order[j - 1]] < flops[g]) { order[j] = order[j - 1]; j--; }
+        order[j] = g;
+    }
+    if (!st) st = variant_alloc(v, R, S);
+    for (size_t r = 0; !st && r < R; r++) {
+        const import_run *a = &l.runs[first[order[r]]];
+        v->x[r] = flops[order[r]];
+        for (size_t i = first[order[r]], k = 0; !st && k < S; i++) {
+            const import_run *b = &l.runs[i];
+            if (strcmp(b->group, a->group) || b->total_steps != a->total_steps) continue;
+            if (b->step[b->n_points - 1] != b->total_steps)
+                st = sx_fail(SX_ERR_ARG, "%s: run '%s' has no evaluation at its last step %ld (compare needs final losses)", dir,
+                             b->id, b->total_steps);
+            else v->final[r * S + k++] = b->loss[(b->n_points - 1) * l.n_loss];
+        }
+    }
+    if (!st) {
+        snprintf(v->largest, sizeof v->largest, "%s", l.runs[first[order[0]]].group);
+        v->params = l.runs[first[order[0]]].n_params;
+        v->kv_bytes = NAN;
+    }
+    import_ladder_free(&l);
+    return st;
+}
+
+// Seed-mean final loss of every rung, rung r averaging seeds pick[r*S .. r*S+S) (NULL: 0..S-1). y (R) overwritten.
+static void rung_means(const variant *v, const size_t *pick, double *y) {
+    for (size_t r = 0; r < v->R; r++) {
+        double sum = 0;
+        for (size_t k = 0; k < v->S; k++) sum += v->final[r * v->S + (pick ? pick[r * v->S + k] : k)];
+        y[r] = sum / (double)v->S;
+    }
+}
+
+// Reads one ladder (a spec and its runs, or a curve ladder directory: spec NULL) and fits its final losses
+// (pin: NaN-free entries pin parameters, or NULL).
+static sx_status variant_fit(const ladder_spec *spec, const char *dir, const double *pin, variant *v) {
+    sx_status st = import_is_ladder_dir(dir) ? variant_read_curves(dir, v) : variant_read_own(spec, dir, v);
+    if (st) return st;
+    rung_means(v, NULL, v->y);
     fit_options_default(&v->fo);
     v->fo.pin = pin;
-    if ((st = law_power_bind(v->x, R, &v->law))) { free(mean); return st; }
-    v->mean = mean;   // from here variant_free frees the law
+    if ((st = law_power_bind(v->x, v->R, &v->law))) return st;
+    v->bound = true;
     fit_result res;
     if ((st = fit_law_run(&v->law, v->y, NULL, &v->fo, &res))) return st;
     memcpy(v->p, res.params, sizeof v->p);
@@ -71,8 +150,7 @@ static sx_status variant_fit(const ladder_spec *spec, const char *dir, const dou
 // with the refitted law (the point fit when the refit fails).
 static void variant_refit(variant *v, const size_t *pick, double *out) {
     double y[LADDER_MAX_RUNGS], obj;
-    ladder_rung_curves(&v->d, pick, v->mean, NULL);
-    for (size_t r = 0; r < v->R; r++) y[r] = v->mean[r * v->F + v->F - 1];
+    rung_means(v, pick, y);
     if (fit_refine(&v->law, y, NULL, &v->fo, v->p, out, &obj)) memcpy(out, v->p, sizeof v->p);
 }
 
@@ -154,6 +232,7 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
         st = variant_fit(&specs[i], dirs[i], i && shared_linf ? pin : NULL, &v[i]);
         if (!st && i == 0) pin[LAW_POW_LINF] = v[0].p[LAW_POW_LINF];
     }
+    if (!st && !(C > 0)) C = 10 * v[0].x[0];   // default: 10x the baseline's largest rung
     bool paired = !st;
     for (size_t i = 1; i < n && !st; i++) paired = paired && v[i].R == v[0].R && v[i].S == v[0].S;
     if (!st && !(pick = sx_alloc(v[0].R * v[0].S * sizeof *pick, "compare pick"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
@@ -225,13 +304,14 @@ void compare_print(FILE *out, json_t *r) {
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
 #define N(k) (json_is_null(json_object_get(e, k)) ? INFINITY : json_number_value(json_object_get(e, k)))
-        char p[16] = "", pi[24] = "-", ui[24];
+        char p[16] = "", pi[24] = "-", ui[24], kv[16] = "-";
+        if (!json_is_null(json_object_get(e, "kv_bytes_per_token"))) snprintf(kv, sizeof kv, "%.0f", N("kv_bytes_per_token"));
         if (i) snprintf(p, sizeof p, N("p_holm") < 1.0 / N_BOOT ? "<%.3f" : "%.3f", N("p_holm") < 1.0 / N_BOOT ? 1.0 / N_BOOT : N("p_holm"));
         if (paired) snprintf(pi, sizeof pi, "[%6.3f, %6.3f]", N("paired_lo"), N("paired_hi"));
         snprintf(ui, sizeof ui, "[%6.3f, %6.3f]", N("multiplier_lo"), N("multiplier_hi"));
-        fprintf(out, "%-18s %-24s %7.4f [%6.4f, %6.4f] %9.3fx %17s %17s %9s %9.0f  %s\n", json_string_value(json_object_get(e, "name")),
+        fprintf(out, "%-18s %-24s %7.4f [%6.4f, %6.4f] %9.3fx %17s %17s %9s %9s  %s\n", json_string_value(json_object_get(e, "name")),
                 json_string_value(json_object_get(e, "largest_rung")), N("loss"), N("loss_lo"), N("loss_hi"), N("multiplier"),
-                pi, ui, p, N("kv_bytes_per_token"), json_string_value(json_object_get(e, "verdict")));
+                pi, ui, p, kv, json_string_value(json_object_get(e, "verdict")));
 #undef N
     }
     fprintf(out, "verdicts: %s seed bootstrap, p-values Holm-adjusted over %zu variant%s against the baseline "

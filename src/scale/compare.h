@@ -27,7 +27,10 @@
 #define COMPARE_BOOT 200
 #define COMPARE_ALPHA 0.05
 
-// specs[0] is the baseline; dirs[i] holds ladder i's runs. *report receives a new reference:
+// specs[0] is the baseline; dirs[i] holds ladder i's runs, or is a curve ladder directory (scale/import.h:
+// imported, or an own ladder written by `import --from-ladder`), whose groups are the rungs and whose runs
+// of each group's longest length are its seeds (specs[i] then only names it). target_flops <= 0: 10x the
+// baseline's largest rung. *report receives a new reference:
 // {"target_flops", "shared_linf", "bootstrap", "paired" (bool), "alpha", "family" (variants tested),
 //  "variants": [{"name", "largest_rung", "seeds", "verdict", "decided" (bool), "params", "rung_flops",
 //  "rung_loss", "loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi" (unpaired),

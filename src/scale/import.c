@@ -1,5 +1,6 @@
 // import: external runs and curves tables -> a checked curve ladder -> a ladder directory. See import.h.
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <math.h>
 #include <nettle/sha2.h>
@@ -439,6 +440,28 @@ static sx_status push_point(import_run *r, size_t *cap, size_t n_loss, long step
     return SX_OK;
 }
 
+// Appends (step, lr) to run r's LR trace.
+static sx_status push_trace(import_run *r, size_t *cap, long step, double lr) {
+    if (r->n_trace == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        long *s = sx_realloc(r->trace_step, c * sizeof *s, "import trace s");
+        if (s) r->trace_step = s;
+        double *v = sx_realloc(r->trace_lr, c * sizeof *v, "import trace lr");
+        if (v) r->trace_lr = v;
+        if (!s || !v) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        *cap = c;
+    }
+    r->trace_step[r->n_trace] = step;
+    r->trace_lr[r->n_trace++] = lr;
+    return SX_OK;
+}
+
+// The last step of any row of run r so far (0: none).
+static long last_step(const import_run *r) {
+    long a = r->n_points ? r->step[r->n_points - 1] : 0, b = r->n_trace ? r->trace_step[r->n_trace - 1] : 0;
+    return a > b ? a : b;
+}
+
 static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) {
     static const import_field curve_fields[] = {IF_RUN, IF_STEP, IF_TOKENS, IF_LR};
     int loss_col[IMPORT_MAX_LOSS];
@@ -449,7 +472,7 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         if (m->col[curve_fields[k]] < 0)
             return sx_fail(SX_ERR_FORMAT, "%s: no column '%s' (map it with --%s-col)", t->path, field_names[curve_fields[k]],
                            flag_of(curve_fields[k]));
-    size_t *cap = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *cap, "import cap");
+    size_t *cap = sx_calloc_n(2 * (l->n_runs ? l->n_runs : 1), sizeof *cap, "import cap"); // points, then trace
     if (!cap) return sx_fail(SX_ERR_NOMEM, "out of memory");
     sx_status st = SX_OK;
     for (size_t i = 0; i < t->n_rows && !st; i++) {
@@ -475,10 +498,13 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
                          t->line[i], t->names[m->col[IF_STEP]], step, r->total_steps, r->id);
             break;
         }
-        if (m->col[IF_TOKENS] >= 0) { NEED(IF_TOKENS, tokens, 0) }
-        else tokens = step * r->tokens_per_step;
         if (m->col[IF_LR] >= 0 && (txt = cell(t, i, m->col[IF_LR])) && (st = parse_num(t, i, m->col[IF_LR], txt, 0, &lr))) break;
-        for (size_t k = 0; k < l->n_loss && !st; k++) {
+        int lr_only = !isnan(lr);   // an LR-only row: an lr and no loss at all
+        for (size_t k = 0; k < l->n_loss; k++) lr_only &= !cell(t, i, loss_col[k]);
+        if (lr_only) tokens = NAN;
+        else if (m->col[IF_TOKENS] >= 0) { NEED(IF_TOKENS, tokens, 0) }
+        else tokens = step * r->tokens_per_step;
+        for (size_t k = 0; k < l->n_loss && !st && !lr_only; k++) {
             if (!(txt = cell(t, i, loss_col[k]))) {
                 st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': empty", t->path, t->line[i], t->names[loss_col[k]]);
                 break;
@@ -488,12 +514,15 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         }
 #undef NEED
         if (st) break;
-        if (r->n_points > 0 && (long)step <= r->step[r->n_points - 1]) {
+        long prev = last_step(r);
+        if (prev > 0 && (long)step <= prev) {
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': step %ld %s step %ld of run '%s' (steps must increase within a run)",
-                         t->path, t->line[i], t->names[m->col[IF_STEP]], (long)step,
-                         (long)step == r->step[r->n_points - 1] ? "repeats" : "comes after", r->step[r->n_points - 1], r->id);
+                         t->path, t->line[i], t->names[m->col[IF_STEP]], (long)step, (long)step == prev ? "repeats" : "comes after",
+                         prev, r->id);
             break;
         }
+        if (!isnan(lr) && (st = push_trace(r, &cap[l->n_runs + (size_t)ri], (long)step, lr))) break;
+        if (lr_only) continue;
         if (r->n_points > 0 && tokens < r->tokens[r->n_points - 1]) {
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': tokens go down within run '%s'", t->path, t->line[i],
                          t->names[m->col[IF_TOKENS]], r->id);
@@ -511,6 +540,8 @@ void import_ladder_free(import_ladder *l) {
         free(l->runs[i].tokens);
         free(l->runs[i].lr);
         free(l->runs[i].loss);
+        free(l->runs[i].trace_step);
+        free(l->runs[i].trace_lr);
     }
     free(l->runs);
     memset(l, 0, sizeof *l);
@@ -546,14 +577,10 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
     int lr_given = !st && mc.col[IF_LR] >= 0;
     for (size_t i = 0; i < out->n_runs && !st; i++) {
         import_run *r = &out->runs[i];
-        if (r->n_points == 0) st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no rows in %s", have_runs ? o->runs_path : o->curves_path,
-                                           r->id, o->curves_path);
-        else if (!*r->schedule) {
-            int any = 0;
-            for (size_t k = 0; k < r->n_points; k++) any |= !isnan(r->lr[k]);
-            if (!lr_given || !any)
-                st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has neither a schedule nor an lr column", o->curves_path, r->id);
-        }
+        if (r->n_points == 0) st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no %s in %s", have_runs ? o->runs_path : o->curves_path,
+                                           r->id, r->n_trace ? "evaluations (only LR rows)" : "rows", o->curves_path);
+        else if (!*r->schedule && (!lr_given || !r->n_trace))
+            st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has neither a schedule nor an lr column", o->curves_path, r->id);
     }
     free(metas);
     table_free(&runs);
@@ -611,7 +638,18 @@ static sx_status write_curves_csv(const import_ladder *l, const char *path) {
     fputc('\n', f);
     for (size_t i = 0; i < l->n_runs; i++) {
         const import_run *r = &l->runs[i];
-        for (size_t p = 0; p < r->n_points; p++) {
+        size_t q = 0;   // the LR trace, merged in step order: a trace row at an evaluation's step is that evaluation
+        for (size_t p = 0; p <= r->n_points; p++) {
+            long until = p < r->n_points ? r->step[p] : LONG_MAX;
+            for (; q < r->n_trace && r->trace_step[q] <= until; q++) {
+                if (r->trace_step[q] == until) continue;
+                csv_put(f, r->id);
+                fprintf(f, ",%ld,,", r->trace_step[q]);
+                num_put(f, r->trace_lr[q]);
+                for (size_t k = 0; k < l->n_loss; k++) fputc(',', f);
+                fputc('\n', f);
+            }
+            if (p == r->n_points) break;
             csv_put(f, r->id);
             fprintf(f, ",%ld,", r->step[p]);
             num_put(f, r->tokens[p]);
@@ -753,18 +791,19 @@ sx_status import_run_lr(const import_run *r, double *lr) {
         for (long i = 0; i < n; i++) lr[i] *= r->peak_lr;
         return SX_OK;
     }
-    // piecewise linear through the logged (step, lr) points, held outside them
+    // piecewise linear through the LR trace, held outside it
     long prev_s = -1;
     double prev_v = NAN;
     size_t p = 0;
     for (long i = 0; i < n; i++) {
         long step = i + 1;
-        while (p < r->n_points && (isnan(r->lr[p]) || r->step[p] < step)) {
-            if (!isnan(r->lr[p])) { prev_s = r->step[p]; prev_v = r->lr[p]; }
+        while (p < r->n_trace && r->trace_step[p] < step) {
+            prev_s = r->trace_step[p];
+            prev_v = r->trace_lr[p];
             p++;
         }
-        double next_v = p < r->n_points ? r->lr[p] : NAN;
-        long next_s = p < r->n_points ? r->step[p] : -1;
+        double next_v = p < r->n_trace ? r->trace_lr[p] : NAN;
+        long next_s = p < r->n_trace ? r->trace_step[p] : -1;
         if (isnan(prev_v)) lr[i] = next_v;
         else if (isnan(next_v)) lr[i] = prev_v;
         else lr[i] = prev_v + (next_v - prev_v) * (double)(step - prev_s) / (double)(next_s - prev_s);

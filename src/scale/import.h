@@ -12,14 +12,17 @@
 //                 peak_lr, warmup (steps, or a fraction of the run when < 1), schedule (a sextant schedule
 //                 string, optim/schedule.h; or an explicit lr column in the curves), seed, flops_per_token,
 //                 role ("fit" or "heldout": which runs `backtest --protocol role` forecasts; default fit)
-//   curve fields: run_id, step (1-based: the loss after `step` updates), tokens, lr, and the loss columns
+//   curve fields: run_id, step (1-based: the loss after `step` updates), tokens, lr, and the loss columns.
+//                 A row with an lr and every loss cell empty is an LR-only row: it adds to the run's LR trace
+//                 (e.g. the LR of every step) without an evaluation; its tokens cell is not read.
 // Refused, with file, row and column named: a missing column, an unparsable or non-finite number, a
 // negative count, a run without metadata or without points, steps that repeat or go down within a run,
 // a step past the run's end, metadata that change within a run, two runs with one id.
 //
 // The ladder directory (import_write_dir; written to DIR.tmpPID and renamed, so never half there):
 //   DIR/runs.csv     the canonical runs table (canonical column names, warmup in steps)
-//   DIR/curves.csv   run_id,step,tokens,lr,<loss columns...> (lr empty when not given)
+//   DIR/curves.csv   run_id,step,tokens,lr,<loss columns...> (lr empty when not given; LR-only rows with
+//                    empty tokens and losses, merged with the evaluations in step order)
 //   DIR/ladder.json  {"format": "sextant-curve-ladder", "version": 1, "loss_columns": [...],
 //                     "flops": "given" | "6ND", "sha256": {"runs.csv": hex, "curves.csv": hex}}
 // import_read_dir reads it back with the same parser (so an imported ladder re-exports byte for byte).
@@ -64,6 +67,9 @@ typedef struct {
     long *step;                              // [n_points] strictly increasing, 1..total_steps
     double *tokens, *lr;                     // [n_points]; lr NAN when not given
     double *loss;                            // [n_points x n_loss] row-major
+    size_t n_trace;                          // the LR trace: every row with an lr (evaluations and LR-only rows)
+    long *trace_step;                        // [n_trace] strictly increasing
+    double *trace_lr;                        // [n_trace]
 } import_run;
 
 typedef struct {
@@ -88,7 +94,7 @@ void import_ladder_free(import_ladder *l);
 // Index of a loss column by name ("" or NULL: 0), or -1.
 int import_loss_index(const import_ladder *l, const char *name);
 // lr[total_steps] overwritten with the LR of every step (lr[i]: step i+1): the schedule string scaled by
-// peak_lr, or the curves' lr column interpolated linearly in step (held before the first point).
+// peak_lr, or the run's LR trace interpolated linearly in step (held outside its first and last rows).
 sx_status import_run_lr(const import_run *r, double *lr);
 // Training FLOPs after `tokens` tokens: flops_per_token·tokens, or 6·n_params·tokens when not given.
 double import_run_flops(const import_run *r, double tokens);

@@ -514,20 +514,24 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     pid_t *pids = sx_calloc_n(n, sizeof *pids, "ladder pids");
     int *owner = sx_calloc_n(n, sizeof *owner, "ladder owner");
     ladder_assign_ranks(s, runs, n, ranks, owner);
+    // others: runs another rank trains, or (--rung) not the one asked for; they count as neither done nor
+    // failed here, so that the summary speaks only of this process's share.
     size_t done = 0, failed = 0, running = 0, others = 0;
     for (size_t i = 0; i < n; i++) {
-        if (owner[i] != rank) { state[i] = FINISHED; others++; }
-        else if (file_exists(out_dir, runs[i].dir, "DONE") || (only >= 0 && (long)i != only)) { state[i] = FINISHED; done++; }
+        if (owner[i] != rank || (only >= 0 && (long)i != only)) { state[i] = FINISHED; others++; }
+        else if (file_exists(out_dir, runs[i].dir, "DONE")) { state[i] = FINISHED; done++; }
     }
-    if (ranks > 1) fprintf(stderr, "ladder %s: rank %d of %d takes %zu of the %zu runs, %zu already done, %d at a time x %d threads\n",
-                           s->name, rank, ranks, n - others, n, done, jobs, threads);
+    if (only >= 0) fprintf(stderr, "ladder %s: run %ld of the plan's %zu (--rung)%s, %d threads\n", s->name, only, n,
+                           done ? ", already done" : "", threads);
+    else if (ranks > 1) fprintf(stderr, "ladder %s: rank %d of %d takes %zu of the %zu runs, %zu already done, %d at a time x %d threads\n",
+                                s->name, rank, ranks, n - others, n, done, jobs, threads);
     else fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
-    done += others;
+    const size_t mine = n - others;
     // For the ETA: the compute of the runs this process trains, and of those finished so far.
     double t0 = runlog_now(), todo_flops = 0, done_flops = 0;
     for (size_t i = 0; i < n; i++)
         if (state[i] == WAITING) todo_flops += runs[i].flops;
-    while (done + failed < n) {
+    while (done + failed < mine) {
         for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
             if (state[i] != WAITING) continue;
             const ladder_run *parent = parent_of(s, runs, i);
@@ -564,13 +568,13 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
             double secs = runlog_now() - t0;
             runlog_format_duration(secs, took, sizeof took);
             runlog_format_duration(secs * (todo_flops - done_flops) / done_flops, eta, sizeof eta);
-            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", runs[i].dir, done, n, took, eta);
+            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", runs[i].dir, done, mine, took, eta);
             else fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", runs[i].dir, out_dir, runs[i].dir);
         }
     }
     char took[32];
     runlog_format_duration(runlog_now() - t0, took, sizeof took);
-    fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", s->name, done, n, failed, took, out_dir);
+    fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", s->name, done, mine, failed, took, out_dir);
     free(state);
     free(pids);
     free(owner);

@@ -61,6 +61,8 @@ typedef struct {
     char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
     char eval_tasks[128];  // "" or the downstream tasks every run measures (train --eval-tasks)
     size_t eval_task_items;   // 0: the trainer's default
+    char metric[64];       // "" or a metrics key fitted in place of the validation loss (not a spec key: the
+                           // downstream forecast fits task_<name>_loss this way, scale/taskcast.h)
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
     size_t n_seeds, seq, batch, eval_batches, min_steps;

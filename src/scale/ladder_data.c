@@ -31,7 +31,7 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
     for (size_t i = 0; i < d->n_plan && !st; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
-        st = rundir_read_set(path, spec->val_set, &d->runs[i]);
+        st = *spec->metric ? rundir_read_key(path, spec->metric, &d->runs[i]) : rundir_read_set(path, spec->val_set, &d->runs[i]);
         if (!st && !d->runs[i].done)
             st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
     }

@@ -110,6 +110,59 @@ sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t
     return st;
 }
 
+sx_status plots_backtest(FILE *f, json_t *report) {
+    chart c = {0};
+    bool ok = true;
+    json_t *nds = json_array_get(json_object_get(report, "methods"), 0), *runs = json_object_get(nds, "runs");
+    size_t R = json_array_size(runs), shown = R < PLOTS_BACKTEST_RUNS ? R : PLOTS_BACKTEST_RUNS;
+    for (size_t k = 0; ok && k < shown; k++) {
+        json_t *run = json_array_get(runs, shown > 1 ? k * (R - 1) / (shown - 1) : 0), *pts = json_object_get(run, "points");
+        size_t P = json_array_size(pts);
+        double *x = take(&c, P), *obs = take(&c, P), *fc = take(&c, P), *lo = take(&c, P), *hi = take(&c, P);
+        bool *out = sx_calloc_n(P ? P : 1, sizeof *out, "plots out");
+        if (out) c.blocks[c.n_blocks++] = out;
+        ok = x && obs && fc && lo && hi && out;
+        bool band = ok && P && json_array_size(json_array_get(pts, 0)) >= 5;
+        for (size_t i = 0; ok && i < P; i++) {   // [step, observed, forecast(, lo, hi)]
+            json_t *e = json_array_get(pts, i);
+            x[i] = json_number_value(json_array_get(e, 0));
+            obs[i] = json_number_value(json_array_get(e, 1));
+            fc[i] = json_number_value(json_array_get(e, 2));
+            lo[i] = band ? json_number_value(json_array_get(e, 3)) : NAN;
+            hi[i] = band ? json_number_value(json_array_get(e, 4)) : NAN;
+            out[i] = band && (obs[i] < lo[i] || obs[i] > hi[i]);
+        }
+        if (!ok) break;
+        const char *color = colors[k % 8];
+        snprintf(c.labels[c.n], sizeof c.labels[0], "%.60s observed", str(run, "run"));
+        c.s[c.n] = (svg_series){.label = c.labels[c.n], .x = x, .y = obs, .flagged = band ? out : NULL, .n = P, .color = color,
+                                .markers = true};
+        c.n++;
+        snprintf(c.labels[c.n], sizeof c.labels[0], "%.50s forecast%s", str(run, "run"), band ? " (±2σ band)" : "");
+        c.s[c.n] = (svg_series){.label = c.labels[c.n], .x = x, .y = fc, .lo = band ? lo : NULL, .hi = band ? hi : NULL, .n = P,
+                                .color = color, .dashed = true};
+        c.n++;
+    }
+    char title[512], train[256] = "";
+    json_t *g;
+    size_t i, used = 0;
+    json_array_foreach(json_object_get(report, "train"), i, g) {   // the training groups, cut short if many
+        if (used >= sizeof train) break;
+        used += (size_t)snprintf(train + used, sizeof train - used, "%s%.40s", i ? ", " : "", str(g, "group"));
+    }
+    snprintf(title, sizeof title, "Backtest: %zu of %zu held-out runs forecast from %s (mean |err| %.3f%%, max %.3f%%)", shown, R,
+             train, 100 * num(nds, "mean_abs_rel_err"), 100 * num(nds, "max_abs_rel_err"));
+    return finish(f, &c, title, "step", "loss", ok);
+}
+
+sx_status plots_backtest_write(const char *path, json_t *report) {
+    FILE *f = fopen(path, "w");
+    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot create", path);
+    sx_status st = plots_backtest(f, report);
+    if (fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
+    return st;
+}
+
 sx_status plots_ladder(FILE *f, json_t *fit) {
     chart c = {0};
     bool ok = add_rungs(&c, fit);

@@ -1,7 +1,7 @@
 // plots: the standard charts of sextant's documents, drawn with svgplot, each titled with what it shows
-// (ladder, run, schedules): the forecast (ladder rungs, the hero's forecast band, the observed run with its
+// (ladder, run, schedules): a curve ladder's backtest, the forecast (ladder rungs, the hero's forecast band, the observed run with its
 // out-of-band points ringed), a ladder's rung curves with its final-loss law, and a run's own curves.
-// Used by `forecast --plot` (a file) and `report` (inline in HTML). Not responsible for computing any of
+// Used by `forecast --plot`, `backtest --plot` (files) and `report` (inline in HTML). Not responsible for computing any of
 // the numbers: they come from fit.json, forecast.json, a check report or a run directory.
 #ifndef SEXTANT_PLOTS_H
 #define SEXTANT_PLOTS_H
@@ -17,6 +17,11 @@ sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report);
 sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report);
 // Rung curves (seed means at the fit's fractions) against training FLOPs and the fitted final-loss law.
 sx_status plots_ladder(FILE *f, json_t *fit);
+// A backtest (backtest_run's report): the target runs' observed losses against step, each with the joint law's
+// forecast and band, points outside the band ringed; at most PLOTS_BACKTEST_RUNS runs, spread over the targets.
+#define PLOTS_BACKTEST_RUNS 5
+sx_status plots_backtest(FILE *f, json_t *report);
+sx_status plots_backtest_write(const char *path, json_t *report);
 // A run's training loss (at most ~500 points) and its validation evaluations against tokens seen.
 // name labels the run (usually its directory).
 sx_status plots_run(FILE *f, const char *name, const rundir_run *run);

@@ -318,3 +318,88 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
     fclose(c.f);
     return out->n ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no data rows", path);
 }
+
+// ---- Gadre et al. 2024: over-training runs and their downstream errors ----------------------------------
+
+void pub_gadre_free(pub_gadre *g) {
+    free(g->runs);
+    memset(g, 0, sizeof *g);
+}
+
+static pub_gadre_run *gadre_find(pub_gadre *g, const char *id) {
+    for (size_t i = 0; i < g->n; i++)
+        if (!strcmp(g->runs[i].run_id, id)) return &g->runs[i];
+    return NULL;
+}
+
+// Averages each run's per-task errors over the 17-task subset and over every task, checked against the runs
+// table's own averages (held in err17/err46 until then).
+static sx_status gadre_downstream(const char *dir, pub_gadre *g) {
+    csv c;
+    char path[1024];
+    sx_status st = csv_open(&c, dir, "gadre_overtraining_downstream.csv", path, sizeof path);
+    if (st) return st;
+    int cr = csv_col(&c, "run_id"), cs = csv_col(&c, "in_17task_subset"), ce = csv_col(&c, "error");
+    double *sum17 = sx_calloc_n(g->n + 1, sizeof *sum17, "gadre sum17"), *sum46 = sx_calloc_n(g->n + 1, sizeof *sum46, "gadre sum46");
+    size_t *n17 = sx_calloc_n(g->n + 1, sizeof *n17, "gadre n17"), *n46 = sx_calloc_n(g->n + 1, sizeof *n46, "gadre n46");
+    if (cr < 0 || cs < 0 || ce < 0) st = SX_ERR_FORMAT;
+    else if (!sum17 || !sum46 || !n17 || !n46) st = SX_ERR_NOMEM;
+    while (!st && csv_next(&c)) {
+        pub_gadre_run *r = gadre_find(g, csv_get(&c, cr));
+        if (!r) { st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' is not in the runs table", path, csv_get(&c, cr)); break; }
+        size_t i = (size_t)(r - g->runs);
+        double e = strtod(csv_get(&c, ce), NULL);
+        sum46[i] += e;
+        n46[i]++;
+        if (atoi(csv_get(&c, cs))) { sum17[i] += e; n17[i]++; }
+    }
+    fclose(c.f);
+    for (size_t i = 0; i < g->n && !st; i++) {
+        pub_gadre_run *r = &g->runs[i];
+        double e17 = n17[i] ? sum17[i] / (double)n17[i] : NAN, e46 = n46[i] ? sum46[i] / (double)n46[i] : NAN;
+        if (!(fabs(e17 - r->err17) < 1e-6 && fabs(e46 - r->err46) < 1e-6))
+            st = sx_fail(SX_ERR_FORMAT, "%s: run %s: the per-task errors average to %g (17 tasks) and %g (46), the runs "
+                         "table says %g and %g", path, r->run_id, e17, e46, r->err17, r->err46);
+        r->err17 = e17;
+        r->err46 = e46;
+    }
+    free(sum17); free(sum46); free(n17); free(n46);
+    return st;
+}
+
+sx_status pub_gadre_load(const char *dir, pub_gadre *out) {
+    memset(out, 0, sizeof *out);
+    csv c;
+    char path[1024];
+    sx_status st = csv_open(&c, dir, "gadre_overtraining_runs.csv", path, sizeof path);
+    if (st) return st;
+    int cr = csv_col(&c, "run_id"), cd = csv_col(&c, "train_dataset"), cn = csv_col(&c, "params"),
+        cm = csv_col(&c, "tokens_per_param"), cf = csv_col(&c, "paper_default_loss_fit_point"),
+        ct = csv_col(&c, "paper_figure1_target"), cl = csv_col(&c, "loss_c4_val"), c17 = csv_col(&c, "err_avg_17task_subset"),
+        c46 = csv_col(&c, "err_avg_46tasks");
+    if (cr < 0 || cd < 0 || cn < 0 || cm < 0 || cf < 0 || ct < 0 || cl < 0 || c17 < 0 || c46 < 0) st = SX_ERR_FORMAT;
+    size_t cap = 0;
+    while (!st && csv_next(&c)) {
+        if (out->n == cap) {
+            pub_gadre_run *r = sx_realloc(out->runs, (cap = cap ? 2 * cap : 128) * sizeof *r, "gadre runs");
+            if (!r) { st = SX_ERR_NOMEM; break; }
+            out->runs = r;
+        }
+        pub_gadre_run *r = &out->runs[out->n++];
+        snprintf(r->run_id, sizeof r->run_id, "%s", csv_get(&c, cr));
+        snprintf(r->dataset, sizeof r->dataset, "%s", csv_get(&c, cd));
+        r->params = strtod(csv_get(&c, cn), NULL);
+        r->tokens_per_param = strtod(csv_get(&c, cm), NULL);
+        r->fit_point = atoi(csv_get(&c, cf));
+        r->target = atoi(csv_get(&c, ct));
+        r->loss_c4 = strtod(csv_get(&c, cl), NULL);
+        r->err17 = strtod(csv_get(&c, c17), NULL);
+        r->err46 = strtod(csv_get(&c, c46), NULL);
+        if (!(r->params > 0 && r->loss_c4 > 0)) st = sx_fail(SX_ERR_FORMAT, "%s: run %s has no parameter count or loss", path, r->run_id);
+    }
+    fclose(c.f);
+    if (!st && !out->n) st = sx_fail(SX_ERR_FORMAT, "%s: no data rows", path);
+    if (!st) st = gadre_downstream(dir, out);
+    if (st) pub_gadre_free(out);
+    return st;
+}

@@ -1,6 +1,7 @@
 // pubdata: loaders for the public scaling-law data in shared/data (see its README.md): the multi-power-law
 // paper's loss curves with their per-step LR schedules rebuilt from the published formulas, the authors'
-// fitted MPL constants and per-curve metrics, and the Chinchilla replication points.
+// fitted MPL constants and per-curve metrics, the Chinchilla replication points, and the over-training study's
+// runs with their downstream errors (Gadre et al. 2024).
 //
 // Responsible for: parsing those CSVs and checking the rebuilt schedules against the released lr and S1
 // columns. Not responsible for: fitting (scale/fit.h) or any other data set.
@@ -46,5 +47,26 @@ typedef struct {
 // Loads chinchilla_epoch_extracted.csv (all 245 points; excluded flags the 5 Epoch drops).
 sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out);
 void pub_chinchilla_free(pub_chinchilla *c);
+
+// One run of the over-training study (gadre_overtraining_runs.csv) with its average top-1 downstream error
+// recomputed from gadre_overtraining_downstream.csv (one row per run and task).
+typedef struct {
+    char run_id[80], dataset[32];
+    double params, tokens_per_param;
+    int fit_point;      // paper_default_loss_fit_point: one of the 5 points the paper fits its loss law on
+    int target;         // paper_figure1_target: one of the paper's extrapolation targets
+    double loss_c4;     // loss_c4_val, the "C4 eval" loss the paper relates errors to
+    double err17, err46; // mean top-1 error over the paper's 17-task subset and over all 46 tasks
+} pub_gadre_run;
+
+typedef struct {
+    size_t n;
+    pub_gadre_run *runs; // in file order
+} pub_gadre;
+
+// Loads both files from dir; the recomputed averages must match the runs table's err_avg_17task_subset and
+// err_avg_46tasks to 1e-6 (SX_ERR_FORMAT otherwise, as for a run without downstream rows).
+sx_status pub_gadre_load(const char *dir, pub_gadre *out);
+void pub_gadre_free(pub_gadre *g);
 
 #endif

@@ -150,19 +150,133 @@ static sx_status read_metrics(const char *dir, const char *key, rundir_run *r) {
 
 sx_status rundir_read(const char *dir, rundir_run *out) { return rundir_read_set(dir, NULL, out); }
 
-sx_status rundir_read_set(const char *dir, const char *val_set, rundir_run *out) {
+
+static sx_status read_run(const char *dir, const char *key, rundir_run *out) {
     memset(out, 0, sizeof *out);
-    char key[64] = "val_loss";
-    if (val_set && *val_set && snprintf(key, sizeof key, "val_loss_%s", val_set) >= (int)sizeof key)
-        return sx_fail(SX_ERR_ARG, "validation set name '%s' is too long", val_set);
     sx_status st = read_config(dir, out);
     if (st == SX_OK) st = read_metrics(dir, key, out);
-    if (st == SX_OK && val_set && *val_set && out->n_steps && !out->n_evals)
-        st = sx_fail(SX_ERR_ARG, "%s/metrics.jsonl has no \"%s\": was the run trained on a mixture with a source "
-                     "'%s' (train --train/--val X.mix)?", dir, key, val_set);
     if (st != SX_OK) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/DONE", dir);
     out->done = access(path, F_OK) == 0;
     return SX_OK;
+}
+
+sx_status rundir_read_set(const char *dir, const char *val_set, rundir_run *out) {
+    memset(out, 0, sizeof *out);
+    char key[64] = "val_loss";
+    if (val_set && *val_set && snprintf(key, sizeof key, "val_loss_%s", val_set) >= (int)sizeof key)
+        return sx_fail(SX_ERR_ARG, "validation set name '%s' is too long", val_set);
+    sx_status st = read_run(dir, key, out);
+    if (st == SX_OK && val_set && *val_set && out->n_steps && !out->n_evals)
+        st = sx_fail(SX_ERR_ARG, "%s/metrics.jsonl has no \"%s\": was the run trained on a mixture with a source "
+                     "'%s' (train --train/--val X.mix)?", dir, key, val_set);
+    return st;
+}
+
+sx_status rundir_read_key(const char *dir, const char *key, rundir_run *out) {
+    sx_status st = read_run(dir, key, out);
+    if (st == SX_OK && out->n_steps && !out->n_evals)
+        st = sx_fail(SX_ERR_ARG, "%s/metrics.jsonl has no \"%s\" on any evaluation line", dir, key);
+    return st;
+}
+
+// ---- task evaluations ----
+
+void rundir_tasks_free(rundir_tasks *t) {
+    for (size_t i = 0; t->tasks && i < t->n; i++) {
+        free(t->tasks[i].step);
+        free(t->tasks[i].acc);
+        free(t->tasks[i].loss);
+        free(t->tasks[i].items);
+    }
+    free(t->tasks);
+    memset(t, 0, sizeof *t);
+}
+
+long rundir_task_at(const rundir_task *t, size_t step) {
+    for (size_t i = 0; i < t->n; i++)
+        if (t->step[i] == step) return (long)i;
+    return -1;
+}
+
+// The task called name[0..len), appended when new; NULL when out of memory.
+static rundir_task *task_named(rundir_tasks *t, const char *name, size_t len) {
+    for (size_t i = 0; i < t->n; i++)
+        if (strlen(t->tasks[i].name) == len && !strncmp(t->tasks[i].name, name, len)) return &t->tasks[i];
+    rundir_task *a = sx_realloc(t->tasks, (t->n + 1) * sizeof *a, "rundir tasks");
+    if (!a) return NULL;
+    t->tasks = a;
+    rundir_task *k = &a[t->n++];
+    memset(k, 0, sizeof *k);
+    memcpy(k->name, name, len);
+    return k;
+}
+
+static sx_status task_push(rundir_task *k, size_t step, double acc, double loss, double items) {
+    size_t n = k->n + 1;
+    size_t *s = sx_realloc(k->step, n * sizeof *s, "rundir task steps");
+    if (s) k->step = s;
+    double *a = sx_realloc(k->acc, n * sizeof *a, "rundir task acc");
+    if (a) k->acc = a;
+    double *l = sx_realloc(k->loss, n * sizeof *l, "rundir task loss");
+    if (l) k->loss = l;
+    double *m = sx_realloc(k->items, n * sizeof *m, "rundir task items");
+    if (m) k->items = m;
+    if (!s || !a || !l || !m) return SX_ERR_NOMEM;   // sx_realloc said what
+    k->step[k->n] = step;
+    k->acc[k->n] = acc;
+    k->loss[k->n] = loss;
+    k->items[k->n++] = items;
+    return SX_OK;
+}
+
+// The task fields of one metrics record at `step`.
+static sx_status tasks_of_record(json_t *o, size_t step, const char *path, size_t lineno, rundir_tasks *out) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        size_t len = strlen(key);
+        if (len <= 9 || strncmp(key, "task_", 5) || strcmp(key + len - 4, "_acc")) continue;
+        size_t nl = len - 9;
+        if (nl >= sizeof out->tasks[0].name)
+            return sx_fail(SX_ERR_FORMAT, "%s:%zu: the task name in \"%s\" is too long", path, lineno, key);
+        double acc = json_number_value(v);
+        if (!json_is_number(v) || !(acc >= 0 && acc <= 1))
+            return sx_fail(SX_ERR_FORMAT, "%s:%zu: \"%s\" at step %zu is not an accuracy in [0, 1]", path, lineno, key, step);
+        char k2[128];
+        int have_loss, have_n;
+        snprintf(k2, sizeof k2, "task_%.*s_loss", (int)nl, key + 5);
+        double loss = num(o, k2, &have_loss);
+        snprintf(k2, sizeof k2, "task_%.*s_n", (int)nl, key + 5);
+        double items = num(o, k2, &have_n);
+        rundir_task *t = task_named(out, key + 5, nl);
+        sx_status st = t ? task_push(t, step, acc, have_loss ? loss : NAN, have_n ? items : NAN) : SX_ERR_NOMEM;
+        if (st) return st;
+    }
+    return SX_OK;
+}
+
+sx_status rundir_read_tasks(const char *dir, rundir_tasks *out) {
+    memset(out, 0, sizeof *out);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return sx_fail(SX_ERR_IO, "cannot open %s", path);
+    line_reader in;
+    line_reader_init(&in, f);
+    sx_status st = SX_OK;
+    while (!st && line_reader_next(&in)) {
+        json_t *o = json_loads(in.line, JSON_DISABLE_EOF_CHECK, NULL);
+        int have_step = 0;
+        double stepd = o ? num(o, "step", &have_step) : 0;
+        if (o && have_step && !json_object_get(o, "event") && stepd >= 1 && stepd <= RUNDIR_MAX_STEP && stepd == floor(stepd)) {
+            for (size_t k = 0; k < out->n; k++)   // a resumed run re-logging: drop what followed the resume point
+                while (out->tasks[k].n && out->tasks[k].step[out->tasks[k].n - 1] >= (size_t)stepd) out->tasks[k].n--;
+            st = tasks_of_record(o, (size_t)stepd, path, in.no, out);
+        }
+        json_decref(o);
+    }
+    line_reader_close(&in);
+    return st;
 }

@@ -3,7 +3,8 @@
 //                         "total_tokens", "batch_tokens", "seed", "schedule": {...}, ...}
 //   <run>/metrics.jsonl  one object per step: {"step" (1-based, after the update), "tokens", "lr",
 //                         "train_loss", "grad_norm", "flops" (cumulative), "frac"} plus "val_loss" on evals
-//                         (and "val_loss_NAME" per source of a mixture)
+//                         (and "val_loss_NAME" per source of a mixture; "task_NAME_acc", "task_NAME_loss"
+//                         and "task_NAME_n" per task of `train --eval-tasks`)
 //   <run>/DONE           present when the run finished
 // A partial last line (killed run) and event lines ({"event": ...}, e.g. a spike rollback) are ignored. A resumed run that re-logs steps replaces what followed:
 // a line with step s <= the last step read drops every earlier record with step >= s.
@@ -46,6 +47,31 @@ sx_status rundir_read(const char *dir, rundir_run *out);
 // per source of a mixture, src/data/mixture.h) in place of "val_loss" (the weighted mix); val_set NULL or
 // "" reads "val_loss". SX_ERR_ARG if the run logged evaluations but none of that set.
 sx_status rundir_read_set(const char *dir, const char *val_set, rundir_run *out);
+// The same with any metrics key read in place of "val_loss" (e.g. "task_cloze_loss"); SX_ERR_ARG if the run
+// logged steps but no evaluation with that key.
+sx_status rundir_read_key(const char *dir, const char *key, rundir_run *out);
 void rundir_free(rundir_run *r);
+
+// Task evaluations of a run (`train --eval-tasks`): per task, its evaluation lines' accuracy, task loss and
+// items scored, in order of first appearance.
+typedef struct {
+    char name[48];
+    size_t n;                     // evaluations
+    size_t *step;                 // [n] ascending
+    double *acc, *loss, *items;   // [n]; loss and items NAN where not logged
+} rundir_task;
+
+typedef struct {
+    size_t n;
+    rundir_task *tasks;
+} rundir_tasks;
+
+// Reads every task's evaluations from dir/metrics.jsonl (a resumed run's re-logged steps replace what
+// followed, as in rundir_read; lines rundir_read would refuse are skipped here). SX_ERR_FORMAT for an
+// accuracy outside [0, 1]. out overwritten; free with rundir_tasks_free (also after an error).
+sx_status rundir_read_tasks(const char *dir, rundir_tasks *out);
+void rundir_tasks_free(rundir_tasks *t);
+// Index of task t's evaluation at step, or -1.
+long rundir_task_at(const rundir_task *t, size_t step);
 
 #endif

@@ -18,7 +18,8 @@ sx_status hf_check(const model_config *c) {
                       : c->softcap > 0     ? "a logit soft-cap (softcap)"
                       : c->attn_softcap > 0 ? "an attention logit soft-cap (attcap)"
                       : c->window          ? "sliding-window attention (swa)"
-                      : c->attn_gate       ? "an attention output gate (gate)"
+                      : c->attn_gate       ? "an attention output gate (gate, egate)"
+                      : c->xsa             ? "exclusive self attention (xsa)"
                                            : NULL;
     if (why)
         return sx_fail(SX_ERR_ARG, "model %s has %s, which a Llama-style model cannot express; export covers the dense "

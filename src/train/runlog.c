@@ -18,8 +18,10 @@ double runlog_now(void) {
 
 void runlog_format_duration(double s, char *buf, size_t n) {
     if (!(s >= 0)) s = 0;
-    if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    long t = lround(s);
+    if (s < 59.95) snprintf(buf, n, "%.1fs", s);   // a short run says how short ("0.4s"), not "0m00s"
+    else if (t < 3600) snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
 }
 
 sx_status runlog_copy_steps(const char *src, const char *dst, long last, long *last_kept) {

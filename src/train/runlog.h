@@ -41,7 +41,7 @@ sx_status runlog_write_json(const char *dir, const char *name, json_t *doc);
 void runlog_progress(runlog *r, const char *text, bool force);
 void runlog_progress_end(const runlog *r);
 double runlog_now(void);
-// A duration for people: "4m07s", "1h02m".
+// A duration for people: "0.4s", "42.0s", "4m07s", "1h02m".
 void runlog_format_duration(double seconds, char *buf, size_t n);
 
 #endif

@@ -7,7 +7,8 @@ tokens, float64 forward/backward, the hand-written AdamW and Muon, self-checks, 
 make_fixtures.py's, run unchanged with its model module swapped for tools/ref/variants.py (same interface).
 The fixture's `loss` is the training objective: cross-entropy + MoE auxiliary loss.
 
-Usage: /usr/bin/python3 tools/ref/make_variant_fixtures.py [--out tests/fixtures]
+Usage: /usr/bin/python3 tools/ref/make_variant_fixtures.py [--out tests/fixtures] [--only NAME ...]
+(--only: write just those cases; another machine's BLAS rewrites the others' debug meta, not their tensors)
 """
 import argparse
 import os
@@ -25,6 +26,8 @@ CASES = [  # name, descriptor, seed
     ("moe_softmax_aux_shared", "d2-w32-hd8-moe4k2-ew24-shared1-aux0.1-v64", 2003),
     ("moe_swiglu_sigmoid_bias", "d2-w32-hd8-kv2-swiglu-moe6k2-ew16-sigmoid-balance=bias-v64", 2004),
     ("gqa_gate_swa_attcap", "d2-w32-hd8-kv2-qknorm-ropefrac0.5-gate-swa4-local2-attcap3-softcap15-untied-v64", 2005),
+    ("gqa_xsa_egate", "d2-w32-hd8-kv2-xsa-egate-swa4-local2-v64", 2006),
+    ("mla_xsa_gate", "d2-w32-hd8-mla-dc16-rd4-nope6-xsa-gate-v64", 2007),
 ]
 MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward
 ATTEMPTS = 20
@@ -33,11 +36,17 @@ ATTEMPTS = 20
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fixtures"))
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="write only these cases")
     args = ap.parse_args()
+    unknown = set(args.only or []) - {name for name, _, _ in CASES}
+    if unknown:
+        raise SystemExit(f"unknown case(s): {' '.join(sorted(unknown))}")
     torch.set_num_threads(1)
     make_fixtures.model = variants
     os.makedirs(args.out, exist_ok=True)
     for name, desc, seed in CASES:
+        if args.only and name not in args.only:
+            continue
         for attempt in range(ATTEMPTS):
             variants.min_route_margin = float("inf")
             path = make_fixtures.make_fixture(name, desc, seed + 1000 * attempt, args.out)

@@ -1,7 +1,7 @@
 """Independent PyTorch reference of sextant's architecture variants, written from docs/MODEL.md ("Variants").
 
-Responsible for: parsing descriptors with the variant options (attention gate, sliding window with a
-local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
+Responsible for: parsing descriptors with the variant options (attention gate per head or per channel,
+exclusive self attention, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
 parameter table, and the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
 loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
 make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
@@ -29,6 +29,8 @@ class VConfig:
     """model.Config plus the variant options; unknown attributes fall through to the base config."""
     base: model.Config
     gate: bool = False
+    egate: bool = False
+    xsa: bool = False
     window: int = 0
     local_every: int = 0
     attcap: float = 0.0
@@ -61,7 +63,7 @@ class VConfig:
         return self.window > 0 and not (self.local_every and layer % self.local_every == self.local_every - 1)
 
 
-_FLAGS = {"gate": ("gate", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
+_FLAGS = {"gate": ("gate", True), "egate": ("egate", True), "xsa": ("xsa", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
           "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True)}
 _NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
@@ -125,8 +127,8 @@ def _mixer_specs(cfg, i):
         if cfg.nope:
             out.append((f"l{i}.wuk", (H * cfg.nope, cfg.dc), "matrix"))
         out += [(f"l{i}.wuv", (H * hd, cfg.dc), "matrix"), (f"l{i}.wo", (C, H * hd), "matrix")]
-    if cfg.gate:
-        out.append((f"l{i}.wg", (H, C), "matrix"))
+    if cfg.gate or cfg.egate:
+        out.append((f"l{i}.wg", (H * hd if cfg.egate else H, C), "matrix"))
     return out
 
 
@@ -213,7 +215,12 @@ def _mixer(cfg, i, p, h, cos, sin):
     B, T, _ = h.shape
     q, k, v, dqk = (_mla if cfg.mla else _gqa)(cfg, p, h, cos, sin)
     o = attention(q, k, v, 1.0 / math.sqrt(dqk), cfg.window if cfg.is_local(i) else 0, cfg.attcap)
-    if cfg.gate:
+    if cfg.xsa:      # drop each head's component along its own position's value (the KV head it reads)
+        vh = v.repeat_interleave(o.shape[2] // v.shape[2], dim=2)
+        o = o - ((o * vh).sum(-1, keepdim=True) / ((vh * vh).sum(-1, keepdim=True) + 1e-6)) * vh
+    if cfg.egate:
+        o = o * torch.sigmoid(F.linear(h, p("wg"))).view(o.shape)
+    elif cfg.gate:
         o = o * torch.sigmoid(F.linear(h, p("wg")))[..., None]
     return F.linear(o.reshape(B, T, -1), p("wo"))
 

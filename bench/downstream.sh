@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# bench/downstream.sh [DATA_DIR]: the issue-27 public check of the accuracy-vs-loss law on Gadre et al. 2024's
+# over-training runs (shared/data, gadre_*.csv), on the CLI path a user takes (`sextant acc-fit --gadre`):
+#   paper protocol: fit err = e - k exp(-g L) (17-task average top-1 error vs C4 eval loss) on the paper's six
+#     runs, predict its targets (RPJ: 1.4B at M = 640 and 6.9B at M = 20; the paper reports 3.64% and 0.05%
+#     relative error, scaling_explorer.ipynb); the same on C4 and RefinedWeb (6.9B target) and on all 46 tasks;
+#   small protocol: fit every run under 1B parameters (all token multipliers), predict every larger run;
+#   the form chosen by leave-one-size-out (--form auto) beside the paper's exponential.
+# Not responsible for: the ladder-side downstream forecast (fit/forecast on task_* metrics; tests/downstream_chain.sh).
+set -uo pipefail
+DATA=${1:-../shared/data}
+S=${SEXTANT:-./sextant}
+[ -f "$DATA/gadre_overtraining_runs.csv" ] || { echo "downstream: no Gadre data in $DATA"; exit 0; }
+for ds in rpj c4_original rw_original; do
+    echo "== $ds, paper protocol, 17 tasks"
+    "$S" acc-fit --gadre "$DATA" --dataset "$ds" | sed -n '2,$p'
+done
+echo "== rpj, paper protocol, 46 tasks"
+"$S" acc-fit --gadre "$DATA" --tasks 46 | sed -n '2,$p'
+for form in exp auto; do
+    echo "== rpj, small protocol (every run under 1B -> every larger run), form $form"
+    "$S" acc-fit --gadre "$DATA" --protocol small --form "$form" | sed -n '2,$p'
+done

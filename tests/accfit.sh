@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# sextant acc-fit on the committed RPJ subset of Gadre et al. 2024's over-training runs (tests/data/gadre):
+# the exponential error-vs-loss law fitted on the paper's six runs predicts its two targets' 17-task average
+# top-1 error to the pinned relative errors (+2.66% for 1.4B at M = 640, -1.00% for 6.9B at M = 20; the paper
+# reports 3.64% and 0.05%), the JSON report holds the same numbers, and a wrong average is refused.
+set -u
+S=${SEXTANT:-./sextant}
+D=tests/data/gadre
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+out=$("$S" acc-fit --gadre "$D" --out "$tmp/r.json") || fail "acc-fit failed: $out"
+grep -q "rpj-open_lm_1b-32.0 .* +2.66%" <<< "$out" || fail "1.4B M=640 not at +2.66%: $out"
+grep -q "rpj-open_lm_7b-1.0 .* -1.00%" <<< "$out" || fail "6.9B M=20 not at -1.00%: $out"
+grep -q "mean |relative error| 1.83%" <<< "$out" || fail "mean not 1.83%: $out"
+python3 - "$tmp/r.json" <<'PY' || fail "report JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["law"]["form"] == "exp" and r["law"]["status"] == "informative", r["law"]
+rel = {h["run"]: h["rel_err"] for h in r["heldout"]}
+assert abs(rel["rpj-open_lm_1b-32.0"] - 0.0266) < 5e-4 and abs(rel["rpj-open_lm_7b-1.0"] + 0.0100) < 5e-4, rel
+for h in r["heldout"]: assert h["lo"] <= h["observed"] <= h["hi"], h
+PY
+out=$("$S" acc-fit --gadre "$D" --protocol small --form auto) || fail "small protocol failed: $out"
+grep -q "over 3 held-out runs" <<< "$out" || fail "small protocol: $out"
+
+# A downstream table whose errors do not average to the runs table's is refused, naming the run.
+cp "$D/gadre_overtraining_runs.csv" "$tmp/"
+sed '2s/,0\.[0-9]*$/,0.5/' "$D/gadre_overtraining_downstream.csv" > "$tmp/gadre_overtraining_downstream.csv"
+out=$("$S" acc-fit --gadre "$tmp" 2>&1) && fail "an edited downstream table was accepted"
+grep -q "the per-task errors average to" <<< "$out" || fail "refusal message: $out"
+"$S" acc-fit --gadre "$D" --form cubic > /dev/null 2>&1; [ $? -eq 2 ] || fail "--form cubic not a usage error"
+
+[ $fails -eq 0 ] && echo "accfit.sh: all passed" || { echo "accfit.sh: $fails failed"; exit 1; }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# sextant's own ladder in the external curve format: `import --from-ladder` writes a trained smoke ladder as a
+# curve ladder whose every number is the run directories' (parameter counts, batch, FLOPs per token, each
+# evaluation's loss, the LR of every step as LR-only rows); its tables imported again give the same bytes
+# and a byte-identical fit.json; backtest reads it, and compare reads two such ladders (or one and a spec)
+# with the specs' results to the last digit. A run with nothing but LR-only
+# rows is refused.
+set -u
+S=$(realpath "${SEXTANT:-./sextant}")
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+A=tests/data/ladder/smoke-a.ladder
+
+"$S" ladder run $A --out "$tmp/a" --jobs 2 2> "$tmp/run.log" || { fail "ladder run"; cat "$tmp/run.log"; }
+"$S" import --from-ladder $A --from-runs "$tmp/a" --out "$tmp/L" > "$tmp/imp.log" 2>&1 || { fail "import --from-ladder"; cat "$tmp/imp.log"; }
+grep -q "imported 16 runs in 4 groups, 128 evaluations of 1 loss column(s)" "$tmp/imp.log" || fail "summary: $(cat "$tmp/imp.log")"
+python3 - "$tmp" <<'PY' || fails=$((fails+1))
+import csv, json, os, sys
+t = sys.argv[1]
+runs = {r["run_id"]: r for r in csv.DictReader(open(f"{t}/L/runs.csv"))}
+rows = list(csv.DictReader(open(f"{t}/L/curves.csv")))
+bad = []
+if sorted(runs) != sorted(d for d in os.listdir(f"{t}/a") if d.startswith("w")): bad.append(f"runs {sorted(runs)}")
+for rid, r in runs.items():
+    cfg = json.load(open(f"{t}/a/{rid}/config.json"))
+    for key, want in (("n_params", cfg["n_params"]), ("n_params_nonembed", cfg["n_params_nonembed"]),
+                      ("tokens_per_step", cfg["batch_tokens"]), ("total_steps", cfg["total_steps"]),
+                      ("flops_per_token", cfg["flops_per_token"])):
+        if float(r[key]) != float(want): bad.append(f"{rid} {key} {r[key]} != {want}")
+    if r["group"] != rid.split("-")[0] or r["seed"] != rid.split("-")[1][1:]: bad.append(f"{rid} group/seed {r['group']} {r['seed']}")
+    metrics = [json.loads(l) for l in open(f"{t}/a/{rid}/metrics.jsonl") if '"step"' in l]
+    mine = [c for c in rows if c["run_id"] == rid]
+    if len(mine) != cfg["total_steps"]: bad.append(f"{rid}: {len(mine)} rows for {cfg['total_steps']} steps")
+    for m, c in zip(metrics, mine):
+        if int(c["step"]) != m["step"] or float(c["lr"]) != m["lr"]: bad.append(f"{rid} step {m['step']}: lr {c['lr']} != {m['lr']}"); break
+        if ("val_loss" in m) != (c["val_loss"] != ""): bad.append(f"{rid} step {m['step']}: evaluation missing or extra"); break
+        if "val_loss" in m and (float(c["val_loss"]) != m["val_loss"] or float(c["tokens"]) != m["tokens"]):
+            bad.append(f"{rid} step {m['step']}: loss {c['val_loss']} != {m['val_loss']}"); break
+for b in bad[:10]: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+# Round trip: the ladder's tables imported like any trainer's give the same directory and the same fit.json.
+"$S" import --runs "$tmp/L/runs.csv" --curves "$tmp/L/curves.csv" --loss-col val_loss --out "$tmp/L2" > /dev/null 2>&1 || fail "re-import"
+cmp -s "$tmp/L/runs.csv" "$tmp/L2/runs.csv" && cmp -s "$tmp/L/curves.csv" "$tmp/L2/curves.csv" || fail "tables differ after the round trip"
+"$S" fit "$tmp/L" > "$tmp/fit1.log" 2>&1 && "$S" fit "$tmp/L2" > "$tmp/fit2.log" 2>&1 || { fail "fit"; cat "$tmp/fit1.log" "$tmp/fit2.log"; }
+cmp -s "$tmp/L/fit.json" "$tmp/L2/fit.json" || fail "fit.json differs between the exported and the re-imported ladder"
+grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit.json of the exported ladder"
+"$S" backtest "$tmp/L" > "$tmp/bt.log" 2>&1 && grep -q "^targets: w32$" "$tmp/bt.log" && grep -q "^nds  *32 " "$tmp/bt.log" ||
+    fail "backtest of the exported ladder: $(cat "$tmp/bt.log")"
+
+# compare reads curve ladders like specs: the two exported smoke ladders give the specs' report number for
+# number (same rungs, seeds and bootstrap), and mixing a spec with a curve ladder works too.
+B=tests/data/ladder/smoke-b.ladder
+"$S" ladder run $B --out "$tmp/b" --jobs 2 2> "$tmp/runb.log" || { fail "ladder run b"; cat "$tmp/runb.log"; }
+"$S" import --from-ladder $B --from-runs "$tmp/b" --out "$tmp/LB" > /dev/null 2>&1 || fail "import --from-ladder b"
+mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
+(cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --out spec.json > spec.log 2>&1 &&
+    "$S" compare "$tmp/L" "$tmp/LB" --out curves.json --plot curves.svg > curves.log 2>&1 &&
+    "$S" compare "$OLDPWD/$A" "$tmp/LB" --out mixed.json > mixed.log 2>&1) || { fail "compare"; cat "$tmp"/cwd/*.log; }
+python3 - "$tmp/cwd" <<'PY' || fails=$((fails+1))
+import json, sys
+d = sys.argv[1]
+a, b, m = (json.load(open(f"{d}/{n}.json")) for n in ("spec", "curves", "mixed"))
+keys = ["loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "paired_lo", "paired_hi", "p_value",
+        "rung_flops", "rung_loss", "params", "seeds", "verdict"]
+bad = [f"{r['name']} {k}: {r.get(k)} != {q.get(k)}" for rep in (b, m) for r, q in zip(rep["variants"], a["variants"]) for k in keys
+       if r.get(k) != q.get(k)]
+if a["target_flops"] != b["target_flops"]: bad.append(f"target {b['target_flops']} != {a['target_flops']}")
+if [v["name"] for v in b["variants"]] != ["L", "LB"] or b["variants"][0]["kv_bytes_per_token"] is not None: bad.append("names / kv")
+if not b["paired"] or b["variants"][1]["verdict"] != "better than the baseline": bad.append(f"verdict {b['variants'][1]['verdict']}")
+for x in bad[:10]: print("FAIL: compare of curve ladders:", x)
+sys.exit(1 if bad else 0)
+PY
+grep -q "ladders L, LB" "$tmp/cwd/curves.svg" || fail "compare plot of curve ladders"
+out=$("$S" compare "$tmp/L" "$tmp/LB" --run 2>&1)
+echo "$out" | grep -q "a curve ladder directory has nothing to train" || fail "compare --run of curve ladders: $out"
+
+grep -v '^w8-s1,' "$tmp/L/curves.csv" > "$tmp/c.csv"
+awk -F, '$1 == "w8-s1" && $5 == ""' "$tmp/L/curves.csv" >> "$tmp/c.csv"
+out=$("$S" import --runs "$tmp/L/runs.csv" --curves "$tmp/c.csv" --loss-col val_loss --out "$tmp/bad" 2>&1)
+echo "$out" | grep -q "runs.csv: run 'w8-s1' has no evaluations (only LR rows) in .*c.csv" || fail "LR-only run: $out"
+[ -e "$tmp/bad" ] && fail "a refused import left its directory"
+
+[ $fails -eq 0 ] && echo "own_ladder_curves: all checks passed"
+exit $((fails > 0))
