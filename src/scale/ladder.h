@@ -32,6 +32,9 @@
 //   schedule SPEC | warmup FRAC         the schedule shape, warmup as a fraction [wsd:decay=0.2, 0.02]
 //   eval_at F1,F2,...           fractions to evaluate at [every 0.05 to 0.8, then every 0.02]
 //   eval_batches N              [32]
+//   eval_tasks NAME,NAME        downstream tasks every run also measures at its evaluations (train
+//                               --eval-tasks; docs/TASKS.md): task_<name>_acc/_loss/_n in metrics.jsonl [none]
+//   eval_task_items N           items per task and evaluation [200]
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
 //   extra FLAGS...              more `sextant train` flags, passed verbatim after the plan's
@@ -56,6 +59,8 @@ typedef struct {
 typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
     char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
+    char eval_tasks[128];  // "" or the downstream tasks every run measures (train --eval-tasks)
+    size_t eval_task_items;   // 0: the trainer's default
     char metric[64];       // "" or a metrics key fitted in place of the validation loss (not a spec key: the
                            // downstream forecast fits task_<name>_loss this way, scale/taskcast.h)
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
