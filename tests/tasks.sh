@@ -65,7 +65,7 @@ for task in cloze choice; do
     want=$(awk -v a="$acc" -v l="$loss" 'BEGIN { printf "acc %.4f .* loss %.4f ", a, l }')
     grep -q "$want" <<<"$got" || fail "eval $task: '$got' does not show the run's last evaluation ($want)"
 done
-grep -q "^choice  acc [0-9.]* \[[0-9.]*, [0-9.]*\] ([0-9]*/20, 95% Wilson; chance 0.25) | loss [0-9.]* nats per token$" <<<"$out" ||
+grep -q "^choice     acc [0-9.]* \[[0-9.]*, [0-9.]*\] ([0-9]*/20, 95% Wilson; chance 0.25) | loss [0-9.]* nats per token$" <<<"$out" ||
     fail "eval output: $out"
 json=$("$S" eval --task choice --n 20 --seed 2 --json "$tmp/t/checkpoint.sxt" 2>&1)
 grep -q '^{"task":"choice","n":20,"correct":[0-9]*,"acc":[0-9.e-]*,"acc_lo":.*"chance":0.25,"seed":2,' <<<"$json" ||
@@ -78,7 +78,7 @@ expect() {   # expect CODE MESSAGE CMD...
     [ $rc -eq "$code" ] && grep -qF -- "$msg" <<<"$o" || fail "$* -> exit $rc, '$o' (wanted $code, '$msg')"
 }
 ck="$tmp/t/checkpoint.sxt"
-expect 2 "unknown task 'nope' (tasks: cloze, choice, arith)" "$S" eval --task cloze,nope "$ck"
+expect 2 "unknown task 'nope' (tasks: cloze, choice, choice_pmi, arith)" "$S" eval --task cloze,nope "$ck"
 expect 1 "$tmp/missing.shard" "$S" eval --task cloze --val "$tmp/missing.shard" "$ck"
 expect 2 "--task is required" "$S" eval "$ck"
 mkdir -p "$tmp/bare" && cp "$tmp/d/val.shard" "$tmp/bare/"
