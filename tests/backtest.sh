@@ -165,7 +165,8 @@ if "mpl" in r and r["mpl"]["prior_weight"] not in (0, 1e-5, 1e-4, 1e-3, 1e-2): b
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
-grep -q "^mpl law: L0 " "$tmp/mpl.log" || fail "mpl law printout: $(cat "$tmp/mpl.log")"
+grep -q "^mpl law: L0 " "$tmp/mpl.log" && grep -q "^schedule law by leaving one training curve out: nds [0-9.]*%, mpl [0-9.]*% -> mpl$" "$tmp/mpl.log" ||
+    fail "mpl law printout and choice: $(cat "$tmp/mpl.log")"
 
 [ $fails -eq 0 ] && echo "backtest: all checks passed"
 exit $((fails > 0))

@@ -246,17 +246,15 @@ int cmd_forecast(int argc, char **argv) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);
         if (!st) st = forecast_check_run(fc, check, &report);
-        json_t *tasks = NULL;
-        if (!st) st = taskcast_check(fc, check, &tasks);
         if (!st) {
             forecast_print_report(stdout, report);
-            taskcast_print_check(stdout, tasks);
-            if (json_object_size(tasks)) json_object_set(report, "tasks", tasks);
+            st = taskcast_check_into(fc, check, report, stdout);
+        }
+        if (!st) {
             char path[4200];
             snprintf(path, sizeof path, "%s/forecast_report.json", check);
             if (json_dump_file(report, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
         }
-        json_decref(tasks);
     } else if (!st) {
         if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
         else if (!*model || !(tokens > 0 || flops_ratio > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens (or --flops-ratio) are required");

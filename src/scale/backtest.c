@@ -316,6 +316,41 @@ static sx_status sched_curve(const import_ladder *l, const import_run *r, size_t
     return import_run_lr(r, *lr);
 }
 
+// The joint law's leave-one-curve-out error on the training runs (c[n]: their curves, in run order), scored as
+// schedfit scores the multi-power law's (each curve's points no other curve shares), so the two compare.
+static sx_status nds_loco(const import_ladder *l, const unsigned char *train, const backtest_options *o,
+                          const schedfit_curve *c, size_t n, double *err) {
+    unsigned char *use = sx_alloc(l->n_runs ? l->n_runs : 1, "backtest use");
+    if (!use) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    double sum = 0;
+    size_t folds = 0, k = 0;
+    sx_status st = SX_OK;
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        if (!train[i]) continue;
+        memcpy(use, train, l->n_runs);
+        use[i] = 0;
+        size_t np = c[k].n_points;
+        long *steps = sx_alloc((np ? np : 1) * sizeof *steps, "backtest steps");
+        double *pred = sx_alloc((np ? np : 1) * sizeof *pred, "backtest pred");
+        curvefit_model m;
+        if (!steps || !pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        for (size_t q = 0; !st && q < np; q++) steps[q] = (long)c[k].steps[q] + 1;
+        if (!st && !curvefit_fit(l, use, &o->fit, &m) && !curvefit_predict(&m, &l->runs[i], steps, np, pred)) {
+            double e = 0;
+            size_t cnt = 0;
+            for (size_t q = 0; q < np; q++)
+                if (!schedfit_point_shared(c, n, k, q)) { e += fabs(pred[q] / c[k].loss[q] - 1); cnt++; }
+            if (cnt) { sum += e / (double)cnt; folds++; }
+        }
+        free(steps);
+        free(pred);
+        k++;
+    }
+    free(use);
+    *err = folds ? sum / (double)folds : NAN;
+    return st;
+}
+
 // The multi-power law with its cross-validated shape prior on the training runs when they are all one size
 // (schedule transfer), scored on every target run: *fitted 0 (and nothing scored) otherwise.
 static sx_status mpl_method(const import_ladder *l, const unsigned char *train, const backtest_options *o, score *sm,
@@ -344,6 +379,9 @@ static sx_status mpl_method(const import_ladder *l, const unsigned char *train, 
     double weight, cv[SCHEDFIT_N_WEIGHTS];
     fit_result r = {0};
     if (!st) st = schedfit_mpl(c, n, &weight, cv, &r);
+    double nds_cv = NAN, mpl_cv = INFINITY;   // the schedule law's choice, by leaving one training curve out
+    for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) mpl_cv = fmin(mpl_cv, isnan(cv[k]) ? INFINITY : cv[k]);
+    if (!st) st = nds_loco(l, train, o, c, n, &nds_cv);
     for (size_t i = 0; i < l->n_runs && !st; i++) {
         if (train[i]) continue;
         const import_run *t = &l->runs[i];
@@ -360,8 +398,9 @@ static sx_status mpl_method(const import_ladder *l, const unsigned char *train, 
         json_t *p = json_array(), *cvs = json_array();
         for (size_t j = 0; j < r.n_params; j++) json_array_append_new(p, json_real(r.params[j]));
         for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) json_array_append_new(cvs, json_real(cv[k]));
-        *info = json_pack("{s:s, s:o, s:f, s:o, s:f}", "law", "multi-power (L0, A, B, alpha, C, beta, gamma)", "params", p,
-                          "prior_weight", weight, "cv_error_by_weight", cvs, "in_sample_mean", r.mean_abs_rel);
+        *info = json_pack("{s:s, s:o, s:f, s:o, s:f, s:{s:f, s:f, s:s}}", "law", "multi-power (L0, A, B, alpha, C, beta, gamma)",
+                          "params", p, "prior_weight", weight, "cv_error_by_weight", cvs, "in_sample_mean", r.mean_abs_rel,
+                          "schedule_law_choice", "nds", nds_cv, "mpl", mpl_cv, "chosen", nds_cv <= mpl_cv ? "nds" : "mpl");
     }
     if (r.params) fit_result_free(&r);
     for (size_t k = 0; blocks && k < 3 * n; k++) free(blocks[k]);
@@ -528,6 +567,10 @@ void backtest_print(FILE *f, const json_t *rep) {
                 json_number_value(json_array_get(mp, 3)), json_number_value(json_array_get(mp, 4)),
                 json_number_value(json_array_get(mp, 5)), json_number_value(json_array_get(mp, 6)), num(mpl, "prior_weight"),
                 100 * num(mpl, "in_sample_mean"));
+    json_t *law_ch = json_object_get(mpl, "schedule_law_choice");
+    if (law_ch)
+        fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%% -> %s\n", 100 * num(law_ch, "nds"),
+                100 * num(law_ch, "mpl"), json_string_value(json_object_get(law_ch, "chosen")));
     json_t *fl = json_object_get(rep, "final_law");
     if (fl)
         fprintf(f, "final law (on %lld runs' final losses): L = %.4g + %.4g*N^-%.4g + %.4g*D^-%.4g; in-sample mean %.3f%%\n",

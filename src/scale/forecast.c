@@ -14,6 +14,7 @@
 #include "scale/laws.h"
 #include "scale/ladder_data.h"
 #include "scale/rundir.h"
+#include "scale/taskcast.h"
 #include "train/runlog.h"
 
 #define N_BOOT 64
@@ -649,7 +650,8 @@ static sx_status watch_finish(void *ctx, const char *run_dir) {
     if (!st) {
         printf("forecast check (%s):\n", w->path);
         forecast_print_report(stdout, report);
-        st = runlog_write_json(run_dir, "forecast_report.json", report);
+        st = taskcast_check_into(w->doc, run_dir, report, stdout);
+        if (!st) st = runlog_write_json(run_dir, "forecast_report.json", report);
     }
     json_decref(report);
     return st;

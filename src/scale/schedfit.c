@@ -53,9 +53,7 @@ sx_status schedfit_mpl_predict(const double *p, const schedfit_curve *c, double 
     return SX_OK;
 }
 
-// 1 when point i of curve k is also a point of another curve (same step, loss and LR history: the runs fork,
-// e.g. wsdcon_9 is constant_24000 until step 8000).
-static int shared_point(const schedfit_curve *c, size_t n, size_t k, size_t i) {
+int schedfit_point_shared(const schedfit_curve *c, size_t n, size_t k, size_t i) {
     const schedfit_curve *a = &c[k];
     for (size_t j = 0; j < n; j++) {
         const schedfit_curve *b = &c[j];
@@ -77,7 +75,7 @@ double schedfit_mpl_cv_error(const schedfit_curve *c, size_t n, double weight) {
         size_t m = 0;
         if (pred && !schedfit_mpl_predict(r.params, &c[k], pred))
             for (size_t i = 0; i < c[k].n_points; i++)
-                if (!shared_point(c, n, k, i)) {
+                if (!schedfit_point_shared(c, n, k, i)) {
                     e += fabs(pred[i] / c[k].loss[i] - 1);
                     m++;
                 }

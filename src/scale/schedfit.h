@@ -38,6 +38,9 @@ double schedfit_mpl_cv_error(const schedfit_curve *c, size_t n, double weight);
 // The weight with the lowest leave-one-curve-out error (cv[SCHEDFIT_N_WEIGHTS] overwritten with each, may be
 // NULL), then the fit on every curve at it. n >= 2. r overwritten.
 sx_status schedfit_mpl(const schedfit_curve *c, size_t n, double *weight, double *cv, fit_result *r);
+// 1 when point i of curve k is also a point of another of the n curves (same step, loss and LR history: forked
+// runs, e.g. wsdcon_9 is constant_24000 until step 8000); leave-one-curve-out scores skip those.
+int schedfit_point_shared(const schedfit_curve *c, size_t n, size_t k, size_t i);
 // Predictions of params p on curve c: pred[c->n_points] overwritten.
 sx_status schedfit_mpl_predict(const double *p, const schedfit_curve *c, double *pred);
 
