@@ -4,8 +4,9 @@
 # nothing the run trains (same checkpoint bytes as without); a run stopped and resumed logs the same task
 # numbers as the straight run; `sextant eval` on the final checkpoint gives the same accuracy and loss as
 # the run's last evaluation (same items: same seed and count) and its JSON; the eval CLI's errors (unknown
-# task, missing shard, no vocabulary beside the shard, a model of another vocabulary, no --task); a ladder's
-# eval_tasks reaches every run.
+# task, missing shard, no vocabulary beside the shard, a model of another vocabulary, no --task, a mixture
+# without --eval-tasks-val); --eval-tasks-val builds the tasks from another shard; a ladder's eval_tasks
+# reaches every run.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -64,7 +65,7 @@ for task in cloze choice; do
     want=$(awk -v a="$acc" -v l="$loss" 'BEGIN { printf "acc %.4f .* loss %.4f ", a, l }')
     grep -q "$want" <<<"$got" || fail "eval $task: '$got' does not show the run's last evaluation ($want)"
 done
-grep -q "^choice  acc [0-9.]* \[[0-9.]*, [0-9.]*\] ([0-9]*/20, 95% Wilson; chance 0.25) | loss [0-9.]* nats per token$" <<<"$out" ||
+grep -q "^choice     acc [0-9.]* \[[0-9.]*, [0-9.]*\] ([0-9]*/20, 95% Wilson; chance 0.25) | loss [0-9.]* nats per token$" <<<"$out" ||
     fail "eval output: $out"
 json=$("$S" eval --task choice --n 20 --seed 2 --json "$tmp/t/checkpoint.sxt" 2>&1)
 grep -q '^{"task":"choice","n":20,"correct":[0-9]*,"acc":[0-9.e-]*,"acc_lo":.*"chance":0.25,"seed":2,' <<<"$json" ||
@@ -77,7 +78,7 @@ expect() {   # expect CODE MESSAGE CMD...
     [ $rc -eq "$code" ] && grep -qF -- "$msg" <<<"$o" || fail "$* -> exit $rc, '$o' (wanted $code, '$msg')"
 }
 ck="$tmp/t/checkpoint.sxt"
-expect 2 "unknown task 'nope' (tasks: cloze, choice, arith)" "$S" eval --task cloze,nope "$ck"
+expect 2 "unknown task 'nope' (tasks: cloze, choice, choice_pmi, arith)" "$S" eval --task cloze,nope "$ck"
 expect 1 "$tmp/missing.shard" "$S" eval --task cloze --val "$tmp/missing.shard" "$ck"
 expect 2 "--task is required" "$S" eval "$ck"
 mkdir -p "$tmp/bare" && cp "$tmp/d/val.shard" "$tmp/bare/"
@@ -85,6 +86,15 @@ expect 2 "no vocabulary (.sxv) beside it" "$S" eval --task cloze --val "$tmp/bar
 expect 1 "arith needs a byte-level model" "$S" eval --task arith "$ck"
 expect 2 "unknown task 'bogus'" "$S" train "${run[@]}" --eval-tasks bogus --out "$tmp/bad"
 [ ! -e "$tmp/bad/metrics.jsonl" ] || fail "a run with an unknown task trained"
+expect 2 "not the mixture $tmp/x.mix: give --eval-tasks-val" "$S" train "${run[@]}" --val "$tmp/x.mix" --eval-tasks cloze --out "$tmp/bad"
+expect 1 "$tmp/none.shard" "$S" train "${run[@]}" --eval-tasks cloze --eval-tasks-val "$tmp/none.shard" --out "$tmp/bad"
+
+# --eval-tasks-val: the tasks come from that shard (here the training shard), the losses from --val.
+"$S" train "${run[@]}" "${tasks[@]}" --eval-tasks-val "$tmp/d/train.shard" --out "$tmp/tv" 2>/dev/null || fail "--eval-tasks-val"
+a=$(tail -n 1 "$tmp/t/metrics.jsonl"); b=$(tail -n 1 "$tmp/tv/metrics.jsonl")
+[ "$(grep -o '"val_loss":[^,]*' <<<"$a")" = "$(grep -o '"val_loss":[^,]*' <<<"$b")" ] || fail "--eval-tasks-val changed val_loss"
+[ "$(grep -o '"task_cloze_loss":[^,]*' <<<"$a")" != "$(grep -o '"task_cloze_loss":[^,]*' <<<"$b")" ] ||
+    fail "--eval-tasks-val: the same task items as --val"
 
 # A ladder's eval_tasks and eval_task_items reach every run.
 printf 'name lt\ntrain %s\nval %s\nmodel d1-hd16-w{width}\nwidths 16 32\nseeds 1\ntokens_per_param 2\nseq 32\nbatch 4\neval_batches 1\neval_at 0.5,1\neval_tasks choice\neval_task_items 12\n' \

@@ -170,17 +170,19 @@ static void test_choice_items(void) {
     task_items_free(&it);
 }
 
-// Brute force: the training forward over context + candidate, log-softmax at every candidate position.
-static void brute_ll(model *m, const task_items *it, size_t i, size_t c, double *ll, bool *greedy) {
-    size_t K = it->n_cand, L = it->cand_len[i * K + c], T = it->ctx_len[i] + L - 1, V = m->cfg.vocab;
+// Brute force: the training forward over ctx (ctx_len tokens) + candidate c of item i, log-softmax at every
+// candidate position.
+static void brute_ll(model *m, const task_items *it, const int32_t *ctx, size_t ctx_len, size_t i, size_t c, double *ll,
+                     bool *greedy) {
+    size_t K = it->n_cand, L = it->cand_len[i * K + c], T = ctx_len + L - 1, V = m->cfg.vocab;
     int32_t *seq = malloc((T + 1) * sizeof *seq);
     float *logits = malloc(T * V * sizeof *logits);
-    memcpy(seq, it->tok + it->ctx_off[i], it->ctx_len[i] * sizeof *seq);
-    memcpy(seq + it->ctx_len[i], it->tok + it->cand_off[i * K + c], L * sizeof *seq);
+    memcpy(seq, ctx, ctx_len * sizeof *seq);
+    memcpy(seq + ctx_len, it->tok + it->cand_off[i * K + c], L * sizeof *seq);
     CHECK(model_reserve(m, 1, T) == SX_OK);
     model_loss(m, seq, logits);
     *ll = 0, *greedy = true;
-    for (size_t t = it->ctx_len[i] - 1; t < T; t++) {
+    for (size_t t = ctx_len - 1; t < T; t++) {
         const float *z = logits + t * V;
         size_t best = 0;
         double sum = 0;
@@ -218,7 +220,14 @@ static void check_scorer(const char *name, const char *desc, size_t vocab_size, 
     for (size_t i = 0; i < it.n; i++) {
         double ll[TASK_CHOICES], ll_dec[TASK_CHOICES];
         bool greedy[TASK_CHOICES], greedy_dec[TASK_CHOICES];
-        for (size_t c = 0; c < K; c++) brute_ll(&m, &it, i, c, &ll[c], &greedy[c]);
+        double null_ll[TASK_CHOICES];
+        bool pmi = !strcmp(name, "choice_pmi"), null_greedy;
+        int32_t eot = (int32_t)vocab->eot;   // choice_pmi's null context: a document's start
+        if (pmi) CHECK(it.tok[it.ctx_off[i] - 1] == eot);
+        for (size_t c = 0; c < K; c++) {
+            brute_ll(&m, &it, it.tok + it.ctx_off[i], it.ctx_len[i], i, c, &ll[c], &greedy[c]);
+            if (pmi) brute_ll(&m, &it, &eot, 1, i, c, &null_ll[c], &null_greedy);
+        }
         CHECK(task_candidates_ll(&d, &it, i, ll_dec, greedy_dec) == SX_OK);
         for (size_t c = 0; c < K; c++) {
             worst = fmax(worst, fabs(ll_dec[c] - ll[c]) / (1 + fabs(ll[c])));
@@ -226,9 +235,10 @@ static void check_scorer(const char *name, const char *desc, size_t vocab_size, 
         }
         size_t a = it.answer[i], best = 0;
         for (size_t c = 1; c < K; c++)
-            if (ll[c] / it.cand_bytes[i * K + c] > ll[best] / it.cand_bytes[i * K + best]) best = c;
+            if (pmi ? ll[c] - null_ll[c] > ll[best] - null_ll[best]
+                    : ll[c] / it.cand_bytes[i * K + c] > ll[best] / it.cand_bytes[i * K + best]) best = c;
         if (!strcmp(name, "cloze")) correct += greedy[0], loss -= ll[0];
-        else if (!strcmp(name, "choice")) correct += best == a, loss -= ll[a] / (double)it.cand_len[i * K + a];
+        else if (!strncmp(name, "choice", 6)) correct += best == a, loss -= ll[a] / (double)it.cand_len[i * K + a];
         else loss -= ll[0] / (double)it.cand_len[i];
     }
     if (!CHECK(worst < 1e-4)) fprintf(stderr, "  %s: decoder vs full forward log-likelihood rel err %g\n", name, worst);
@@ -244,6 +254,7 @@ static void test_scorers_match_brute_force(void) {
     check_scorer("cloze", "d2-w32-hd8-kv2", vocab->n_ids, 20);
     check_scorer("choice", "d2-w32-hd8-kv2", vocab->n_ids, 20);
     check_scorer("choice", "d2-w32-hd8-mla-dc16", vocab->n_ids, 8);   // another mixer's cache
+    check_scorer("choice_pmi", "d2-w32-hd8-kv2", vocab->n_ids, 20);
     check_scorer("arith", "d2-w32-hd8", ARITH_VOCAB, 6);
 }
 
@@ -301,7 +312,7 @@ static void test_wilson(void) {
 static void test_suite(void) {
     task_suite s;
     CHECK(task_suite_open(&s, "cloze,bogus", shard_path, "", 10, 1) == SX_ERR_ARG);
-    CHECK(strstr(sx_last_error(), "unknown task 'bogus' (tasks: cloze, choice, arith)") != NULL);
+    CHECK(strstr(sx_last_error(), "unknown task 'bogus' (tasks: cloze, choice, choice_pmi, arith)") != NULL);
     CHECK(task_suite_open(&s, "cloze", "/nonexistent/val.shard", "", 10, 1) != SX_OK);
     CHECK(strstr(sx_last_error(), "/nonexistent/val.shard") != NULL);
     CHECK(task_suite_open(&s, "choice", "", "", 10, 1) == SX_ERR_ARG);

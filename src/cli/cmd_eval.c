@@ -26,7 +26,7 @@ int cmd_eval(int argc, char **argv) {
     long n, seed;
     bool as_json;
     const flag_def flags[] = {
-        {"task", FLAG_STR, &names, "", "task name(s), comma-separated: cloze, choice, arith"},
+        {"task", FLAG_STR, &names, "", "task name(s), comma-separated: cloze, choice, choice_pmi, arith"},
         {"val", FLAG_STR, &val, "", "validation shard the text tasks are built from (default: the run's --val)"},
         {"vocab", FLAG_STR, &vocab, "", "vocabulary the shard was written with (default: the .sxv beside it)"},
         {"n", FLAG_INT, &n, "200", "items per task"},
@@ -40,7 +40,7 @@ int cmd_eval(int argc, char **argv) {
     if (flags_help_or_parse(flags, nf, argc, argv, pos, 1, &npos, "eval --task NAME[,NAME] CHECKPOINT [flags]",
                             "Scores a checkpoint on downstream tasks: accuracy (95% Wilson interval) and task loss.", &st))
         return 0;
-    if (!st && !*names) st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice or arith)");
+    if (!st && !*names) st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice, choice_pmi or arith)");
     if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
     if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
     if (st) return cli_report("eval", st);
@@ -67,7 +67,7 @@ int cmd_eval(int argc, char **argv) {
             putchar('\n');
             json_decref(o);
         } else
-            printf("%-7s acc %.4f [%.4f, %.4f] (%zu/%zu, 95%% Wilson; chance %.2f) | loss %.4f %s\n", t->name, acc, lo,
+            printf("%-10s acc %.4f [%.4f, %.4f] (%zu/%zu, 95%% Wilson; chance %.2f) | loss %.4f %s\n", t->name, acc, lo,
                    hi, r.correct, r.n, t->chance, r.loss, t->loss_unit);
     }
     task_suite_free(&s);

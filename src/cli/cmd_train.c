@@ -1,11 +1,12 @@
 // sextant train: flags -> train_options -> train_run. The flag table lives with the options
 // (train/options.h), so that the ladder starts its runs from the same table. --forecast is wired here as
 // the run's evaluation hook (scale/forecast.h), which keeps train/ below scale/; --eval-tasks as its model
-// probe (infer/tasks.h), built once from --val with the task seed every run shares (so every run of a
+// probe (infer/tasks.h), built once from --val (or --eval-tasks-val) with the task seed every run shares (so every run of a
 // ladder, and a resumed run, is measured on the same items).
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "data/mixture.h"
 #include "dist/dist.h"
 #include "infer/tasks.h"
 #include "scale/forecast.h"
@@ -40,8 +41,12 @@ int cmd_train(int argc, char **argv) {
     task_suite tasks = {0};
     train_model_probe probe = {&tasks, tasks_start, tasks_measure};
     if (!st && *o.eval_tasks) {
-        st = task_suite_open(&tasks, o.eval_tasks, o.val_data, "", (size_t)(o.eval_task_items > 0 ? o.eval_task_items : 0),
-                             TASK_SEED);
+        const char *text = *o.eval_tasks_val ? o.eval_tasks_val : o.val_data;
+        if (mixture_is_spec(text))
+            st = sx_fail(SX_ERR_ARG, "--eval-tasks: text tasks are built from one token shard, not the mixture %s: give "
+                         "--eval-tasks-val SHARD (e.g. one source's validation shard)", text);
+        if (!st) st = task_suite_open(&tasks, o.eval_tasks, text, "", (size_t)(o.eval_task_items > 0 ? o.eval_task_items : 0),
+                                      TASK_SEED);
         o.task_probe = &probe;
     }
     if (o.resume_or_start) o.resume = true;

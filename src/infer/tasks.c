@@ -228,7 +228,7 @@ static sx_status build_choice(const task_text *src, uint64_t seed, size_t n, tas
     if (!st && !starts) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st && t.n_eot < 2) st = sx_fail(SX_ERR_ARG, "choice: the validation shard has one document; distractors "
                                          "come from other documents");
-    if (!st) st = items_alloc(out, n, K, n * (TASK_CHOICE_CTX + K * TASK_CHOICE_MAX));
+    if (!st) st = items_alloc(out, n, K, n * (1 + TASK_CHOICE_CTX + K * TASK_CHOICE_MAX));
     rng_state r;
     rng_seed(&r, seed * 0x9E3779B97F4A7C15ull + 0xC401CE);
     uint64_t N = t.sh->h.n_tokens;
@@ -245,6 +245,7 @@ static sx_status build_choice(const task_text *src, uint64_t seed, size_t n, tas
         if (c < K) break;
         starts[found] = i;
         out->answer[found] = answer;
+        out->tok[used++] = (int32_t)t.sh->h.eot;   // the null context of choice_pmi, just before the context
         out->ctx_off[found] = copy_span(out, &used, &t, i - TASK_CHOICE_CTX, i - 1);
         out->ctx_len[found] = TASK_CHOICE_CTX;
         for (size_t c = 0; c < K; c++) {
@@ -396,64 +397,94 @@ sx_status task_candidates_ll(decoder *d, const task_items *it, size_t i, double 
 }
 
 // Runs group_ll over all items in groups and hands each item's (ll, greedy) to judge, which returns whether
-// the item is correct and adds to *loss.
-typedef bool (*judge_fn)(const task_items *it, size_t i, const double *ll, const bool *greedy, double *loss);
+// the item is correct and adds to *loss. With null_ctx, each candidate's log-likelihood after the null context
+// (the end-of-text token before its context: a document's start) goes to judge as null_ll; else NULL.
+typedef bool (*judge_fn)(const task_items *it, size_t i, const double *ll, const double *null_ll, const bool *greedy,
+                         double *loss);
 
-static sx_status score_by_ll(decoder *d, const task_items *it, judge_fn judge, task_score *out) {
+static sx_status score_by_ll(decoder *d, const task_items *it, bool null_ctx, judge_fn judge, task_score *out) {
     const size_t K = it->n_cand;
-    double ll[GROUP * TASK_CHOICES], loss = 0;
-    bool greedy[GROUP * TASK_CHOICES];
+    double ll[GROUP * TASK_CHOICES], null_ll[GROUP * TASK_CHOICES], loss = 0;
+    bool greedy[GROUP * TASK_CHOICES], null_greedy[GROUP * TASK_CHOICES];
     SX_CHECK(K <= TASK_CHOICES, "raise TASK_CHOICES for more candidates");
     memset(out, 0, sizeof *out);
-    ll_work w;
+    // The null items: the same candidates after a one-token context, the token before each context.
+    task_items null = *it;
+    null.ctx_off = null_ctx ? sx_alloc(it->n * sizeof *null.ctx_off, "tasks null off") : NULL;
+    null.ctx_len = null_ctx ? sx_alloc(it->n * sizeof *null.ctx_len, "tasks null len") : NULL;
+    if (null_ctx && (!null.ctx_off || !null.ctx_len)) {
+        free(null.ctx_off);
+        free(null.ctx_len);
+        return sx_fail(SX_ERR_NOMEM, "out of memory for task scoring");
+    }
+    for (size_t i = 0; null_ctx && i < it->n; i++) null.ctx_off[i] = it->ctx_off[i] - 1, null.ctx_len[i] = 1;
+    ll_work w, w0;
     sx_status st = work_alloc(it, 0, it->n, GROUP, d->m->cfg.vocab, &w);
-    if (st) return st;
+    bool have_w = !st, have_w0 = false;
+    if (!st && null_ctx) have_w0 = !(st = work_alloc(&null, 0, it->n, GROUP, d->m->cfg.vocab, &w0));
     for (size_t first = 0; first < it->n && !st; first += GROUP) {
         size_t count = it->n - first < GROUP ? it->n - first : GROUP;
         if ((st = group_ll(d, it, first, count, &w, ll, greedy))) break;
-        for (size_t g = 0; g < count; g++) out->correct += judge(it, first + g, ll + g * K, greedy + g * K, &loss);
+        if (null_ctx && (st = group_ll(d, &null, first, count, &w0, null_ll, null_greedy))) break;
+        for (size_t g = 0; g < count; g++)
+            out->correct += judge(it, first + g, ll + g * K, null_ctx ? null_ll + g * K : NULL, greedy + g * K, &loss);
     }
-    work_free(&w);
+    if (have_w) work_free(&w);
+    if (have_w0) work_free(&w0);
+    free(null.ctx_off);
+    free(null.ctx_len);
     out->n = it->n;
     out->loss = it->n ? loss / (double)it->n : NAN;
     return st;
 }
 
-static bool judge_cloze(const task_items *it, size_t i, const double *ll, const bool *greedy, double *loss) {
-    (void)it, (void)i;
+static bool judge_cloze(const task_items *it, size_t i, const double *ll, const double *null_ll, const bool *greedy,
+                        double *loss) {
+    (void)it, (void)i, (void)null_ll;
     *loss -= ll[0];
     return greedy[0];
 }
 
-// Length-normalised: the highest log-likelihood per byte of text wins (ties to the first candidate).
-static bool judge_choice(const task_items *it, size_t i, const double *ll, const bool *greedy, double *loss) {
+// The highest score wins (ties to the first candidate); the loss is the true continuation's NLL per token.
+// choice: log-likelihood per byte of text (length-normalised, HellaSwag's acc_norm); choice_pmi: log-likelihood
+// minus that after the null context (pointwise mutual information with the passage, as GPT-3 scored ARC,
+// OpenBookQA and RACE: what the passage adds, not how common the continuation's words are).
+static bool judge_choice(const task_items *it, size_t i, const double *ll, const double *null_ll, const bool *greedy,
+                         double *loss) {
     (void)greedy;
     const size_t K = it->n_cand, a = it->answer[i];
     size_t best = 0;
+    double score[TASK_CHOICES];
+    for (size_t c = 0; c < K; c++) score[c] = null_ll ? ll[c] - null_ll[c] : ll[c] / it->cand_bytes[i * K + c];
     for (size_t c = 1; c < K; c++)
-        if (ll[c] / it->cand_bytes[i * K + c] > ll[best] / it->cand_bytes[i * K + best]) best = c;
+        if (score[c] > score[best]) best = c;
     *loss -= ll[a] / (double)it->cand_len[i * K + a];
     return best == a;
 }
 
-static bool judge_teacher_forced(const task_items *it, size_t i, const double *ll, const bool *greedy, double *loss) {
-    (void)greedy;
+static bool judge_teacher_forced(const task_items *it, size_t i, const double *ll, const double *null_ll,
+                                 const bool *greedy, double *loss) {
+    (void)greedy, (void)null_ll;
     *loss -= ll[0] / (double)it->cand_len[i];
     return false;   // arith's accuracy comes from generation
 }
 
 static sx_status score_cloze(decoder *d, const task_items *it, task_score *out) {
-    return score_by_ll(d, it, judge_cloze, out);
+    return score_by_ll(d, it, false, judge_cloze, out);
 }
 
 static sx_status score_choice(decoder *d, const task_items *it, task_score *out) {
-    return score_by_ll(d, it, judge_choice, out);
+    return score_by_ll(d, it, false, judge_choice, out);
+}
+
+static sx_status score_choice_pmi(decoder *d, const task_items *it, task_score *out) {
+    return score_by_ll(d, it, true, judge_choice, out);
 }
 
 // Loss teacher-forced; accuracy from greedy generation (the final answer of the complete lines, as `ttc`
 // checks its samples).
 static sx_status score_arith(decoder *d, const task_items *it, task_score *out) {
-    sx_status st = score_by_ll(d, it, judge_teacher_forced, out);
+    sx_status st = score_by_ll(d, it, false, judge_teacher_forced, out);
     rng_state unused;   // greedy decoding draws nothing
     rng_seed(&unused, 0);
     for (size_t i = 0; i < it->n && !st; i++) {
@@ -470,6 +501,9 @@ const task_def task_table[] = {
      TASK_CLOZE_CTX, build_cloze, score_cloze},
     {"choice", "true continuation among 4, the others from other documents (HellaSwag-style; per-byte LL)",
      "nats per token", 1.0 / TASK_CHOICES, true, TASK_CHOICE_CTX + TASK_CHOICE_MAX, build_choice, score_choice},
+    {"choice_pmi", "the choice items scored by log-likelihood minus that after a document start (PMI, as GPT-3 "
+     "scored ARC)", "nats per token", 1.0 / TASK_CHOICES, true, TASK_CHOICE_CTX + TASK_CHOICE_MAX, build_choice,
+     score_choice_pmi},
     {"arith", "arithmetic problems, exact final answer under greedy decoding (byte-level models from ttc train)",
      "nats per token", 0.0, false, TTC_CTX, build_arith, score_arith},
 };

@@ -6,6 +6,8 @@
 //   choice  4-way multiple choice of a held-out passage's true continuation against continuations from other
 //           documents, HellaSwag-style: the highest log-likelihood per byte of text wins; loss = the true
 //           continuation's NLL per token
+//   choice_pmi  the choice items scored by pointwise mutual information with the passage: log-likelihood
+//           minus that after the end-of-text token alone (as GPT-3 scored ARC); the same loss
 //   arith   the arithmetic task (infer/task_arith) for byte-level models trained on it (`sextant ttc train`):
 //           correct when the greedy solution's final answer is exact; loss = the reference solution's NLL per
 //           token (teacher-forced)
@@ -42,6 +44,7 @@ typedef struct {
 
 // A task's items. Item i has a context tok[ctx_off[i] .. + ctx_len[i]) and n_cand candidate continuations
 // (candidate c at cand_off[i·n_cand + c], cand_len tokens, cand_bytes bytes of text), answer[i] the true one.
+// For choice items tok[ctx_off[i] − 1] is the end-of-text token (choice_pmi's null context).
 typedef struct {
     size_t n, n_cand;
     int32_t *tok;

@@ -99,6 +99,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
     if (!strcmp(key, "eval_tasks")) COPY(eval_tasks);
+    if (!strcmp(key, "eval_tasks_val")) COPY(eval_tasks_val);
     if (!strcmp(key, "eval_task_items")) WHOLE(eval_task_items, 1, 1e6);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
     if (!strcmp(key, "seq")) WHOLE(seq, 1, LADDER_MAX_DIM);
@@ -402,6 +403,7 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->eval_at = x->eval_at;
     o->eval_batches = (long)x->eval_batches;
     o->eval_tasks = s->eval_tasks;
+    o->eval_tasks_val = s->eval_tasks_val;
     if (s->eval_task_items) o->eval_task_items = (long)s->eval_task_items;
     o->threads = threads;
     snprintf(r->out, sizeof r->out, "%s/%s", out_dir, x->dir);

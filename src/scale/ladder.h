@@ -35,6 +35,7 @@
 //   eval_tasks NAME,NAME        downstream tasks every run also measures at its evaluations (train
 //                               --eval-tasks; docs/TASKS.md): task_<name>_acc/_loss/_n in metrics.jsonl [none]
 //   eval_task_items N           items per task and evaluation [200]
+//   eval_tasks_val PATH         the token shard the text tasks are built from [val; needed when val is a mixture]
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
 //   extra FLAGS...              more `sextant train` flags, passed verbatim after the plan's
@@ -60,6 +61,7 @@ typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
     char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
     char eval_tasks[128];  // "" or the downstream tasks every run measures (train --eval-tasks)
+    char eval_tasks_val[1024];   // "" or the shard they are built from (train --eval-tasks-val)
     size_t eval_task_items;   // 0: the trainer's default
     char metric[64];       // "" or a metrics key fitted in place of the validation loss (not a spec key: the
                            // downstream forecast fits task_<name>_loss this way, scale/taskcast.h)

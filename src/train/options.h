@@ -68,6 +68,7 @@ typedef struct {
     const char *eval_tasks;     // "" or downstream tasks measured at every evaluation (the CLI wires them as
                                 // task_probe: train_run itself does not build them)
     long eval_task_items;       // items per task
+    const char *eval_tasks_val; // "" or the token shard the text tasks are built from (default: val_data)
     long ckpt_every;            // steps; 0 = only at the end
     const char *out;            // run directory
     const char *dtype;          // "fp32" | "bf16"
