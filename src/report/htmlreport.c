@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lines.h"
 #include "core/status.h"
 #include "laws/fit.h"
 #include "scale/forecast.h"
@@ -51,9 +52,10 @@ static void pre_file(FILE *f, const char *path) {
         svgplot_escape(f, path);
         fprintf(f, ")");
     }
-    char line[4096];
-    while (in && fgets(line, sizeof line, in)) svgplot_escape(f, line);
-    if (in) fclose(in);
+    line_reader r;
+    line_reader_init(&r, in);
+    while (line_reader_next(&r)) svgplot_escape(f, r.line);
+    line_reader_close(&r);
     fprintf(f, "</pre>\n");
 }
 

@@ -71,12 +71,13 @@ sx_status datafit_penalty(const double *D, const double *U, const double *delta,
     double B;
     out->rmse = sqrt(fmax(0, pen_rss(D, U, delta, NULL, n, out->params[1], out->params[2], &B)) / (double)n);
     // Bootstrap: resample whole groups (one data-limited/fresh pair of runs each) and refit.
-    size_t *idx = malloc(n * sizeof *idx), *members = malloc(n * sizeof *members), *start = calloc(n_groups + 1, sizeof *start);
-    double *boot = malloc(3 * DATAFIT_BOOT * sizeof *boot);
+    size_t *idx = sx_calloc_n(n, sizeof *idx, "datafit bootstrap sample"), *members = sx_calloc_n(n, sizeof *members, "datafit group members"),
+           *start = sx_calloc_n(n_groups + 1, sizeof *start, "datafit group starts");
+    double *boot = sx_calloc_n(3 * DATAFIT_BOOT, sizeof *boot, "datafit bootstrap fits");
     if (!idx || !members || !start || !boot) { free(idx); free(members); free(start); free(boot); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     for (size_t i = 0; i < n; i++) start[group[i] + 1]++;
     for (size_t g = 0; g < n_groups; g++) start[g + 1] += start[g];
-    size_t *fill = calloc(n_groups, sizeof *fill);
+    size_t *fill = sx_calloc_n(n_groups, sizeof *fill, "datafit group fill");
     for (size_t i = 0; fill && i < n; i++) members[start[group[i]] + fill[group[i]]++] = i;
     free(fill);
     rng_state r;
@@ -113,13 +114,13 @@ typedef struct {
 static sx_status add_point(points *p, double D, double U, double delta, size_t group) {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 256;
-        double *a = realloc(p->D, cap * sizeof *a);
+        double *a = sx_realloc(p->D, cap * sizeof *a, "datafit points D");
         if (a) p->D = a;
-        double *b = realloc(p->U, cap * sizeof *b);
+        double *b = sx_realloc(p->U, cap * sizeof *b, "datafit points U");
         if (b) p->U = b;
-        double *c = realloc(p->delta, cap * sizeof *c);
+        double *c = sx_realloc(p->delta, cap * sizeof *c, "datafit points delta");
         if (c) p->delta = c;
-        size_t *g = realloc(p->group, cap * sizeof *g);
+        size_t *g = sx_realloc(p->group, cap * sizeof *g, "datafit points group");
         if (g) p->group = g;
         if (!a || !b || !c || !g) return sx_fail(SX_ERR_NOMEM, "out of memory");
         p->cap = cap;

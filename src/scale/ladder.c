@@ -494,7 +494,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (st) return st;
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
-    run_options *ro = malloc(sizeof *ro);   // every run's options are valid before any starts
+    run_options *ro = sx_alloc(sizeof *ro, "ladder run options");   // every run's options are valid before any starts
     if (!ro && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++)
         st = build_options(s, &runs[i], parent_of(s, runs, i), out_dir, 1, ro);
