@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "scale/fit.h"
-#include "scale/laws.h"
-#include "scale/pubdata.h"
-#include "scale/schedfit.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
+#include "laws/pubdata.h"
+#include "laws/schedfit.h"
 
 static double now(void) {
     struct timespec ts;
@@ -89,7 +89,7 @@ static size_t fit_schedules(const pub_mpl *m, schedfit_curve *c) {
     return n;
 }
 
-// Fits the MPL (mpl = 1, with the shape prior at prior_weight; scale/schedfit.h) or Tissue's law (mpl = 0) to
+// Fits the MPL (mpl = 1, with the shape prior at prior_weight; laws/schedfit.h) or Tissue's law (mpl = 0) to
 // m's fit schedules. r overwritten.
 static int fit_curves(const pub_mpl *m, int mpl, double prior_weight, fit_result *r) {
     schedfit_curve c[16];

@@ -14,10 +14,10 @@
 #include "scale/curvecast.h"
 #include "scale/datafit.h"
 #include "scale/forecast.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/lrsweep.h"
-#include "scale/rundir.h"
-#include "scale/plots.h"
+#include "runs/rundir.h"
+#include "report/plots.h"
 #include "scale/taskcast.h"
 
 static json_t *load(const char *path, sx_status *st) {

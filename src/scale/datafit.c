@@ -5,9 +5,9 @@
 #include <string.h>
 #include "core/rng.h"
 #include "scale/datafit.h"
-#include "scale/datalaw.h"
-#include "scale/fit.h"
-#include "scale/rundir.h"
+#include "laws/datalaw.h"
+#include "laws/fit.h"
+#include "runs/rundir.h"
 
 #define PEN_BETA_MIN 0.02    // the search box: beta in [0.02, 2], Rstar in [0.1, 1e4]
 #define PEN_BETA_MAX 2.0

@@ -2,7 +2,7 @@
 // branches off each run's stable phase — described by a plain-text spec and run as `sextant train`
 // processes. Responsible for the spec, the plan (which runs, with which flags, in which directory), running
 // the plan (skipping finished runs, resuming interrupted ones, several at once), and its status.
-// Not responsible for training itself (train/) or fitting (scale/fit.h, scale/forecast.h).
+// Not responsible for training itself (train/) or fitting (laws/fit.h, scale/forecast.h).
 //
 // Spec: one "key value..." per line, '#' starts a comment. Keys (defaults in brackets):
 //   name NAME                   ladder name [ladder]

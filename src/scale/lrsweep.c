@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scale/lrfit.h"
+#include "laws/lrfit.h"
 #include "scale/lrsweep.h"
 
 #define LRSWEEP_NOISE_FLOOR 1e-3   // relative loss noise assumed at least (seed spread below this is luck)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/acclaw.h"
-#include "scale/rundir.h"
+#include "laws/acclaw.h"
+#include "runs/rundir.h"
 #include "scale/taskcast.h"
 
 #define TASKCAST_BOOT 200

@@ -1,7 +1,7 @@
 // taskcast: the downstream forecast of a ladder's hero, chained in two steps (docs/FORECAST.md, "Task
 // accuracy"): (i) each task's loss vs compute, from the same per-fraction laws as the validation loss (the
 // ladder read with task_<name>_loss in place of val_loss, scale/forecast.h), and (ii) accuracy vs task loss
-// (scale/acclaw.h), fitted on every rung's (task loss, accuracy) pairs at every evaluated fraction. The
+// (laws/acclaw.h), fitted on every rung's (task loss, accuracy) pairs at every evaluated fraction. The
 // hero's accuracy at each fraction is the accuracy law at its forecast task loss, with a band that carries the
 // loss band, the accuracy law's bootstrap and held-out error, and the binomial error of the task's items.
 //

@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 #include "scale/forecast.h"
-#include "scale/htmlreport.h"
-#include "scale/plots.h"
-#include "scale/rundir.h"
-#include "scale/svgplot.h"
+#include "report/htmlreport.h"
+#include "report/plots.h"
+#include "runs/rundir.h"
+#include "report/svgplot.h"
 
 static const char *style =
     "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222;line-height:1.4}"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scale/svgplot.h"
+#include "report/svgplot.h"
 
 #define W 900
 #define H 560

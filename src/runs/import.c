@@ -13,7 +13,7 @@
 #include "core/fsutil.h"
 #include "core/lines.h"
 #include "optim/schedule.h"
-#include "scale/import.h"
+#include "runs/import.h"
 
 #define LADDER_FORMAT "sextant-curve-ladder"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/status.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 #include "core/lines.h"
 
 #define RUNDIR_MAX_STEP 1e15   // far beyond any run, far below 2^64

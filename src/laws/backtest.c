@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/backtest.h"
-#include "scale/finallaw.h"
-#include "scale/fit.h"
-#include "scale/laws.h"
-#include "scale/schedfit.h"
+#include "laws/backtest.h"
+#include "laws/finallaw.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
+#include "laws/schedfit.h"
 
 #define PF_N_FRACS 19 // 0.10, 0.15, ..., 1.00
 

@@ -11,8 +11,8 @@
 #define SEXTANT_SCALE_SCHEDFIT_H
 #include <stddef.h>
 #include "core/status.h"
-#include "scale/fit.h"
-#include "scale/laws.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
 
 // One curve: the LR of every step (absolute: the law's S1 sums it) and the losses at 0-based steps.
 typedef struct {

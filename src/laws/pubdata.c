@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/pubdata.h"
+#include "laws/pubdata.h"
 
 #define CSV_MAX_FIELDS 32
 #define CSV_LINE 4096

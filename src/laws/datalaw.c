@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scale/datalaw.h"
+#include "laws/datalaw.h"
 
 double law_dc_effective_tokens(double D, double U, double rstar) {
     if (!(U > 0) || D <= U) return D;

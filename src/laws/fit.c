@@ -9,7 +9,7 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include "core/status.h"
 #include "core/rng.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 
 #define FIT_MAX_LINEAR 8
 #define FIT_STAGED_POLISH_ITER 10 // exact-law iterations after a fast fit

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/schedfit.h"
+#include "laws/schedfit.h"
 
 #define MPL_BLOCK 16 // LR changes merged per term while fitting (exact polish afterwards)
 
