@@ -1,15 +1,17 @@
 // Downstream tasks (infer/tasks): every builder is deterministic from its seed (same seed, same items; another
-// seed, other items; fewer items, the first ones) and builds what it says (cloze: a whole word that occurs earlier in its passage; choice:
-// the true continuation is the shard's next tokens, the others come from other documents); every scorer
-// agrees with a brute-force scorer that runs the training forward on each candidate in full; greedy exact
-// match is true exactly for the model's own argmax continuation; the Wilson interval; the suite's errors and
-// its metrics fields.
+// seed, other items; fewer items, the first ones) and builds what it says (cloze: a whole word that occurs
+// earlier in its passage; choice: the true continuation is the shard's next tokens, the others come from other
+// documents); every scorer agrees with a brute-force scorer that runs the training forward on each candidate in
+// full; arith's greedy generation equals greedy decoding by the full forward; greedy exact match is true
+// exactly for the model's own argmax continuation; the Wilson interval; the suite's errors and its metrics
+// fields.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "core/rng.h"
 #include "infer/tasks.h"
+#include "infer/ttc_experiment.h"
 #include "model/model.h"
 #include "support/modelcheck.h"
 #include "support/testlib.h"
@@ -296,6 +298,42 @@ static void test_greedy_exact_match(void) {
     free(logits);
 }
 
+// arith's greedy generation against greedy decoding by the full training forward, re-run on the whole
+// prefix for every new token: the same text, token for token, on a random byte-level model.
+static void test_arith_generation_brute_force(void) {
+    model m;
+    random_model("d1-w16-hd8", ARITH_VOCAB, &m);
+    decoder d;
+    CHECK(decoder_init(&d, &m, task_find("arith")->ctx) == SX_OK);
+    arith_problem p[3];
+    arith_split(5, 3, 1, 3, 2, p);
+    int32_t *seq = malloc(TTC_CTX * sizeof *seq);
+    float *logits = malloc(TTC_CTX * ARITH_VOCAB * sizeof *logits);
+    for (size_t q = 0; q < 3; q++) {
+        char got[TTC_MAX_TEXT], want[TTC_MAX_TEXT];
+        bool correct;
+        CHECK(task_arith_solve(&d, &p[q], got, &correct) == SX_OK);
+        size_t np = arith_prompt_tokens(&p[q], seq, TTC_CTX), n = np;
+        // generation stops at end-of-text or once the sequence fills the context but one position
+        while (n < TTC_CTX - 1 && (n == np || seq[n - 1] != ARITH_EOT)) {
+            seq[n] = 0;
+            CHECK(model_reserve(&m, 1, n) == SX_OK);
+            model_loss(&m, seq, logits);
+            size_t best = 0;
+            for (size_t v = 1; v < ARITH_VOCAB; v++)
+                if (logits[(n - 1) * ARITH_VOCAB + v] > logits[(n - 1) * ARITH_VOCAB + best]) best = v;
+            seq[n++] = (int32_t)best;
+        }
+        arith_detokenize(seq + np, n - np, want, sizeof want);
+        if (!CHECK(!strcmp(got, want) && strlen(got) > 10)) fprintf(stderr, "  problem %zu: '%s' vs brute force '%s'\n", q, got, want);
+        CHECK(correct == arith_check_final(&p[q], want));
+    }
+    free(seq);
+    free(logits);
+    decoder_free(&d);
+    model_free(&m);
+}
+
 static void test_wilson(void) {
     double lo, hi;
     task_wilson(47, 200, 1.96, &lo, &hi);
@@ -345,6 +383,7 @@ int main(void) {
     TEST_RUN(test_choice_items);
     TEST_RUN(test_scorers_match_brute_force);
     TEST_RUN(test_greedy_exact_match);
+    TEST_RUN(test_arith_generation_brute_force);
     TEST_RUN(test_wilson);
     TEST_RUN(test_suite);
     shard_close(&shard);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/rng.h"
 #include "core/status.h"
+#include "infer/generate.h"
 #include "infer/tasks.h"
 #include "infer/ttc_experiment.h"
 #include "kernels/xent.h"
@@ -481,17 +482,29 @@ static sx_status score_choice_pmi(decoder *d, const task_items *it, task_score *
     return score_by_ll(d, it, true, judge_choice, out);
 }
 
-// Loss teacher-forced; accuracy from greedy generation (the final answer of the complete lines, as `ttc`
-// checks its samples).
-static sx_status score_arith(decoder *d, const task_items *it, task_score *out) {
-    sx_status st = score_by_ll(d, it, false, judge_teacher_forced, out);
+sx_status task_arith_solve(decoder *d, const arith_problem *p, char *text, bool *correct) {
+    int32_t prompt[ARITH_EXPR_MAX + 2], stop = ARITH_EOT;
+    size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
+    gen_config g = {.sampler = {.temperature = 0, .top_p = 1}, .max_new = d->max_ctx - np - 1, .stop = &stop, .n_stop = 1};
     rng_state unused;   // greedy decoding draws nothing
     rng_seed(&unused, 0);
+    gen_stream *s = NULL;
+    sx_status st = generate_samples(d, prompt, np, 1, &g, &unused, &s);
+    if (st) return st;
+    arith_detokenize(s[0].tok, s[0].len, text, TTC_MAX_TEXT);
+    *correct = arith_check_final(p, text);   // the last complete line's answer
+    gen_streams_free(d, s, 1);
+    return SX_OK;
+}
+
+// Loss teacher-forced; accuracy from greedy generation.
+static sx_status score_arith(decoder *d, const task_items *it, task_score *out) {
+    sx_status st = score_by_ll(d, it, false, judge_teacher_forced, out);
+    char text[TTC_MAX_TEXT];
     for (size_t i = 0; i < it->n && !st; i++) {
-        ttc_sample_set s;
-        if ((st = ttc_sample_problem(d, &it->problems[i], 1, 0.0, &unused, &s))) break;
-        out->correct += s.correct[0];
-        ttc_sample_set_free(&s);
+        bool correct = false;
+        st = task_arith_solve(d, &it->problems[i], text, &correct);
+        out->correct += correct;
     }
     return st;
 }

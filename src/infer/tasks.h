@@ -80,6 +80,11 @@ void task_items_free(task_items *it);
 // (n_cand each). The brute-force reference for the scorers (tests) and their common step.
 sx_status task_candidates_ll(decoder *d, const task_items *it, size_t i, double *ll, bool *greedy);
 
+// arith's generation: the greedy solution of p from its prompt until end-of-text or the decoder's context
+// (TTC_CTX) but one position, as text (TTC_MAX_TEXT bytes, end-of-text excluded), and whether the answer on its
+// last complete line is exact (as `ttc` checks its samples).
+sx_status task_arith_solve(decoder *d, const arith_problem *p, char *text, bool *correct);
+
 // The Wilson score interval for correct successes in n trials at normal quantile z (1.96: 95%).
 void task_wilson(size_t correct, size_t n, double z, double *lo, double *hi);
 
