@@ -182,7 +182,8 @@ static void brute_ll(model *m, const task_items *it, const int32_t *ctx, size_t 
     memcpy(seq, ctx, ctx_len * sizeof *seq);
     memcpy(seq + ctx_len, it->tok + it->cand_off[i * K + c], L * sizeof *seq);
     CHECK(model_reserve(m, 1, T) == SX_OK);
-    model_loss(m, seq, logits);
+    double loss;
+    CHECK(model_loss(m, seq, logits, &loss) == SX_OK);
     *ll = 0, *greedy = true;
     for (size_t t = ctx_len - 1; t < T; t++) {
         const float *z = logits + t * V;
@@ -274,7 +275,8 @@ static void test_greedy_exact_match(void) {
     for (size_t k = ctx; k < ctx + 3; k++) {   // extend by the argmax, one token at a time
         seq[k] = 0;
         CHECK(model_reserve(&m, 1, k) == SX_OK);
-        model_loss(&m, seq, logits);
+        double loss;
+        CHECK(model_loss(&m, seq, logits, &loss) == SX_OK);
         size_t best = 0;
         for (size_t v = 1; v < V; v++)
             if (logits[(k - 1) * V + v] > logits[(k - 1) * V + best]) best = v;
@@ -318,7 +320,8 @@ static void test_arith_generation_brute_force(void) {
         while (n < TTC_CTX - 1 && (n == np || seq[n - 1] != ARITH_EOT)) {
             seq[n] = 0;
             CHECK(model_reserve(&m, 1, n) == SX_OK);
-            model_loss(&m, seq, logits);
+            double loss;
+            CHECK(model_loss(&m, seq, logits, &loss) == SX_OK);
             size_t best = 0;
             for (size_t v = 1; v < ARITH_VOCAB; v++)
                 if (logits[(n - 1) * ARITH_VOCAB + v] > logits[(n - 1) * ARITH_VOCAB + best]) best = v;

@@ -250,13 +250,15 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
     return total / (double)BT;
 }
 
-double model_loss(model *m, const int32_t *tokens, float *logits_out) {
+sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double *loss) {
+    const long failures = sx_alloc_failures();   // kernels inside parallel regions report failures only here
     act_views v = views(m);
     size_t BT = m->B * m->T;
     int32_t *buf = m->tokens;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
-    return head_loss(m, buf + BT, &v, 0, false, logits_out);
+    *loss = head_loss(m, buf + BT, &v, 0, false, logits_out);
+    return sx_alloc_check(failures);
 }
 
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {

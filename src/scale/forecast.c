@@ -357,7 +357,7 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     model_config c;
     if ((st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c))) return st;
     double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
-    if (!isfinite(per_token)) return SX_ERR_NOMEM;
+    if (!isfinite(per_token)) return SX_ERR_NOMEM;   // the parameter table could not be built: sx_alloc said what
     // the count could not build its parameter table (sx_alloc said what)
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
     double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;

@@ -131,7 +131,7 @@ static sx_status forecast_task(json_t *t, const hero_spec *hero, json_t **out) {
 
 sx_status taskcast_forecast(json_t *fit_tasks, const hero_spec *hero, json_t **out) {
     *out = json_object();
-    if (!*out) return SX_ERR_NOMEM;
+    if (!*out) return sx_fail(SX_ERR_NOMEM, "out of memory for the task forecast (free memory or forecast fewer tasks)");
     const char *name;
     json_t *t;
     sx_status st = SX_OK;
@@ -178,7 +178,7 @@ static json_t *check_task(json_t *f, const rundir_task *t) {
 static sx_status taskcast_check(json_t *forecast, const char *run_dir, json_t **report) {
     json_t *tasks = json_object_get(forecast, "tasks");
     *report = json_object();
-    if (!*report) return SX_ERR_NOMEM;
+    if (!*report) return sx_fail(SX_ERR_NOMEM, "out of memory for the task check's report (free memory and rerun)");
     if (!json_object_size(tasks)) return SX_OK;
     rundir_tasks rt;
     sx_status st = rundir_read_tasks(run_dir, &rt);

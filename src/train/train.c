@@ -127,14 +127,15 @@ static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T
 // The mean loss of one validation source over eval_batches batches, each split over the ranks like a
 // training batch.
 static double evaluate_source(run *r, batch_source *src, sx_status *st) {
-    double sum = 0;
-    const long failures = sx_alloc_failures();
+    double sum = 0, loss = 0;
+    sx_status nomem = SX_OK;
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
-        sum += r->share * model_loss(&r->m, my_rows(r), NULL);
+        if (!nomem) nomem = model_loss(&r->m, my_rows(r), NULL, &loss);
+        sum += r->share * loss;
     }
-    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // a kernel without scratch: the loss means nothing
+    if ((*st = dist_agree(nomem))) return NAN;   // a kernel without scratch on any rank: the loss means nothing
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
 }
