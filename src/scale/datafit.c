@@ -114,15 +114,10 @@ typedef struct {
 static sx_status add_point(points *p, double D, double U, double delta, size_t group) {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 256;
-        double *a = sx_realloc(p->D, cap * sizeof *a, "datafit points D");
-        if (a) p->D = a;
-        double *b = sx_realloc(p->U, cap * sizeof *b, "datafit points U");
-        if (b) p->U = b;
-        double *c = sx_realloc(p->delta, cap * sizeof *c, "datafit points delta");
-        if (c) p->delta = c;
-        size_t *g = sx_realloc(p->group, cap * sizeof *g, "datafit points group");
-        if (g) p->group = g;
-        if (!a || !b || !c || !g) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        sx_status st = sx_grow_columns((void *[]){&p->D, &p->U, &p->delta, &p->group},
+                                       (size_t[]){sizeof *p->D, sizeof *p->U, sizeof *p->delta, sizeof *p->group}, 4,
+                                       cap, "the repeat penalty's points");
+        if (st) return st;
         p->cap = cap;
     }
     p->D[p->n] = D;
