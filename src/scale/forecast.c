@@ -228,6 +228,9 @@ static sx_status lr_array(const char *spec, long n, double warmup, double peak_l
 }
 
 // Schedule-law ratio law(hero shape)/law(rung shape) at every fraction for one rung's fitted law.
+// ratio[f] = law(hero schedule)/law(rung schedule) at every fraction f, both schedules laid over the rung's
+// own steps and peak LR. A ratio of one law's two predictions, not a prediction: the law's misfit on the
+// rung is common to both and cancels, and only the schedule's effect carries over to the hero.
 static sx_status schedule_ratio(json_t *fit, json_t *law, json_t *rung, const char *hero_sched, double warmup,
                                 double *ratio) {
     json_t *ld = json_object_get(fit, "ladder"), *fr = json_object_get(ld, "fracs");
@@ -275,7 +278,8 @@ static void sha256_hex(const char *text, char out[65]) {
     for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(out + 2 * i, "%02x", digest[i]);
 }
 
-// Hash of the document without its "sha256" member, keys sorted, full precision.
+// Hash of the document without its "sha256" member, keys sorted, full precision (17 digits: every double
+// prints back to the same bits, so a document re-read and re-hashed keeps its hash).
 static void forecast_hash(json_t *doc, char out[65]) {
     json_t *copy = json_deep_copy(doc);
     json_object_del(copy, "sha256");
@@ -430,7 +434,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
             double sd = num_at(json_object_get(json_array_get(rungs, r), "seed_sd_rel"), f);
             v_seed += sd * sd / (double)R;
         }
-        // Misfit of the law itself: its in-sample residual at this fraction.
+        // Misfit of the law itself: its in-sample residual at this fraction, a mean |error| turned into a
+        // standard deviation (x sqrt(pi/2) ~ 1.25 for normal errors).
         double s_misfit = 1.25 * json_number_value(json_object_get(json_object_get(e, "fit"), "mean_abs_rel_err"));
         double s_sched = nr > 1 ? sqrt(fmax(0, (rsq[f] - rsum[f] * rsum[f] / (double)nr) / (double)(nr - 1))) / ratio[f] : 0;
         // Extrapolation: the held-out-top-rung error near f (RMS over the smoothing window), scaled by the

@@ -249,6 +249,8 @@ static double rung_compute(const ladder_spec *s, const model_config *c, long *st
     return f.train_per_token * (double)*steps * (double)(*batch * s->seq);
 }
 
+// The width whose whole run comes closest to the budget in log compute (a ratio: rungs are spaced
+// geometrically, so a miss of 10% means the same at every rung). Widths step by 16 to stay GEMM-friendly.
 static sx_status width_for_budget(const ladder_spec *s, double budget, size_t vocab, size_t *width) {
     double best = INFINITY;
     *width = 0;
@@ -291,6 +293,8 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         size_t batch;
         double flops = rung_compute(s, &c, &steps, &batch);
         if (!isfinite(flops)) { st = SX_ERR_NOMEM; break; }   // the FLOP count could not allocate (sx_alloc said what)
+        // The LR follows the width rule lr(w) = lr * (ref/w)^power, so every rung trains near its own optimum
+        // and the rungs differ in size only (what the laws across rungs assume).
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -299,7 +303,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             x->width = widths[i];
             x->seed = seed;
             x->batch = batch;
-            x->eval_batches = s->eval_batches * (s->batch / batch);
+            x->eval_batches = s->eval_batches * (s->batch / batch);   // a smaller batch: more of them, same windows
             x->steps = x->parent_steps = steps;
             x->warmup_steps = lround(s->warmup * (double)steps);
             if (x->warmup_steps < 1) x->warmup_steps = 1;
@@ -325,11 +329,14 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             x->save_at[0] = 0;
             long s0 = lround(br->from * (double)r[m].steps), d = lround(br->length * (double)r[m].steps);
             if (d < 1) d = 1;
+            // A branch resumes its main run's checkpoint at s0 and cools down over d steps: its schedule is a
+            // WSD whose decay is the last d of s0 + d steps, so it matches the main run up to s0 exactly.
             x->steps = s0 + d;
             x->flops = r[m].flops * (double)x->steps / (double)r[m].steps;
             snprintf(x->schedule, sizeof x->schedule, "wsd:decay=%.9g,shape=%s,min=%.9g", (double)d / (double)x->steps,
                      br->shape, shape.min_ratio);
             double ev[16];
+            // eight evaluations spread over the cooldown alone: before s0 the main run's curve already says it all
             for (int j = 1; j <= 8; j++) ev[j - 1] = ((double)s0 + (double)d * j / 8) / (double)x->steps;
             join_fracs(x->eval_at, sizeof x->eval_at, ev, 8, 1);
         }
