@@ -14,9 +14,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "scale/fit.h"
-#include "scale/laws.h"
-#include "scale/pubdata.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
+#include "laws/pubdata.h"
+#include "laws/schedfit.h"
 
 static double now(void) {
     struct timespec ts;
@@ -78,93 +79,45 @@ static void heldout_errors(const pub_mpl *m, predict_fn predict, const double *p
     *mean_worste = n_curves ? sum_worst / (double)n_curves : NAN;
 }
 
-#define MPL_BLOCK 16 // LR changes merged per term while fitting (exact polish afterwards)
-
-// The paper's starting values for the MPL annealing shape (C, beta, gamma) = (1, 0.5, 0.5): the authors'
-// fitting code starts there and stops after at most 200 AdamW steps, so their fits stay close to it (early
-// stopping acts as a prior). Unregularised, three fit schedules leave the shape poorly identified and the
-// optimum drifts to corners (e.g. C = 0.002, gamma = 1.36 at 100M) that extrapolate worse.
-static const double mpl_shape_prior[LAW_MPL_NPARAM] = {
-    [LAW_MPL_L0] = NAN, [LAW_MPL_A] = NAN, [LAW_MPL_B] = NAN, [LAW_MPL_ALPHA] = NAN,
-    [LAW_MPL_C] = 1,    [LAW_MPL_BETA] = 0.5, [LAW_MPL_GAMMA] = 0.5};
-// Prior weights tried, from none to effectively pinned (at 1e-2 one e-fold of a shape parameter costs ~50x
-// the whole fit's objective, ~1e-4).
-static const double prior_weights[] = {0, 1e-5, 1e-4, 1e-3, 1e-2};
-#define N_PRIOR_WEIGHTS (sizeof prior_weights / sizeof prior_weights[0])
-
-// Fits the MPL (mpl = 1, with the shape prior at prior_weight) or Tissue's law (mpl = 0) to m's fit
-// schedules except curve `skip` (an index into m->curves; m->n_curves to use all). r overwritten.
-static int fit_curves(const pub_mpl *m, int mpl, double prior_weight, size_t skip, fit_result *r) {
-    law_curve curves[16];
-    const pub_mpl_curve *used[16];
-    size_t nc = 0, n_pts = 0;
-    for (size_t c = 0; c < m->n_curves && nc < 16; c++) {
-        const pub_mpl_curve *cv = &m->curves[c];
-        if (cv->heldout || c == skip) continue;
-        used[nc] = cv;
-        curves[nc++] = (law_curve){cv->lr, cv->n_steps, cv->steps, cv->n_points};
-        n_pts += cv->n_points;
+// m's fit schedules (the authors' "fit" role) as schedule-law curves; c (16) overwritten, returns the count.
+static size_t fit_schedules(const pub_mpl *m, schedfit_curve *c) {
+    size_t n = 0;
+    for (size_t k = 0; k < m->n_curves && n < 16; k++) {
+        const pub_mpl_curve *cv = &m->curves[k];
+        if (!cv->heldout) c[n++] = (schedfit_curve){cv->lr, cv->n_steps, cv->steps, cv->loss, cv->n_points};
     }
-    double *obs = checked_malloc(n_pts * sizeof(double));
-    for (size_t k = 0, c = 0; c < nc; k += used[c++]->n_points)
-        memcpy(obs + k, used[c]->loss, used[c]->n_points * sizeof(double));
-    fit_law law, fast = {0};
-    sx_status st = mpl ? law_mpl_bind(curves, nc, 1, &law) : law_tissue_bind(curves, nc, &law);
-    if (st == SX_OK && mpl) st = law_mpl_bind(curves, nc, MPL_BLOCK, &fast);
-    fit_options o;
-    fit_options_default(&o);
-    o.n_starts = 3;
-    o.max_iter = 100;
-    if (mpl) {
-        o.prior = mpl_shape_prior;
-        o.prior_weight = prior_weight;
+    return n;
+}
+
+// Fits the MPL (mpl = 1, with the shape prior at prior_weight; laws/schedfit.h) or Tissue's law (mpl = 0) to
+// m's fit schedules. r overwritten.
+static int fit_curves(const pub_mpl *m, int mpl, double prior_weight, fit_result *r) {
+    schedfit_curve c[16];
+    size_t nc = fit_schedules(m, c), n_pts = 0;
+    sx_status st;
+    if (mpl) st = schedfit_mpl_fit(c, nc, prior_weight, nc, r);
+    else {
+        law_curve curves[16];
+        for (size_t k = 0; k < nc; k++) {
+            curves[k] = (law_curve){c[k].lr, c[k].n_steps, c[k].steps, c[k].n_points};
+            n_pts += c[k].n_points;
+        }
+        double *obs = checked_malloc(n_pts * sizeof(double));
+        for (size_t k = 0, at = 0; k < nc; at += c[k++].n_points) memcpy(obs + at, c[k].loss, c[k].n_points * sizeof(double));
+        fit_law law;
+        fit_options o;
+        fit_options_default(&o);
+        o.n_starts = 3;
+        o.max_iter = 100;
+        st = law_tissue_bind(curves, nc, &law);
+        if (st == SX_OK) {
+            st = fit_law_run(&law, obs, NULL, &o, r);
+            fit_law_free(&law);
+        }
+        free(obs);
     }
-    if (st == SX_OK) st = mpl ? fit_law_run_staged(&fast, &law, obs, NULL, &o, r) : fit_law_run(&law, obs, NULL, &o, r);
-    fit_law_free(&law);
-    fit_law_free(&fast);
-    free(obs);
     if (st != SX_OK) fprintf(stderr, "fit failed: %s\n", sx_last_error());
     return st == SX_OK;
-}
-
-// 1 when point i of curve c is also a point of another fit schedule (same step, loss and LR history: the
-// runs fork, e.g. wsdcon_9 is constant_24000 until step 8000 at 100M/400M).
-static int shared_with_fit_schedule(const pub_mpl *m, size_t c, size_t i) {
-    const pub_mpl_curve *a = &m->curves[c];
-    for (size_t k = 0; k < m->n_curves; k++) {
-        const pub_mpl_curve *b = &m->curves[k];
-        if (k == c || b->heldout || b->n_steps <= a->steps[i]) continue;
-        for (size_t j = 0; j < b->n_points; j++)
-            if (b->steps[j] == a->steps[i] && b->loss[j] == a->loss[i] &&
-                memcmp(a->lr, b->lr, (a->steps[i] + 1) * sizeof(double)) == 0)
-                return 1;
-    }
-    return 0;
-}
-
-// Leave-one-fit-schedule-out error of the MPL fit at prior_weight: each fit schedule is predicted from the
-// other two, scored (mean |rel err|) on its points the others do not contain; the mean over schedules.
-static double mpl_cv_error(const pub_mpl *m, double prior_weight) {
-    double sum = 0;
-    size_t folds = 0;
-    for (size_t c = 0; c < m->n_curves; c++) {
-        const pub_mpl_curve *cv = &m->curves[c];
-        fit_result r;
-        if (cv->heldout || !fit_curves(m, 1, prior_weight, c, &r)) continue;
-        double *pred = checked_malloc(cv->n_points * sizeof(double)), e = 0;
-        predict_curve(cv, law_mpl_predict, r.params, pred);
-        size_t n = 0;
-        for (size_t i = 0; i < cv->n_points; i++)
-            if (!shared_with_fit_schedule(m, c, i)) {
-                e += fabs(pred[i] / cv->loss[i] - 1);
-                n++;
-            }
-        sum += n ? e / (double)n : 0;
-        folds += n > 0;
-        free(pred);
-        fit_result_free(&r);
-    }
-    return folds ? sum / (double)folds : NAN;
 }
 
 // The prior weight with the lowest cross-validation error pooled over the loaded sizes (one setting for the
@@ -175,18 +128,19 @@ static double choose_prior_weight(const pub_mpl *sizes, const char *const *names
     for (size_t s = 0; s < n_sizes; s++) printf(" %9s", names[s]);
     printf(" %9s\n", "pooled");
     double best = INFINITY, best_w = 0;
-    for (size_t k = 0; k < N_PRIOR_WEIGHTS; k++) {
+    for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) {
         double pooled = 0;
-        printf("%-8.0e", prior_weights[k]);
+        printf("%-8.0e", schedfit_weights[k]);
         for (size_t s = 0; s < n_sizes; s++) {
-            double e = mpl_cv_error(&sizes[s], prior_weights[k]);
+            schedfit_curve c[16];
+            double e = schedfit_mpl_cv_error(c, fit_schedules(&sizes[s], c), schedfit_weights[k]);
             pooled += e / (double)n_sizes;
             printf(" %8.3f%%", 100 * e);
         }
         printf(" %8.3f%%\n", 100 * pooled);
         if (pooled < best) {
             best = pooled;
-            best_w = prior_weights[k];
+            best_w = schedfit_weights[k];
         }
     }
     printf("chosen weight %.0e\n\n", best_w);
@@ -248,7 +202,7 @@ static void bench_mpl(const char *dir) {
         for (size_t f = 0; f < sizeof fits / sizeof fits[0]; f++) {
             fit_result r;
             double t1 = now();
-            if (!fit_curves(m, fits[f].mpl, fits[f].weight, m->n_curves, &r)) continue;
+            if (!fit_curves(m, fits[f].mpl, fits[f].weight, &r)) continue;
             print_fit(names[s], fits[f].label, m, fits[f].mpl, &r, now() - t1);
             fit_result_free(&r);
         }

@@ -10,7 +10,8 @@
 #   Marin isoFLOP (2026): per data mix, the law fitted on the regular runs predicts the validation-optimal
 #     runs' final loss (--protocol role); target mean <= 0.5%.
 #   Multi-power-law curves (Luo et al. 2025): per size, fit on the authors' 3 fit schedules, forecast the 6
-#     held-out ones (--protocol role); target mean <= 0.12% (authors 0.110 / 0.142 / 0.168%).
+#     held-out ones (--protocol role), every released point fitted and scored as the authors do; target
+#     mean <= 0.12% (authors 0.110 / 0.142 / 0.168%, their PredE: the "run mean" column).
 #   Chinchilla replication (Epoch's 240 points): `fit --law final` inside the published 95% intervals.
 # SMOKE=1: only the fast parts (Marin, Chinchilla; a few seconds), for tests/public_ladders.sh.
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
@@ -57,27 +58,56 @@ done
 echo
 echo "## Marin isoFLOP: validation-optimal runs' final loss from the regular runs of each mix"
 for mix in comma nemotron; do
-    awk -F, -v mix="$mix" 'NR == 1 { print $0 ",role,step,tokens_per_step"; next }
-        $1 == mix { print $0 "," ($3 == 1 ? "heldout" : "fit") "," $12 "," $10 * $11 }' "$DATA/marin_isoflop_2026.csv" > "$work/marin_$mix.csv"
+    # N without embeddings: the models are Llama-style with untied 128,256-token embeddings (params - 2*128256*hidden
+    # = 16*layers*hidden^2 + norms on every row), so the count is derived, not guessed
+    awk -F, -v mix="$mix" 'NR == 1 { print $0 ",role,step,tokens_per_step,params_nonembed"; next }
+        $1 == mix { print $0 "," ($3 == 1 ? "heldout" : "fit") "," $12 "," $10 * $11 "," $5 - 2 * 128256 * $14 }' "$DATA/marin_isoflop_2026.csv" > "$work/marin_$mix.csv"
     "$S" import --curves "$work/marin_$mix.csv" --run-id-col run_name --group-col hidden_dim --n-params-col params \
+        --n-params-nonembed-col params_nonembed \
         --total-steps-col train_steps --tokens-per-step-col tokens_per_step --peak-lr 1 --schedule constant \
         --loss-col loss_paloma_macro --role-col role --out "$work/marin_$mix" > /dev/null 2> "$work/marin_$mix.err" ||
         { echo "$mix: import failed: $(cat "$work/marin_$mix.err")"; continue; }
-    echo "== $mix"
-    "$S" backtest "$work/marin_$mix" --protocol role --out "$work/marin_$mix.json" | sed -n '2,$p'
+    for n in auto embed; do
+        echo "== $mix (--n $n)"
+        "$S" backtest "$work/marin_$mix" --protocol role --n $n --out "$work/marin_$mix-$n.json" | sed -n '2,$p'
+    done
 done
 
 [ "$smoke" = 1 ] || {
 echo
 echo "## Multi-power-law curves: the 6 held-out schedules from the authors' 3 fit schedules, per size"
 for size in 25M 100M 400M; do
-    awk -F, -v size="$size" 'NR == 1 { print "run_id,role,n_params,total_steps,step,lr,loss"; next }
-        $1 == size { T = $3; sub(/.*_/, "", T); if ($3 ~ /wsdcon/) T = 16000
-                     print $1 "-" $3 "," $4 "," $2 "," T "," $5 + 1 "," $6 "," $8 }' "$DATA/mpl_loss_curves.csv" > "$work/mpl_$size.csv"
+    # the LR of every step (LR-only rows) from the published schedule definitions: the curves log it only every
+    # 128 steps from the end of warmup on
+    python3 - "$DATA" "$size" > "$work/mpl_$size.csv" <<'EOF'
+import csv, math, sys
+data, size = sys.argv[1], sys.argv[2]
+defs = {r["schedule"]: r for r in csv.DictReader(open(f"{data}/mpl_schedules.csv"))}
+def lr_at(d, s):   # 0-based step s, as mpl_schedules.csv defines it
+    W, T, peak, fin = int(d["warmup_steps"]), int(d["total_steps"]), float(d["peak_lr"]), float(d["final_lr"])
+    if s < W: return peak * s / (W - 1)
+    if d["type"] == "constant": return peak
+    if d["type"] == "cosine": return fin + 0.5 * (peak - fin) * (1 + math.cos(math.pi * (s - W) / (T - W)))
+    D = int(d["decay_start_step"])
+    if s < D: return peak
+    r = (s - D) / (T - D)
+    if d["type"] == "wsd_exponential_decay": return peak ** (1 - r) * fin ** r
+    if d["type"] == "wsd_linear_decay": return peak * (1 - r) + fin * r
+    return fin   # two_stage_step
+curves = {}
+for r in csv.DictReader(open(f"{data}/mpl_loss_curves.csv")):
+    if r["model"] == size: curves.setdefault(r["schedule"], []).append(r)
+print("run_id,role,n_params,total_steps,step,lr,loss")
+for sched, rs in curves.items():
+    d, loss = defs[sched], {int(r["step"]) + 1: r["loss"] for r in rs}
+    for t in range(1, int(d["total_steps"]) + 1):
+        print(f"{size}-{sched},{rs[0]['authors_role']},{rs[0]['params_nominal']},{d['total_steps']},{t},{lr_at(d, t - 1)!r},{loss.get(t, '')}")
+EOF
     echo "== $size"
     "$S" import --curves "$work/mpl_$size.csv" --tokens-per-step 1 --peak-lr 3e-4 --role-col role --loss-col loss \
         --out "$work/mpl_$size" > /dev/null 2> "$work/mpl_$size.err" || { echo "import failed: $(cat "$work/mpl_$size.err")"; continue; }
-    "$S" backtest "$work/mpl_$size" --protocol role --out "$work/mpl_$size.json" | sed -n '2,$p'
+    # the authors' protocol: fit and score every released point; their PredE is the "run mean" column
+    "$S" backtest "$work/mpl_$size" --protocol role --fit-from 0 --score-from 0 --out "$work/mpl_$size.json" | sed -n '2,$p'
 done
 }
 

@@ -5,7 +5,7 @@
 # alpha, eps and E, the one-seed band has non-zero width and covers most points, the report JSON carries every
 # scored point and --plot draws the 3 held-out runs; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
 # too few sizes is refused; the final-loss law (fit --law final) recovers known Chinchilla-form parameters inside
-# its 95% intervals.
+# its 95% intervals; on one size the multi-power law (method mpl) transfers to held-out schedules.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -77,6 +77,16 @@ echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at leas
 # batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.
 "$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
 grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
+# fit on all 15 runs (5 sizes, each its own batch and LR, 3 lengths) recovers the planted law's parameters (C and
+# g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)
+python3 - "$tmp/L/fit.json" <<'PY' || fails=$((fails+1))
+import json, sys
+p = json.load(open(sys.argv[1]))["params"]
+want = {"E": (1.8, 0.05), "A": (400, 40), "B": (300, 30), "alpha": (0.35, 0.02), "beta": (0.5, 0.02), "eps": (0.1, 0.02)}
+bad = [f"{k} {p[k]:.4g} (planted {v})" for k, (v, tol) in want.items() if not abs(p[k] - v) <= tol]
+for b in bad: print("FAIL: fit recovers", b)
+sys.exit(1 if bad else 0)
+PY
 "$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
     --warmup-steps 20 --steps "$(seq -s, 1 7 800),800" --out "$tmp/fc.json" > "$tmp/fc.log" 2>&1 || { fail "curve forecast"; cat "$tmp/fc.log"; }
 grep -q "116 points" "$tmp/fc.log" || fail "forecast at 116 given steps: $(cat "$tmp/fc.log")"
@@ -114,6 +124,49 @@ for b in bad: print("FAIL: final law:", b)
 sys.exit(1 if bad else 0)
 PY
 grep -q "^  alpha  *0\.3[0-9]*   95% \[" "$tmp/final.log" || fail "final law printout: $(cat "$tmp/final.log")"
+
+# Schedule transfer on one size (the training runs share N): the multi-power law with its cross-validated
+# shape prior (method mpl) forecasts two held-out schedules of curves drawn from the law itself (the LR of
+# every step as LR-only rows, 0.05% noise) within 0.1%.
+python3 - "$tmp" <<'PY'
+import math, random, sys
+t = sys.argv[1]; rnd = random.Random(5)
+L0, A, al, B, C, be, ga, peak, T, W = 3.0, 0.5, 0.5, 400.0, 2.0, 0.5, 0.5, 3e-4, 1000, 50
+def lr(kind, s):   # 0-based step
+    if s < W: return peak * (s + 1) / W
+    if kind == "const": return peak
+    if kind == "cos": return 3e-5 + 0.5 * (peak - 3e-5) * (1 + math.cos(math.pi * (s - W) / (T - W)))
+    if kind == "step": return peak if s < 600 else 9e-5
+    if kind == "wsd": return peak if s < 800 else peak + (3e-5 - peak) * (s - 800) / (T - 800)
+    return peak if s < 500 else 3e-5 + (peak - 3e-5) * (T - s) / (T - 500)   # "lin"
+with open(f"{t}/mpl.csv", "w") as f:
+    f.write("run_id,n_params,tokens_per_step,total_steps,peak_lr,role,step,lr,loss\n")
+    for kind, role in (("const", "fit"), ("cos", "fit"), ("step", "fit"), ("wsd", "heldout"), ("lin", "heldout")):
+        eta = [lr(kind, s) for s in range(T)]
+        P = [0.0] * T
+        for s in range(T): P[s] = (P[s - 1] if s else 0) + eta[s]
+        for s in range(T):
+            loss = ""
+            if (s + 1) % 20 == 0:
+                ld = sum((eta[k - 1] - eta[k]) * (1 - (1 + C * eta[k] ** -ga * (P[s] - P[k - 1])) ** -be) for k in range(1, s + 1) if eta[k] != eta[k - 1])
+                loss = f"{(L0 + A * P[s] ** -al - B * ld) * (1 + 0.0005 * rnd.gauss(0, 1)):.6f}"
+            f.write(f"{kind},1e8,4096,{T},{peak},{role},{s + 1},{eta[s]!r},{loss}\n")
+PY
+"$S" import --curves "$tmp/mpl.csv" --loss-col loss --out "$tmp/M" > /dev/null 2>&1 || fail "import of the schedule ladder"
+"$S" backtest "$tmp/M" --protocol role --out "$tmp/mpl.json" > "$tmp/mpl.log" 2>&1 || { fail "schedule backtest"; cat "$tmp/mpl.log"; }
+python3 - "$tmp/mpl.json" <<'PY' || fails=$((fails+1))
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = {x["method"]: x for x in r["methods"]}
+bad = []
+if "mpl" not in m or not m["mpl"]["mean_abs_rel_err"] < 0.001 or m["mpl"]["n_points"] != 90:
+    bad.append(f"mpl method: {m.get('mpl', {}).get('mean_abs_rel_err')} over {m.get('mpl', {}).get('n_points')} points")
+if "mpl" in r and r["mpl"]["prior_weight"] not in (0, 1e-5, 1e-4, 1e-3, 1e-2): bad.append(f"prior weight {r['mpl']['prior_weight']}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+grep -q "^mpl law: L0 " "$tmp/mpl.log" && grep -q "^schedule law by leaving one training curve out: nds [0-9.]*%, mpl [0-9.]*% -> mpl$" "$tmp/mpl.log" ||
+    fail "mpl law printout and choice: $(cat "$tmp/mpl.log")"
 
 [ $fails -eq 0 ] && echo "backtest: all checks passed"
 exit $((fails > 0))

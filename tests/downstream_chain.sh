@@ -82,4 +82,9 @@ assert mc["points"] == 9 and abs(mc["final_err_points"]) < 3 and mc["inside_band
 assert flat["inside_band_frac"] == 1 and flat["mean_band_halfwidth_points"] > 30, flat
 PY
 
+# An accuracy outside [0, 1] is refused with its file, line and key.
+sed -i '0,/"task_mc_acc": [0-9.]*/s//"task_mc_acc": 1.5/' "$tmp/L/w16-s1/metrics.jsonl"
+out=$("$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/bad.json" 2>&1) && fail "an accuracy of 1.5 was fitted"
+grep -q 'w16-s1/metrics.jsonl:[0-9]*: "task_mc_acc" at step [0-9]* is not an accuracy in \[0, 1\]' <<< "$out" || fail "refusal: $out"
+
 [ $fails -eq 0 ] && echo "downstream_chain.sh: all passed" || { echo "downstream_chain.sh: $fails failed"; exit 1; }

@@ -5,16 +5,18 @@
 #   1 kernels data tok dist     (dist includes only core: message passing is a service like data)
 #   2 model
 #   3 optim                     (sees only model/params.h's parameter records)
-#   4 train                     (drives model + optim)
-#   5 scale infer               (use trained models; neither includes the other)
-#   6 cli
-# An upward include (model -> optim) or a sideways one (scale -> infer, same layer) fails the test and is
+#   4 train runs                (train drives model + optim; runs reads what training wrote and imported curves)
+#   5 laws infer                (laws: the scaling-law maths and fits; infer: decoding; neither includes the other)
+#   6 scale                     (orchestration: ladders and what reads them back: forecasts, comparisons)
+#   7 report                    (documents: SVG charts, the HTML report; the TTC command draws with them too)
+#   8 cli
+# An upward include (model -> optim) or a sideways one (laws -> infer, same layer) fails the test and is
 # listed; so does a folder that is not placed here (place a new folder in `rank` below).
 # Usage: tests/layers.sh [SRC_DIR]   (default: src; with no argument it also checks that it catches a
 # planted upward include). Part of the test suite, so the rule stays kept.
 set -u
-declare -A rank=([core]=0 [kernels]=1 [data]=1 [tok]=1 [dist]=1 [model]=2 [optim]=3 [train]=4
-                 [scale]=5 [infer]=5 [cli]=6)
+declare -A rank=([core]=0 [kernels]=1 [data]=1 [tok]=1 [dist]=1 [model]=2 [optim]=3 [train]=4 [runs]=4
+                 [laws]=5 [infer]=5 [scale]=6 [report]=7 [cli]=8)
 
 # Prints each bad include of the tree under $1 as "file: includes dir/x.h (why)"; returns 1 if any.
 check_tree() {
@@ -42,14 +44,14 @@ fails=0
 check_tree src || { echo "FAIL: includes that do not point down (see the layer list in tests/layers.sh)"; fails=1; }
 
 # The check itself must be able to fail: a copy of src with one planted upward include (core -> cli) and one
-# sideways include (infer -> scale).
+# sideways include (infer -> laws).
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cp -r src "$tmp/src"
 echo '#include "cli/commands.h"' >> "$tmp/src/core/status.c"
-echo '#include "scale/fit.h"' >> "$tmp/src/infer/decode.c"
+echo '#include "laws/fit.h"' >> "$tmp/src/infer/decode.c"
 out=$(check_tree "$tmp/src")
 grep -q "core/status.c: includes cli/ (upward" <<<"$out" || { echo "FAIL: planted upward include not caught: $out"; fails=1; }
-grep -q "infer/decode.c: includes scale/ (sideways" <<<"$out" || { echo "FAIL: planted sideways include not caught: $out"; fails=1; }
+grep -q "infer/decode.c: includes laws/ (sideways" <<<"$out" || { echo "FAIL: planted sideways include not caught: $out"; fails=1; }
 [ "$(wc -l <<<"$out")" -ge 2 ] || fails=1
 
 [ $fails -eq 0 ] && echo "layers: every include points down"

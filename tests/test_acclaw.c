@@ -1,4 +1,4 @@
-// Accuracy-vs-loss laws (scale/acclaw.h): the sigmoid and the exponential form recover planted parameters
+// Accuracy-vs-loss laws (laws/acclaw.h): the sigmoid and the exponential form recover planted parameters
 // (exactly on noise-free accuracies, within a few standard errors on binomially noisy ones), leave-one-rung-
 // out picks the form the data came from, the band around an extrapolated forecast holds the truth and is
 // narrow when the task is informative, and a task at chance or at its ceiling is called flat with a wide band
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/rng.h"
-#include "scale/acclaw.h"
+#include "laws/acclaw.h"
 #include "support/testlib.h"
 
 #define RUNGS 5

@@ -15,6 +15,7 @@
 typedef struct {
     attn_shape s;
     float *q, *k, *v, *out, *lse, *w;  // w: random weights of the scalar loss L = Σ out ⊙ w
+    double *work;                       // the reference's workspace
 } fd_case;
 
 static float *randn(rng_state *r, size_t n, float std) {
@@ -24,7 +25,7 @@ static float *randn(rng_state *r, size_t n, float std) {
 }
 
 static double fd_loss(fd_case *c) {
-    attention_forward_ref(&c->s, c->q, c->k, c->v, c->out, c->lse);
+    attention_forward_ref(&c->s, c->q, c->k, c->v, c->out, c->lse, c->work);
     size_t n = c->s.B * c->s.T * c->s.H * c->s.hd;
     double L = 0;
     for (size_t i = 0; i < n; i++) L += (double)c->out[i] * c->w[i];
@@ -60,12 +61,13 @@ static void fd_run(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t w
     c.q = randn(&r, nq, 1.5f), c.k = randn(&r, nk, 1.5f), c.v = randn(&r, nk, 1.0f), c.w = randn(&r, nq, 1.0f);
     c.out = malloc(nq * sizeof(float)), c.lse = malloc(B * H * T * sizeof(float));
     float *dq = malloc(nq * sizeof(float)), *dk = malloc(nk * sizeof(float)), *dv = malloc(nk * sizeof(float));
+    c.work = malloc(attention_ref_workspace(&c.s) * sizeof(double));
     fd_loss(&c);
-    attention_backward_ref(&c.s, c.q, c.k, c.v, c.out, c.lse, c.w, dq, dk, dv);
+    attention_backward_ref(&c.s, c.q, c.k, c.v, c.out, c.lse, c.w, dq, dk, dv, c.work);
     fd_check_array(&c, c.q, dq, nq, "dq");
     fd_check_array(&c, c.k, dk, nk, "dk");
     fd_check_array(&c, c.v, dv, nk, "dv");
-    free(c.q), free(c.k), free(c.v), free(c.w), free(c.out), free(c.lse), free(dq), free(dk), free(dv);
+    free(c.q), free(c.k), free(c.v), free(c.w), free(c.out), free(c.lse), free(dq), free(dk), free(dv), free(c.work);
 }
 
 static void test_ref_backward_matches_finite_differences(void) {
@@ -106,9 +108,10 @@ static void compare_case_tol(size_t B, size_t T, size_t H, size_t Hkv, size_t hd
     // Poison the outputs: the contract says "overwrites", so stale values must not leak through.
     memset(o2, 0x7f, nq * 4), memset(l2, 0x7f, nl * 4);
     memset(dq2, 0x7f, nq * 4), memset(dk2, 0x7f, nk * 4), memset(dv2, 0x7f, nk * 4);
-    attention_forward_ref(&s, q, k, v, o1, l1);
+    double *work = malloc(attention_ref_workspace(&s) * sizeof(double));
+    attention_forward_ref(&s, q, k, v, o1, l1, work);
     attention_forward(&s, q, k, v, o2, l2);
-    attention_backward_ref(&s, q, k, v, o1, l1, dout, dq1, dk1, dv1);
+    attention_backward_ref(&s, q, k, v, o1, l1, dout, dq1, dk1, dv1, work);
     attention_backward(&s, q, k, v, o1, l1, dout, dq2, dk2, dv2);
     bool ok = true;
     if (norm_tol > 0) {
@@ -129,7 +132,7 @@ static void compare_case_tol(size_t B, size_t T, size_t H, size_t Hkv, size_t hd
         fprintf(stderr, "  in case B=%zu T=%zu H=%zu Hkv=%zu hd=%zu window=%zu softcap=%g\n", B, T, H, Hkv, hd,
                 window, softcap);
     free(q), free(k), free(v), free(dout), free(o1), free(o2), free(l1), free(l2);
-    free(dq1), free(dq2), free(dk1), free(dk2), free(dv1), free(dv2);
+    free(dq1), free(dq2), free(dk1), free(dk2), free(dv1), free(dv2), free(work);
 }
 
 static void compare_case(size_t B, size_t T, size_t H, size_t Hkv, size_t hd, size_t window, float softcap) {

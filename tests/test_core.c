@@ -74,11 +74,32 @@ static void test_alloc_fault_injection(void) {
     sx_free(e);
 }
 
+// Parallel columns grow together and keep their rows; a column that cannot grow keeps its old block.
+static void test_grow_columns(void) {
+    long *step = NULL;
+    double *loss = NULL;
+    CHECK(sx_grow_columns((void *[]){&step, &loss}, (size_t[]){sizeof *step, 2 * sizeof *loss}, 2, 4, "table") == SX_OK);
+    for (int i = 0; i < 4; i++) step[i] = i, loss[2 * i] = 0.5 * i, loss[2 * i + 1] = -i;
+    CHECK(sx_grow_columns((void *[]){&step, &loss}, (size_t[]){sizeof *step, 2 * sizeof *loss}, 2, 64, "table") == SX_OK);
+    CHECK(step[3] == 3 && loss[6] == 1.5 && loss[7] == -3);
+    step[63] = 63, loss[127] = 1;   // the new rows are there, in both columns
+    double *old_loss = loss;
+    sx_alloc_fail_at(2);   // the second column's resize fails
+    CHECK(sx_grow_columns((void *[]){&step, &loss}, (size_t[]){sizeof *step, 2 * sizeof *loss}, 2, 1 << 20, "the table's loss") ==
+          SX_ERR_NOMEM);
+    sx_alloc_fail_at(0);
+    CHECK(loss == old_loss && loss[6] == 1.5 && strstr(sx_last_error(), "the table's loss"));
+    CHECK(step[3] == 3 && step[63] == 63);   // the first column grew (or moved) with its rows
+    sx_free(step);
+    sx_free(loss);
+}
+
 int main(void) {
     TEST_RUN(test_alloc_alignment);
     TEST_RUN(test_alloc_huge);
     TEST_RUN(test_alloc_failure_names_purpose);
     TEST_RUN(test_mul_size);
     TEST_RUN(test_alloc_fault_injection);
+    TEST_RUN(test_grow_columns);
     return testlib_finish("core");
 }

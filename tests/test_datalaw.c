@@ -1,4 +1,4 @@
-// The data-constrained law (scale/datalaw.h): effective tokens match the closed form (no repeats: D; many:
+// The data-constrained law (laws/datalaw.h): effective tokens match the closed form (no repeats: D; many:
 // U*(1+Rstar)); the analytic Jacobian matches finite differences; fitting synthetic losses made from known
 // parameters over fresh and repeated runs recovers them (exactly without noise, within a few percent with
 // 0.3% noise), and the repeat penalty a forecaster adds is zero without repeats and grows with them;
@@ -9,8 +9,8 @@
 #include "core/rng.h"
 #include <string.h>
 #include "scale/datafit.h"
-#include "scale/datalaw.h"
-#include "scale/fit.h"
+#include "laws/datalaw.h"
+#include "laws/fit.h"
 #include "support/testlib.h"
 
 static const double truth[LAW_DC_NPARAM] = {[LAW_DC_E] = 1.7, [LAW_DC_A] = 400, [LAW_DC_B] = 2000,

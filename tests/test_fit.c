@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/rng.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 #include "scale/forecast.h"
-#include "scale/laws.h"
-#include "scale/pubdata.h"
-#include "scale/rundir.h"
+#include "laws/laws.h"
+#include "laws/pubdata.h"
+#include "runs/rundir.h"
 #include "support/testlib.h"
 
 // ../shared/data when the shared tree sits beside the checkout, else the committed subset.

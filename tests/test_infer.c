@@ -37,7 +37,8 @@ static void full_logits(model *m, const int32_t *tokens, size_t T, float *logits
     memcpy(buf, tokens, T * sizeof *buf);
     buf[T] = 0;
     model_reserve(m, 1, T);
-    model_loss(m, buf, logits);
+    double loss;
+    CHECK(model_loss(m, buf, logits, &loss) == SX_OK);
     free(buf);
 }
 

@@ -1,4 +1,4 @@
-// The LR rule from a sweep (scale/lrfit.h): the parabola's vertex is the planted optimum exactly on noise-free
+// The LR rule from a sweep (laws/lrfit.h): the parabola's vertex is the planted optimum exactly on noise-free
 // losses; across three widths the power law recovers the planted power and coefficient, predicts the hero's
 // optimum at a larger width, and with noisy losses its standard error covers the truth (the errors over 200
 // noisy sweeps are about 1 standard error, so the uncertainty is honest); a sweep whose losses are still falling
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "scale/ladder.h"
-#include "scale/lrfit.h"
+#include "laws/lrfit.h"
 #include "support/testlib.h"
 
 static const double mults[] = {0.25, 0.5, 1, 2, 4};

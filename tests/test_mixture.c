@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "data/mixture.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 #include "support/testlib.h"
 
 #define DIR "build/tests/mixture_sampler"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/rng.h"
-#include "scale/plots.h"
-#include "scale/svgplot.h"
+#include "report/plots.h"
+#include "report/svgplot.h"
 #include "support/testlib.h"
 
 static size_t count(const char *hay, const char *needle) {

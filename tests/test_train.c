@@ -36,7 +36,17 @@ static double overfit(optimizer_kind kind, int steps) {
         loss = model_loss_and_grad(&m, tok, 1.0f);
         optimizer_step(&o, 1.0);
     }
-    loss = model_loss(&m, tok, NULL);
+    CHECK(model_loss(&m, tok, NULL, &loss) == SX_OK);
+    // Every allocation the forward makes (kernel scratch) failing in turn: the status says so, whatever the loss.
+    double failed_loss;
+    for (long k = 1; k <= 4; k++) {
+        sx_alloc_fail_at(k);
+        const long before = sx_alloc_count();
+        sx_status st = model_loss(&m, tok, NULL, &failed_loss);
+        const bool reached = sx_alloc_count() - before >= k;
+        sx_alloc_fail_at(0);
+        if (reached && !CHECK(st == SX_ERR_NOMEM)) fprintf(stderr, "  allocation %ld failed, status %d\n", k, st);
+    }
     optimizer_free(&o);
     model_free(&m);
     return loss;

@@ -6,8 +6,8 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
-#include "scale/acclaw.h"
-#include "scale/pubdata.h"
+#include "laws/acclaw.h"
+#include "laws/pubdata.h"
 
 #define ACCFIT_BOOT 200
 

@@ -3,8 +3,8 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
-#include "scale/backtest.h"
-#include "scale/plots.h"
+#include "laws/backtest.h"
+#include "report/plots.h"
 
 int cmd_backtest(int argc, char **argv) {
     const char *out, *loss, *weight, *protocol, *svg;

@@ -7,8 +7,9 @@
 #include <unistd.h>
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "report/plots.h"
 #include "scale/compare.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/sequential.h"
 
 #define MAX_VARIANTS 8
@@ -89,7 +90,7 @@ int cmd_compare(int argc, char **argv) {
     if (!st && until) sequential_print(stdout, report);
     if (!st && until && json_integer_value(json_object_get(json_object_get(report, "until_decided"), "rounds")) > 0)
         printf("the ladders now have %zu seeds per rung: compare them again with --seeds %zu\n", specs[0].n_seeds, specs[0].n_seeds);
-    if (!st && *svg) st = compare_plot(svg, report);
+    if (!st && *svg) st = plots_compare(svg, report);
     if (!st && *out && json_dump_file(report, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
     json_decref(report);
     return cli_report("compare", st);

@@ -5,9 +5,9 @@
 #include "core/flags.h"
 #include "scale/curvecast.h"
 #include "scale/datafit.h"
-#include "scale/finallaw.h"
+#include "laws/finallaw.h"
 #include "scale/forecast.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/lrsweep.h"
 #include "scale/taskcast.h"
 

@@ -14,10 +14,10 @@
 #include "scale/curvecast.h"
 #include "scale/datafit.h"
 #include "scale/forecast.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/lrsweep.h"
-#include "scale/rundir.h"
-#include "scale/plots.h"
+#include "runs/rundir.h"
+#include "report/plots.h"
 #include "scale/taskcast.h"
 
 static json_t *load(const char *path, sx_status *st) {
@@ -246,17 +246,15 @@ int cmd_forecast(int argc, char **argv) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);
         if (!st) st = forecast_check_run(fc, check, &report);
-        json_t *tasks = NULL;
-        if (!st) st = taskcast_check(fc, check, &tasks);
         if (!st) {
             forecast_print_report(stdout, report);
-            taskcast_print_check(stdout, tasks);
-            if (json_object_size(tasks)) json_object_set(report, "tasks", tasks);
+            st = taskcast_check_into(fc, check, report, stdout);
+        }
+        if (!st) {
             char path[4200];
             snprintf(path, sizeof path, "%s/forecast_report.json", check);
             if (json_dump_file(report, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
         }
-        json_decref(tasks);
     } else if (!st) {
         if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
         else if (!*model || !(tokens > 0 || flops_ratio > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens (or --flops-ratio) are required");

@@ -1,11 +1,11 @@
 // sextant import: loss curves from any trainer (CSV or JSONL runs and curves tables) -> a curve-ladder
-// directory that fit, forecast and backtest read. The format is in scale/import.h and docs/FORECAST.md.
+// directory that fit, forecast and backtest read. The format is in runs/import.h and docs/FORECAST.md.
 // With --from-ladder, sextant's own finished ladder is written in the same format (scale/ladder_curves.h).
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/ladder_curves.h"
 
 #define N_FIXED 6

@@ -1,4 +1,4 @@
-// sextant report RUNDIR|LADDER: one self-contained HTML page for a run or a ladder (scale/htmlreport.h),
+// sextant report RUNDIR|LADDER: one self-contained HTML page for a run or a ladder (report/htmlreport.h),
 // written beside it (RUNDIR/report.html, <ladder runs>/report.html) unless --out says where.
 #include <stdio.h>
 #include <string.h>
@@ -6,8 +6,8 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
+#include "report/htmlreport.h"
 #include "scale/forecast.h"
-#include "scale/htmlreport.h"
 
 static bool is_file(const char *path) {
     struct stat sb;

@@ -19,7 +19,7 @@
 #include "infer/task_arith.h"
 #include "infer/ttc_experiment.h"
 #include "infer/verifier.h"
-#include "scale/svgplot.h"
+#include "report/svgplot.h"
 #include "train/checkpoint.h"
 #include "train/train.h"
 

@@ -14,6 +14,7 @@ int cmd_import(int argc, char **argv);
 int cmd_backtest(int argc, char **argv);
 int cmd_accfit(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_ttc(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);

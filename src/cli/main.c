@@ -29,6 +29,7 @@ static const struct {
     {"backtest", cmd_backtest, "forecast a ladder's largest sizes from the rest and score the forecasts"},
     {"acc-fit", cmd_accfit, "fit accuracy vs loss on public downstream data (Gadre et al.) and score its predictions"},
     {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
+    {"eval", cmd_eval, "score a checkpoint on downstream tasks (cloze, choice, arith): accuracy and task loss"},
     {"sample", cmd_sample, "generate from a checkpoint with the KV-cache decoder"},
     {"ttc", cmd_ttc, "test-time compute on the arithmetic task: ttc train|verifiers|run"},
     {"report", cmd_report, "one self-contained HTML page for a run or a ladder: plots, checks, laws, configuration"},

@@ -34,7 +34,7 @@ static sx_status set_value(const flag_def *d, const char *text) {
         else return sx_fail(SX_ERR_ARG, "--%s: '%s' is not true or false", d->name, text);
         return SX_OK;
     }
-    return SX_ERR_ARG;
+    return sx_fail(SX_ERR_ARG, "--%s: flag type %d has no parser (add a case to set_value)", d->name, (int)d->type);
 }
 
 static const flag_def *find(const flag_def *defs, size_t n, const char *name, size_t len) {

@@ -1,7 +1,7 @@
 // lines: a text file read one line at a time with its line number: the loop behind the line-oriented
-// readers (ladder specs, schedule files, metrics.jsonl, imported tables, the ladder's status). Not
-// responsible for opening the file (each caller says in its own words why it cannot) or for what a line
-// means.
+// readers (ladder specs, mixture specs, schedule files, metrics.jsonl, imported tables, the public-data
+// CSVs, the ladder's status). Not responsible for opening the file (each caller says in its own words why
+// it cannot) or for what a line means.
 #ifndef SEXTANT_LINES_H
 #define SEXTANT_LINES_H
 #include <stdbool.h>

@@ -142,6 +142,18 @@ char *sx_strdup(const char *s, const char *what) {
     return c;
 }
 
+sx_status sx_grow_columns(void *const *cols, const size_t *sizes, size_t n, size_t cap, const char *what) {
+    sx_status st = SX_OK;
+    for (size_t i = 0; i < n; i++) {
+        void **col = (void **)cols[i];
+        size_t bytes;
+        void *grown = sx_mul_size(cap, sizes[i], &bytes) ? sx_realloc(*col, bytes, what) : NULL;
+        if (grown) *col = grown;
+        else st = SX_ERR_NOMEM;   // sx_realloc or sx_mul_size recorded why
+    }
+    return st;
+}
+
 void sx_free(void *p) { free(p); }
 
 _Noreturn void sx_check_failed(const char *file, int line, const char *cond, const char *what_to_do) {

@@ -32,6 +32,11 @@ void *sx_alloc(size_t bytes, const char *what);
 // realloc (p may be NULL; on failure p is left as it was) and strdup through the same entry point.
 void *sx_realloc(void *p, size_t bytes, const char *what);
 char *sx_strdup(const char *s, const char *what);
+// Resizes the parallel arrays of one table (its columns) to cap rows each: cols[i] is the address of the
+// i-th array's pointer (e.g. &t->loss), sizes[i] the bytes of one of its rows. Every column is attempted;
+// those that could not grow keep their old block, and the status is then SX_ERR_NOMEM with what failed, so
+// the caller keeps its old capacity and frees the columns as usual.
+sx_status sx_grow_columns(void *const *cols, const size_t *sizes, size_t n, size_t cap, const char *what);
 // Test hook: the k-th allocation from now fails (k <= 0: none). Counts every thread's allocations.
 void sx_alloc_fail_at(long k);
 // Allocations made so far through this entry point.

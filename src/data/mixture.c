@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lines.h"
 #include "data/mixture.h"
 
 bool mixture_is_spec(const char *path) {
@@ -28,40 +29,38 @@ sx_status mixture_spec_load(const char *path, mixture_spec *m) {
     memset(m, 0, sizeof *m);
     FILE *f = fopen(path, "r");
     if (!f) return sx_fail(SX_ERR_IO, "cannot open mixture spec %s", path);
-    char line[4096];
-    int lineno = 0;
+    line_reader r;
+    line_reader_init(&r, f);
     double total = 0;
     sx_status st = SX_OK;
-    while (!st && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = 0;
+    while (!st && line_reader_next(&r)) {
+        const char *line = line_reader_uncomment(&r);
         char key[32], name[64], train[1024], val[1024], extra[8];
         double w;
         int got = sscanf(line, "%31s %63s %lf %1023s %1023s %7s", key, name, &w, train, val, extra);
         if (got <= 0) continue;
         if (got != 5 || strcmp(key, "source"))
-            st = sx_fail(SX_ERR_FORMAT, "%s:%d: expected 'source NAME WEIGHT TRAIN_SHARD VAL_SHARD'", path, lineno);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: expected 'source NAME WEIGHT TRAIN_SHARD VAL_SHARD'", path, r.no);
         else if (!good_name(name))
-            st = sx_fail(SX_ERR_FORMAT, "%s:%d: source name '%s' must be 1-%d characters of [A-Za-z0-9_-]", path, lineno,
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: source name '%s' must be 1-%d characters of [A-Za-z0-9_-]", path, r.no,
                          name, MIXTURE_NAME_MAX - 1);
         else if (!(w > 0 && isfinite(w)))
-            st = sx_fail(SX_ERR_FORMAT, "%s:%d: weight %g of %s must be positive", path, lineno, w, name);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: weight %g of %s must be positive", path, r.no, w, name);
         else if (m->n == MIXTURE_MAX_SOURCES)
-            st = sx_fail(SX_ERR_FORMAT, "%s:%d: more than %d sources", path, lineno, MIXTURE_MAX_SOURCES);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: more than %d sources", path, r.no, MIXTURE_MAX_SOURCES);
         if (st) break;
         for (size_t k = 0; k < m->n; k++)
-            if (!strcmp(m->src[k].name, name)) st = sx_fail(SX_ERR_FORMAT, "%s:%d: source %s appears twice", path, lineno, name);
+            if (!strcmp(m->src[k].name, name)) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: source %s appears twice", path, r.no, name);
         mixture_source *s = &m->src[m->n];
         if (!st && (!join_path(s->train, sizeof s->train, path, train) || !join_path(s->val, sizeof s->val, path, val)))
-            st = sx_fail(SX_ERR_FORMAT, "%s:%d: path too long", path, lineno);
+            st = sx_fail(SX_ERR_FORMAT, "%s:%zu: path too long", path, r.no);
         if (st) break;
         snprintf(s->name, sizeof s->name, "%s", name);
         s->weight = w;
         total += w;
         m->n++;
     }
-    fclose(f);
+    line_reader_close(&r);
     if (!st && m->n == 0) st = sx_fail(SX_ERR_FORMAT, "%s: no 'source' lines (not a mixture spec?)", path);
     for (size_t k = 0; k < m->n && !st; k++) m->src[k].weight /= total;
     return st;

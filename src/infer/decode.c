@@ -90,7 +90,7 @@ static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t
         if (kvcache_len(&d->cache, seq[r]) >= d->max_ctx)
             return sx_fail(SX_ERR_ARG, "sequence %d is full (context %zu)", seq[r], d->max_ctx);
         rc->pos[r] = kvcache_append(&d->cache, seq[r], tok[r]);
-        if (rc->pos[r] == (size_t)-1) return SX_ERR_NOMEM;
+        if (rc->pos[r] == (size_t)-1) return SX_ERR_NOMEM;   // kvcache_append said what
     }
     size_t total = 0;
     for (size_t r = 0; r < n; r++) total += kvcache_depth(&d->cache, seq[r]);

@@ -32,13 +32,13 @@ sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, doubl
     gen_stream *s = NULL;
     sx_status st = generate_samples(d, prompt, np, n, &g, rng, &s);
     out->n = n;
-    out->text = calloc(n, sizeof *out->text);
-    out->answer = calloc(n, sizeof *out->answer);
-    out->has = calloc(n, sizeof *out->has);
-    out->correct = calloc(n, sizeof *out->correct);
+    out->text = sx_calloc_n(n, sizeof *out->text, "ttc sample texts");
+    out->answer = sx_calloc_n(n, sizeof *out->answer, "ttc sample answers");
+    out->has = sx_calloc_n(n, sizeof *out->has, "ttc sample flags");
+    out->correct = sx_calloc_n(n, sizeof *out->correct, "ttc sample verdicts");
     if (!st && (!out->text || !out->answer || !out->has || !out->correct)) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
-        out->text[i] = malloc(TTC_MAX_TEXT);
+        out->text[i] = sx_alloc(TTC_MAX_TEXT, "ttc sample text");
         if (!out->text[i]) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
         arith_detokenize(s[i].tok, s[i].len, out->text[i], TTC_MAX_TEXT);
         char *nl = strrchr(out->text[i], '\n');   // keep complete lines only
@@ -158,7 +158,7 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     for (size_t k = 1; k <= N; k *= 2) r->ks[r->nk++] = k;
     for (size_t k = 4; c->beam_max > 0 && k <= (size_t)c->beam_max; k *= 2) bk[r->nb++] = k;
     // Policies: the main one first, then --extra.
-    r->paths = strdup(c->extra);
+    r->paths = sx_strdup(c->extra, "ttc policy paths");
     r->pol[r->npol++].path = c->policy;
     for (char *tok = r->paths ? strtok(r->paths, ",") : NULL; tok && r->npol < TTC_MAX_POLICIES; tok = strtok(NULL, ",")) r->pol[r->npol++].path = tok;
     for (size_t i = 0; i < r->npol && !st; i++) {
@@ -170,14 +170,14 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     if (!st) st = decoder_init(&w.orm, &w.orm_m, TTC_CTX);
     if (!st) st = checkpoint_open_model(c->prm, &w.prm_m);
     if (!st) st = decoder_init(&w.prm, &w.prm_m, TTC_CTX);
-    w.p = malloc(nq * sizeof *w.p);
-    w.acc = calloc(nq * r->nk * S, sizeof *w.acc);   // [q][k][strategy]
-    w.pass1 = calloc(nq, sizeof *w.pass1), w.pred = calloc(nq, sizeof *w.pred);
-    w.orm_s = malloc(N * sizeof *w.orm_s), w.prm_s = malloc(N * sizeof *w.prm_s);
-    w.steps = malloc(N * VERIFIER_MAX_STEPS * sizeof *w.steps);
-    w.nsteps = malloc(N * sizeof *w.nsteps);
-    w.bin_pred = malloc(nq * sizeof *w.bin_pred), w.bin_oracle = malloc(nq * sizeof *w.bin_oracle);
-    w.acc_k = malloc(nq * S * sizeof *w.acc_k);
+    w.p = sx_calloc_n(nq, sizeof *w.p, "ttc problems");
+    w.acc = sx_calloc_n(nq * r->nk * S, sizeof *w.acc, "ttc accuracies");   // [q][k][strategy]
+    w.pass1 = sx_calloc_n(nq, sizeof *w.pass1, "ttc pass@1"), w.pred = sx_calloc_n(nq, sizeof *w.pred, "ttc predictions");
+    w.orm_s = sx_calloc_n(N, sizeof *w.orm_s, "ttc ORM scores"), w.prm_s = sx_calloc_n(N, sizeof *w.prm_s, "ttc PRM scores");
+    w.steps = sx_calloc_n(N * VERIFIER_MAX_STEPS, sizeof *w.steps, "ttc step scores");
+    w.nsteps = sx_calloc_n(N, sizeof *w.nsteps, "ttc step counts");
+    w.bin_pred = sx_calloc_n(nq, sizeof *w.bin_pred, "ttc binned predictions"), w.bin_oracle = sx_calloc_n(nq, sizeof *w.bin_oracle, "ttc binned oracle");
+    w.acc_k = sx_calloc_n(nq * S, sizeof *w.acc_k, "ttc accuracy per k");
     if (!st && (!r->paths || !w.p || !w.acc || !w.pass1 || !w.pred || !w.orm_s || !w.prm_s || !w.steps || !w.nsteps ||
                 !w.bin_pred || !w.bin_oracle || !w.acc_k))
         st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");

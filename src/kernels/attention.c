@@ -43,12 +43,16 @@ static double attn_ref_logit(const attn_shape *s, const float *qr, const float *
     return s->softcap > 0 ? s->softcap * tanh(z / s->softcap) : z;
 }
 
+// The backward's needs cover the forward's: dk and dv in double (B,T,Hkv,hd) each, p, dp, z (T) and dq (hd).
+size_t attention_ref_workspace(const attn_shape *s) {
+    return 2 * s->B * s->T * s->Hkv * s->hd + 3 * s->T + s->hd;
+}
+
 void attention_forward_ref(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
-                           float *lse) {
+                           float *lse, double *work) {
     attn_check_shape(s);
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
-    double *z = sx_alloc(T * sizeof(double), "attention z"), *acc = sx_alloc(hd * sizeof(double), "attention acc");
-    SX_CHECK(z && acc, "the reference attention is for tests: it ran out of memory");
+    double *z = work, *acc = work + T;   // (T) scored logits of one row, (hd) its output in double
     for (size_t b = 0; b < s->B; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
@@ -70,8 +74,6 @@ void attention_forward_ref(const attn_shape *s, const float *q, const float *k, 
                 for (size_t d = 0; d < hd; d++) o[d] = (float)(acc[d] / sum);
                 lse[(b * H + h) * T + t] = (float)(mx + log(sum));
             }
-    free(z);
-    free(acc);
 }
 
 // With z_j the scored logits of row t and p_j = exp(z_j − lse_t): out_t = Σ_j p_j v_j, so
@@ -79,16 +81,13 @@ void attention_forward_ref(const attn_shape *s, const float *q, const float *k, 
 // ds_j = dz_j (1 − (z_j/c)²); dq_t += scale·Σ_j ds_j k_j; dk_j += scale·ds_j q_t.
 void attention_backward_ref(const attn_shape *s, const float *q, const float *k, const float *v,
                             const float *out, const float *lse, const float *dout, float *dq, float *dk,
-                            float *dv) {
+                            float *dv, double *work) {
     attn_check_shape(s);
     size_t B = s->B, T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
     size_t nkv = B * T * Hkv * hd;
-    double *dkd = sx_calloc_n(nkv, sizeof(double), "attention dkd"),
-           *dvd = sx_calloc_n(nkv, sizeof(double), "attention dvd");
-    double *p = sx_alloc(T * sizeof(double), "attention p"), *dp = sx_alloc(T * sizeof(double), "attention dp"),
-           *z = sx_alloc(T * sizeof(double), "attention z");
-    double *dqd = sx_alloc(hd * sizeof(double), "attention dqd");
-    SX_CHECK(dkd && dvd && p && dp && z && dqd, "the reference attention is for tests: it ran out of memory");
+    // Laid out as attention_ref_workspace counts it; dk and dv accumulate over query heads, so they start at 0.
+    double *dkd = work, *dvd = dkd + nkv, *p = dvd + nkv, *dp = p + T, *z = dp + T, *dqd = z + T;
+    memset(dkd, 0, 2 * nkv * sizeof(double));
     for (size_t b = 0; b < B; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
@@ -123,7 +122,6 @@ void attention_backward_ref(const attn_shape *s, const float *q, const float *k,
         dk[i] = (float)dkd[i];
         dv[i] = (float)dvd[i];
     }
-    free(dkd), free(dvd), free(p), free(dp), free(z), free(dqd);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -23,10 +23,13 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
 void attention_backward(const attn_shape *s, const float *q, const float *k, const float *v, const float *out,
                         const float *lse, const float *dout, float *dq, float *dk, float *dv);
 
-// The specification: direct softmax per query row, double accumulation; same contracts.
+// The specification: direct softmax per query row, double accumulation; same contracts. Their double
+// workspace comes from the caller (attention_ref_workspace(s) doubles, for either pass; contents on entry
+// do not matter), so the specification itself cannot fail.
+size_t attention_ref_workspace(const attn_shape *s);
 void attention_forward_ref(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
-                           float *lse);
+                           float *lse, double *work);
 void attention_backward_ref(const attn_shape *s, const float *q, const float *k, const float *v,
                             const float *out, const float *lse, const float *dout, float *dq, float *dk,
-                            float *dv);
+                            float *dv, double *work);
 #endif

@@ -33,6 +33,8 @@ typedef struct {
 static sx_status build_table(model *m) {
     const model_config *c = &m->cfg;
     param_table *t = &m->table;
+    // Tied, the embedding is also the head: 1/sqrt(C) keeps the initial logits O(1). Untied, the head starts
+    // at zero (uniform predictions) and the embedding can take unit scale, which the first norm undoes anyway.
     float emb_std = c->untied ? 1.0f : 1.0f / sqrtf((float)c->width);
     sx_status s = param_table_add(t, "emb", c->vocab, c->width, INIT_NORMAL, emb_std, PGROUP_EMBED);
     m->bigram = t->n;
@@ -83,6 +85,8 @@ sx_status model_init(model *m, const model_config *cfg) {
     }
     size_t n = m->table.total, bytes;
     if (!sx_mul_size(n, 2 * sizeof(float), &bytes)) { model_free(m); return SX_ERR_ARG; }
+    // Parameters and gradients are two flat blocks in the table's order, so zeroing gradients, clipping and
+    // checkpointing are single loops over contiguous memory.
     m->params = sx_calloc(bytes, "model parameters and gradients");
     m->p = sx_calloc_n(m->table.n, sizeof *m->p, "model m.p");
     m->g = sx_calloc_n(m->table.n, sizeof *m->g, "model m.g");
@@ -230,7 +234,7 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
             float *saved = half ? v->ffn_saved + l * v->ffn_per_layer : v->mixer_saved + l * v->mixer_per_layer;
             float *x_in = v->x + k * BT * C, *x_out = x_in + BT * C, *h = v->hn + k * BT * C;
             rmsnorm_forward(BT, C, x_in, m->p[first], MODEL_NORM_EPS, h, v->rstd + k * BT);
-            parallel_fill(x_out, x_in, BT * C);
+            parallel_fill(x_out, x_in, BT * C);   // the residual: modules accumulate into x_out
             mod->forward(&bs, m->p + first + 1, h, x_out, saved, v->scratch);
         }
     }
@@ -271,13 +275,15 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
     return total / (double)BT;
 }
 
-double model_loss(model *m, const int32_t *tokens, float *logits_out) {
+sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double *loss) {
+    const long failures = sx_alloc_failures();   // kernels inside parallel regions report failures only here
     act_views v = views(m);
     size_t BT = m->B * m->T;
     int32_t *buf = m->tokens;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
-    return head_loss(m, buf + BT, &v, 0, false, logits_out);
+    *loss = head_loss(m, buf + BT, &v, 0, false, logits_out);
+    return sx_alloc_check(failures);
 }
 
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {

@@ -46,10 +46,11 @@ void model_init_weights_by_name(model *m, uint64_t seed);
 // Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
 // below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);
-// tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. Returns the mean cross-entropy (after
-// model_reserve; allocates nothing, so a non-finite loss is numerical, never an allocation failure).
+// tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. *loss receives the mean cross-entropy (after
+// model_reserve). A kernel that could not get its scratch makes the status SX_ERR_NOMEM (with what failed),
+// so a non-finite *loss with SX_OK is numerical, never an allocation failure.
 // If logits_out is non-NULL it receives the scored logits z (B, T, V).
-double model_loss(model *m, const int32_t *tokens, float *logits_out);
+sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double *loss);
 // Forward + backward: ACCUMULATES grad_scale · ∂(mean loss + aux loss)/∂θ into m->grads, where aux is the
 // MoE auxiliary balance loss (0 for other models; see model_aux_loss). Returns the mean cross-entropy only.
 // Adds this batch's per-layer statistics (tokens per expert) to the step's accumulator.

@@ -6,12 +6,11 @@
 #include "core/rng.h"
 #include "model/config.h"
 #include "scale/compare.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 #include "model/flops.h"
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/ladder_data.h"
-#include "scale/laws.h"
-#include "scale/svgplot.h"
+#include "laws/laws.h"
 
 #define N_BOOT COMPARE_BOOT
 
@@ -71,7 +70,7 @@ static sx_status variant_read_own(const ladder_spec *spec, const char *dir, vari
     return st;
 }
 
-// The final losses of a curve ladder (scale/import.h): every group is a rung, the runs of its longest length
+// The final losses of a curve ladder (runs/import.h): every group is a rung, the runs of its longest length
 // its seeds (so an own ladder written by `import --from-ladder` gives its main runs; shorter runs, branches or
 // other token multipliers, are left out), as many seeds per rung as the rung with fewest has; rungs ordered by
 // compute, largest first. A run's final loss is its evaluation at its last step (the first loss column).
@@ -318,38 +317,4 @@ void compare_print(FILE *out, json_t *r) {
             "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",
             100 * json_number_value(json_object_get(r, "alpha")),
             paired ? "" : "; no pairing: the ladders differ in rungs or seeds");
-}
-
-sx_status compare_plot(const char *path, json_t *r) {
-    static const char *colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
-    json_t *rows = json_object_get(r, "variants");
-    size_t n = json_array_size(rows) < 3 ? json_array_size(rows) : 3, k = 0;
-    double C = json_number_value(json_object_get(r, "target_flops"));
-    svg_series s[6];
-    double buf[6][2][LADDER_MAX_RUNGS + 16];
-    for (size_t i = 0; i < json_array_size(rows) && k + 1 < 6; i++) {
-        json_t *e = json_array_get(rows, i), *xf = json_object_get(e, "rung_flops"), *yl = json_object_get(e, "rung_loss");
-        size_t R = json_array_size(xf);
-        double p[LAW_POW_NPARAM], lo = INFINITY;
-        for (size_t j = 0; j < LAW_POW_NPARAM; j++) p[j] = json_number_value(json_array_get(json_object_get(e, "params"), j));
-        for (size_t j = 0; j < R; j++) {
-            buf[k][0][j] = json_number_value(json_array_get(xf, j));
-            buf[k][1][j] = json_number_value(json_array_get(yl, j));
-            lo = fmin(lo, buf[k][0][j]);
-        }
-        s[k] = (svg_series){.label = json_string_value(json_object_get(e, "name")), .x = buf[k][0], .y = buf[k][1], .n = R,
-                            .color = colors[i % 6], .markers = true};
-        k++;
-        for (size_t j = 0; j < 16; j++) {
-            buf[k][0][j] = lo * pow(C / lo, (double)j / 15);
-            buf[k][1][j] = law_power_eval(p, buf[k][0][j]);
-        }
-        s[k++] = (svg_series){.label = "fit", .x = buf[k - 1][0], .y = buf[k - 1][1], .n = 16, .color = colors[i % 6], .dashed = true};
-    }
-    (void)n;
-    char title[512] = "Final loss vs compute, ladders";   // named, as every chart is
-    for (size_t i = 0; i < json_array_size(rows); i++)
-        snprintf(title + strlen(title), sizeof title - strlen(title), "%s %s", i ? "," : "",
-                 json_string_value(json_object_get(json_array_get(rows, i), "name")));
-    return svgplot_write(path, title, "training FLOPs", "final validation loss", s, k);
 }

@@ -27,7 +27,7 @@
 #define COMPARE_BOOT 200
 #define COMPARE_ALPHA 0.05
 
-// specs[0] is the baseline; dirs[i] holds ladder i's runs, or is a curve ladder directory (scale/import.h:
+// specs[0] is the baseline; dirs[i] holds ladder i's runs, or is a curve ladder directory (runs/import.h:
 // imported, or an own ladder written by `import --from-ladder`), whose groups are the rungs and whose runs
 // of each group's longest length are its seeds (specs[i] then only names it). target_flops <= 0: 10x the
 // baseline's largest rung. *report receives a new reference:
@@ -39,8 +39,6 @@
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double target_flops,
                           bool shared_linf, json_t **report);
 void compare_print(FILE *out, json_t *report);
-// Final loss vs compute of every variant with its fit extended to the target, as an SVG.
-sx_status compare_plot(const char *path, json_t *report);
 
 // Two-sided bootstrap p-value of "multiplier = 1" from replicates m (n >= 1; sorted in place): the smallest
 // a in (0, 1] at which the percentile interval at level 1 − a (fit_quantile at a/2 and 1 − a/2) excludes 1,

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/backtest.h"
+#include "laws/backtest.h"
 #include "scale/curvecast.h"
-#include "scale/curvefit.h"
+#include "laws/curvefit.h"
 #include "scale/forecast.h"
 
 static const char *param_names[LAW_NDS_NPARAM] = {"E", "A", "B", "D", "alpha", "beta", "eps", "C", "g"};

@@ -1,5 +1,5 @@
-// curvecast: fit.json and forecast.json for curve ladders (scale/import.h). `fit` fits the joint law
-// (scale/curvefit.h) to every run, with N (with or without embeddings) chosen one size back, and records the
+// curvecast: fit.json and forecast.json for curve ladders (runs/import.h). `fit` fits the joint law
+// (laws/curvefit.h) to every run, with N (with or without embeddings) chosen one size back, and records the
 // band's parts; `forecast` forecasts any target run (a runs-table row or one described by flags) at any list
 // of steps with a band, frozen by a SHA-256; `check` scores a logged run against a frozen forecast at every
 // logged point, interpolating the forecast in log-step between its points.
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "core/status.h"
-#include "scale/import.h"
+#include "runs/import.h"
 
 #define CURVECAST_VERSION 1
 

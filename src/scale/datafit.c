@@ -5,9 +5,9 @@
 #include <string.h>
 #include "core/rng.h"
 #include "scale/datafit.h"
-#include "scale/datalaw.h"
-#include "scale/fit.h"
-#include "scale/rundir.h"
+#include "laws/datalaw.h"
+#include "laws/fit.h"
+#include "runs/rundir.h"
 
 #define PEN_BETA_MIN 0.02    // the search box: beta in [0.02, 2], Rstar in [0.1, 1e4]
 #define PEN_BETA_MAX 2.0
@@ -71,12 +71,13 @@ sx_status datafit_penalty(const double *D, const double *U, const double *delta,
     double B;
     out->rmse = sqrt(fmax(0, pen_rss(D, U, delta, NULL, n, out->params[1], out->params[2], &B)) / (double)n);
     // Bootstrap: resample whole groups (one data-limited/fresh pair of runs each) and refit.
-    size_t *idx = malloc(n * sizeof *idx), *members = malloc(n * sizeof *members), *start = calloc(n_groups + 1, sizeof *start);
-    double *boot = malloc(3 * DATAFIT_BOOT * sizeof *boot);
+    size_t *idx = sx_calloc_n(n, sizeof *idx, "datafit bootstrap sample"), *members = sx_calloc_n(n, sizeof *members, "datafit group members"),
+           *start = sx_calloc_n(n_groups + 1, sizeof *start, "datafit group starts");
+    double *boot = sx_calloc_n(3 * DATAFIT_BOOT, sizeof *boot, "datafit bootstrap fits");
     if (!idx || !members || !start || !boot) { free(idx); free(members); free(start); free(boot); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     for (size_t i = 0; i < n; i++) start[group[i] + 1]++;
     for (size_t g = 0; g < n_groups; g++) start[g + 1] += start[g];
-    size_t *fill = calloc(n_groups, sizeof *fill);
+    size_t *fill = sx_calloc_n(n_groups, sizeof *fill, "datafit group fill");
     for (size_t i = 0; fill && i < n; i++) members[start[group[i]] + fill[group[i]]++] = i;
     free(fill);
     rng_state r;
@@ -113,15 +114,10 @@ typedef struct {
 static sx_status add_point(points *p, double D, double U, double delta, size_t group) {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 256;
-        double *a = realloc(p->D, cap * sizeof *a);
-        if (a) p->D = a;
-        double *b = realloc(p->U, cap * sizeof *b);
-        if (b) p->U = b;
-        double *c = realloc(p->delta, cap * sizeof *c);
-        if (c) p->delta = c;
-        size_t *g = realloc(p->group, cap * sizeof *g);
-        if (g) p->group = g;
-        if (!a || !b || !c || !g) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        sx_status st = sx_grow_columns((void *[]){&p->D, &p->U, &p->delta, &p->group},
+                                       (size_t[]){sizeof *p->D, sizeof *p->U, sizeof *p->delta, sizeof *p->group}, 4,
+                                       cap, "the repeat penalty's points");
+        if (st) return st;
         p->cap = cap;
     }
     p->D[p->n] = D;

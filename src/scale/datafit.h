@@ -1,4 +1,4 @@
-// datafit: the repeat penalty of the data-constrained law (scale/datalaw.h) fitted from a fresh ladder and
+// datafit: the repeat penalty of the data-constrained law (laws/datalaw.h) fitted from a fresh ladder and
 // a data-limited twin, and applied to a forecast whose hero repeats its data.
 //
 // Method: the data-limited ladder is the fresh ladder's recipe with the key unique_tokens U (every run

@@ -7,13 +7,14 @@
 #include "core/rng.h"
 #include "model/config.h"
 #include "optim/schedule.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 #include "model/flops.h"
 #include "core/fsutil.h"
 #include "scale/forecast.h"
-#include "scale/laws.h"
+#include "laws/laws.h"
 #include "scale/ladder_data.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
+#include "scale/taskcast.h"
 #include "train/runlog.h"
 
 #define N_BOOT 64
@@ -227,6 +228,9 @@ static sx_status lr_array(const char *spec, long n, double warmup, double peak_l
 }
 
 // Schedule-law ratio law(hero shape)/law(rung shape) at every fraction for one rung's fitted law.
+// ratio[f] = law(hero schedule)/law(rung schedule) at every fraction f, both schedules laid over the rung's
+// own steps and peak LR. A ratio of one law's two predictions, not a prediction: the law's misfit on the
+// rung is common to both and cancels, and only the schedule's effect carries over to the hero.
 static sx_status schedule_ratio(json_t *fit, json_t *law, json_t *rung, const char *hero_sched, double warmup,
                                 double *ratio) {
     json_t *ld = json_object_get(fit, "ladder"), *fr = json_object_get(ld, "fracs");
@@ -274,7 +278,8 @@ static void sha256_hex(const char *text, char out[65]) {
     for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(out + 2 * i, "%02x", digest[i]);
 }
 
-// Hash of the document without its "sha256" member, keys sorted, full precision.
+// Hash of the document without its "sha256" member, keys sorted, full precision (17 digits: every double
+// prints back to the same bits, so a document re-read and re-hashed keeps its hash).
 static void forecast_hash(json_t *doc, char out[65]) {
     json_t *copy = json_deep_copy(doc);
     json_object_del(copy, "sha256");
@@ -356,7 +361,7 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     model_config c;
     if ((st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c))) return st;
     double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
-    if (!isfinite(per_token)) return SX_ERR_NOMEM;
+    if (!isfinite(per_token)) return SX_ERR_NOMEM;   // the parameter table could not be built: sx_alloc said what
     // the count could not build its parameter table (sx_alloc said what)
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
     double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;
@@ -429,7 +434,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
             double sd = num_at(json_object_get(json_array_get(rungs, r), "seed_sd_rel"), f);
             v_seed += sd * sd / (double)R;
         }
-        // Misfit of the law itself: its in-sample residual at this fraction.
+        // Misfit of the law itself: its in-sample residual at this fraction, a mean |error| turned into a
+        // standard deviation (x sqrt(pi/2) ~ 1.25 for normal errors).
         double s_misfit = 1.25 * json_number_value(json_object_get(json_object_get(e, "fit"), "mean_abs_rel_err"));
         double s_sched = nr > 1 ? sqrt(fmax(0, (rsq[f] - rsum[f] * rsum[f] / (double)nr) / (double)(nr - 1))) / ratio[f] : 0;
         // Extrapolation: the held-out-top-rung error near f (RMS over the smoothing window), scaled by the
@@ -649,7 +655,8 @@ static sx_status watch_finish(void *ctx, const char *run_dir) {
     if (!st) {
         printf("forecast check (%s):\n", w->path);
         forecast_print_report(stdout, report);
-        st = runlog_write_json(run_dir, "forecast_report.json", report);
+        st = taskcast_check_into(w->doc, run_dir, report, stdout);
+        if (!st) st = runlog_write_json(run_dir, "forecast_report.json", report);
     }
     json_decref(report);
     return st;

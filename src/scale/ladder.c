@@ -98,6 +98,9 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     }
     if (!strcmp(key, "optimizer")) COPY(optimizer);
     if (!strcmp(key, "extra")) COPY(extra);
+    if (!strcmp(key, "eval_tasks")) COPY(eval_tasks);
+    if (!strcmp(key, "eval_tasks_val")) COPY(eval_tasks_val);
+    if (!strcmp(key, "eval_task_items")) WHOLE(eval_task_items, 1, 1e6);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
     if (!strcmp(key, "seq")) WHOLE(seq, 1, LADDER_MAX_DIM);
     if (!strcmp(key, "batch")) WHOLE(batch, 1, LADDER_MAX_DIM);
@@ -246,6 +249,8 @@ static double rung_compute(const ladder_spec *s, const model_config *c, long *st
     return f.train_per_token * (double)*steps * (double)(*batch * s->seq);
 }
 
+// The width whose whole run comes closest to the budget in log compute (a ratio: rungs are spaced
+// geometrically, so a miss of 10% means the same at every rung). Widths step by 16 to stay GEMM-friendly.
 static sx_status width_for_budget(const ladder_spec *s, double budget, size_t vocab, size_t *width) {
     double best = INFINITY;
     *width = 0;
@@ -288,6 +293,8 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         size_t batch;
         double flops = rung_compute(s, &c, &steps, &batch);
         if (!isfinite(flops)) { st = SX_ERR_NOMEM; break; }   // the FLOP count could not allocate (sx_alloc said what)
+        // The LR follows the width rule lr(w) = lr * (ref/w)^power, so every rung trains near its own optimum
+        // and the rungs differ in size only (what the laws across rungs assume).
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
         for (size_t seed = 1; seed <= s->n_seeds; seed++) {
             ladder_run *x = &r[k++];
@@ -296,7 +303,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             x->width = widths[i];
             x->seed = seed;
             x->batch = batch;
-            x->eval_batches = s->eval_batches * (s->batch / batch);
+            x->eval_batches = s->eval_batches * (s->batch / batch);   // a smaller batch: more of them, same windows
             x->steps = x->parent_steps = steps;
             x->warmup_steps = lround(s->warmup * (double)steps);
             if (x->warmup_steps < 1) x->warmup_steps = 1;
@@ -322,11 +329,14 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             x->save_at[0] = 0;
             long s0 = lround(br->from * (double)r[m].steps), d = lround(br->length * (double)r[m].steps);
             if (d < 1) d = 1;
+            // A branch resumes its main run's checkpoint at s0 and cools down over d steps: its schedule is a
+            // WSD whose decay is the last d of s0 + d steps, so it matches the main run up to s0 exactly.
             x->steps = s0 + d;
             x->flops = r[m].flops * (double)x->steps / (double)r[m].steps;
             snprintf(x->schedule, sizeof x->schedule, "wsd:decay=%.9g,shape=%s,min=%.9g", (double)d / (double)x->steps,
                      br->shape, shape.min_ratio);
             double ev[16];
+            // eight evaluations spread over the cooldown alone: before s0 the main run's curve already says it all
             for (int j = 1; j <= 8; j++) ev[j - 1] = ((double)s0 + (double)d * j / 8) / (double)x->steps;
             join_fracs(x->eval_at, sizeof x->eval_at, ev, 8, 1);
         }
@@ -399,6 +409,9 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->seed = (long)x->seed;
     o->eval_at = x->eval_at;
     o->eval_batches = (long)x->eval_batches;
+    o->eval_tasks = s->eval_tasks;
+    o->eval_tasks_val = s->eval_tasks_val;
+    if (s->eval_task_items) o->eval_task_items = (long)s->eval_task_items;
     o->threads = threads;
     snprintf(r->out, sizeof r->out, "%s/%s", out_dir, x->dir);
     o->out = r->out;
@@ -488,7 +501,7 @@ sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *
     if (st) return st;
     if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
     for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
-    run_options *ro = malloc(sizeof *ro);   // every run's options are valid before any starts
+    run_options *ro = sx_alloc(sizeof *ro, "ladder run options");   // every run's options are valid before any starts
     if (!ro && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++)
         st = build_options(s, &runs[i], parent_of(s, runs, i), out_dir, 1, ro);

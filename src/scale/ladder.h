@@ -2,7 +2,7 @@
 // branches off each run's stable phase — described by a plain-text spec and run as `sextant train`
 // processes. Responsible for the spec, the plan (which runs, with which flags, in which directory), running
 // the plan (skipping finished runs, resuming interrupted ones, several at once), and its status.
-// Not responsible for training itself (train/) or fitting (scale/fit.h, scale/forecast.h).
+// Not responsible for training itself (train/) or fitting (laws/fit.h, scale/forecast.h).
 //
 // Spec: one "key value..." per line, '#' starts a comment. Keys (defaults in brackets):
 //   name NAME                   ladder name [ladder]
@@ -32,6 +32,10 @@
 //   schedule SPEC | warmup FRAC         the schedule shape, warmup as a fraction [wsd:decay=0.2, 0.02]
 //   eval_at F1,F2,...           fractions to evaluate at [every 0.05 to 0.8, then every 0.02]
 //   eval_batches N              [32]
+//   eval_tasks NAME,NAME        downstream tasks every run also measures at its evaluations (train
+//                               --eval-tasks; docs/TASKS.md): task_<name>_acc/_loss/_n in metrics.jsonl [none]
+//   eval_task_items N           items per task and evaluation [200]
+//   eval_tasks_val PATH         the token shard the text tasks are built from [val; needed when val is a mixture]
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
 //   extra FLAGS...              more `sextant train` flags, passed verbatim after the plan's
@@ -56,6 +60,9 @@ typedef struct {
 typedef struct {
     char name[64], train[1024], val[1024], model[128], schedule[256], optimizer[16], extra[1024];
     char val_set[32];      // "" or one validation set of a mixture to fit and forecast (val_loss_<val_set>)
+    char eval_tasks[128];  // "" or the downstream tasks every run measures (train --eval-tasks)
+    char eval_tasks_val[1024];   // "" or the shard they are built from (train --eval-tasks-val)
+    size_t eval_task_items;   // 0: the trainer's default
     char metric[64];       // "" or a metrics key fitted in place of the validation loss (not a spec key: the
                            // downstream forecast fits task_<name>_loss this way, scale/taskcast.h)
     size_t widths[LADDER_MAX_RUNGS], n_rungs;

@@ -1,4 +1,4 @@
-// ladder_curves: a finished sextant ladder as a curve ladder (scale/import.h) — the same thing `sextant
+// ladder_curves: a finished sextant ladder as a curve ladder (runs/import.h) — the same thing `sextant
 // import` makes from another trainer's logs, so fit, forecast, backtest and compare read both alike.
 //   runs:   every main run and cooldown branch of the plan (id = its run directory, group = "w<width>",
 //           N with and without embeddings, tokens per step, steps, peak LR, warmup and seed from its
@@ -11,7 +11,7 @@
 // (import_write_dir).
 #ifndef SEXTANT_SCALE_LADDER_CURVES_H
 #define SEXTANT_SCALE_LADDER_CURVES_H
-#include "scale/import.h"
+#include "runs/import.h"
 #include "scale/ladder_data.h"
 
 // out overwritten (free with import_ladder_free, also after an error). Errors: SX_ERR_FORMAT (a run whose

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include "core/status.h"
 #include "scale/ladder.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 
 typedef struct {
     const ladder_spec *spec;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scale/lrfit.h"
+#include "laws/lrfit.h"
 #include "scale/lrsweep.h"
 
 #define LRSWEEP_NOISE_FLOOR 1e-3   // relative loss noise assumed at least (seed spread below this is luck)
@@ -18,7 +18,7 @@ sx_status lrsweep_fit(const ladder_data *d, json_t **out) {
     *out = NULL;
     // Seed noise: the mean relative seed spread of the rungs' final losses.
     size_t R = s->n_rungs, F = s->n_eval;
-    double *mean = malloc(R * F * sizeof *mean), *sd = malloc(R * F * sizeof *sd), noise = 0;
+    double *mean = sx_calloc_n(R * F, sizeof *mean, "lr sweep rung means"), *sd = sx_calloc_n(R * F, sizeof *sd, "lr sweep rung spreads"), noise = 0;
     if (!mean || !sd) { free(mean); free(sd); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
     ladder_rung_curves(d, NULL, mean, sd);
     for (size_t r = 0; r < R; r++) noise += sd[r * F + F - 1] / (double)R;

@@ -1,5 +1,5 @@
 // lrsweep: the ladder's LR sweep (keys lr_sweep, lr_sweep_widths): fits the LR rule from the sweep's runs
-// (scale/lrfit.h) and gives the hero its LR from that rule, with the rule's uncertainty and the loss cost
+// (laws/lrfit.h) and gives the hero its LR from that rule, with the rule's uncertainty and the loss cost
 // of that uncertainty. Not responsible for planning or running the sweep (ladder.c) or the fit engine.
 #ifndef SEXTANT_SCALE_LRSWEEP_H
 #define SEXTANT_SCALE_LRSWEEP_H

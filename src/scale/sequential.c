@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/lines.h"
 #include "scale/compare.h"
 #include "scale/sequential.h"
 
@@ -50,18 +51,16 @@ static double logged_seconds_per_flop(const ladder_spec *spec, const char *dir) 
     char path[4200];
     snprintf(path, sizeof path, "%s/%s/metrics.jsonl", dir, runs[0].dir);
     free(runs);
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
+    line_reader r;
+    line_reader_init(&r, fopen(path, "r"));   // a run without metrics gives no lines, so no estimate
     double seconds = 0, tokens = 0, flops = 0;
-    while (f && getline(&line, &cap, f) > 0) {
-        json_t *j = json_loads(line, 0, NULL);
+    while (line_reader_next(&r)) {
+        json_t *j = json_loads(r.line, 0, NULL);
         double t = num(j, "tokens"), rate = num(j, "tok_per_s"), fl = num(j, "flops");
         if (t > tokens && rate > 0 && fl > 0) { seconds += (t - tokens) / rate; tokens = t; flops = fl; }
         json_decref(j);
     }
-    free(line);
-    if (f) fclose(f);
+    line_reader_close(&r);
     return flops > 0 ? seconds / flops : NAN;
 }
 

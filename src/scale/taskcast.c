@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/acclaw.h"
-#include "scale/rundir.h"
+#include "laws/acclaw.h"
+#include "runs/rundir.h"
 #include "scale/taskcast.h"
 
 #define TASKCAST_BOOT 200
@@ -131,7 +131,7 @@ static sx_status forecast_task(json_t *t, const hero_spec *hero, json_t **out) {
 
 sx_status taskcast_forecast(json_t *fit_tasks, const hero_spec *hero, json_t **out) {
     *out = json_object();
-    if (!*out) return SX_ERR_NOMEM;
+    if (!*out) return sx_fail(SX_ERR_NOMEM, "out of memory for the task forecast (free memory or forecast fewer tasks)");
     const char *name;
     json_t *t;
     sx_status st = SX_OK;
@@ -175,10 +175,10 @@ static json_t *check_task(json_t *f, const rundir_task *t) {
                      "mean_band_halfwidth_points", n ? json_real(half / (double)n) : json_null(), "rows", rows);
 }
 
-sx_status taskcast_check(json_t *forecast, const char *run_dir, json_t **report) {
+static sx_status taskcast_check(json_t *forecast, const char *run_dir, json_t **report) {
     json_t *tasks = json_object_get(forecast, "tasks");
     *report = json_object();
-    if (!*report) return SX_ERR_NOMEM;
+    if (!*report) return sx_fail(SX_ERR_NOMEM, "out of memory for the task check's report (free memory and rerun)");
     if (!json_object_size(tasks)) return SX_OK;
     rundir_tasks rt;
     sx_status st = rundir_read_tasks(run_dir, &rt);
@@ -198,7 +198,7 @@ sx_status taskcast_check(json_t *forecast, const char *run_dir, json_t **report)
     return st;
 }
 
-void taskcast_print_check(FILE *out, json_t *report) {
+static void taskcast_print_check(FILE *out, json_t *report) {
     const char *name;
     json_t *c;
     json_object_foreach(report, name, c) {
@@ -223,4 +223,15 @@ void taskcast_print_check(FILE *out, json_t *report) {
                 num_of(c, "mean_abs_err_points"), num_of(c, "max_abs_err_points"), final_text, 100 * num_of(c, "inside_band_frac"),
                 num_of(c, "mean_band_halfwidth_points"));
     }
+}
+
+sx_status taskcast_check_into(json_t *forecast, const char *run_dir, json_t *report, FILE *out) {
+    json_t *tasks = NULL;
+    sx_status st = taskcast_check(forecast, run_dir, &tasks);
+    if (!st && json_object_size(tasks)) {
+        taskcast_print_check(out, tasks);
+        json_object_set(report, "tasks", tasks);
+    }
+    json_decref(tasks);
+    return st;
 }

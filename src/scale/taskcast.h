@@ -1,7 +1,7 @@
 // taskcast: the downstream forecast of a ladder's hero, chained in two steps (docs/FORECAST.md, "Task
 // accuracy"): (i) each task's loss vs compute, from the same per-fraction laws as the validation loss (the
 // ladder read with task_<name>_loss in place of val_loss, scale/forecast.h), and (ii) accuracy vs task loss
-// (scale/acclaw.h), fitted on every rung's (task loss, accuracy) pairs at every evaluated fraction. The
+// (laws/acclaw.h), fitted on every rung's (task loss, accuracy) pairs at every evaluated fraction. The
 // hero's accuracy at each fraction is the accuracy law at its forecast task loss, with a band that carries the
 // loss band, the accuracy law's bootstrap and held-out error, and the binomial error of the task's items.
 //
@@ -23,10 +23,11 @@ sx_status taskcast_fit(const ladder_spec *spec, const char *ladder_dir, json_t *
 // fit.json's "tasks" -> forecast.json's "tasks": {name: {"status", "form", "items", "points": [{"frac",
 // "step", "loss", "loss_lo", "loss_hi", "acc", "lo", "hi"}]}}. *out receives a new reference.
 sx_status taskcast_forecast(json_t *fit_tasks, const hero_spec *hero, json_t **out);
-// The run's task accuracies against forecast.json's "tasks": per task, per point the error in points
-// (forecast - observed) and whether the band holds it; mean |error|, final error, fraction inside the band.
-// *report receives a new reference ({} when the forecast has no tasks).
-sx_status taskcast_check(json_t *forecast, const char *run_dir, json_t **report);
-void taskcast_print_check(FILE *out, json_t *report);
+// After a loss check (forecast_check_run): the run's task accuracies against forecast.json's "tasks", printed
+// to out and attached to the loss report as "tasks": {name: {"points", "mean_abs_err_points",
+// "max_abs_err_points", "final_err_points", "inside_band_frac", "mean_band_halfwidth_points", "rows"}}, the
+// error in points being forecast - observed. Nothing when the forecast has no tasks. Used by `forecast
+// --check` and `train --forecast`.
+sx_status taskcast_check_into(json_t *forecast, const char *run_dir, json_t *report, FILE *out);
 
 #endif

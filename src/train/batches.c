@@ -51,7 +51,7 @@ sx_status batch_source_open(batch_source **out, const char *spec, size_t T, bool
     if (!strncmp(spec, "synthetic:", 10)) st = synthetic_open(spec, &s->syn);
     else if (mixture_is_spec(spec)) {
         s->is_mixture = true;
-        s->mix = calloc(1, sizeof *s->mix);
+        s->mix = sx_calloc(sizeof *s->mix, "data mixture");
         st = s->mix ? mixture_open(s->mix, spec, T, mode, seed, 0) : sx_fail(SX_ERR_NOMEM, "out of memory");
         if (st) free(s->mix);
     } else {

@@ -42,6 +42,11 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"eval-every", FLAG_INT, &o->eval_every, "0", "evaluate every N steps (0: off)"},
         {"eval-at", FLAG_STR, &o->eval_at, "", "also evaluate at these fractions of the run, e.g. 0.25,0.5,0.75"},
         {"eval-batches", FLAG_INT, &o->eval_batches, "8", "batches per evaluation"},
+        {"eval-tasks", FLAG_STR, &o->eval_tasks, "", "also measure these downstream tasks at every evaluation "
+                                                     "(cloze,choice,choice_pmi from --val; arith for ttc models; docs/TASKS.md)"},
+        {"eval-task-items", FLAG_INT, &o->eval_task_items, "200", "items per task and evaluation (--eval-tasks)"},
+        {"eval-tasks-val", FLAG_STR, &o->eval_tasks_val, "", "token shard the text tasks are built from (default: "
+                                                             "--val; needed when --val is a mixture)"},
         {"ckpt-every", FLAG_INT, &o->ckpt_every, "0", "checkpoint every N steps (0: only at the end)"},
         {"out", FLAG_STR, &o->out, "", "run directory (config.json, metrics.jsonl, checkpoint.sxt)"},
         {"dtype", FLAG_STR, &o->dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},

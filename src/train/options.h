@@ -3,7 +3,8 @@
 // the resolved configuration echoed into config.json, and the command line of a child trainer
 // (train_spawn, how the ladder starts its runs). Any module above train/ builds a train_options (starting
 // from train_options_default) and either calls train_run in process or train_spawn; nothing writes flag
-// names by hand. An evaluation hook lets a module above train/ watch the evaluations (the forecast check).
+// names by hand. An evaluation hook lets a module above train/ watch the evaluations (the forecast check), and
+// a model probe lets one measure the model at each of them (the downstream tasks of --eval-tasks).
 // Not responsible for running the training (train/train.h) or for what a hook does with the evaluations
 // (its owner, e.g. scale/forecast.h).
 #ifndef SEXTANT_TRAIN_OPTIONS_H
@@ -13,6 +14,7 @@
 #include <jansson.h>
 #include "core/flags.h"
 #include "core/status.h"
+#include "model/model.h"
 #include "optim/optimizer.h"
 
 // Something that watches a run's evaluations, wired by the caller (the CLI makes a forecast check one:
@@ -34,6 +36,17 @@ typedef struct {
     sx_status (*finish)(void *ctx, const char *run_dir);
 } train_eval_hook;
 
+// Something that measures the model itself at every evaluation, wired by the caller (the CLI makes the tasks
+// of --eval-tasks one: infer/tasks.h). Called on rank 0 only. Both functions may be NULL.
+typedef struct {
+    void *ctx;
+    // Once the model is built, before the first step; an error (a model the probe cannot measure) stops the run.
+    sx_status (*start)(void *ctx, const model *m);
+    // After each evaluation's losses: adds its fields to the step's metrics line. Reads the model only and
+    // draws from no generator the training uses, so that a probed run trains exactly as one that is not.
+    sx_status (*measure)(void *ctx, model *m, json_t *line);
+} train_model_probe;
+
 typedef struct {
     const char *model;          // descriptor, e.g. "d4-kv2"
     const char *train_data;     // token shard path, or "synthetic:V"
@@ -52,6 +65,10 @@ typedef struct {
     long eval_every;            // steps; 0 = off
     const char *eval_at;        // "" or comma-separated fractions of the run
     long eval_batches;          // batches of (batch, seq) per evaluation
+    const char *eval_tasks;     // "" or downstream tasks measured at every evaluation (the CLI wires them as
+                                // task_probe: train_run itself does not build them)
+    long eval_task_items;       // items per task
+    const char *eval_tasks_val; // "" or the token shard the text tasks are built from (default: val_data)
     long ckpt_every;            // steps; 0 = only at the end
     const char *out;            // run directory
     const char *dtype;          // "fp32" | "bf16"
@@ -70,6 +87,7 @@ typedef struct {
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
     const char *override;       // "" or flags (names without dashes, comma-separated) a --resume may change
     const train_eval_hook *eval_hook;   // NULL: none (borrowed; not a flag)
+    const train_model_probe *task_probe; // NULL: none (borrowed; not a flag); required when eval_tasks is set
 } train_options;
 
 #define TRAIN_MAX_FLAGS 48

@@ -127,14 +127,15 @@ static const int32_t *my_rows(const run *r) { return r->tokens + r->row0 * (r->T
 // The mean loss of one validation source over eval_batches batches, each split over the ranks like a
 // training batch.
 static double evaluate_source(run *r, batch_source *src, sx_status *st) {
-    double sum = 0;
-    const long failures = sx_alloc_failures();
+    double sum = 0, loss = 0;
+    sx_status nomem = SX_OK;
     for (long i = 0; i < r->o->eval_batches; i++) {
         *st = batch_source_eval(src, (size_t)i, r->B, r->tokens);
         if (*st) return NAN;
-        sum += r->share * model_loss(&r->m, my_rows(r), NULL);
+        if (!nomem) nomem = model_loss(&r->m, my_rows(r), NULL, &loss);
+        sum += r->share * loss;
     }
-    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // a kernel without scratch: the loss means nothing
+    if ((*st = dist_agree(nomem))) return NAN;   // a kernel without scratch on any rank: the loss means nothing
     if ((*st = dist_allreduce_sum_f64(&sum, 1))) return NAN;
     return sum / (double)r->o->eval_batches;
 }
@@ -382,6 +383,10 @@ static sx_status setup(run *r) {
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
     if (o->eval_hook && o->eval_hook->start && (st = o->eval_hook->start(o->eval_hook->ctx, r->total_steps))) return st;
+    const train_model_probe *p = o->task_probe;
+    if (o->eval_tasks && *o->eval_tasks && !p)
+        return sx_fail(SX_ERR_ARG, "--eval-tasks %s: this caller does not measure tasks (`sextant train` does)", o->eval_tasks);
+    if (p && p->start && r->rank == 0 && (st = p->start(p->ctx, &r->m))) return st;
     r->fc_source = -1;   // the validation set the hook watches: "" for the run's validation loss
     const char *vs = o->eval_hook && o->eval_hook->val_set ? o->eval_hook->val_set(o->eval_hook->ctx) : "";
     for (size_t k = 0; k < r->n_vals && vs[0]; k++)
@@ -623,6 +628,8 @@ static sx_status loop(run *r) {
                 snprintf(key, sizeof key, "val_loss_%s", r->val_names[k]);
                 json_object_set_new(line, key, json_real(per_source[k]));
             }
+            const train_model_probe *p = o->task_probe;
+            if (p && p->measure && r->rank == 0 && (st = p->measure(p->ctx, &r->m, line))) { json_decref(line); break; }
             const train_eval_hook *h = o->eval_hook;
             double watched = r->fc_source >= 0 ? per_source[r->fc_source] : val;
             alert = h && h->on_eval && h->on_eval(h->ctx, step, watched, line, note, sizeof note);

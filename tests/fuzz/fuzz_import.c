@@ -1,7 +1,7 @@
-// libFuzzer target: the external curve format (scale/import.h): a runs table, a line "=====", then a curves
+// libFuzzer target: the external curve format (runs/import.h): a runs table, a line "=====", then a curves
 // table, each read as CSV and again as JSONL; without the separator the input is a curves table that
 // carries the run columns itself.
-#include "scale/import.h"
+#include "runs/import.h"
 #include "fuzz_util.h"
 
 static void read_as(const char *runs, const char *curves) {

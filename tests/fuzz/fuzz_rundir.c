@@ -1,7 +1,7 @@
 // libFuzzer target: rundir_read (a run directory as fit, forecast and compare read it) and the resume
 // check of a run's config.json (train_config_check_resume against fixed flags). The input is config.json,
 // a line "=====", then metrics.jsonl.
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 #include "train/progress.h"
 #include "fuzz_util.h"
 

@@ -40,7 +40,8 @@ static double dot(const float *a, const float *b, size_t n) {
 
 // The training objective: mean cross-entropy plus the auxiliary loss of the same forward.
 static double objective(model *m, const int32_t *tok) {
-    double l = model_loss(m, tok, NULL);
+    double l;
+    CHECK(model_loss(m, tok, NULL, &l) == SX_OK);
     return l + model_aux_loss(m);
 }
 
@@ -176,7 +177,9 @@ void modelcheck_fixture(const char *name) {
     const tf_tensor *tok = need(&f, "tokens"), *logits = need(&f, "logits"), *loss = need(&f, "loss");
     if (tok && logits && loss) {
         float *z = malloc(logits->nbytes);
-        double l = model_loss(&m, tok->data, z) + model_aux_loss(&m);
+        double l;
+        CHECK(model_loss(&m, tok->data, z, &l) == SX_OK);
+        l += model_aux_loss(&m);
         CHECK_CLOSE(l, ((float *)loss->data)[0], 1e-5, 0);
         close_tensor("logits", z, logits->data, logits->nbytes / sizeof(float), 1e-4, 0);
         free(z);

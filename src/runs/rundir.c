@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/status.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 #include "core/lines.h"
 
 #define RUNDIR_MAX_STEP 1e15   // far beyond any run, far below 2^64
@@ -214,16 +214,10 @@ static rundir_task *task_named(rundir_tasks *t, const char *name, size_t len) {
 }
 
 static sx_status task_push(rundir_task *k, size_t step, double acc, double loss, double items) {
-    size_t n = k->n + 1;
-    size_t *s = sx_realloc(k->step, n * sizeof *s, "rundir task steps");
-    if (s) k->step = s;
-    double *a = sx_realloc(k->acc, n * sizeof *a, "rundir task acc");
-    if (a) k->acc = a;
-    double *l = sx_realloc(k->loss, n * sizeof *l, "rundir task loss");
-    if (l) k->loss = l;
-    double *m = sx_realloc(k->items, n * sizeof *m, "rundir task items");
-    if (m) k->items = m;
-    if (!s || !a || !l || !m) return SX_ERR_NOMEM;   // sx_realloc said what
+    sx_status st = sx_grow_columns((void *[]){&k->step, &k->acc, &k->loss, &k->items},
+                                   (size_t[]){sizeof *k->step, sizeof *k->acc, sizeof *k->loss, sizeof *k->items}, 4,
+                                   k->n + 1, "a run's task evaluations");
+    if (st) return st;
     k->step[k->n] = step;
     k->acc[k->n] = acc;
     k->loss[k->n] = loss;

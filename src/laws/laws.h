@@ -2,8 +2,8 @@
 // (predictions, analytic Jacobian, and the basis used for variable projection) for the fit engine.
 //
 // Responsible for: the formulas and their derivatives; precomputing LR-schedule sums (law_sched).
-// Not responsible for: optimisation, bootstrap or JSON (scale/fit.h), reading run directories
-// (scale/rundir.h) or public CSVs (scale/pubdata.h).
+// Not responsible for: optimisation, bootstrap or JSON (laws/fit.h), reading run directories
+// (runs/rundir.h) or public CSVs (laws/pubdata.h).
 //
 // Laws (all parameters are positive reals; parameter vectors are double[] in the enum order below):
 //   ND      L(N,D) = E + A/N^alpha + B/D^beta                          (Chinchilla approach 3)

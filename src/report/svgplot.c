@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scale/svgplot.h"
+#include "report/svgplot.h"
 
 #define W 900
 #define H 560
@@ -89,9 +89,10 @@ static void print_title(FILE *f, const char *title) {
         if (title[cut] != ' ') cut = FITS;
     }
     fprintf(f, "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"15\"><tspan>", L - 60);
-    char *first = strndup(title ? title : "", cut);
+    char first[FITS + 1];   // cut <= FITS: the first line fits on the stack, no allocation to fail
+    memcpy(first, title ? title : "", cut);
+    first[cut] = 0;
     svgplot_escape(f, first);
-    free(first);
     fprintf(f, "</tspan>");
     if (cut < len) {
         fprintf(f, "<tspan x=\"%d\" dy=\"19\">", L - 60);

@@ -3,20 +3,20 @@
 // is forecast from the training runs alone and scored at every logged point after `score_from` of the run:
 // mean, max and final |relative error|, and the fraction of points inside the ±2σ band.
 // Methods, side by side:
-//   nds        the joint law over N, data and LR schedule (scale/curvefit.h), fitted to every training point;
+//   nds        the joint law over N, data and LR schedule (laws/curvefit.h), fitted to every training point;
 //              band σ² = point noise (the residuals' high-frequency part) + extrapolation error (the same fit
 //              one size back, on the training set's largest size, scaled by distance in log N)
 //   perfrac    the simple baseline: per-fraction laws L_f = E_f + A_f·N^-a_f + B_f·D^-b_f over the training
 //              runs at fractions f = 0.1, 0.15, ..., 1 (D = the run's total tokens), anchored on the largest
 //              training size (times its observed/fitted ratio at f), interpolated in log-step.
-// Not responsible for: reading ladders (scale/import.h), the laws (scale/law_nds.h, fit.h).
+// Not responsible for: reading ladders (runs/import.h), the laws (laws/law_nds.h, fit.h).
 #ifndef SEXTANT_SCALE_BACKTEST_H
 #define SEXTANT_SCALE_BACKTEST_H
 #include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"
-#include "scale/curvefit.h"
-#include "scale/import.h"
+#include "laws/curvefit.h"
+#include "runs/import.h"
 
 typedef enum { BACKTEST_SIZE, BACKTEST_ROLE } backtest_protocol;
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"
-#include "scale/rundir.h"
+#include "runs/rundir.h"
 
 // Rung curves from fit (may be NULL), the forecast fc with its band, and when report (forecast_check_run's
 // document) is given the observed points, those outside the band flagged.
@@ -25,5 +25,8 @@ sx_status plots_backtest_write(const char *path, json_t *report);
 // A run's training loss (at most ~500 points) and its validation evaluations against tokens seen.
 // name labels the run (usually its directory).
 sx_status plots_run(FILE *f, const char *name, const rundir_run *run);
+// Final loss vs compute of every variant of a comparison (compare_ladders' report, scale/compare.h) with
+// its fitted law extended to the target compute, written to path.
+sx_status plots_compare(const char *path, json_t *report);
 
 #endif

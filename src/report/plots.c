@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/plots.h"
-#include "scale/svgplot.h"
+#include "report/plots.h"
+#include "laws/laws.h"
+#include "report/svgplot.h"
+#include "scale/ladder.h"
 
 #define MAX_SERIES 16
 #define MAX_RUNGS 12
@@ -210,4 +212,37 @@ sx_status plots_run(FILE *f, const char *name, const rundir_run *run) {
     char title[512];
     snprintf(title, sizeof title, "Run %s: %s, schedule %s", name, run->model, sched ? sched : "?");
     return finish(f, &c, title, "tokens seen", "loss (nats/token)", ok);
+}
+
+sx_status plots_compare(const char *path, json_t *r) {
+    static const char *variant_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+    json_t *rows = json_object_get(r, "variants");
+    size_t k = 0;
+    double C = json_number_value(json_object_get(r, "target_flops"));
+    svg_series s[6];
+    double buf[6][2][LADDER_MAX_RUNGS + 16];
+    for (size_t i = 0; i < json_array_size(rows) && k + 1 < 6; i++) {
+        json_t *e = json_array_get(rows, i), *xf = json_object_get(e, "rung_flops"), *yl = json_object_get(e, "rung_loss");
+        size_t R = json_array_size(xf);
+        double p[LAW_POW_NPARAM], lo = INFINITY;
+        for (size_t j = 0; j < LAW_POW_NPARAM; j++) p[j] = json_number_value(json_array_get(json_object_get(e, "params"), j));
+        for (size_t j = 0; j < R; j++) {
+            buf[k][0][j] = json_number_value(json_array_get(xf, j));
+            buf[k][1][j] = json_number_value(json_array_get(yl, j));
+            lo = fmin(lo, buf[k][0][j]);
+        }
+        s[k] = (svg_series){.label = json_string_value(json_object_get(e, "name")), .x = buf[k][0], .y = buf[k][1], .n = R,
+                            .color = variant_colors[i % 6], .markers = true};
+        k++;
+        for (size_t j = 0; j < 16; j++) {
+            buf[k][0][j] = lo * pow(C / lo, (double)j / 15);
+            buf[k][1][j] = law_power_eval(p, buf[k][0][j]);
+        }
+        s[k++] = (svg_series){.label = "fit", .x = buf[k - 1][0], .y = buf[k - 1][1], .n = 16, .color = variant_colors[i % 6], .dashed = true};
+    }
+    char title[512] = "Final loss vs compute, ladders";   // named, as every chart is
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        snprintf(title + strlen(title), sizeof title - strlen(title), "%s %s", i ? "," : "",
+                 json_string_value(json_object_get(json_array_get(rows, i), "name")));
+    return svgplot_write(path, title, "training FLOPs", "final validation loss", s, k);
 }

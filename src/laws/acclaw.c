@@ -7,8 +7,8 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include "core/rng.h"
 #include "core/status.h"
-#include "scale/acclaw.h"
-#include "scale/fit.h"
+#include "laws/acclaw.h"
+#include "laws/fit.h"
 
 #define ACCLAW_MAX_ITER 200
 #define ACCLAW_PREDICT_DRAWS 4000

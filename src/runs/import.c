@@ -13,7 +13,7 @@
 #include "core/fsutil.h"
 #include "core/lines.h"
 #include "optim/schedule.h"
-#include "scale/import.h"
+#include "runs/import.h"
 
 #define LADDER_FORMAT "sextant-curve-ladder"
 
@@ -421,15 +421,10 @@ static sx_status parse_loss_names(const char *spec, import_ladder *l) {
 static sx_status push_point(import_run *r, size_t *cap, size_t n_loss, long step, double tokens, double lr, const double *loss) {
     if (r->n_points == *cap) {
         size_t c = *cap ? 2 * *cap : 64;
-        long *s = sx_realloc(r->step, c * sizeof *s, "import s");
-        if (s) r->step = s;
-        double *t = sx_realloc(r->tokens, c * sizeof *t, "import t");
-        if (t) r->tokens = t;
-        double *l = sx_realloc(r->lr, c * sizeof *l, "import l");
-        if (l) r->lr = l;
-        double *x = sx_realloc(r->loss, c * n_loss * sizeof *x, "import x");
-        if (x) r->loss = x;
-        if (!s || !t || !l || !x) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        sx_status st = sx_grow_columns((void *[]){&r->step, &r->tokens, &r->lr, &r->loss},
+                                       (size_t[]){sizeof *r->step, sizeof *r->tokens, sizeof *r->lr, n_loss * sizeof *r->loss},
+                                       4, c, "an imported run's curve");
+        if (st) return st;
         *cap = c;
     }
     r->step[r->n_points] = step;
@@ -444,11 +439,9 @@ static sx_status push_point(import_run *r, size_t *cap, size_t n_loss, long step
 static sx_status push_trace(import_run *r, size_t *cap, long step, double lr) {
     if (r->n_trace == *cap) {
         size_t c = *cap ? 2 * *cap : 64;
-        long *s = sx_realloc(r->trace_step, c * sizeof *s, "import trace s");
-        if (s) r->trace_step = s;
-        double *v = sx_realloc(r->trace_lr, c * sizeof *v, "import trace lr");
-        if (v) r->trace_lr = v;
-        if (!s || !v) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        sx_status st = sx_grow_columns((void *[]){&r->trace_step, &r->trace_lr},
+                                       (size_t[]){sizeof *r->trace_step, sizeof *r->trace_lr}, 2, c, "an imported run's LR trace");
+        if (st) return st;
         *cap = c;
     }
     r->trace_step[r->n_trace] = step;

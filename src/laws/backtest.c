@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/backtest.h"
-#include "scale/finallaw.h"
-#include "scale/fit.h"
-#include "scale/laws.h"
+#include "laws/backtest.h"
+#include "laws/finallaw.h"
+#include "laws/fit.h"
+#include "laws/laws.h"
+#include "laws/schedfit.h"
 
 #define PF_N_FRACS 19 // 0.10, 0.15, ..., 1.00
 
@@ -71,7 +72,7 @@ static void groups_free(groups *g) {
 // ---- scoring -------------------------------------------------------------------------------------------
 
 typedef struct {
-    double sum, max, final_sum, final_max, inside, width;
+    double sum, max, final_sum, final_max, inside, width, run_mean_sum;
     size_t n, n_band, n_runs;
     json_t *runs;
 } score;
@@ -99,6 +100,7 @@ static void score_run(score *s, const import_ladder *l, const import_run *r, siz
     }
     if (!n) { json_decref(pts); return; }
     s->sum += sum;
+    s->run_mean_sum += sum / (double)n;
     s->max = fmax(s->max, mx);
     s->n += n;
     if (lo) { s->inside += in; s->n_band += n; }
@@ -119,6 +121,8 @@ static json_t *score_json(const char *method, score *s) {
                           "mean_abs_rel_err", s->n ? s->sum / (double)s->n : NAN, "max_abs_rel_err", s->max,
                           "final_abs_rel_err", s->n_runs ? s->final_sum / (double)s->n_runs : NAN,
                           "final_max_abs_rel_err", s->final_max, "runs", s->runs);
+    // each run's mean, averaged over runs (the multi-power-law authors' PredE): long runs count once
+    json_object_set_new(o, "run_mean_abs_rel_err", json_real(json_array_size(s->runs) ? s->run_mean_sum / (double)json_array_size(s->runs) : NAN));
     if (s->n_band) {
         json_object_set_new(o, "band_coverage", json_real(s->inside / (double)s->n_band));
         json_object_set_new(o, "band_half_width_rel", json_real(s->width / (double)s->n_band));
@@ -292,6 +296,119 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     return st;
 }
 
+// ---- the schedule law, when the training runs are one size -----------------------------------------------
+
+// Run r as a schedule-law curve: its LR of every step (*lr) and its points after `from` of the run (*steps,
+// 0-based; *loss); all three malloc'd.
+static sx_status sched_curve(const import_ladder *l, const import_run *r, size_t loss, double from, schedfit_curve *c,
+                             double **lr, size_t **steps, double **y) {
+    *lr = sx_alloc((size_t)r->total_steps * sizeof **lr, "backtest lr");
+    *steps = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "backtest steps");
+    *y = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **y, "backtest y");
+    if (!*lr || !*steps || !*y) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    size_t n = 0;
+    for (size_t q = 0; q < r->n_points; q++)
+        if ((double)r->step[q] > from * (double)r->total_steps) {
+            (*steps)[n] = (size_t)(r->step[q] - 1);
+            (*y)[n++] = r->loss[q * l->n_loss + loss];
+        }
+    *c = (schedfit_curve){*lr, (size_t)r->total_steps, *steps, *y, n};
+    return import_run_lr(r, *lr);
+}
+
+// The joint law's leave-one-curve-out error on the training runs (c[n]: their curves, in run order), scored as
+// schedfit scores the multi-power law's (each curve's points no other curve shares), so the two compare.
+static sx_status nds_loco(const import_ladder *l, const unsigned char *train, const backtest_options *o,
+                          const schedfit_curve *c, size_t n, double *err) {
+    unsigned char *use = sx_alloc(l->n_runs ? l->n_runs : 1, "backtest use");
+    if (!use) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    double sum = 0;
+    size_t folds = 0, k = 0;
+    sx_status st = SX_OK;
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        if (!train[i]) continue;
+        memcpy(use, train, l->n_runs);
+        use[i] = 0;
+        size_t np = c[k].n_points;
+        long *steps = sx_alloc((np ? np : 1) * sizeof *steps, "backtest steps");
+        double *pred = sx_alloc((np ? np : 1) * sizeof *pred, "backtest pred");
+        curvefit_model m;
+        if (!steps || !pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        for (size_t q = 0; !st && q < np; q++) steps[q] = (long)c[k].steps[q] + 1;
+        if (!st && !curvefit_fit(l, use, &o->fit, &m) && !curvefit_predict(&m, &l->runs[i], steps, np, pred)) {
+            double e = 0;
+            size_t cnt = 0;
+            for (size_t q = 0; q < np; q++)
+                if (!schedfit_point_shared(c, n, k, q)) { e += fabs(pred[q] / c[k].loss[q] - 1); cnt++; }
+            if (cnt) { sum += e / (double)cnt; folds++; }
+        }
+        free(steps);
+        free(pred);
+        k++;
+    }
+    free(use);
+    *err = folds ? sum / (double)folds : NAN;
+    return st;
+}
+
+// The multi-power law with its cross-validated shape prior on the training runs when they are all one size
+// (schedule transfer), scored on every target run: *fitted 0 (and nothing scored) otherwise.
+static sx_status mpl_method(const import_ladder *l, const unsigned char *train, const backtest_options *o, score *sm,
+                            json_t **info) {
+    size_t n = 0, cap = l->n_runs ? l->n_runs : 1;
+    double n_first = NAN;
+    int one_size = 1;
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (train[i]) {
+            if (isnan(n_first)) n_first = l->runs[i].n_params;
+            one_size &= l->runs[i].n_params == n_first;
+            n++;
+        }
+    *info = NULL;
+    if (!one_size || n < 2) return SX_OK;
+    schedfit_curve *c = sx_calloc_n(cap, sizeof *c, "backtest curves");
+    void **blocks = sx_calloc_n(3 * cap, sizeof *blocks, "backtest blocks");
+    sx_status st = c && blocks ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    n = 0;
+    for (size_t i = 0; i < l->n_runs && !st; i++)
+        if (train[i]) {
+            st = sched_curve(l, &l->runs[i], o->fit.loss, o->fit.min_frac, &c[n], (double **)&blocks[3 * n],
+                             (size_t **)&blocks[3 * n + 1], (double **)&blocks[3 * n + 2]);
+            n++;
+        }
+    double weight, cv[SCHEDFIT_N_WEIGHTS];
+    fit_result r = {0};
+    if (!st) st = schedfit_mpl(c, n, &weight, cv, &r);
+    double nds_cv = NAN, mpl_cv = INFINITY;   // the schedule law's choice, by leaving one training curve out
+    for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) mpl_cv = fmin(mpl_cv, isnan(cv[k]) ? INFINITY : cv[k]);
+    if (!st) st = nds_loco(l, train, o, c, n, &nds_cv);
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        if (train[i]) continue;
+        const import_run *t = &l->runs[i];
+        schedfit_curve tc;
+        double *lr, *y, *pred = sx_alloc((t->n_points ? t->n_points : 1) * sizeof *pred, "backtest pred");
+        size_t *steps;
+        st = sched_curve(l, t, o->fit.loss, 0, &tc, &lr, &steps, &y);
+        if (!st && !pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        if (!st) st = schedfit_mpl_predict(r.params, &tc, pred);
+        if (!st) score_run(sm, l, t, o->fit.loss, o->score_from, pred, NULL, NULL);
+        free(lr); free(steps); free(y); free(pred);
+    }
+    if (!st) {
+        json_t *p = json_array(), *cvs = json_array();
+        for (size_t j = 0; j < r.n_params; j++) json_array_append_new(p, json_real(r.params[j]));
+        for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) json_array_append_new(cvs, json_real(cv[k]));
+        *info = json_pack("{s:s, s:o, s:f, s:o, s:f, s:{s:f, s:f, s:s}}", "law", "multi-power (L0, A, B, alpha, C, beta, gamma)",
+                          "params", p, "prior_weight", weight, "cv_error_by_weight", cvs, "in_sample_mean", r.mean_abs_rel,
+                          "schedule_law_choice", "nds", nds_cv, "mpl", mpl_cv, "chosen", nds_cv <= mpl_cv ? "nds" : "mpl");
+    }
+    if (r.params) fit_result_free(&r);
+    for (size_t k = 0; blocks && k < 3 * n; k++) free(blocks[k]);
+    free(blocks);
+    free(c);
+    return st;
+}
+
 sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
     *report = NULL;
     groups g;
@@ -331,7 +448,9 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
-    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sf = {.runs = json_array()};
+    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()};
+    json_t *mpl_info = NULL;
+    if (!st) st = mpl_method(l, train, o, &sm, &mpl_info);
     finallaw fl;   // the final-loss law on the training runs' final losses, scored on the targets' (when it fits)
     int have_fl = !st && finallaw_fit(l, train, o->fit.loss, o->fit.nonembed, 0, &fl) == SX_OK;
     double log_step = ch.log_step;
@@ -364,11 +483,16 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     }
     if (!st) {
         json_t *tg = json_array(), *tr = json_array(), *methods = json_array(), *params = json_object();
-        for (size_t k = 0; k < g.n_groups; k++)
-            json_array_append_new(k > top || (by_role && k == top) ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
+        for (size_t k = 0; k < g.n_groups; k++)   // a group may be in both lists (by role: its runs are split)
+            for (int as_target = 0; as_target < 2; as_target++) {
+                int any = 0;
+                for (size_t i = 0; i < l->n_runs; i++) any |= g.of_run[i] == k && train[i] == !as_target;
+                if (any) json_array_append_new(as_target ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
+            }
         json_array_append_new(methods, score_json("nds", &sn));
         if (o->baseline && n_train_groups >= 3) json_array_append_new(methods, score_json("perfrac", &sb));
         if (sf.n) json_array_append_new(methods, score_json("final", &sf));
+        if (sm.n) json_array_append_new(methods, score_json("mpl", &sm));
         fit_law probe;
         law_nds_run one = {1, 1, (double[]){1}, 1, (size_t[]){0}, 1};
         if (law_nds_bind(&one, 1, &probe) == SX_OK) {
@@ -389,10 +513,13 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
             json_object_set_new(*report, "final_law", json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:f}", "E", fl.p[LAW_ND_E], "A",
                                 fl.p[LAW_ND_A], "B", fl.p[LAW_ND_B], "alpha", fl.p[LAW_ND_ALPHA], "beta", fl.p[LAW_ND_BETA],
                                 "runs", (json_int_t)fl.n_runs, "in_sample_mean", fl.in_mean));
+        if (!st && mpl_info) json_object_set(*report, "mpl", mpl_info);
     }
     json_decref(sn.runs);
     json_decref(sb.runs);
     json_decref(sf.runs);
+    json_decref(sm.runs);
+    json_decref(mpl_info);
     free(train);
     groups_free(&g);
     return st;
@@ -416,20 +543,34 @@ void backtest_print(FILE *f, const json_t *rep) {
     }
     fprintf(f, "  (N %s; loss %s; scored after %.0f%% of each run)\n", json_string_value(json_object_get(rep, "n_param_kind")),
             json_string_value(json_object_get(rep, "loss")), 100 * num(rep, "score_from"));
-    fprintf(f, "%-8s %7s %9s %9s %9s %9s  %s\n", "method", "points", "mean|err|", "max|err|", "final", "final max", "in band (half-width)");
+    fprintf(f, "%-8s %7s %9s %9s %9s %9s %9s  %s\n", "method", "points", "mean|err|", "max|err|", "final", "final max", "run mean",
+            "in band (half-width)");
     json_array_foreach(json_object_get(rep, "methods"), i, v) {
         json_t *cov = json_object_get(v, "band_coverage");
         char band[48] = "-";
         if (cov) snprintf(band, sizeof band, "%.1f%% (±%.2f%%)", 100 * json_number_value(cov), 100 * num(v, "band_half_width_rel"));
-        fprintf(f, "%-8s %7lld %8.3f%% %8.3f%% %8.3f%% %8.3f%%  %s\n", json_string_value(json_object_get(v, "method")),
+        fprintf(f, "%-8s %7lld %8.3f%% %8.3f%% %8.3f%% %8.3f%% %8.3f%%  %s\n", json_string_value(json_object_get(v, "method")),
                 (long long)json_integer_value(json_object_get(v, "n_points")), 100 * num(v, "mean_abs_rel_err"),
-                100 * num(v, "max_abs_rel_err"), 100 * num(v, "final_abs_rel_err"), 100 * num(v, "final_max_abs_rel_err"), band);
+                100 * num(v, "max_abs_rel_err"), 100 * num(v, "final_abs_rel_err"), 100 * num(v, "final_max_abs_rel_err"),
+                100 * num(v, "run_mean_abs_rel_err"), band);
     }
     json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
     fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
                "sigma: noise %.3f%%, one size back %.3f%%\n",
             num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
             100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"), 100 * num(nds, "inner_rms"));
+    json_t *mpl = json_object_get(rep, "mpl"), *mp = json_object_get(mpl, "params");
+    if (mpl)
+        fprintf(f, "mpl law: L0 %.4g A %.4g B %.4g alpha %.4g C %.4g beta %.4g gamma %.4g (shape prior weight %g, chosen "
+                   "leaving one training curve out); in-sample mean %.3f%%\n", json_number_value(json_array_get(mp, 0)),
+                json_number_value(json_array_get(mp, 1)), json_number_value(json_array_get(mp, 2)),
+                json_number_value(json_array_get(mp, 3)), json_number_value(json_array_get(mp, 4)),
+                json_number_value(json_array_get(mp, 5)), json_number_value(json_array_get(mp, 6)), num(mpl, "prior_weight"),
+                100 * num(mpl, "in_sample_mean"));
+    json_t *law_ch = json_object_get(mpl, "schedule_law_choice");
+    if (law_ch)
+        fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%% -> %s\n", 100 * num(law_ch, "nds"),
+                100 * num(law_ch, "mpl"), json_string_value(json_object_get(law_ch, "chosen")));
     json_t *fl = json_object_get(rep, "final_law");
     if (fl)
         fprintf(f, "final law (on %lld runs' final losses): L = %.4g + %.4g*N^-%.4g + %.4g*D^-%.4g; in-sample mean %.3f%%\n",

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scale/datalaw.h"
+#include "laws/datalaw.h"
 
 double law_dc_effective_tokens(double D, double U, double rstar) {
     if (!(U > 0) || D <= U) return D;
@@ -84,12 +84,12 @@ sx_status law_dc_bind(const double *N, const double *D, const double *U, size_t 
     memset(out, 0, sizeof *out);
     *out = (fit_law){.name = "data_constrained", .n_params = LAW_DC_NPARAM, .n_linear = 3, .params = dc_params,
                      .eval = dc_eval, .basis = dc_basis};
-    dc_ctx *c = calloc(1, sizeof *c);
+    dc_ctx *c = sx_calloc(sizeof *c, "data-constrained law");
     size_t m = n ? n : 1;
     if (c) {
-        c->ln_n = malloc(m * sizeof(double));
-        c->d = malloc(m * sizeof(double));
-        c->u = malloc(m * sizeof(double));
+        c->ln_n = sx_calloc_n(m, sizeof(double), "data-constrained law ln N");
+        c->d = sx_calloc_n(m, sizeof(double), "data-constrained law D");
+        c->u = sx_calloc_n(m, sizeof(double), "data-constrained law U");
     }
     if (!c || !c->ln_n || !c->d || !c->u) {
         dc_free(c);

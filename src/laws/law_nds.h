@@ -1,5 +1,5 @@
 // law_nds: the joint whole-curve law over model size, data and LR schedule, for ladders whose runs differ in
-// size, length, batch and peak LR (curve ladders, scale/import.h):
+// size, length, batch and peak LR (curve ladders, runs/import.h):
 //   L(N, t) = E + A·N^-alpha + B·N^eps·S(t)^-beta - D·LD(t)
 //   S(t)  = b·sum_{i<=t} m_i            "schedule-weighted tokens": b tokens per step, m_i = lr_i/peak_lr
 //   LD(t) = sum_{k<=t, m_k<m_{k-1}} (m_{k-1} - m_k)·(1 - (1 + C·sum_{tau=k..t} m_tau)^-g)
@@ -12,12 +12,12 @@
 // Parameters (positive): E, A, B, D linear (variable projection), alpha, beta, eps, C, g non-linear.
 // t is a 0-based step index (the loss after updates 0..t), as in laws.h.
 //
-// Not responsible for: choosing runs or weights (scale/curvefit.h), fitting (scale/fit.h).
+// Not responsible for: choosing runs or weights (laws/curvefit.h), fitting (laws/fit.h).
 #ifndef SEXTANT_SCALE_LAW_NDS_H
 #define SEXTANT_SCALE_LAW_NDS_H
 #include <stddef.h>
 #include "core/status.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 
 enum { LAW_NDS_E, LAW_NDS_A, LAW_NDS_B, LAW_NDS_D, LAW_NDS_ALPHA, LAW_NDS_BETA, LAW_NDS_EPS, LAW_NDS_C, LAW_NDS_G, LAW_NDS_NPARAM };
 

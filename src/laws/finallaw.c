@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/finallaw.h"
-#include "scale/fit.h"
+#include "laws/finallaw.h"
+#include "laws/fit.h"
 
 int finallaw_final(const import_ladder *l, const import_run *r, size_t loss, double *final, double *tokens) {
     size_t q = r->n_points - 1;

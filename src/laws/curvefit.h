@@ -1,14 +1,14 @@
-// curvefit: whole-curve forecasts for curve ladders (scale/import.h): one joint law over size, data and LR
-// schedule (scale/law_nds.h) fitted to every point of the chosen runs, its noise level, and its prediction
+// curvefit: whole-curve forecasts for curve ladders (runs/import.h): one joint law over size, data and LR
+// schedule (laws/law_nds.h) fitted to every point of the chosen runs, its noise level, and its prediction
 // for any run described by its metadata (size, tokens per step, length, warmup, schedule or LR column).
 //
-// Not responsible for: choosing which runs to fit or scoring forecasts (scale/backtest.h), the law itself.
+// Not responsible for: choosing which runs to fit or scoring forecasts (laws/backtest.h), the law itself.
 #ifndef SEXTANT_SCALE_CURVEFIT_H
 #define SEXTANT_SCALE_CURVEFIT_H
 #include <stddef.h>
 #include "core/status.h"
-#include "scale/import.h"
-#include "scale/law_nds.h"
+#include "runs/import.h"
+#include "laws/law_nds.h"
 
 typedef enum { CURVEFIT_W_POINT, CURVEFIT_W_SQRT, CURVEFIT_W_RUN } curvefit_weight;
 

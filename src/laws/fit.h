@@ -1,4 +1,4 @@
-// fit: the scaling-law fitting engine. Given a law bound to data (scale/laws.h) and observed losses, it
+// fit: the scaling-law fitting engine. Given a law bound to data (laws/laws.h) and observed losses, it
 // minimises  sum_i w_i * Huber_delta(log pred_i - log obs_i)  (delta = 1e-3 by default) in float64, plus
 // an optional Gaussian prior on log parameters (fit_options.prior). Steps:
 //   1. grid search over the law's NONLIN/GRID parameters; at each grid point the LINEAR parameters come
@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "core/status.h"
-#include "scale/laws.h"
+#include "laws/laws.h"
 
 typedef struct {
     double huber_delta; // on log residuals; default 1e-3

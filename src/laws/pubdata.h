@@ -4,12 +4,12 @@
 // runs with their downstream errors (Gadre et al. 2024).
 //
 // Responsible for: parsing those CSVs and checking the rebuilt schedules against the released lr and S1
-// columns. Not responsible for: fitting (scale/fit.h) or any other data set.
+// columns. Not responsible for: fitting (laws/fit.h) or any other data set.
 #ifndef SEXTANT_SCALE_PUBDATA_H
 #define SEXTANT_SCALE_PUBDATA_H
 #include <stddef.h>
 #include "core/status.h"
-#include "scale/laws.h"
+#include "laws/laws.h"
 
 typedef struct {
     char model[16];     // "25M", "100M", "400M"

@@ -8,8 +8,8 @@
 #define SEXTANT_SCALE_FINALLAW_H
 #include <stddef.h>
 #include "core/status.h"
-#include "scale/import.h"
-#include "scale/laws.h"
+#include "runs/import.h"
+#include "laws/laws.h"
 
 typedef struct {
     double p[LAW_ND_NPARAM];                       // E, A, B, alpha, beta (laws.h order)

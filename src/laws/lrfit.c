@@ -4,7 +4,7 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit.h>
-#include "scale/lrfit.h"
+#include "laws/lrfit.h"
 
 sx_status lrfit_vertex(const double *lr, const double *loss, size_t n, double se_floor_rel, lrfit_optimum *out) {
     memset(out, 0, sizeof *out);

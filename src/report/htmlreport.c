@@ -2,13 +2,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lines.h"
 #include "core/status.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 #include "scale/forecast.h"
-#include "scale/htmlreport.h"
-#include "scale/plots.h"
-#include "scale/rundir.h"
-#include "scale/svgplot.h"
+#include "report/htmlreport.h"
+#include "report/plots.h"
+#include "runs/rundir.h"
+#include "report/svgplot.h"
 
 static const char *style =
     "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222;line-height:1.4}"
@@ -51,9 +52,10 @@ static void pre_file(FILE *f, const char *path) {
         svgplot_escape(f, path);
         fprintf(f, ")");
     }
-    char line[4096];
-    while (in && fgets(line, sizeof line, in)) svgplot_escape(f, line);
-    if (in) fclose(in);
+    line_reader r;
+    line_reader_init(&r, in);
+    while (line_reader_next(&r)) svgplot_escape(f, r.line);
+    line_reader_close(&r);
     fprintf(f, "</pre>\n");
 }
 

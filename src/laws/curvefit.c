@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/curvefit.h"
+#include "laws/curvefit.h"
 
 void curvefit_options_default(curvefit_options *o) {
     *o = (curvefit_options){.nonembed = 0, .loss = 0, .min_frac = 0.1, .weight = CURVEFIT_W_SQRT};

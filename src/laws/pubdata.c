@@ -3,17 +3,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lines.h"
 #include "core/status.h"
-#include "scale/pubdata.h"
+#include "laws/pubdata.h"
 
 #define CSV_MAX_FIELDS 32
 #define CSV_LINE 4096
 
-// A CSV file read line by line: header names, and the current row split in place.
+// A CSV file read line by line: header names (a copy, since the reader reuses its buffer), and the current
+// row split in place in the reader's line.
 typedef struct {
-    FILE *f;
+    line_reader r;
     const char *path;
-    char header[CSV_LINE], line[CSV_LINE];
+    char header[CSV_LINE];
     char *names[CSV_MAX_FIELDS], *fields[CSV_MAX_FIELDS];
     size_t n_names, n_fields;
 } csv;
@@ -33,12 +35,14 @@ static size_t csv_split(char *s, char **out) {
 static sx_status csv_open(csv *c, const char *dir, const char *name, char *path, size_t path_cap) {
     snprintf(path, path_cap, "%s/%s", dir, name);
     c->path = path;
-    c->f = fopen(path, "r");
-    if (!c->f) return sx_fail(SX_ERR_IO, "cannot open %s (is the shared data directory right?)", path);
-    if (!fgets(c->header, sizeof c->header, c->f)) {
-        fclose(c->f);
+    FILE *f = fopen(path, "r");
+    if (!f) return sx_fail(SX_ERR_IO, "cannot open %s (is the shared data directory right?)", path);
+    line_reader_init(&c->r, f);
+    if (!line_reader_next(&c->r)) {
+        line_reader_close(&c->r);
         return sx_fail(SX_ERR_FORMAT, "%s: empty file", path);
     }
+    snprintf(c->header, sizeof c->header, "%s", c->r.line);
     c->n_names = csv_split(c->header, c->names);
     return SX_OK;
 }
@@ -53,15 +57,17 @@ static int csv_col(csv *c, const char *name) {
 
 // Reads the next row; 0 at end of file.
 static int csv_next(csv *c) {
-    while (fgets(c->line, sizeof c->line, c->f)) {
-        if (c->line[0] == '\n' || c->line[0] == 0) continue;
-        c->n_fields = csv_split(c->line, c->fields);
+    while (line_reader_next(&c->r)) {
+        if (c->r.line[0] == '\n' || c->r.line[0] == 0) continue;
+        c->n_fields = csv_split(c->r.line, c->fields);
         return 1;
     }
     return 0;
 }
 
 static const char *csv_get(const csv *c, int col) { return (size_t)col < c->n_fields ? c->fields[col] : ""; }
+
+static void csv_close(csv *c) { line_reader_close(&c->r); }
 
 // ---- MPL schedules -------------------------------------------------------------------------------------
 
@@ -93,7 +99,7 @@ static sx_status mpl_load_schedules(const char *dir, mpl_sched_def *defs, size_t
         cn = csv_col(&c, "total_steps"), cd = csv_col(&c, "decay_start_step"), cp = csv_col(&c, "peak_lr"),
         cf = csv_col(&c, "final_lr");
     if (cs < 0 || ct < 0 || cw < 0 || cn < 0 || cd < 0 || cp < 0 || cf < 0) {
-        fclose(c.f);
+        csv_close(&c);
         return SX_ERR_FORMAT;
     }
     static const char *types[] = {"constant", "cosine", "wsd_exponential_decay", "wsd_linear_decay",
@@ -111,11 +117,11 @@ static sx_status mpl_load_schedules(const char *dir, mpl_sched_def *defs, size_t
         int known = 0;
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) known |= strcmp(d->type, types[t]) == 0;
         if (!known || d->warmup < 2 || d->total <= d->warmup) {
-            fclose(c.f);
+            csv_close(&c);
             return sx_fail(SX_ERR_FORMAT, "%s: schedule '%s' has an unknown type or bad steps", path, d->name);
         }
     }
-    fclose(c.f);
+    csv_close(&c);
     return SX_OK;
 }
 
@@ -159,7 +165,7 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
         cst = csv_col(&c, "step"), clr = csv_col(&c, "lr"), cs1 = csv_col(&c, "lr_sum_S1"),
         cl = csv_col(&c, "loss");
     if (cm < 0 || cs < 0 || cr < 0 || cst < 0 || clr < 0 || cs1 < 0 || cl < 0) {
-        fclose(c.f);
+        csv_close(&c);
         return SX_ERR_FORMAT;
     }
     size_t cap_curves = 0, cap_points = 0, s1_step = 0;
@@ -214,7 +220,7 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
         }
         if (!curve_push(cur, &cap_points, step, strtod(csv_get(&c, cl), NULL))) goto nomem;
     }
-    fclose(c.f);
+    csv_close(&c);
     if (out->n_curves == 0) {
         pub_mpl_free(out);
         return sx_fail(SX_ERR_FORMAT, "%s: no curves for model %s", path, model ? model : "(any)");
@@ -223,7 +229,7 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
 nomem:
     st = sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
 fail:
-    fclose(c.f);
+    csv_close(&c);
     pub_mpl_free(out);
     return st;
 }
@@ -245,7 +251,7 @@ sx_status pub_mpl_fitted_params(const char *dir, const char *model, double p[LAW
         for (size_t k = 0; k < 7; k++) p[cols[k].idx] = strtod(csv_get(&c, ci[k]), NULL);
         found = 1;
     }
-    fclose(c.f);
+    csv_close(&c);
     if (!ok) return SX_ERR_FORMAT;
     return found ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no row for model %s", path, model);
 }
@@ -265,7 +271,7 @@ sx_status pub_mpl_reported(const char *dir, const char *model, const char *sched
         *worste = strtod(csv_get(&c, cw), NULL);
         found = 1;
     }
-    fclose(c.f);
+    csv_close(&c);
     return found ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no row for %s %s", path, model, schedule);
 }
 
@@ -288,7 +294,7 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
     int cn = csv_col(&c, "params"), cd = csv_col(&c, "tokens"), cl = csv_col(&c, "loss"),
         cx = csv_col(&c, "epoch_excluded_high_loss");
     if (cn < 0 || cd < 0 || cl < 0 || cx < 0) {
-        fclose(c.f);
+        csv_close(&c);
         return SX_ERR_FORMAT;
     }
     size_t cap = 0;
@@ -304,7 +310,7 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
             int *x = sx_realloc(out->excluded, cap * sizeof(int), "pubdata x");
             if (x) out->excluded = x;
             if (!a || !b || !l || !x) {
-                fclose(c.f);
+                csv_close(&c);
                 pub_chinchilla_free(out);
                 return sx_fail(SX_ERR_NOMEM, "out of memory reading %s", path);
             }
@@ -315,7 +321,7 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
         out->excluded[out->n] = atoi(csv_get(&c, cx));
         out->n++;
     }
-    fclose(c.f);
+    csv_close(&c);
     return out->n ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no data rows", path);
 }
 
@@ -353,7 +359,7 @@ static sx_status gadre_downstream(const char *dir, pub_gadre *g) {
         n46[i]++;
         if (atoi(csv_get(&c, cs))) { sum17[i] += e; n17[i]++; }
     }
-    fclose(c.f);
+    csv_close(&c);
     for (size_t i = 0; i < g->n && !st; i++) {
         pub_gadre_run *r = &g->runs[i];
         double e17 = n17[i] ? sum17[i] / (double)n17[i] : NAN, e46 = n46[i] ? sum46[i] / (double)n46[i] : NAN;
@@ -397,7 +403,7 @@ sx_status pub_gadre_load(const char *dir, pub_gadre *out) {
         r->err46 = strtod(csv_get(&c, c46), NULL);
         if (!(r->params > 0 && r->loss_c4 > 0)) st = sx_fail(SX_ERR_FORMAT, "%s: run %s has no parameter count or loss", path, r->run_id);
     }
-    fclose(c.f);
+    csv_close(&c);
     if (!st && !out->n) st = sx_fail(SX_ERR_FORMAT, "%s: no data rows", path);
     if (!st) st = gadre_downstream(dir, out);
     if (st) pub_gadre_free(out);

@@ -9,7 +9,7 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include "core/status.h"
 #include "core/rng.h"
-#include "scale/fit.h"
+#include "laws/fit.h"
 
 #define FIT_MAX_LINEAR 8
 #define FIT_STAGED_POLISH_ITER 10 // exact-law iterations after a fast fit
@@ -123,6 +123,8 @@ static double huber_psi(double r, double delta, double *dpsi) {
     return r < 0 ? -s : s;
 }
 
+// The optimiser works on log p: law parameters are positive and span orders of magnitude (A ~ 1e3, alpha ~
+// 0.3), so log space keeps them positive without constraints and makes one step size fit every parameter.
 static void lm_set_params(lm_data *d, const gsl_vector *x) {
     for (size_t j = 0; j < d->n_free; j++) d->p[d->free[j]] = exp(gsl_vector_get(x, j));
 }
@@ -155,6 +157,7 @@ static int lm_df(const gsl_vector *x, void *vd, gsl_matrix *J) {
         double pi = d->pred[i];
         int usable = wi > 0 && pi > 0 && isfinite(pi);
         if (usable) huber_psi(log(pi / d->obs[i]), d->o->huber_delta, &dpsi);
+        // chain rule for the residual psi(log(pred/obs)) in log p_k: psi' * (1/pred) * dpred/dp_k * p_k
         double scale = usable ? sqrt(wi) * dpsi / pi : 0;
         for (size_t j = 0; j < d->n_free; j++) {
             size_t k = d->free[j];
@@ -241,6 +244,10 @@ static double vp_solve(vp_work *v, double *p) {
     law->basis(law->ctx, p, v->phi);
     for (size_t i = 0; i < n; i++) v->h[i] = 1;
     double obj = INFINITY;
+    // Huber on log residuals by iteratively reweighted least squares: log(pred/obs) ~ (pred - obs)/obs, so
+    // each pass is linear least squares on relative residuals (weights 1/obs^2) with the Huber weights h
+    // (1 inside delta, delta/|r| outside) of the previous pass. Four passes settle the outliers' weights; the
+    // exact objective is evaluated after each, and LM polishes the rest.
     for (int iter = 0; iter < 4; iter++) {
         double gram[FIT_MAX_LINEAR * FIT_MAX_LINEAR] = {0}, mtb[FIT_MAX_LINEAR] = {0}, btb = 0;
         double cscale[FIT_MAX_LINEAR] = {0};

@@ -27,8 +27,8 @@
 //                     "flops": "given" | "6ND", "sha256": {"runs.csv": hex, "curves.csv": hex}}
 // import_read_dir reads it back with the same parser (so an imported ladder re-exports byte for byte).
 //
-// Not responsible for: fitting or forecasting (scale/curvefit.h, scale/backtest.h), sextant's own run
-// directories (scale/rundir.h).
+// Not responsible for: fitting or forecasting (laws/curvefit.h, laws/backtest.h), sextant's own run
+// directories (runs/rundir.h).
 #ifndef SEXTANT_SCALE_IMPORT_H
 #define SEXTANT_SCALE_IMPORT_H
 #include <stddef.h>

@@ -4,14 +4,14 @@
 //   D'     = U + U*Rstar*(1 - exp(-R/Rstar))   effective tokens (D' = D when D <= U; D' -> U*(1+Rstar))
 //   L(N,D,U) = E + A/N^alpha + B/D'^beta   the Chinchilla form with D replaced by D'
 // Rstar is the number of repetitions after which repeated data has lost 1 - 1/e of its value.
-// Responsible for the formula, its binding to data for the fit engine (scale/fit.h), and the penalty a
+// Responsible for the formula, its binding to data for the fit engine (laws/fit.h), and the penalty a
 // forecaster adds when a run repeats data. Kept apart from laws.c (the fresh-data laws) on purpose.
 // Not responsible for choosing which runs to fit (forecast.c) or for reading runs.
 #ifndef SEXTANT_SCALE_DATALAW_H
 #define SEXTANT_SCALE_DATALAW_H
 #include <stddef.h>
 #include "core/status.h"
-#include "scale/laws.h"
+#include "laws/laws.h"
 
 enum { LAW_DC_E, LAW_DC_A, LAW_DC_B, LAW_DC_ALPHA, LAW_DC_BETA, LAW_DC_RSTAR, LAW_DC_NPARAM };
 

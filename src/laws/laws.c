@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/laws.h"
+#include "laws/laws.h"
 
 // ---- closed-form laws -------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "scale/law_nds.h"
+#include "laws/law_nds.h"
 
 #define NDS_BLOCK 32
 

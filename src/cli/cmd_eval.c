@@ -1,0 +1,76 @@
+// sextant eval: scores a checkpoint on downstream tasks (infer/tasks.h) and prints, per task, the accuracy
+// with its 95% Wilson interval and the task loss; --json prints one JSON object per task instead. The
+// validation shard defaults to the one recorded in the run's config.json beside the checkpoint.
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+#include "cli/commands.h"
+#include "core/flags.h"
+#include "infer/tasks.h"
+#include "train/checkpoint.h"
+
+// The "val_data" of the config.json beside ckpt into out ("" when there is none).
+static void recorded_val(const char *ckpt, char *out, size_t size) {
+    char cfg[4200];
+    snprintf(cfg, sizeof cfg, "%s", ckpt);
+    char *slash = strrchr(cfg, '/');
+    snprintf(slash ? slash + 1 : cfg, sizeof cfg - (size_t)(slash ? slash + 1 - cfg : 0), "config.json");
+    json_t *c = json_load_file(cfg, 0, NULL);
+    const char *val = json_string_value(json_object_get(c, "val_data"));
+    snprintf(out, size, "%s", val && strncmp(val, "synthetic:", 10) ? val : "");
+    json_decref(c);
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *names, *val, *vocab;
+    long n, seed;
+    bool as_json;
+    const flag_def flags[] = {
+        {"task", FLAG_STR, &names, "", "task name(s), comma-separated: cloze, choice, choice_pmi, arith"},
+        {"val", FLAG_STR, &val, "", "validation shard the text tasks are built from (default: the run's --val)"},
+        {"vocab", FLAG_STR, &vocab, "", "vocabulary the shard was written with (default: the .sxv beside it)"},
+        {"n", FLAG_INT, &n, "200", "items per task"},
+        {"seed", FLAG_INT, &seed, "1", "seed the items are drawn with"},
+        {"json", FLAG_BOOL, &as_json, "false", "one JSON object per task"},
+    };
+    size_t nf = sizeof flags / sizeof *flags;
+    const char *pos[1];
+    int npos;
+    sx_status st;
+    if (flags_help_or_parse(flags, nf, argc, argv, pos, 1, &npos, "eval --task NAME[,NAME] CHECKPOINT [flags]",
+                            "Scores a checkpoint on downstream tasks: accuracy (95% Wilson interval) and task loss.", &st))
+        return 0;
+    if (!st && !*names) st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice, choice_pmi or arith)");
+    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
+    if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
+    if (st) return cli_report("eval", st);
+    char val_path[4096];
+    snprintf(val_path, sizeof val_path, "%s", val);
+    if (!*val_path) recorded_val(pos[0], val_path, sizeof val_path);
+    task_suite s;
+    model m = {0};
+    st = checkpoint_open_model(pos[0], &m);
+    if (!st) st = task_suite_open(&s, names, val_path, vocab, (size_t)n, (uint64_t)seed);
+    if (st) { model_free(&m); return cli_report("eval", st); }
+    for (size_t k = 0; k < s.n && !st; k++) {
+        task_score r;
+        if ((st = task_suite_score(&s, k, &m, &r))) break;
+        double acc = (double)r.correct / (double)r.n, lo, hi;
+        task_wilson(r.correct, r.n, 1.96, &lo, &hi);
+        const task_def *t = s.def[k];
+        if (as_json) {
+            json_t *o = json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:s, s:f, s:I, s:s}", "task", t->name, "n",
+                                  (json_int_t)r.n, "correct", (json_int_t)r.correct, "acc", acc, "acc_lo", lo, "acc_hi",
+                                  hi, "loss", r.loss, "loss_unit", t->loss_unit, "chance", t->chance, "seed",
+                                  (json_int_t)seed, "val", t->text ? val_path : "");
+            json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
+            putchar('\n');
+            json_decref(o);
+        } else
+            printf("%-10s acc %.4f [%.4f, %.4f] (%zu/%zu, 95%% Wilson; chance %.2f) | loss %.4f %s\n", t->name, acc, lo,
+                   hi, r.correct, r.n, t->chance, r.loss, t->loss_unit);
+    }
+    task_suite_free(&s);
+    model_free(&m);
+    return cli_report("eval", st);
+}
