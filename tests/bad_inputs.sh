@@ -207,6 +207,9 @@ expect "--vocab" tokenize shard --out "$tmp/x.bin" "$tmp/text.txt"
 # --- ladder specs (ladder plan) ---
 spec() { printf "name t\ntrain synthetic:64\nmodel d1-hd16-w{width}\nwidths 32 64\n%s\n" "$2" > "$tmp/$1.ladder"; echo "$tmp/$1.ladder"; }
 expect "seq.ladder:5: seq: expected a whole number in \[1, 16777216\], not .12x." ladder plan "$(spec seq 'seq 12x')"
+# A trailing comment is not part of the value (the blanks before it were kept once: "unknown schedule 'cosine   '").
+printf 'name t\ntrain synthetic:64\nmodel d1-hd16-w{width}   # c\nwidths 32 64\nschedule cosine   # c\n' > "$tmp/tc.ladder"
+"$S" ladder plan "$tmp/tc.ladder" 2>&1 | grep -q "FLOPs  cosine$" || fail "a ladder value with a trailing comment"
 expect "width.ladder:5: widths: widths must be at most 1e6" ladder plan "$(spec width 'widths 1e30')"
 expect "big.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e300'" ladder plan "$(spec big 'batch 1e300')"
 # Absurd sizes once passed `plan` (and batch 1e12 with min_steps searched every batch downward for hours).

@@ -183,6 +183,8 @@ sx_status ladder_spec_read(const char *path, ladder_spec *s) {
         if (!key) continue;
         char *val = strtok(NULL, "\r\n");
         while (val && (*val == ' ' || *val == '\t')) val++;
+        for (size_t k = val ? strlen(val) : 0; k > 0 && (val[k - 1] == ' ' || val[k - 1] == '\t'); k--)
+            val[k - 1] = 0;   // the blanks before a trailing comment are not part of the value
         if (!val || !*val) st = sx_fail(SX_ERR_FORMAT, "%s:%d: %s needs a value", path, no, key);
         else st = set_key(s, path, no, key, val);
     }
