@@ -208,6 +208,7 @@ expect "--vocab" tokenize shard --out "$tmp/x.bin" "$tmp/text.txt"
 spec() { printf "name t\ntrain synthetic:64\nmodel d1-hd16-w{width}\nwidths 32 64\n%s\n" "$2" > "$tmp/$1.ladder"; echo "$tmp/$1.ladder"; }
 expect "seq.ladder:5: seq: expected a whole number in \[1, 16777216\], not .12x." ladder plan "$(spec seq 'seq 12x')"
 expect "width.ladder:5: widths: widths must be at most 1e6" ladder plan "$(spec width 'widths 1e30')"
+expect "sweep.ladder:5: lr_sweep_widths: widths must be at most 1e6" ladder plan "$(spec sweep 'lr_sweep_widths 1e30 2')"
 expect "big.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e300'" ladder plan "$(spec big 'batch 1e300')"
 # Absurd sizes once passed `plan` (and batch 1e12 with min_steps searched every batch downward for hours).
 expect "b12.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e12'" ladder plan "$(spec b12 'batch 1e12')"
