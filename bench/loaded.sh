@@ -4,7 +4,7 @@
 # machine idle and with one and two busy processes (shell busy loops), under the old thread setup and the
 # new one, in turn within the same run:
 #   old: --threads <all cores>, libgomp's default wait (spin ~300000 rounds before sleeping: GOMP_SPINCOUNT=300000)
-#   new: sextant's defaults (passive waiting, set by sextant itself; --threads 0 follows the free cores)
+#   new: sextant's defaults (spin 30000 rounds then sleep, set by sextant itself; --threads 0 follows the free cores)
 # Prints one line per load: seconds of each (best of BENCH_LOADED_ROUNDS) and old/new (the speed-up).
 # Knobs: SEXTANT (./sextant), BENCH_LOADED_STEPS (150), BENCH_LOADED_MODEL (d2-hd16-w128), BENCH_LOADED_ROUNDS (1), BENCH_LOADED_BUSY ("0 1 2").
 set -uo pipefail
@@ -33,7 +33,7 @@ run_once() {
 best() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 
 echo "# training on a loaded machine: $MODEL 8x128 vocab 2048, $STEPS steps, $(nproc) cores; best of $ROUNDS"
-echo "# old: --threads $(nproc) with libgomp's spinning wait; new: sextant's defaults (passive wait, free cores)"
+echo "# old: --threads $(nproc) with libgomp's spinning wait; new: sextant's defaults (short spin then sleep, free cores)"
 printf '%-8s %9s %9s %9s  %s\n' busy old_s new_s old/new "new: threads at the first -> last step"
 for b in ${BENCH_LOADED_BUSY:-0 1 2}; do
     for ((i = 0; i < b; i++)); do bash -c "while :; do :; done # ${SEXTANT_LOADED_TAG:-sextant-loaded-bench}" & busy_pids+=($!); done

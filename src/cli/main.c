@@ -61,8 +61,10 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         const char *wait = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
         printf("sextant %s (git %s)\n", SEXTANT_VERSION, SEXTANT_GIT);
-        printf("threads: %d cores; OpenMP waits %s%s%s\n", threads_cores(), wait ? wait : "as the runtime decides",
-               spin ? ", GOMP_SPINCOUNT=" : "", spin ? spin : "");
+        printf("threads: %d cores; OpenMP waits ", threads_cores());
+        if (wait) printf("%s%s%s\n", wait, spin ? ", GOMP_SPINCOUNT=" : "", spin ? spin : "");
+        else if (spin) printf("spin then sleep (GOMP_SPINCOUNT=%s)\n", spin);
+        else printf("as the runtime decides\n");
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {

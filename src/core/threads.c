@@ -8,9 +8,9 @@
 
 void threads_wait_policy_setup(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;   // the user's choice, or ours after the exec
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    if (setenv("GOMP_SPINCOUNT", THREADS_SPINCOUNT, 1) != 0) return;
     execv("/proc/self/exe", argv);
-    unsetenv("OMP_WAIT_POLICY");   // the exec failed: run on with the runtime's default
+    unsetenv("GOMP_SPINCOUNT");   // the exec failed: run on with the runtime's default
 }
 
 int threads_cores(void) {

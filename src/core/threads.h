@@ -1,15 +1,20 @@
 // threads: how sextant's OpenMP threads behave on a machine shared with other work. Two parts:
-//  - the wait policy: idle OpenMP threads sleep instead of spinning (libgomp's default spins for ~10 ms
-//    at every barrier, which starves a thread that shares its core with another process and makes a
-//    training run several times slower as soon as one other core is busy). libgomp reads the policy from
-//    the environment once, before main, so threads_wait_policy_setup re-executes the binary with
-//    OMP_WAIT_POLICY=passive set, unless the user chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT).
+//  - the wait policy: idle OpenMP threads spin briefly, then sleep. libgomp's default spins 300,000 rounds
+//    (about a millisecond) at every barrier, which starves a thread that shares its core with another
+//    process and makes a training run several times slower as soon as one other core is busy; sleeping at
+//    once (OMP_WAIT_POLICY=passive) costs 7-8% on an idle machine, where most barriers last microseconds.
+//    THREADS_SPINCOUNT rounds (tens of microseconds) keep the idle speed and the loaded one (bench/loaded.sh).
+//    libgomp reads the policy from the environment once, before main, so threads_wait_policy_setup
+//    re-executes the binary with GOMP_SPINCOUNT set, unless the user chose a policy (OMP_WAIT_POLICY or
+//    GOMP_SPINCOUNT).
 //  - the default thread count: threads_load follows the machine's busy time (/proc/stat) minus this
 //    process's own CPU time, and threads_adapt turns that into "the cores other processes leave free".
 // Not responsible for how work is split between threads (the kernels do that).
 #ifndef SEXTANT_THREADS_H
 #define SEXTANT_THREADS_H
 #include <stdbool.h>
+
+#define THREADS_SPINCOUNT "30000"
 
 // Re-executes /proc/self/exe with argv and the wait policy in the environment when neither
 // OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set; returns (doing nothing) when one is set, or when the
