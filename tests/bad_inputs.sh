@@ -211,6 +211,7 @@ expect "seq.ladder:5: seq: expected a whole number in \[1, 16777216\], not .12x.
 printf 'name t\ntrain synthetic:64\nmodel d1-hd16-w{width}   # c\nwidths 32 64\nschedule cosine   # c\n' > "$tmp/tc.ladder"
 "$S" ladder plan "$tmp/tc.ladder" 2>&1 | grep -q "FLOPs  cosine$" || fail "a ladder value with a trailing comment"
 expect "width.ladder:5: widths: widths must be at most 1e6" ladder plan "$(spec width 'widths 1e30')"
+expect "sweep.ladder:5: lr_sweep_widths: widths must be at most 1e6" ladder plan "$(spec sweep 'lr_sweep_widths 1e30 2')"
 expect "big.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e300'" ladder plan "$(spec big 'batch 1e300')"
 # Absurd sizes once passed `plan` (and batch 1e12 with min_steps searched every batch downward for hours).
 expect "b12.ladder:5: batch: expected a whole number in \[1, 16777216\], not '1e12'" ladder plan "$(spec b12 'batch 1e12')"

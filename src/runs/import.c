@@ -327,6 +327,8 @@ if (!have[IF_N] && !have[IF_N_NONEMBED])
     r->warmup_steps = w < 1 ? lround(w * (double)r->total_steps) : lround(w);
     if (r->warmup_steps > r->total_steps)
         return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': warmup %ld steps is longer than the run", where, line, r->id, r->warmup_steps);
+    if (have[IF_SEED] && !(v[IF_SEED] <= 0x1p53 && v[IF_SEED] == floor(v[IF_SEED])))   // before the cast: no overflow
+        return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': seed %g is not a whole number in [0, 2^53]", where, line, r->id, v[IF_SEED]);
     r->seed = have[IF_SEED] ? (long)v[IF_SEED] : 0;
     r->flops_per_token = have[IF_FLOPS_PER_TOKEN] ? v[IF_FLOPS_PER_TOKEN] : NAN;
     const char *g = have[IF_GROUP] ? (meta->text[IF_GROUP] ? meta->text[IF_GROUP] : o->value[IF_GROUP]) : NULL;

@@ -141,6 +141,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         if ((n = parse_numbers(val, num, LADDER_MAX_SWEEP)) <= 0) return BAD("expected 1 to 8 numbers");
         for (long i = 0; i < n; i++) {
             if (!(num[i] > 0) || (widths && num[i] != floor(num[i]))) return BAD("values must be positive (widths whole)");
+            if (widths && num[i] > 1e6) return BAD("widths must be at most 1e6");
             if (widths) s->lr_sweep_widths[i] = (size_t)num[i];
             else s->lr_sweep[i] = num[i];
         }
