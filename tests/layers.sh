@@ -12,6 +12,8 @@
 #   8 cli
 # An upward include (model -> optim) or a sideways one (laws -> infer, same layer) fails the test and is
 # listed; so does a folder that is not placed here (place a new folder in `rank` below).
+# Include guards follow the folders too: src/<dir>/<name>.h is guarded by SEXTANT_<DIR>_<NAME>_H (so a header
+# that moves folder gets its new guard, and two folders may hold headers of the same name).
 # Usage: tests/layers.sh [SRC_DIR]   (default: src; with no argument it also checks that it catches a
 # planted upward include). Part of the test suite, so the rule stays kept.
 set -u
@@ -38,10 +40,27 @@ check_tree() {
     return $bad
 }
 
-if [ $# -gt 0 ]; then check_tree "$1"; exit $?; fi
+# Prints each header under $1 whose guard (its first #ifndef and the #define after it) is not
+# SEXTANT_<DIR>_<NAME>_H; returns 1 if any.
+check_guards() {
+    local root=$1 bad=0 f want got def
+    for f in "$root"/*/*.h; do
+        want=$(basename "$(dirname "$f")")_$(basename "$f" .h)
+        want=SEXTANT_${want^^}_H
+        got=$(grep -m1 '^#ifndef' "$f" | awk '{print $2}')
+        def=$(grep -m1 '^#define' "$f" | awk '{print $2}')
+        if [ "$got" != "$want" ] || [ "$def" != "$want" ]; then
+            echo "$f: include guard '${got:-none}', want $want"; bad=1
+        fi
+    done
+    return $bad
+}
+
+if [ $# -gt 0 ]; then check_tree "$1" && check_guards "$1"; exit $?; fi
 
 fails=0
 check_tree src || { echo "FAIL: includes that do not point down (see the layer list in tests/layers.sh)"; fails=1; }
+check_guards src || { echo "FAIL: include guards not named SEXTANT_<DIR>_<NAME>_H"; fails=1; }
 
 # The check itself must be able to fail: a copy of src with one planted upward include (core -> cli) and one
 # sideways include (infer -> laws).
@@ -53,6 +72,11 @@ out=$(check_tree "$tmp/src")
 grep -q "core/status.c: includes cli/ (upward" <<<"$out" || { echo "FAIL: planted upward include not caught: $out"; fails=1; }
 grep -q "infer/decode.c: includes laws/ (sideways" <<<"$out" || { echo "FAIL: planted sideways include not caught: $out"; fails=1; }
 [ "$(wc -l <<<"$out")" -ge 2 ] || fails=1
+# ... and a header whose guard still names the folder it came from.
+sed -i 's/SEXTANT_LAWS_FIT_H/SEXTANT_SCALE_FIT_H/' "$tmp/src/laws/fit.h"
+out=$(check_guards "$tmp/src")
+grep -q "laws/fit.h: include guard 'SEXTANT_SCALE_FIT_H', want SEXTANT_LAWS_FIT_H" <<<"$out" ||
+    { echo "FAIL: planted wrong include guard not caught: $out"; fails=1; }
 
-[ $fails -eq 0 ] && echo "layers: every include points down"
+[ $fails -eq 0 ] && echo "layers: every include points down; every include guard names its folder"
 exit $fails

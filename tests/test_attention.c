@@ -24,6 +24,25 @@ static float *randn(rng_state *r, size_t n, float std) {
     return x;
 }
 
+// The fast kernels with a workspace for `threads` threads, poisoned first: its contents on entry must not matter.
+static void fast_forward(const attn_shape *s, const float *q, const float *k, const float *v, float *out, float *lse,
+                         size_t threads) {
+    size_t n = attention_forward_workspace_floats(s, threads);
+    float *work = malloc(n * sizeof *work);
+    memset(work, 0xff, n * sizeof *work);
+    attention_forward(s, q, k, v, out, lse, work, n);
+    free(work);
+}
+static void fast_backward(const attn_shape *s, const float *q, const float *k, const float *v, const float *out,
+                          const float *lse, const float *dout, float *dq, float *dk, float *dv, size_t threads) {
+    size_t n = attention_backward_workspace_floats(s, threads);
+    float *work = malloc(n * sizeof *work);
+    memset(work, 0xff, n * sizeof *work);
+    attention_backward(s, q, k, v, out, lse, dout, dq, dk, dv, work, n);
+    free(work);
+}
+#define ALL_THREADS ((size_t)omp_get_max_threads())
+
 static double fd_loss(fd_case *c) {
     attention_forward_ref(&c->s, c->q, c->k, c->v, c->out, c->lse, c->work);
     size_t n = c->s.B * c->s.T * c->s.H * c->s.hd;
@@ -110,9 +129,9 @@ static void compare_case_tol(size_t B, size_t T, size_t H, size_t Hkv, size_t hd
     memset(dq2, 0x7f, nq * 4), memset(dk2, 0x7f, nk * 4), memset(dv2, 0x7f, nk * 4);
     double *work = malloc(attention_ref_workspace(&s) * sizeof(double));
     attention_forward_ref(&s, q, k, v, o1, l1, work);
-    attention_forward(&s, q, k, v, o2, l2);
+    fast_forward(&s, q, k, v, o2, l2, ALL_THREADS);
     attention_backward_ref(&s, q, k, v, o1, l1, dout, dq1, dk1, dv1, work);
-    attention_backward(&s, q, k, v, o1, l1, dout, dq2, dk2, dv2);
+    fast_backward(&s, q, k, v, o1, l1, dout, dq2, dk2, dv2, ALL_THREADS);
     bool ok = true;
     if (norm_tol > 0) {
         ok &= check_rel_norm(o2, o1, nq, norm_tol, "out");
@@ -195,9 +214,9 @@ static void test_bf16_products(void) {
     size_t n = 64 * 2 * 32;
     float *q = randn(&r, n, 1), *k = randn(&r, n, 1), *v = randn(&r, n, 1), *o16 = malloc(n * 4), *o32 = malloc(n * 4);
     float *lse = malloc(2 * 64 * 4);
-    attention_forward(&s, q, k, v, o16, lse);
+    fast_forward(&s, q, k, v, o16, lse, ALL_THREADS);
     gemm_set_precision(GEMM_FP32);
-    attention_forward(&s, q, k, v, o32, lse);
+    fast_forward(&s, q, k, v, o32, lse, ALL_THREADS);
     CHECK(memcmp(o16, o32, n * 4) != 0);
     // GEMM_BF16 on a path without vdpbf16ps keeps attention in fp32: the fp32 tolerances hold.
     gemm_set_precision(GEMM_BF16);
@@ -210,29 +229,33 @@ static void test_bf16_products(void) {
 
 // Same inputs, same thread count -> bit-identical outputs (training runs must be reproducible); and the
 // result must not depend on the number of threads either, since no reduction crosses threads. In the
-// current precision (test_fast_deterministic runs it in both).
+// current precision (test_fast_deterministic runs it in both). Runs: all threads; one thread; all threads
+// allowed but a workspace for one (the kernels then run on the threads their workspace holds).
 static void deterministic_case(void) {
     rng_state r;
     rng_seed(&r, 99);
     attn_shape s = {2, 150, 4, 2, 64, 0.125f, 0, 0};
     size_t nq = 2 * 150 * 4 * 64, nk = nq / 2, nl = 2 * 4 * 150;
     float *q = randn(&r, nq, 1), *k = randn(&r, nk, 1), *v = randn(&r, nk, 1), *dout = randn(&r, nq, 1);
-    float *o[2], *l[2], *dq[2], *dk[2], *dv[2];
+    float *o[3], *l[3], *dq[3], *dk[3], *dv[3];
     int saved = omp_get_max_threads();
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         o[i] = malloc(nq * 4), l[i] = malloc(nl * 4), dq[i] = malloc(nq * 4), dk[i] = malloc(nk * 4),
         dv[i] = malloc(nk * 4);
-        omp_set_num_threads(i == 0 ? saved : 1);
-        attention_forward(&s, q, k, v, o[i], l[i]);
-        attention_backward(&s, q, k, v, o[i], l[i], dout, dq[i], dk[i], dv[i]);
+        omp_set_num_threads(i == 1 ? 1 : saved);
+        size_t threads = i == 0 ? ALL_THREADS : 1;
+        fast_forward(&s, q, k, v, o[i], l[i], threads);
+        fast_backward(&s, q, k, v, o[i], l[i], dout, dq[i], dk[i], dv[i], threads);
     }
     omp_set_num_threads(saved);
-    CHECK(memcmp(o[0], o[1], nq * 4) == 0);
-    CHECK(memcmp(l[0], l[1], nl * 4) == 0);
-    CHECK(memcmp(dq[0], dq[1], nq * 4) == 0);
-    CHECK(memcmp(dk[0], dk[1], nk * 4) == 0);
-    CHECK(memcmp(dv[0], dv[1], nk * 4) == 0);
-    for (int i = 0; i < 2; i++) free(o[i]), free(l[i]), free(dq[i]), free(dk[i]), free(dv[i]);
+    for (int i = 1; i < 3; i++) {
+        CHECK(memcmp(o[0], o[i], nq * 4) == 0);
+        CHECK(memcmp(l[0], l[i], nl * 4) == 0);
+        CHECK(memcmp(dq[0], dq[i], nq * 4) == 0);
+        CHECK(memcmp(dk[0], dk[i], nk * 4) == 0);
+        CHECK(memcmp(dv[0], dv[i], nk * 4) == 0);
+    }
+    for (int i = 0; i < 3; i++) free(o[i]), free(l[i]), free(dq[i]), free(dk[i]), free(dv[i]);
     free(q), free(k), free(v), free(dout);
 }
 

@@ -96,7 +96,9 @@ static void test_rmsnorm_fast(void) {
                 CHECK_ARRAYS_CLOSE(y2, y1, n, 1e-5, 1e-6);
                 CHECK_ARRAYS_CLOSE(r2, r1, N, 1e-5, 1e-6);
                 rmsnorm_backward_ref(N, C, x, gp, r1, dy, dx1, dg1, acc);
-                rmsnorm_backward(N, C, x, gp, r1, dy, dx2, dg2, acc);
+                float *work = malloc(rmsnorm_backward_workspace_floats(N, C) * 4);
+                rmsnorm_backward(N, C, x, gp, r1, dy, dx2, dg2, acc, work);
+                free(work);
                 CHECK_ARRAYS_CLOSE(dx2, dx1, n, 1e-4, 1e-5);
                 CHECK_ARRAYS_CLOSE(dg2, dg1, C, 1e-4, 1e-4);
                 free(x), free(g), free(dy), free(dx0), free(y1), free(y2), free(r1), free(r2);

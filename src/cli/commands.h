@@ -1,7 +1,7 @@
 // commands: the subcommands of the sextant binary. Each takes the arguments after its name and returns
 // the process exit code (0 ok, 1 runtime error, 2 usage error); each prints its own --help.
-#ifndef SEXTANT_COMMANDS_H
-#define SEXTANT_COMMANDS_H
+#ifndef SEXTANT_CLI_COMMANDS_H
+#define SEXTANT_CLI_COMMANDS_H
 
 int cmd_train(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);

@@ -1,8 +1,8 @@
 // flags: one declarative table per subcommand generates the parser, --help, the resolved configuration
 // echoed into a run directory, and (flags_to_argv) the command line that reproduces the values, for a
 // parent that starts the command as a child process. Not responsible for what the values mean.
-#ifndef SEXTANT_FLAGS_H
-#define SEXTANT_FLAGS_H
+#ifndef SEXTANT_CORE_FLAGS_H
+#define SEXTANT_CORE_FLAGS_H
 #include <stdbool.h>
 #include <stdio.h>
 #include <jansson.h>

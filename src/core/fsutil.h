@@ -1,6 +1,6 @@
 // fsutil: small filesystem helpers shared by the trainer, the ladder and the CLI.
-#ifndef SEXTANT_FSUTIL_H
-#define SEXTANT_FSUTIL_H
+#ifndef SEXTANT_CORE_FSUTIL_H
+#define SEXTANT_CORE_FSUTIL_H
 #include <stdbool.h>
 #include <stdio.h>
 #include <jansson.h>

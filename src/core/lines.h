@@ -2,8 +2,8 @@
 // readers (ladder specs, mixture specs, schedule files, metrics.jsonl, imported tables, the public-data
 // CSVs, the ladder's status). Not responsible for opening the file (each caller says in its own words why
 // it cannot) or for what a line means.
-#ifndef SEXTANT_LINES_H
-#define SEXTANT_LINES_H
+#ifndef SEXTANT_CORE_LINES_H
+#define SEXTANT_CORE_LINES_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // rng: a small, seedable, serialisable random generator (xoshiro256**) plus uniform and normal draws.
 // Its whole state is four uint64s, so checkpoints can store it and resume bit for bit.
-#ifndef SEXTANT_RNG_H
-#define SEXTANT_RNG_H
+#ifndef SEXTANT_CORE_RNG_H
+#define SEXTANT_CORE_RNG_H
 #include <stdint.h>
 #include <stddef.h>
 

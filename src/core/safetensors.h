@@ -5,8 +5,8 @@
 // the crc32 of the data section into the metadata ("sextant_crc32") and checks it on read when present.
 // Responsible for the container and its validation; not for what the tensors are called or mean
 // (train/hf_export.h maps sextant models to Hugging Face Llama names).
-#ifndef SEXTANT_SAFETENSORS_H
-#define SEXTANT_SAFETENSORS_H
+#ifndef SEXTANT_CORE_SAFETENSORS_H
+#define SEXTANT_CORE_SAFETENSORS_H
 #include <stddef.h>
 #include <jansson.h>
 #include "core/status.h"

@@ -1,8 +1,8 @@
 // status: error codes and messages for everything the environment can get wrong (bad file, bad flag,
 // out of memory). Library code returns an sx_status and records a one-line message with sx_fail();
 // only the command-line edge prints it and exits. Programmer errors are SX_CHECKs, not statuses.
-#ifndef SEXTANT_STATUS_H
-#define SEXTANT_STATUS_H
+#ifndef SEXTANT_CORE_STATUS_H
+#define SEXTANT_CORE_STATUS_H
 #include <stddef.h>
 
 typedef enum {

@@ -197,7 +197,7 @@ sx_status tf_read(const char *path, const char *kind, tensorfile *f) {
     size_t size = (size_t)st.st_size;
     if (size < TF_PREFIX + 8) { fclose(fp); return bad(path, "too short to be a sextant tensor file (truncated?)"); }
     f->buf = sx_alloc(size, path);
-    if (!f->buf) { fclose(fp); return SX_ERR_NOMEM; }
+    if (!f->buf) { fclose(fp); return SX_ERR_NOMEM; }   // sx_alloc said what
     f->buf_size = size;
     size_t got = fread(f->buf, 1, size, fp);
     fclose(fp);

@@ -2,8 +2,8 @@
 // version, a JSON header (kind, free-form meta, tensor index), 64-byte aligned data, crc32, end magic.
 // Layout in docs/FORMATS.md. Responsible for validation and atomic replacement on write; not for what the
 // tensors mean (the model and the trainer decide that).
-#ifndef SEXTANT_TENSORFILE_H
-#define SEXTANT_TENSORFILE_H
+#ifndef SEXTANT_CORE_TENSORFILE_H
+#define SEXTANT_CORE_TENSORFILE_H
 #include <stddef.h>
 #include <jansson.h>
 #include "core/status.h"

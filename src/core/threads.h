@@ -10,8 +10,8 @@
 //  - the default thread count: threads_load follows the machine's busy time (/proc/stat) minus this
 //    process's own CPU time, and threads_adapt turns that into "the cores other processes leave free".
 // Not responsible for how work is split between threads (the kernels do that).
-#ifndef SEXTANT_THREADS_H
-#define SEXTANT_THREADS_H
+#ifndef SEXTANT_CORE_THREADS_H
+#define SEXTANT_CORE_THREADS_H
 #include <stdbool.h>
 
 #define THREADS_SPINCOUNT "30000"

@@ -34,7 +34,7 @@ sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode m
     if (mode == LOADER_EPOCH) {
         ld->n_windows = (ld->shard.h.n_tokens - 1) / T;
         ld->perm = sx_alloc(ld->n_windows * sizeof *ld->perm, "the loader's window order");
-        if (!ld->perm) { shard_close(&ld->shard); return SX_ERR_NOMEM; }
+        if (!ld->perm) { shard_close(&ld->shard); return SX_ERR_NOMEM; }   // sx_alloc said what
         shuffle_epoch(ld);
     }
     return SX_OK;

@@ -9,8 +9,8 @@
 // The position is a loader_pos of plain integers; saving it in a checkpoint and restoring it with
 // loader_set_pos continues the exact same sequence of batches. Not responsible for tokenizing or for
 // spreading windows across processes.
-#ifndef SEXTANT_LOADER_H
-#define SEXTANT_LOADER_H
+#ifndef SEXTANT_DATA_LOADER_H
+#define SEXTANT_DATA_LOADER_H
 #include <stdint.h>
 #include "core/rng.h"
 #include "data/shard.h"

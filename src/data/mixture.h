@@ -10,8 +10,8 @@
 //   source NAME WEIGHT TRAIN_SHARD VAL_SHARD      (one line per source; '#' starts a comment)
 // Shard paths are relative to the spec's directory unless absolute. Weights are positive and normalised
 // to sum to 1 when loaded.
-#ifndef SEXTANT_MIXTURE_H
-#define SEXTANT_MIXTURE_H
+#ifndef SEXTANT_DATA_MIXTURE_H
+#define SEXTANT_DATA_MIXTURE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
 //   0 "SXSHARD\0" | 8 u32 version (1) | 12 u32 token bytes (2|4) | 16 u32 vocab size | 20 u32 eot id |
 //   24 u64 vocab hash | 32 u64 token count | 40 u64 document count | 48 u32 crc32 of the tokens |
 //   52 u32 crc32 of header bytes 0..51 | 56 u64 zero
-#ifndef SEXTANT_SHARD_H
-#define SEXTANT_SHARD_H
+#ifndef SEXTANT_DATA_SHARD_H
+#define SEXTANT_DATA_SHARD_H
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

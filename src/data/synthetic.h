@@ -1,8 +1,8 @@
 // synthetic: a deterministic, learnable token stream for tests and smoke runs when no corpus is wanted.
 // Tokens follow a fixed random first-order Markov chain in which every token has 4 possible successors,
 // so a model can drive the loss from ln V towards ln 4. Spec: "synthetic:V" (V = vocabulary size).
-#ifndef SEXTANT_SYNTHETIC_H
-#define SEXTANT_SYNTHETIC_H
+#ifndef SEXTANT_DATA_SYNTHETIC_H
+#define SEXTANT_DATA_SYNTHETIC_H
 #include <stddef.h>
 #include <stdint.h>
 #include "core/rng.h"

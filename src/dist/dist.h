@@ -8,8 +8,8 @@
 // mpirun with a hint to rebuild. Not responsible for what is reduced (train/train.c, scale/ladder.c) nor
 // for launching processes (mpirun, or a batch system).
 // Environment: SEXTANT_DIST_TIMEOUT=seconds (default 600; 0 waits forever).
-#ifndef SEXTANT_DIST_H
-#define SEXTANT_DIST_H
+#ifndef SEXTANT_DIST_DIST_H
+#define SEXTANT_DIST_DIST_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/status.h"

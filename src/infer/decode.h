@@ -3,8 +3,8 @@
 // Owns only the loop over layers and the cache: each layer's mixer runs its own cached decode (block.h;
 // what it caches per position is its business), the FFN is the model's own module run on B = rows, T = 1.
 // Reuses the model's parameters (model.p). Not responsible for sampling or for training.
-#ifndef SEXTANT_DECODE_H
-#define SEXTANT_DECODE_H
+#ifndef SEXTANT_INFER_DECODE_H
+#define SEXTANT_INFER_DECODE_H
 #include <stdint.h>
 #include "infer/kvcache.h"
 #include "model/model.h"

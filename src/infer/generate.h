@@ -4,8 +4,8 @@
 // so the stream can be continued, e.g. step by step in beam search) or at its token limit.
 // generate_samples is the common case: one prefill of the prompt, forked into N streams (no recomputation).
 // Not responsible for choosing among the samples (infer/ttc).
-#ifndef SEXTANT_GENERATE_H
-#define SEXTANT_GENERATE_H
+#ifndef SEXTANT_INFER_GENERATE_H
+#define SEXTANT_INFER_GENERATE_H
 #include <stdbool.h>
 #include "infer/decode.h"
 #include "infer/sampling.h"

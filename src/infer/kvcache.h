@@ -5,8 +5,8 @@
 // the attention mixer caches per position and layer (its block_module's cache_floats); each position also keeps
 // its token id (what a model that looks back at tokens, like the bigram hash embedding, reads).
 // Not responsible for computing the rows or for attention (the mixer's decode, model/block.h).
-#ifndef SEXTANT_KVCACHE_H
-#define SEXTANT_KVCACHE_H
+#ifndef SEXTANT_INFER_KVCACHE_H
+#define SEXTANT_INFER_KVCACHE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

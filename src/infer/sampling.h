@@ -1,8 +1,8 @@
 // sampling: turns one row of logits into a token: greedy (temperature 0) or temperature-scaled softmax
 // restricted to the top-k tokens and to the smallest set whose probability reaches top-p, drawn from a
 // seeded generator. Not responsible for running the model or for stop conditions (infer/generate).
-#ifndef SEXTANT_SAMPLING_H
-#define SEXTANT_SAMPLING_H
+#ifndef SEXTANT_INFER_SAMPLING_H
+#define SEXTANT_INFER_SAMPLING_H
 #include <stddef.h>
 #include <stdint.h>
 #include "core/rng.h"

@@ -6,8 +6,8 @@
 // checkers: the final answer (last line) and every step (the line is exactly the next reduction of the line
 // before it, as the solver wrote it). Text is byte-tokenized: vocabulary 257, end-of-text 256.
 // Not responsible for models or sampling.
-#ifndef SEXTANT_TASK_ARITH_H
-#define SEXTANT_TASK_ARITH_H
+#ifndef SEXTANT_INFER_TASK_ARITH_H
+#define SEXTANT_INFER_TASK_ARITH_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -15,8 +15,8 @@
 // model into metrics fields task_<name>_acc, task_<name>_loss, task_<name>_n. Scoring reads the model's
 // parameters only and draws no random numbers, so a training run that measures tasks trains exactly as one
 // that does not. Not responsible for training, for fitting accuracy laws (scale/), or for printing.
-#ifndef SEXTANT_TASKS_H
-#define SEXTANT_TASKS_H
+#ifndef SEXTANT_INFER_TASKS_H
+#define SEXTANT_INFER_TASKS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

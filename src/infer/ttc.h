@@ -3,8 +3,8 @@
 // expected accuracy at k < N by random subsets, beam search against the process verifier, the unbiased
 // pass@k estimator, the coverage law fit c(k) ≈ exp(a·k^b), and compute-optimal strategy choice per
 // difficulty bin with two-fold cross-validation. Not responsible for training models or for files.
-#ifndef SEXTANT_TTC_H
-#define SEXTANT_TTC_H
+#ifndef SEXTANT_INFER_TTC_H
+#define SEXTANT_INFER_TTC_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/rng.h"

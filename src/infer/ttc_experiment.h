@@ -4,8 +4,8 @@
 // fitted law, the parallel selectors, beam search with the PRM, compute-optimal choice per difficulty bin,
 // and further policies (model sizes) at equal FLOPs. Not responsible for flags, printing or plots (the
 // CLI's), nor for the strategies' mechanics (infer/ttc.h).
-#ifndef SEXTANT_TTC_EXPERIMENT_H
-#define SEXTANT_TTC_EXPERIMENT_H
+#ifndef SEXTANT_INFER_TTC_EXPERIMENT_H
+#define SEXTANT_INFER_TTC_EXPERIMENT_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>

@@ -7,8 +7,8 @@
 // Scoring runs the verifier through infer/decode, so one pass over a solution yields every step's score,
 // and the N solutions of one problem share the problem's prefill.
 // Not responsible for training (train/train.c) or for the strategies that use the scores (infer/ttc).
-#ifndef SEXTANT_VERIFIER_H
-#define SEXTANT_VERIFIER_H
+#ifndef SEXTANT_INFER_VERIFIER_H
+#define SEXTANT_INFER_VERIFIER_H
 #include <stdbool.h>
 #include "data/shard.h"
 #include "infer/decode.h"

@@ -1,7 +1,7 @@
 // activation: the MLP nonlinearities, elementwise over n values, forward and backward side by side.
 // Backward functions overwrite their outputs.
-#ifndef SEXTANT_ACTIVATION_H
-#define SEXTANT_ACTIVATION_H
+#ifndef SEXTANT_KERNELS_ACTIVATION_H
+#define SEXTANT_KERNELS_ACTIVATION_H
 #include <stddef.h>
 
 // ReLU²: a = max(h,0)². Backward: dh = da · 2·max(h,0).

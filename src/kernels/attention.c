@@ -15,9 +15,9 @@
 #include "kernels/attention.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/attention_bf16.h"
@@ -394,38 +394,59 @@ static void attn_forward_block(const attn_shape *s, const float *q, const float 
     }
 }
 
+// Floats of one thread's forward scratch: the fp32 views, then (even hd: the bf16 path is possible) the words
+// of the bf16 views; each part a multiple of 16 floats, so every thread's scratch starts 64-byte aligned.
+static size_t fwd_floats(const attn_shape *s) {
+    const size_t G = s->H / s->Hkv;
+    return ATT_BK * ATT_BQ + 2 * G * s->hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ;
+}
+static size_t fwd_thread_floats(const attn_shape *s) {
+    const size_t G = s->H / s->Hkv, hd = s->hd, hdw = hd / 2, hdp = round16(hd);
+    const size_t words = G * hdw * ATT_BQ + ATT_BK * hdw + ATT_BK / 2 * hdp + ATT_BK / 2 * ATT_BQ + ATT_BQ * hdw;
+    return round16(fwd_floats(s)) + (hd % 2 == 0 ? round16(words) : 0);
+}
+
+// Points w's views into one thread's scratch (fwd_thread_floats); the bf16 views only when bf.
+static void fwd_carve(const attn_shape *s, float *base, bool bf, attn_fwd_scratch *w) {
+    const size_t G = s->H / s->Hkv, hd = s->hd, hdw = hd / 2, hdp = round16(hd);
+    *w = (attn_fwd_scratch){0};
+    w->st = base, w->qt = w->st + ATT_BK * ATT_BQ, w->ot = w->qt + G * hd * ATT_BQ, w->m = w->ot + G * hd * ATT_BQ;
+    w->l = w->m + G * ATT_BQ, w->corr = w->l + G * ATT_BQ;
+    if (!bf) return;
+    w->qp = (uint32_t *)(base + round16(fwd_floats(s))), w->kw = w->qp + G * hdw * ATT_BQ;
+    w->vp = w->kw + ATT_BK * hdw;
+    w->pp = w->vp + ATT_BK / 2 * hdp, w->tmp = w->pp + ATT_BK / 2 * ATT_BQ;
+}
+
+size_t attention_forward_workspace_floats(const attn_shape *s, size_t threads) {
+    return threads * fwd_thread_floats(s);
+}
+
+// Threads for a pass whose threads need per_thread floats of work each: as many as OpenMP would start, at
+// most as many as work_floats holds (fewer only slows the pass: tasks, not threads, fix the result).
+static int attn_team(size_t work_floats, size_t per_thread) {
+    SX_CHECK(work_floats >= per_thread, "attention: size work with attention_{forward,backward}_workspace_floats");
+    size_t fit = work_floats / per_thread, most = (size_t)omp_get_max_threads();
+    return (int)(fit < most ? fit : most);
+}
+
 void attention_forward(const attn_shape *s, const float *q, const float *k, const float *v, float *out,
-                       float *lse) {
+                       float *lse, float *work, size_t work_floats) {
     attn_check_shape(s);
-    size_t G = s->H / s->Hkv, hd = s->hd, nqb = (s->T + ATT_BQ - 1) / ATT_BQ, nbh = s->B * s->Hkv;
-    double work = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * hd;
+    size_t nqb = (s->T + ATT_BQ - 1) / ATT_BQ, nbh = s->B * s->Hkv, per_thread = fwd_thread_floats(s);
+    double flops = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * s->hd;
     const bool bf = attn_use_bf16(s);
-#pragma omp parallel if (work > 1e6)
+#pragma omp parallel num_threads(attn_team(work_floats, per_thread)) if (flops > 1e6)
     {
-        attn_fwd_scratch w = {0};
-        float *buf = sx_alloc((ATT_BK * ATT_BQ + 2 * G * hd * ATT_BQ + 2 * G * ATT_BQ + ATT_BQ) * sizeof(float), "attention buf");
-        w.st = buf, w.qt = w.st + ATT_BK * ATT_BQ, w.ot = w.qt + G * hd * ATT_BQ, w.m = w.ot + G * hd * ATT_BQ;
-        w.l = w.m + G * ATT_BQ, w.corr = w.l + G * ATT_BQ;
-        const size_t hdw = hd / 2, hdp = round16(hd);
-        uint32_t *ubuf = bf ? sx_alloc((G * hdw * ATT_BQ + ATT_BK * hdw + ATT_BK / 2 * hdp + ATT_BK / 2 * ATT_BQ +
-                                      ATT_BQ * hdw) * sizeof *ubuf, "attention")
-                            : NULL;
-        // Without its scratch a thread skips its tasks: the output is then garbage, and the allocation failure
-        // (sx_alloc_failures) stops the step before anyone reads it.
-        const bool ok = buf && (ubuf || !bf);
-        if (bf) {
-            w.qp = ubuf, w.kw = w.qp + G * hdw * ATT_BQ, w.vp = w.kw + ATT_BK * hdw;
-            w.pp = w.vp + ATT_BK / 2 * hdp, w.tmp = w.pp + ATT_BK / 2 * ATT_BQ;
-        }
+        attn_fwd_scratch w;
+        fwd_carve(s, work + (size_t)omp_get_thread_num() * per_thread, bf, &w);
         // Latest query blocks (the most keys) first, so the dynamic schedule ends balanced.
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < nqb * nbh; task++) {
             size_t qb = nqb - 1 - task / nbh, bh = task % nbh;
             size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
-            if (ok) attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
-        free(buf);
-        free(ubuf);
     }
 }
 
@@ -446,7 +467,7 @@ typedef struct {
     // a task and reused by every key tile: (G, T/ATT_BQ + 1) slots of bwd_tile_words, each qw, dow
     // (ATT_BQ, hdw: pairs along hd) then qpr, dop (ATT_BQ/2, hdp: pairs along the queries).
     uint32_t *qcache;
-    bool *cached;        // which slots hold their tile's conversions
+    uint32_t *cached;    // (G, T/ATT_BQ + 1): nonzero where a slot holds its tile's conversions
 } attn_bwd_scratch;
 
 // Words of one query tile's conversions in the backward: qw, dow (ATT_BQ, hdw); qpr, dop (ATT_BQ/2, hdp).
@@ -527,7 +548,7 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
                 uint32_t *qw = w->qcache + slot * bwd_tile_words(hd), *dow = qw + ATT_BQ * hdw;
                 uint32_t *qpr = dow + ATT_BQ * hdw, *dop = qpr + ATT_BQ / 2 * hdp;
                 if (!w->cached[slot]) {
-                    w->cached[slot] = true;
+                    w->cached[slot] = 1;
                     attn_bf16_rows(qw, hdw, qb, H * hd, nfull, hd);
                     attn_bf16_rows(dow, hdw, dob, H * hd, nfull, hd);
                     attn_bf16_pairs(qpr, hdp, qb, H * hd, nfull, hd);
@@ -564,38 +585,54 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
         }
 }
 
+// Floats of one thread's backward scratch, laid out as fwd_thread_floats: fp32 views, then the bf16 words
+// (even hd), the qcache's flags (one word per slot) last.
+static size_t bwd_floats(const attn_shape *s) {
+    return 2 * s->hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * s->hd + s->H / s->Hkv * s->T;
+}
+static size_t bwd_slots(const attn_shape *s) { return s->H / s->Hkv * (s->T / ATT_BQ + 1); }
+static size_t bwd_thread_floats(const attn_shape *s) {
+    const size_t hd = s->hd, hdw = hd / 2, hdp = round16(hd), slots = bwd_slots(s);
+    const size_t words = 2 * hdw * ATT_BK + ATT_BK / 2 * hdp + 2 * (ATT_BQ / 2 * ATT_BK) + ATT_BQ * ATT_BK / 2 +
+                         ATT_BK * hdw + slots * bwd_tile_words(hd) + slots;
+    return round16(bwd_floats(s)) + (hd % 2 == 0 ? round16(words) : 0);
+}
+
+static void bwd_carve(const attn_shape *s, float *base, bool bf, attn_bwd_scratch *w) {
+    const size_t hd = s->hd, hdw = hd / 2, hdp = round16(hd), kt_words = hdw * ATT_BK;
+    const size_t ppair_words = ATT_BQ / 2 * ATT_BK;
+    *w = (attn_bwd_scratch){0};
+    w->kt = base, w->vt = w->kt + hd * ATT_BK, w->p = w->vt + hd * ATT_BK, w->ds = w->p + ATT_BQ * ATT_BK;
+    w->f = w->ds + ATT_BQ * ATT_BK, w->dk = w->f + ATT_BQ * ATT_BK, w->dv = w->dk + ATT_BK * hd;
+    w->D = w->dv + ATT_BK * hd;
+    if (!bf) return;
+    w->kp = (uint32_t *)(base + round16(bwd_floats(s))), w->vp = w->kp + kt_words, w->kpr = w->vp + kt_words;
+    w->pp = w->kpr + ATT_BK / 2 * hdp, w->dsp = w->pp + ppair_words, w->dsw = w->dsp + ppair_words;
+    w->tmp = w->dsw + ATT_BQ * ATT_BK / 2, w->qcache = w->tmp + ATT_BK * hdw;
+    w->cached = w->qcache + bwd_slots(s) * bwd_tile_words(hd);
+}
+
+size_t attention_backward_workspace_floats(const attn_shape *s, size_t threads) {
+    return threads * bwd_thread_floats(s);
+}
+
 // Parallel over (sequence, KV head): a task owns dk/dv of its KV head and dq of the G query heads that read
 // it, so nothing is shared between threads and the result does not depend on the thread count.
 void attention_backward(const attn_shape *s, const float *q, const float *k, const float *v, const float *out,
-                        const float *lse, const float *dout, float *dq, float *dk, float *dv) {
+                        const float *lse, const float *dout, float *dq, float *dk, float *dv, float *work,
+                        size_t work_floats) {
     attn_check_shape(s);
-    size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv;
-    double work = (double)s->B * H * T * (double)(s->window ? s->window : T) * hd;
+    size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv, per_thread = bwd_thread_floats(s);
+    double flops = (double)s->B * H * T * (double)(s->window ? s->window : T) * hd;
     const bool bf = attn_use_bf16(s);
-#pragma omp parallel if (work > 1e6)
+#pragma omp parallel num_threads(attn_team(work_floats, per_thread)) if (flops > 1e6)
     {
-        attn_bwd_scratch w = {0};
-        float *buf = sx_alloc((2 * hd * ATT_BK + 3 * ATT_BQ * ATT_BK + 2 * ATT_BK * hd + G * T) * sizeof(float), "attention buf");
-        w.kt = buf, w.vt = w.kt + hd * ATT_BK, w.p = w.vt + hd * ATT_BK, w.ds = w.p + ATT_BQ * ATT_BK;
-        w.f = w.ds + ATT_BQ * ATT_BK, w.dk = w.f + ATT_BQ * ATT_BK, w.dv = w.dk + ATT_BK * hd;
-        w.D = w.dv + ATT_BK * hd;
-        const size_t hdw = hd / 2, hdp = round16(hd), kt_words = hdw * ATT_BK, ppair_words = ATT_BQ / 2 * ATT_BK;
-        const size_t slots = G * (T / ATT_BQ + 1);
-        uint32_t *ubuf = bf ? sx_alloc((2 * kt_words + ATT_BK / 2 * hdp + 2 * ppair_words + ATT_BQ * ATT_BK / 2 +
-                                      ATT_BK * hdw + slots * bwd_tile_words(hd)) * sizeof *ubuf, "attention")
-                            : NULL;
-        w.cached = bf ? sx_alloc(slots * sizeof *w.cached, "attention") : NULL;
-        const bool ok = buf && ((ubuf && w.cached) || !bf);   // without scratch: see attention_forward
-        if (bf) {
-            w.kp = ubuf, w.vp = w.kp + kt_words, w.kpr = w.vp + kt_words, w.pp = w.kpr + ATT_BK / 2 * hdp;
-            w.dsp = w.pp + ppair_words, w.dsw = w.dsp + ppair_words, w.tmp = w.dsw + ATT_BQ * ATT_BK / 2;
-            w.qcache = w.tmp + ATT_BK * hdw;
-        }
+        attn_bwd_scratch w;
+        bwd_carve(s, work + (size_t)omp_get_thread_num() * per_thread, bf, &w);
 #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < s->B * Hkv; task++) {
-            if (!ok) continue;
             size_t b = task / Hkv, kvh = task % Hkv;
-            if (w.cached) memset(w.cached, 0, slots * sizeof *w.cached);
+            if (w.cached) memset(w.cached, 0, bwd_slots(s) * sizeof *w.cached);
             for (size_t t = 0; t < T; t++) {
                 size_t row = ((b * T + t) * H + kvh * G) * hd;  // the G heads of the group are adjacent
                 for (size_t i = 0; i < G * hd; i++) dq[row + i] = 0;
@@ -610,8 +647,5 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
                 attn_backward_block(s, q, k, v, lse, dout, dq, dk, dv, b, kvh, k0,
                                     T - k0 < ATT_BK ? T - k0 : ATT_BK, &w);
         }
-        free(buf);
-        free(ubuf);
-        free(w.cached);
     }
 }

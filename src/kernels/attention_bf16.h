@@ -2,8 +2,8 @@
 // callable only where the avx512bf16 GEMM path is supported).
 // Words are uint32 pairs of bf16 bits along a product's k (k even in the low half, k odd in the high half;
 // an odd last k pairs with zero). All conversions round to nearest even, as the GEMM's packing does.
-#ifndef SEXTANT_ATTENTION_BF16_H
-#define SEXTANT_ATTENTION_BF16_H
+#ifndef SEXTANT_KERNELS_ATTENTION_BF16_H
+#define SEXTANT_KERNELS_ATTENTION_BF16_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // embedding: token lookup and its scatter-add backward.
-#ifndef SEXTANT_EMBEDDING_H
-#define SEXTANT_EMBEDDING_H
+#ifndef SEXTANT_KERNELS_EMBEDDING_H
+#define SEXTANT_KERNELS_EMBEDDING_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
 // Layers: this file is the portable blocking framework (packing, cache blocking, threading, dispatch);
 // the register-tiled micro-kernels live in gemm_ukernel_<isa>.c and are chosen at run time from CPUID.
 // Not responsible for: batching over heads or experts (callers loop), anything but plain products.
-#ifndef SEXTANT_GEMM_H
-#define SEXTANT_GEMM_H
+#ifndef SEXTANT_KERNELS_GEMM_H
+#define SEXTANT_KERNELS_GEMM_H
 #include <stdbool.h>
 #include <stddef.h>
 

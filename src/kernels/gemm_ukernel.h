@@ -15,8 +15,8 @@
 //     row-major (a_rs = kc/2, a_ks = 1: a[r*kc + k] = op(A)(r, k), consecutive k already the pairs).
 // B panels are 64-byte aligned (A is only read by broadcasts). C is a full MR x NR tile with row stride ldc:
 // C = a·b (accumulate false) or C += a·b (accumulate true). kc may be 0.
-#ifndef SEXTANT_GEMM_UKERNEL_H
-#define SEXTANT_GEMM_UKERNEL_H
+#ifndef SEXTANT_KERNELS_GEMM_UKERNEL_H
+#define SEXTANT_KERNELS_GEMM_UKERNEL_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -4,9 +4,7 @@
 #include "core/status.h"
 #include "kernels/rmsnorm.h"
 
-#include <assert.h>
 #include <math.h>
-#include <stdlib.h>
 
 void rmsnorm_forward_ref(size_t N, size_t C, const float *x, const float *g, float eps, float *y, float *rstd) {
     for (size_t i = 0; i < N; i++) {
@@ -104,11 +102,17 @@ NORM_CLONES static void norm_backward_rows(size_t n, size_t C, const float *x, c
     }
 }
 
-void rmsnorm_backward(size_t N, size_t C, const float *x, const float *g, const float *rstd, const float *dy,
-                      float *dx, float *dg, bool accumulate) {
+// One partial dg (C) per chunk.
+size_t rmsnorm_backward_workspace_floats(size_t N, size_t C) {
     size_t nchunks = (N + NORM_CHUNK - 1) / NORM_CHUNK;
-    float *part = dg ? sx_alloc((nchunks ? nchunks : 1) * C * sizeof(float), "rmsnorm") : NULL;
-    // Without the partial sums dg is left as it was; sx_alloc_failures stops the step before it is used.
+    return (nchunks ? nchunks : 1) * C;
+}
+
+void rmsnorm_backward(size_t N, size_t C, const float *x, const float *g, const float *rstd, const float *dy,
+                      float *dx, float *dg, bool accumulate, float *work) {
+    SX_CHECK(!dg || work, "rmsnorm_backward: pass rmsnorm_backward_workspace_floats(N, C) floats of work with dg");
+    size_t nchunks = (N + NORM_CHUNK - 1) / NORM_CHUNK;
+    float *part = dg ? work : NULL;
 #pragma omp parallel for schedule(static) if (NORM_THREADED(N, C))
     for (size_t ch = 0; ch < nchunks; ch++) {
         size_t i0 = ch * NORM_CHUNK, n = N - i0 < NORM_CHUNK ? N - i0 : NORM_CHUNK;
@@ -118,5 +122,4 @@ void rmsnorm_backward(size_t N, size_t C, const float *x, const float *g, const 
     if (part)
         for (size_t ch = 0; ch < nchunks; ch++)
             for (size_t c = 0; c < C; c++) dg[c] += part[ch * C + c];
-    free(part);
 }

@@ -1,8 +1,8 @@
 // rope: rotary position embedding on the first rot_dim channels of each head, half-split pairing
 // (channel j pairs with j + rot_dim/2, as in Llama/HF), positions 0..T-1 within each sequence.
 // Angle for pair j at position t: t·base^(−2j/rot_dim). Channels rot_dim..hd-1 pass through.
-#ifndef SEXTANT_ROPE_H
-#define SEXTANT_ROPE_H
+#ifndef SEXTANT_KERNELS_ROPE_H
+#define SEXTANT_KERNELS_ROPE_H
 #include <stddef.h>
 
 // Overwrites cos, sin (T, rot_dim/2). rot_dim is even, 0 < rot_dim <= hd.

@@ -3,8 +3,8 @@
 // Accuracy: vm_expf is within ~2 ulp of expf on [-87.3, 88] (Cephes polynomial, Cody-Waite reduction),
 // flushes to 0 below -87.3 (so exp(-inf) = 0) and saturates at exp(88) above. vm_tanhf has absolute error
 // ~1e-7 (it is built from vm_expf; relative accuracy is lost only near 0, where |tanh| < 1e-3).
-#ifndef SEXTANT_VECMATH_H
-#define SEXTANT_VECMATH_H
+#ifndef SEXTANT_KERNELS_VECMATH_H
+#define SEXTANT_KERNELS_VECMATH_H
 #include <stdint.h>
 #include <string.h>
 

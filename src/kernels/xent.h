@@ -1,8 +1,8 @@
 // xent: softmax cross-entropy fused with its backward, on a block of logit rows (the model computes the
 // logits of a block of rows with gemm, calls this, and consumes the gradient before the next block, so the
 // full (B·T, V) logit matrix never exists).
-#ifndef SEXTANT_XENT_H
-#define SEXTANT_XENT_H
+#ifndef SEXTANT_KERNELS_XENT_H
+#define SEXTANT_KERNELS_XENT_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -5,8 +5,8 @@
 // Query head h uses the value of the KV group it reads, g = h / (H/Hkv). Backward with n = v·v + ε and g = dz:
 //   dy = g − (g·v)·v/n;   dv += −[s·g + (g·v)·(y − 2·s·v)/n]   (summed over the heads of a group)
 // Not responsible for attention itself or for where values are stored (the caller gives strides).
-#ifndef SEXTANT_XSA_H
-#define SEXTANT_XSA_H
+#ifndef SEXTANT_KERNELS_XSA_H
+#define SEXTANT_KERNELS_XSA_H
 #include <stddef.h>
 
 #define XSA_EPS 1e-6f

@@ -9,8 +9,8 @@
 // ("chance" or "ceiling") and its forecast band is wide instead of a fit through noise.
 //
 // Not responsible for: where the points come from (rundir tasks, CSV), the task-loss forecast (forecast.h).
-#ifndef SEXTANT_SCALE_ACCLAW_H
-#define SEXTANT_SCALE_ACCLAW_H
+#ifndef SEXTANT_LAWS_ACCLAW_H
+#define SEXTANT_LAWS_ACCLAW_H
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>

@@ -10,8 +10,8 @@
 //              runs at fractions f = 0.1, 0.15, ..., 1 (D = the run's total tokens), anchored on the largest
 //              training size (times its observed/fitted ratio at f), interpolated in log-step.
 // Not responsible for: reading ladders (runs/import.h), the laws (laws/law_nds.h, fit.h).
-#ifndef SEXTANT_SCALE_BACKTEST_H
-#define SEXTANT_SCALE_BACKTEST_H
+#ifndef SEXTANT_LAWS_BACKTEST_H
+#define SEXTANT_LAWS_BACKTEST_H
 #include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"

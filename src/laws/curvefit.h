@@ -3,8 +3,8 @@
 // for any run described by its metadata (size, tokens per step, length, warmup, schedule or LR column).
 //
 // Not responsible for: choosing which runs to fit or scoring forecasts (laws/backtest.h), the law itself.
-#ifndef SEXTANT_SCALE_CURVEFIT_H
-#define SEXTANT_SCALE_CURVEFIT_H
+#ifndef SEXTANT_LAWS_CURVEFIT_H
+#define SEXTANT_LAWS_CURVEFIT_H
 #include <stddef.h>
 #include "core/status.h"
 #include "runs/import.h"

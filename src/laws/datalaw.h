@@ -7,8 +7,8 @@
 // Responsible for the formula, its binding to data for the fit engine (laws/fit.h), and the penalty a
 // forecaster adds when a run repeats data. Kept apart from laws.c (the fresh-data laws) on purpose.
 // Not responsible for choosing which runs to fit (forecast.c) or for reading runs.
-#ifndef SEXTANT_SCALE_DATALAW_H
-#define SEXTANT_SCALE_DATALAW_H
+#ifndef SEXTANT_LAWS_DATALAW_H
+#define SEXTANT_LAWS_DATALAW_H
 #include <stddef.h>
 #include "core/status.h"
 #include "laws/laws.h"

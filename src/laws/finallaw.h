@@ -4,8 +4,8 @@
 // bootstrap gives percentile intervals. For ladders logged as final losses only (Chinchilla's points,
 // isoFLOP grids) and as the final-loss protocol of `backtest`; whole curves are the joint law's (curvefit.h).
 // Not responsible for reading ladders (import.h) or curves before the last step.
-#ifndef SEXTANT_SCALE_FINALLAW_H
-#define SEXTANT_SCALE_FINALLAW_H
+#ifndef SEXTANT_LAWS_FINALLAW_H
+#define SEXTANT_LAWS_FINALLAW_H
 #include <stddef.h>
 #include "core/status.h"
 #include "runs/import.h"

@@ -14,8 +14,8 @@
 // Not responsible for: the formulas (laws.h), reading data (rundir.h, pubdata.h), writing files or
 // choosing which laws a fit.json holds (the CLI composes fit_result_to_json objects).
 // Not thread-safe per law (the law caches); different laws may be fitted on different threads.
-#ifndef SEXTANT_SCALE_FIT_H
-#define SEXTANT_SCALE_FIT_H
+#ifndef SEXTANT_LAWS_FIT_H
+#define SEXTANT_LAWS_FIT_H
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>

@@ -13,8 +13,8 @@
 // t is a 0-based step index (the loss after updates 0..t), as in laws.h.
 //
 // Not responsible for: choosing runs or weights (laws/curvefit.h), fitting (laws/fit.h).
-#ifndef SEXTANT_SCALE_LAW_NDS_H
-#define SEXTANT_SCALE_LAW_NDS_H
+#ifndef SEXTANT_LAWS_LAW_NDS_H
+#define SEXTANT_LAWS_LAW_NDS_H
 #include <stddef.h>
 #include "core/status.h"
 #include "laws/fit.h"

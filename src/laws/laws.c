@@ -373,7 +373,8 @@ static sx_status sched_ctx_new(const law_curve *curves, size_t n_curves, size_t 
     if (!c->sched) goto nomem;
     for (size_t j = 0; j < n_curves; j++) {
         if (curves[j].n_steps == 0) return sx_fail(SX_ERR_ARG, "%s curve %zu has no LR steps", what, j);
-        if (!(c->sched[j] = law_sched_new(curves[j].lr, curves[j].n_steps))) return SX_ERR_NOMEM;
+        c->sched[j] = law_sched_new(curves[j].lr, curves[j].n_steps);
+        if (!c->sched[j]) return SX_ERR_NOMEM;   // law_sched_new said what
         if (block > 1 && curves[j].n_points > 0) {
             size_t *sorted = sx_alloc(curves[j].n_points * sizeof(size_t), "laws sorted");
             if (!sorted) goto nomem;

@@ -18,8 +18,8 @@
 //           (their published constants and metrics assume it; the paper's formula sums post-warmup steps).
 //   TISSUE: m_0 = 0, m_i = lambda*m_{i-1} + (lr[i-1]-lr[i]), S2(t) = sum_{i=1..t} m_i.
 // A run directory's step s (1-based, after the update) is index s-1 here.
-#ifndef SEXTANT_SCALE_LAWS_H
-#define SEXTANT_SCALE_LAWS_H
+#ifndef SEXTANT_LAWS_LAWS_H
+#define SEXTANT_LAWS_LAWS_H
 #include <stddef.h>
 #include "core/status.h"
 

@@ -6,8 +6,8 @@
 // its uncertainty follow, and the expected loss cost of that uncertainty, c*se^2 (a parabola's mean excess
 // over a normal error of the log LR).
 // Not responsible for choosing or reading the runs (forecast.c, the ladder key lr_sweep).
-#ifndef SEXTANT_SCALE_LRFIT_H
-#define SEXTANT_SCALE_LRFIT_H
+#ifndef SEXTANT_LAWS_LRFIT_H
+#define SEXTANT_LAWS_LRFIT_H
 #include <stddef.h>
 #include "core/status.h"
 

@@ -100,7 +100,7 @@ static sx_status mpl_load_schedules(const char *dir, mpl_sched_def *defs, size_t
         cf = csv_col(&c, "final_lr");
     if (cs < 0 || ct < 0 || cw < 0 || cn < 0 || cd < 0 || cp < 0 || cf < 0) {
         csv_close(&c);
-        return SX_ERR_FORMAT;
+        return SX_ERR_FORMAT;   // csv_col said which column is missing
     }
     static const char *types[] = {"constant", "cosine", "wsd_exponential_decay", "wsd_linear_decay",
                                   "two_stage_step"};
@@ -166,7 +166,7 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
         cl = csv_col(&c, "loss");
     if (cm < 0 || cs < 0 || cr < 0 || cst < 0 || clr < 0 || cs1 < 0 || cl < 0) {
         csv_close(&c);
-        return SX_ERR_FORMAT;
+        return SX_ERR_FORMAT;   // csv_col said which column is missing
     }
     size_t cap_curves = 0, cap_points = 0, s1_step = 0;
     double s1_acc = 0; // running S1 of the current curve up to s1_step
@@ -252,7 +252,7 @@ sx_status pub_mpl_fitted_params(const char *dir, const char *model, double p[LAW
         found = 1;
     }
     csv_close(&c);
-    if (!ok) return SX_ERR_FORMAT;
+    if (!ok) return SX_ERR_FORMAT;   // csv_col said which column is missing
     return found ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no row for model %s", path, model);
 }
 
@@ -295,7 +295,7 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
         cx = csv_col(&c, "epoch_excluded_high_loss");
     if (cn < 0 || cd < 0 || cl < 0 || cx < 0) {
         csv_close(&c);
-        return SX_ERR_FORMAT;
+        return SX_ERR_FORMAT;   // csv_col said which column is missing
     }
     size_t cap = 0;
     while (csv_next(&c)) {

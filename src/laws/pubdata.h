@@ -5,8 +5,8 @@
 //
 // Responsible for: parsing those CSVs and checking the rebuilt schedules against the released lr and S1
 // columns. Not responsible for: fitting (laws/fit.h) or any other data set.
-#ifndef SEXTANT_SCALE_PUBDATA_H
-#define SEXTANT_SCALE_PUBDATA_H
+#ifndef SEXTANT_LAWS_PUBDATA_H
+#define SEXTANT_LAWS_PUBDATA_H
 #include <stddef.h>
 #include "core/status.h"
 #include "laws/laws.h"

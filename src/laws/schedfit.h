@@ -7,8 +7,8 @@
 // poorly identified and the optimum drifts to corners (e.g. C = 0.002, γ = 1.36 at 100M) that extrapolate
 // worse. Used by `backtest` (method "mpl" when the training runs are one size) and bench/fit_public.
 // Not responsible for: choosing curves, reading ladders, the law itself (laws.c).
-#ifndef SEXTANT_SCALE_SCHEDFIT_H
-#define SEXTANT_SCALE_SCHEDFIT_H
+#ifndef SEXTANT_LAWS_SCHEDFIT_H
+#define SEXTANT_LAWS_SCHEDFIT_H
 #include <stddef.h>
 #include "core/status.h"
 #include "laws/fit.h"

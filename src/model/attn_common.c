@@ -12,6 +12,14 @@ attn_shape attn_layer_shape(const block_shape *s, size_t H, size_t Hkv, size_t h
                         .softcap = c->attn_softcap};
 }
 
+size_t attn_kernel_work_floats(const model_config *c, size_t B, size_t T, size_t threads, size_t H, size_t Hkv,
+                               size_t hd) {
+    attn_shape s = attn_layer_shape(&(block_shape){.cfg = c, .B = B, .T = T}, H, Hkv, hd, 1.0f);
+    size_t fwd = attention_forward_workspace_floats(&s, threads);
+    size_t bwd = attention_backward_workspace_floats(&s, threads);
+    return fwd > bwd ? fwd : bwd;
+}
+
 size_t attn_gate_count(const model_config *c) {
     return !c->attn_gate ? 0 : c->attn_gate_elem ? c->n_head * c->head_dim : c->n_head;
 }

@@ -5,13 +5,17 @@
 // For cached decode: attention of new positions against the cache rows (the same scores, window and soft-cap
 // as the training kernel, one query at a time) and RoPE at absolute positions.
 // Not responsible for projections, what a cache row holds, or the training attention kernel itself.
-#ifndef SEXTANT_ATTN_COMMON_H
-#define SEXTANT_ATTN_COMMON_H
+#ifndef SEXTANT_MODEL_ATTN_COMMON_H
+#define SEXTANT_MODEL_ATTN_COMMON_H
 #include "kernels/attention.h"
 #include "model/block.h"
 
 // The kernel shape of layer s->layer: H query heads, Hkv KV heads of dim hd, logit scale.
 attn_shape attn_layer_shape(const block_shape *s, size_t H, size_t Hkv, size_t hd, float scale);
+// Floats of workspace (block_shape.work) the attention kernels need for shape (B, T) on `threads` threads,
+// forward or backward, in any layer.
+size_t attn_kernel_work_floats(const model_config *c, size_t B, size_t T, size_t threads, size_t H, size_t Hkv,
+                               size_t hd);
 // Gates per token: 0 without a gate, H per head, H·hd elementwise (hd: the value head dim).
 size_t attn_gate_count(const model_config *c);
 // Appends "l<layer>.wg" (attn_gate_count, C) when the config has a gate.

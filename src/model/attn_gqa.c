@@ -68,6 +68,10 @@ static size_t scratch_floats(const model_config *c, size_t BT) {
            (c->attn_gate ? BT * (q_dim(c) + attn_gate_count(c)) : 0) + (c->xsa ? BT * q_dim(c) : 0);
 }
 
+static size_t work_floats(const model_config *c, size_t B, size_t T, size_t threads) {
+    return attn_kernel_work_floats(c, B, T, threads, c->n_head, c->n_kv_head, c->head_dim);
+}
+
 // After attention (forward and decode): a (N, H·hd) -> [xsa against the rows' own values v (N, Hkv·hd), into
 // x] -> [gate: values into gate (N, G), output into g] -> out (N, C) += ·woᵀ. h (N, C): the mixer's input.
 static void output_forward(const model_config *c, size_t N, float *const *w, const float *h, const float *v,
@@ -127,7 +131,7 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     project_qk(s, h, w[WK], c->n_kv_head, a.k_raw, a.k_rstd, a.k);
     linear_forward(BT, c->width, kv_dim(c), h, w[WV], a.v, false);
     attn_shape as = shape_of(s);
-    attention_forward(&as, a.q, a.k, a.v, a.att, a.lse);
+    attention_forward(&as, a.q, a.k, a.v, a.att, a.lse, s->work, s->work_floats);
     output_forward(c, BT, w, h, a.v, a.att, a.att_x, a.gate, a.att_g, out);
 }
 
@@ -138,7 +142,7 @@ static float *unproject_qk(const block_shape *s, size_t heads, const float *raw,
     if (c->rope_dim)
         rope_backward(s->B, s->T, heads, c->head_dim, c->rope_dim, s->rope_cos, s->rope_sin, d);
     if (!c->qk_norm) return d;
-    rmsnorm_backward(s->B * s->T * heads, c->head_dim, raw, NULL, rstd, d, d_raw, NULL, false);
+    rmsnorm_backward(s->B * s->T * heads, c->head_dim, raw, NULL, rstd, d, d_raw, NULL, false, NULL);
     return d_raw;
 }
 
@@ -161,7 +165,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     xsa_shape xs = {BT, c->n_head, c->n_kv_head, c->head_dim, kd, c->head_dim};
     if (c->xsa) xsa_backward(&xs, a.att, a.v, d_x, d_att, NULL);
     attn_shape as = shape_of(s);
-    attention_backward(&as, a.q, a.k, a.v, a.att, a.lse, d_att, dq, dk, dv);
+    attention_backward(&as, a.q, a.k, a.v, a.att, a.lse, d_att, dq, dk, dv, s->work, s->work_floats);
     if (c->xsa) xsa_backward(&xs, a.att, a.v, d_x, NULL, dv);
     float *gq = unproject_qk(s, c->n_head, a.q_raw, a.q_rstd, dq, dq_raw);
     float *gk = unproject_qk(s, c->n_kv_head, a.k_raw, a.k_rstd, dk, dk_raw);
@@ -222,6 +226,7 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
 
 const block_module attn_gqa_module = {
     .name = "gqa", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
+    .work_floats = work_floats,
     .forward = forward, .backward = backward, .qk_dim = qk_dim, .cache_floats = cache_floats,
     .decode_scratch_floats = decode_scratch_floats, .decode = decode,
 };

@@ -113,6 +113,14 @@ static size_t scratch_floats(const model_config *c, size_t BT) {
                  2 * d.dc + 2 * d.dcq);
 }
 
+// The attention kernels' workspace, and the latent norms' partial gain gradients.
+static size_t work_floats(const model_config *c, size_t B, size_t T, size_t threads) {
+    dims d = dims_of(c);
+    size_t attn = attn_kernel_work_floats(c, B, T, threads, d.H, d.H, d.D);
+    size_t norm = d.norm ? rmsnorm_backward_workspace_floats(B * T, d.dc > d.dcq ? d.dc : d.dcq) : 0;
+    return attn > norm ? attn : norm;
+}
+
 // After attention (forward and decode): a (N, H·hd) -> [xsa against each head's own value, v_h of row t at
 // v + t·v_row + h·v_head, into x] -> [gate: values into gate (N, G), output into g] -> out (N, C) += ·woᵀ.
 static void output_forward(const model_config *c, size_t N, float *const *w, const float *h, const float *v,
@@ -178,7 +186,7 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     }
     copy_cols(rows, d.hd, v, d.hd, a.V, d.D, false);
     attn_shape as = shape_of(s);
-    attention_forward(&as, a.Q, a.K, a.V, a.att, a.lse);
+    attention_forward(&as, a.Q, a.K, a.V, a.att, a.lse, s->work, s->work_floats);
     copy_cols(rows, d.hd, a.att, d.D, a.att_c, d.hd, false);
     output_forward(c, BT, w, h, a.V, H * d.D, d.D, a.att_c, a.att_x, a.gate, a.att_g, out);
 }
@@ -208,7 +216,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     memset(dATT, 0, qkv * sizeof *dATT);
     copy_cols(rows, d.hd, d_attc, d.hd, dATT, d.D, false);
     attn_shape as = shape_of(s);
-    attention_backward(&as, a.Q, a.K, a.V, a.att, a.lse, dATT, dQ, dK, dV);
+    attention_backward(&as, a.Q, a.K, a.V, a.att, a.lse, dATT, dQ, dK, dV, s->work, s->work_floats);
     if (c->xsa) xsa_backward(&xs, a.att_c, a.V, d_x, NULL, dV);
     if (d.rd) rope_backward(s->B, s->T, H, d.D, d.rd, s->rope_cos, s->rope_sin, dQ);
     copy_cols(rows, d.dqk, dQ, d.D, dqf, d.dqk, false);
@@ -223,7 +231,8 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     if (d.nd) linear_backward(BT, d.dc, H * d.nd, a.ckv, w[id.wuk], dkn, dw[id.wuk], dckv, true);
     float *g_kv = dckv;
     if (d.norm) {
-        rmsnorm_backward(BT, d.dc, a.ckv_raw, w[id.kv_norm], a.kv_rstd, dckv, dckv_raw, dw[id.kv_norm], false);
+        rmsnorm_backward(BT, d.dc, a.ckv_raw, w[id.kv_norm], a.kv_rstd, dckv, dckv_raw, dw[id.kv_norm], false,
+                         s->work);
         g_kv = dckv_raw;
     }
     // Queries (overwrite dh first), then the latent and rope-key projections.
@@ -231,7 +240,8 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
         linear_backward(BT, d.dcq, H * d.dqk, a.cq, w[id.wq], dqf, dw[id.wq], dcq, false);
         float *g_q = dcq;
         if (d.norm) {
-            rmsnorm_backward(BT, d.dcq, a.cq_raw, w[id.q_norm], a.q_rstd, dcq, dcq_raw, dw[id.q_norm], false);
+            rmsnorm_backward(BT, d.dcq, a.cq_raw, w[id.q_norm], a.q_rstd, dcq, dcq_raw, dw[id.q_norm], false,
+                             s->work);
             g_q = dcq_raw;
         }
         linear_backward(BT, C, d.dcq, h, w[id.wdq], g_q, dw[id.wdq], dh, false);
@@ -318,6 +328,7 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
 
 const block_module attn_mla_module = {
     .name = "mla", .declare = declare, .saved_floats = saved_floats, .scratch_floats = scratch_floats,
+    .work_floats = work_floats,
     .forward = forward, .backward = backward, .qk_dim = qk_dim, .cache_floats = cache_floats,
     .decode_scratch_floats = decode_scratch_floats, .decode = decode,
 };

@@ -7,8 +7,8 @@
 // ±1 row: s(pat)_c = −1 when fmix32(pat·0x9E3779B1 + c) is odd (murmur3's finaliser, uint32 arithmetic), so
 // bigrams sharing a row read different reflections of it and their updates tend to cancel, not pile up.
 // Not responsible for where the previous token comes from (the model's batch layout, the decoder's cache).
-#ifndef SEXTANT_BIGRAM_H
-#define SEXTANT_BIGRAM_H
+#ifndef SEXTANT_MODEL_BIGRAM_H
+#define SEXTANT_MODEL_BIGRAM_H
 #include <stddef.h>
 #include <stdint.h>
 #include "core/status.h"

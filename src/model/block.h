@@ -4,8 +4,8 @@
 // into the model's table, says how much activation memory it keeps, and runs forward and backward; an
 // attention mixer also runs its cached decode (inference: new positions against the rows it cached for the
 // earlier ones). Adding a variant touches its module file, its row in model.c's table, its test and docs.
-#ifndef SEXTANT_BLOCK_H
-#define SEXTANT_BLOCK_H
+#ifndef SEXTANT_MODEL_BLOCK_H
+#define SEXTANT_MODEL_BLOCK_H
 #include <stddef.h>
 #include "model/config.h"
 #include "model/params.h"
@@ -17,6 +17,8 @@ typedef struct {
     size_t layer;                       // index of the layer being run
     float grad_scale;                   // backward: weight of the module's own auxiliary loss terms (the
                                         // multiplier of the mean loss that dout already carries)
+    float *work;                        // the kernels' workspace: work_floats floats (the module's work_floats
+    size_t work_floats;                 // for this shape and thread count), shared, contents undefined
 } block_shape;
 
 // A contiguous run of cached rows of one layer: positions pos0 .. pos0+n-1, row i at rows + i·row_floats.
@@ -46,6 +48,9 @@ typedef struct {
     // Floats of activations kept per layer from forward to backward, and of temporary scratch (shared).
     size_t (*saved_floats)(const model_config *c, size_t BT);
     size_t (*scratch_floats)(const model_config *c, size_t BT);
+    // Optional (NULL: none): floats of workspace its kernels need (block_shape.work) for shape (B, T) on
+    // `threads` threads, forward or backward.
+    size_t (*work_floats)(const model_config *c, size_t B, size_t T, size_t threads);
     // h (B,T,C) -> ADDS the module's output to out (B,T,C). w: this module's tensors in declaration order.
     void (*forward)(const block_shape *s, float *const *w, const float *h, float *out, float *saved,
                     float *scratch);

@@ -2,8 +2,8 @@
 // (grammar and defaults in docs/MODEL.md). One option table in config.c drives the parser, the list of known
 // options in its errors, the JSON and the options listing. Responsible for validation with clear messages;
 // not for parameters or computation.
-#ifndef SEXTANT_CONFIG_H
-#define SEXTANT_CONFIG_H
+#ifndef SEXTANT_MODEL_CONFIG_H
+#define SEXTANT_MODEL_CONFIG_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>

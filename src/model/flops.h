@@ -3,8 +3,8 @@
 // backward = 2× forward. The attention mixer's weights, query·key width and cache row come from its own module
 // (block.h), so MLA counts its real down/up projections; MoE counts its active experts (top-k + shared +
 // router) as matmul work; sliding-window layers their capped key counts. Not responsible for measuring anything.
-#ifndef SEXTANT_FLOPS_H
-#define SEXTANT_FLOPS_H
+#ifndef SEXTANT_MODEL_FLOPS_H
+#define SEXTANT_MODEL_FLOPS_H
 #include <stddef.h>
 #include "model/config.h"
 

@@ -1,6 +1,6 @@
 // linear: y = x·Wᵀ with W in PyTorch layout (out, in), and its backward, as thin gemm() calls.
-#ifndef SEXTANT_LINEAR_H
-#define SEXTANT_LINEAR_H
+#ifndef SEXTANT_MODEL_LINEAR_H
+#define SEXTANT_MODEL_LINEAR_H
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 // mlp: one ReLU² / GELU / SwiGLU MLP applied to N rows, y = act(x·W_upᵀ [, x·W_gateᵀ])·W_downᵀ, with its
 // backward. The building block of the MoE experts and the shared expert (src/model/ffn_moe.c). Not
 // responsible for parameters or routing.
-#ifndef SEXTANT_MLP_H
-#define SEXTANT_MLP_H
+#ifndef SEXTANT_MODEL_MLP_H
+#define SEXTANT_MODEL_MLP_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "model/config.h"

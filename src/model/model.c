@@ -1,4 +1,5 @@
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
@@ -25,9 +26,10 @@ enum { HEAD_ROWS_MIN = 256, HEAD_ROWS_MAX = 1024 };
 //   dx, dh (BT, C)        gradient of the residual stream and of a norm's output
 //   scratch               max of the modules' scratch and the head's (head_rows, V)
 //   rope cos/sin (T, rope_dim/2)
+//   work                  the kernels' workspace for m->work_threads threads (work_floats)
 typedef struct {
-    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *scratch, *cos, *sin;
-    size_t mixer_per_layer, ffn_per_layer;
+    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *scratch, *cos, *sin, *work;
+    size_t mixer_per_layer, ffn_per_layer, work_floats;
 } act_views;
 
 static sx_status build_table(model *m) {
@@ -84,7 +86,7 @@ sx_status model_init(model *m, const model_config *cfg) {
         m->stats_last = m->stats_acc + cfg->n_layer * m->n_stats;
     }
     size_t n = m->table.total, bytes;
-    if (!sx_mul_size(n, 2 * sizeof(float), &bytes)) { model_free(m); return SX_ERR_ARG; }
+    if (!sx_mul_size(n, 2 * sizeof(float), &bytes)) { model_free(m); return SX_ERR_ARG; }   // sx_mul_size said what
     // Parameters and gradients are two flat blocks in the table's order, so zeroing gradients, clipping and
     // checkpointing are single loops over contiguous memory.
     m->params = sx_calloc(bytes, "model parameters and gradients");
@@ -131,30 +133,46 @@ static size_t scratch_floats(const model *m, size_t BT) {
     return s > head ? s : head;
 }
 
+// The kernels' workspace: the norms' partial gain gradients and what the modules' kernels ask for.
+static size_t work_floats(const model *m, size_t B, size_t T) {
+    size_t n = rmsnorm_backward_workspace_floats(B * T, m->cfg.width);
+    const block_module *mods[] = {m->mixer, m->ffn};
+    for (size_t i = 0; i < 2; i++) {
+        size_t k = mods[i]->work_floats ? mods[i]->work_floats(&m->cfg, B, T, m->work_threads) : 0;
+        n = k > n ? k : n;
+    }
+    return n;
+}
+
 // Carves the activation block into views (sizes as in the layout comment); returns the float count.
 static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *v) {
     const model_config *c = &m->cfg;
     size_t BT = B * T, C = c->width, L = c->n_layer;
     v->mixer_per_layer = (m->mixer->saved_floats(c, BT) + 15) & ~(size_t)15;
     v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
+    v->work_floats = work_floats(m, B, T);
     const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
                             L * v->ffn_per_layer, BT * C, BT * C, scratch_floats(m, BT), T * c->rope_dim / 2,
-                            T * c->rope_dim / 2};
+                            T * c->rope_dim / 2, v->work_floats};
     float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->scratch,
-                     &v->cos, &v->sin};
+                     &v->cos, &v->sin, &v->work};
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
 sx_status model_reserve(model *m, size_t B, size_t T) {
     if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
-    if (m->acts && m->B == B && m->T == T) return SX_OK;
+    // The kernels' workspace is sized for the threads a parallel region would start now (with fewer, the
+    // kernels run on fewer threads).
+    const size_t threads = (size_t)omp_get_max_threads();
+    if (m->acts && m->B == B && m->T == T && m->work_threads >= threads) return SX_OK;
+    m->work_threads = threads;
     sx_free(m->acts);
     sx_free(m->tokens);
     m->acts = NULL;
     m->tokens = NULL;
     act_views v;
     size_t n = carve(m, B, T, NULL, &v), bytes;
-    if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;
+    if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;   // sx_mul_size said what
     m->acts = sx_calloc(bytes, "activations");
     m->tokens = sx_alloc(token_ints(&m->cfg, B * T) * sizeof *m->tokens, "input and target tokens");
     if (!m->acts || !m->tokens) {
@@ -162,7 +180,7 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
         sx_free(m->tokens);
         m->acts = NULL;
         m->tokens = NULL;
-        return SX_ERR_NOMEM;
+        return SX_ERR_NOMEM;   // sx_alloc said what
     }
     m->acts_floats = n;
     m->B = B;
@@ -180,7 +198,7 @@ static act_views views(const model *m) {
 
 static block_shape shape_of(const model *m, const act_views *v) {
     return (block_shape){.cfg = &m->cfg, .B = m->B, .T = m->T, .rope_cos = v->cos, .rope_sin = v->sin,
-                         .grad_scale = 1.0f};
+                         .grad_scale = 1.0f, .work = v->work, .work_floats = v->work_floats};
 }
 
 // inputs tokens[b, 0..T), targets tokens[b, 1..T]; both read from the (B, T+1) batch.
@@ -297,7 +315,8 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
         m->ffn->stats(c, BT, v.ffn_saved + l * v.ffn_per_layer, m->stats_acc + l * m->n_stats);
     double loss = head_loss(m, buf + BT, &v, grad_scale / (float)BT, true, NULL);
     size_t k = 2 * c->n_layer;
-    rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false);
+    rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false,
+                     v.work);
     block_shape bs = shape_of(m, &v);
     bs.grad_scale = grad_scale;
     for (size_t l = c->n_layer; l-- > 0;) {
@@ -308,7 +327,8 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
             size_t first = m->layer_first[l] + (half ? 1 + m->mixer_tensors : 0);
             const float *saved = half ? v.ffn_saved + l * v.ffn_per_layer : v.mixer_saved + l * v.mixer_per_layer;
             mod->backward(&bs, m->p + first + 1, m->g + first + 1, v.hn + k * BT * C, v.dx, v.dh, saved, v.scratch);
-            rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[first], v.rstd + k * BT, v.dh, v.dx, m->g[first], true);
+            rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[first], v.rstd + k * BT, v.dh, v.dx, m->g[first], true,
+                             v.work);
         }
     }
     embedding_backward(BT, C, buf, v.dx, m->g[m->emb]);

@@ -2,8 +2,8 @@
 // order, the activation memory for a (B, T) shape, and the forward / backward passes that stitch the
 // layer modules (block.h), the embedding, the final norm and the fused head + cross-entropy together.
 // Not responsible for optimisation, data or files.
-#ifndef SEXTANT_MODEL_H
-#define SEXTANT_MODEL_H
+#ifndef SEXTANT_MODEL_MODEL_H
+#define SEXTANT_MODEL_MODEL_H
 #include <stdint.h>
 #include "model/block.h"
 #include "model/config.h"
@@ -30,6 +30,7 @@ typedef struct {
     size_t B, T;
     float *acts;
     size_t acts_floats;
+    size_t work_threads;        // threads the kernels' workspace in acts is sized for
     int32_t *tokens;            // (2, B·T): the batch's inputs, then its targets; with the bigram table
                                 // (3, B·T) more: each input's previous token, bigram row and sign pattern
 

@@ -2,8 +2,8 @@
 // shape, initialisation, optimizer group); the tensor list, checkpoint names, initialisation and optimizer
 // groups are all generated from it; param_ref is the record the optimizer sees of each tensor. Not
 // responsible for what the tensors compute or how they are optimised.
-#ifndef SEXTANT_PARAMS_H
-#define SEXTANT_PARAMS_H
+#ifndef SEXTANT_MODEL_PARAMS_H
+#define SEXTANT_MODEL_PARAMS_H
 #include <stddef.h>
 #include <stdint.h>
 #include "core/status.h"

@@ -1,7 +1,7 @@
 // adamw: the AdamW update of one tensor with PyTorch semantics (docs/MODEL.md "Optimizers").
 // Not responsible for: choosing which tensors decay, clipping, or owning state (optimizer.c does that).
-#ifndef SEXTANT_ADAMW_H
-#define SEXTANT_ADAMW_H
+#ifndef SEXTANT_OPTIM_ADAMW_H
+#define SEXTANT_OPTIM_ADAMW_H
 #include <stddef.h>
 
 typedef struct {

@@ -1,8 +1,8 @@
 // muon: the Muon update of one 2-D weight — momentum with a Nesterov look-ahead, orthogonalisation by five
 // quintic Newton–Schulz iterations, shape-aware scaling, decoupled weight decay (docs/MODEL.md).
 // Not responsible for: deciding which tensors use Muon, clipping, or owning state and scratch (optimizer.c).
-#ifndef SEXTANT_MUON_H
-#define SEXTANT_MUON_H
+#ifndef SEXTANT_OPTIM_MUON_H
+#define SEXTANT_OPTIM_MUON_H
 #include <stddef.h>
 
 // Quintic Newton–Schulz coefficients (a, b, c) and iteration count.

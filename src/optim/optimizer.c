@@ -141,7 +141,7 @@ void optimizer_free(optimizer *o) {
 static sx_status add_array(optimizer *o, const char *prefix, const param_ref *p, float *data, size_t numel) {
     size_t len = strlen(prefix) + strlen(p->name) + 2;
     char *name = sx_alloc(len, "optimizer state name");
-    if (!name) return SX_ERR_NOMEM;
+    if (!name) return SX_ERR_NOMEM;   // sx_alloc said what
     snprintf(name, len, "%s.%s", prefix, p->name);
     o->arrays[o->n_arrays++] = (optimizer_state_array){name, data, numel};
     return SX_OK;
@@ -156,7 +156,7 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
     for (size_t i = 0; i < n; i++) {
         const param_ref *p = &params[i];
         SX_CHECK(p->name && p->data && p->grad, "optimizer_init: every param_ref needs name, data and grad");
-        if (!sx_mul_size(p->rows, p->cols, &numel)) return SX_ERR_ARG;
+        if (!sx_mul_size(p->rows, p->cols, &numel)) return SX_ERR_ARG;   // sx_mul_size said what
         for (size_t j = 0; j < i; j++)
             SX_CHECK(strcmp(params[j].name, p->name) != 0, "optimizer_init: parameter names must be unique");
         if (uses_muon(cfg, p)) {
@@ -174,7 +174,7 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
     o->scratch = scratch ? sx_alloc(scratch * sizeof(float), "Muon workspace") : NULL;
     if (!o->params || !o->slots || !o->arrays || !o->state || (scratch && !o->scratch)) {
         optimizer_free(o);
-        return SX_ERR_NOMEM;
+        return SX_ERR_NOMEM;   // sx_alloc said what
     }
     o->n_params = n;
     o->state_floats = state;

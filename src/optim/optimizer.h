@@ -5,8 +5,8 @@
 // scales them to the mean before calling optimizer_step), the LR schedule (optim/schedule.h; the caller
 // passes the multiplier), or which tensor is in which group (the model's parameter table says so).
 // Of src/model it sees only the parameter records (param_ref, param_group in model/params.h).
-#ifndef SEXTANT_OPTIMIZER_H
-#define SEXTANT_OPTIMIZER_H
+#ifndef SEXTANT_OPTIM_OPTIMIZER_H
+#define SEXTANT_OPTIM_OPTIMIZER_H
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

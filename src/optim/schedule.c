@@ -4,7 +4,6 @@
 
 #include "core/lines.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

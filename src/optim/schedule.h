@@ -27,8 +27,8 @@
 // Positions must increase strictly; multipliers must be finite and >= 0; at most LR_FILE_MAX_POINTS.
 // Between points the multiplier is interpolated linearly; before the first and after the last point it
 // is held at that point's value.
-#ifndef SEXTANT_SCHEDULE_H
-#define SEXTANT_SCHEDULE_H
+#ifndef SEXTANT_OPTIM_SCHEDULE_H
+#define SEXTANT_OPTIM_SCHEDULE_H
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

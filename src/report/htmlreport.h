@@ -4,8 +4,8 @@
 // points outside the band marked) and its resolved configuration.
 // Elements carry ids a test can find: "summary", "plots", "status", "laws", "verification", "config".
 // Not responsible for training, fitting or forecasting: it reads their documents.
-#ifndef SEXTANT_HTMLREPORT_H
-#define SEXTANT_HTMLREPORT_H
+#ifndef SEXTANT_REPORT_HTMLREPORT_H
+#define SEXTANT_REPORT_HTMLREPORT_H
 #include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"

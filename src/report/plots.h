@@ -3,8 +3,8 @@
 // out-of-band points ringed), a ladder's rung curves with its final-loss law, and a run's own curves.
 // Used by `forecast --plot`, `backtest --plot` (files) and `report` (inline in HTML). Not responsible for computing any of
 // the numbers: they come from fit.json, forecast.json, a check report or a run directory.
-#ifndef SEXTANT_PLOTS_H
-#define SEXTANT_PLOTS_H
+#ifndef SEXTANT_REPORT_PLOTS_H
+#define SEXTANT_REPORT_PLOTS_H
 #include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"

@@ -2,8 +2,8 @@
 // observed runs. Not a plotting library: lines, a shaded band, points flagged as outside it, axes with a
 // handful of round ticks, a title and a legend. Text is XML-escaped, so any run or ladder name can be
 // part of a title. Writes a file, or into an open stream (the HTML report inlines its plots).
-#ifndef SEXTANT_SVGPLOT_H
-#define SEXTANT_SVGPLOT_H
+#ifndef SEXTANT_REPORT_SVGPLOT_H
+#define SEXTANT_REPORT_SVGPLOT_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -29,8 +29,8 @@
 //
 // Not responsible for: fitting or forecasting (laws/curvefit.h, laws/backtest.h), sextant's own run
 // directories (runs/rundir.h).
-#ifndef SEXTANT_SCALE_IMPORT_H
-#define SEXTANT_SCALE_IMPORT_H
+#ifndef SEXTANT_RUNS_IMPORT_H
+#define SEXTANT_RUNS_IMPORT_H
 #include <stddef.h>
 #include "core/status.h"
 

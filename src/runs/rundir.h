@@ -11,8 +11,8 @@
 //
 // Not responsible for: writing run directories (the trainer), or interpreting the schedule object
 // (kept as JSON in `config`).
-#ifndef SEXTANT_SCALE_RUNDIR_H
-#define SEXTANT_SCALE_RUNDIR_H
+#ifndef SEXTANT_RUNS_RUNDIR_H
+#define SEXTANT_RUNS_RUNDIR_H
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>

@@ -16,8 +16,8 @@
 // variants against the one baseline are Holm-adjusted, so the family-wise error of all verdicts together
 // is at most COMPARE_ALPHA. With one variant this is exactly "the paired 95% interval excludes 1".
 // Not responsible for training the ladders (scale/ladder.h) or adding seeds (scale/sequential.h).
-#ifndef SEXTANT_COMPARE_H
-#define SEXTANT_COMPARE_H
+#ifndef SEXTANT_SCALE_COMPARE_H
+#define SEXTANT_SCALE_COMPARE_H
 #include <stdbool.h>
 #include <stdio.h>
 #include <jansson.h>

@@ -8,8 +8,8 @@
 //   band:     ±2σ with σ² = seed-bootstrap spread of the per-fraction extrapolation + the hero's own seed
 //             noise (the rungs' seed-to-seed spread) + the spread of the schedule ratio across rungs.
 // Not responsible for training (the ladder) or the fitting engine (laws/fit.h).
-#ifndef SEXTANT_FORECAST_H
-#define SEXTANT_FORECAST_H
+#ifndef SEXTANT_SCALE_FORECAST_H
+#define SEXTANT_SCALE_FORECAST_H
 #include <stdio.h>
 #include <jansson.h>
 #include "core/status.h"

@@ -39,8 +39,8 @@
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
 //   extra FLAGS...              more `sextant train` flags, passed verbatim after the plan's
-#ifndef SEXTANT_LADDER_H
-#define SEXTANT_LADDER_H
+#ifndef SEXTANT_SCALE_LADDER_H
+#define SEXTANT_SCALE_LADDER_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/status.h"

@@ -1,7 +1,7 @@
 // ladder_data: the runs of a finished ladder read back for analysis (forecasting, comparison): the plan,
 // each run directory, and seed-averaged rung curves at the ladder's shared fractions.
-#ifndef SEXTANT_LADDER_DATA_H
-#define SEXTANT_LADDER_DATA_H
+#ifndef SEXTANT_SCALE_LADDER_DATA_H
+#define SEXTANT_SCALE_LADDER_DATA_H
 #include <stddef.h>
 #include "core/status.h"
 #include "scale/ladder.h"

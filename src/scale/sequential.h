@@ -11,8 +11,8 @@
 // to decide at the estimated multiplier (interval width ∝ 1/√seeds, in log multiplier; at the Holm level of
 // the first undecided variant), or to reach `width` when that is sooner.
 // Not responsible for the statistics (scale/compare.h) or training (scale/ladder.h).
-#ifndef SEXTANT_SEQUENTIAL_H
-#define SEXTANT_SEQUENTIAL_H
+#ifndef SEXTANT_SCALE_SEQUENTIAL_H
+#define SEXTANT_SCALE_SEQUENTIAL_H
 #include <stdbool.h>
 #include <stdio.h>
 #include <jansson.h>

@@ -111,7 +111,7 @@ sx_status bpe_vocab_finish(bpe_vocab *v) {
         const uint8_t *b = v->blob + v->off[id];
         int inserted;
         bytemap_slot *s = bytemap_upsert(&v->ranks, b, v->len[id], bytemap_hash(b, v->len[id]), &inserted);
-        if (!s) return SX_ERR_NOMEM;
+        if (!s) return SX_ERR_NOMEM;   // bytemap_upsert said what
         if (inserted) s->value = id;
     }
     for (int byte = 0; byte < 256; byte++) {

@@ -4,8 +4,8 @@
 // Every one of the 256 single bytes is a token, so decode(encode(x)) == x for any byte string.
 // Not responsible for reading or writing vocabulary files (vocab_io) or for learning merges (bpe_train).
 // A vocabulary holds a cache of encoded pieces, so encoding with one vocabulary is not thread-safe.
-#ifndef SEXTANT_BPE_H
-#define SEXTANT_BPE_H
+#ifndef SEXTANT_TOK_BPE_H
+#define SEXTANT_TOK_BPE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

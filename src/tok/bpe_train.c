@@ -60,7 +60,7 @@ sx_status bpe_trainer_add_text(bpe_trainer *t, const uint8_t *text, size_t n) {
         int inserted;
         bytemap_slot *s = bytemap_upsert(&t->words, text + pos, end - pos, bytemap_hash(text + pos, end - pos),
                                          &inserted);
-        if (!s) return SX_ERR_NOMEM;
+        if (!s) return SX_ERR_NOMEM;   // bytemap_upsert said what
         s->value++;
         t->total++;
         pos = end;

@@ -4,8 +4,8 @@
 // pair (ties: the smaller (left id, right id)), and a merge only revisits the words that contain the pair.
 // Deterministic. The vocabulary is 256 byte tokens, then one token per merge (id 256 + merge index), then
 // "<|endoftext|>". Not responsible for files (vocab_io) or encoding (bpe).
-#ifndef SEXTANT_BPE_TRAIN_H
-#define SEXTANT_BPE_TRAIN_H
+#ifndef SEXTANT_TOK_BPE_TRAIN_H
+#define SEXTANT_TOK_BPE_TRAIN_H
 #include "tok/bpe.h"
 
 typedef struct bpe_trainer bpe_trainer;

@@ -2,8 +2,8 @@
 // arena it owns. Used for vocabulary ranks, the encoder's word cache and BPE training word counts.
 // Not responsible for what the values mean; not thread-safe; keys cannot be removed (only the whole
 // map cleared).
-#ifndef SEXTANT_BYTEMAP_H
-#define SEXTANT_BYTEMAP_H
+#ifndef SEXTANT_TOK_BYTEMAP_H
+#define SEXTANT_TOK_BYTEMAP_H
 #include <stddef.h>
 #include <stdint.h>
 #include "core/status.h"

@@ -1,8 +1,8 @@
 // corpus: the document layout of sextant's corpus files (scripts/fetch-data writes them): UTF-8 text where
 // each document is followed by a line holding exactly "<|endoftext|>". A file without such lines is one
 // document. Not responsible for reading files or tokenizing.
-#ifndef SEXTANT_CORPUS_H
-#define SEXTANT_CORPUS_H
+#ifndef SEXTANT_TOK_CORPUS_H
+#define SEXTANT_TOK_CORPUS_H
 #include <stddef.h>
 #include <stdint.h>
 

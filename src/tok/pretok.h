@@ -4,8 +4,8 @@
 // Bytes that are not valid UTF-8 are treated one at a time as "other" characters (neither letter, number
 // nor space), so any byte string is cut into pieces that tile it exactly. Not responsible for BPE or
 // special tokens.
-#ifndef SEXTANT_PRETOK_H
-#define SEXTANT_PRETOK_H
+#ifndef SEXTANT_TOK_PRETOK_H
+#define SEXTANT_TOK_PRETOK_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -6,8 +6,8 @@
 // sextant vocabulary file, little-endian:
 //   "SXVOCAB\0" | u32 version (1) | u32 pretok kind | u32 n_ids | u32 name length | name bytes |
 //   n_ids x (u8 kind (0 unused, 1 normal, 2 special) | u32 length | bytes) | u32 crc32 of all the above
-#ifndef SEXTANT_VOCAB_IO_H
-#define SEXTANT_VOCAB_IO_H
+#ifndef SEXTANT_TOK_VOCAB_IO_H
+#define SEXTANT_TOK_VOCAB_IO_H
 #include "tok/bpe.h"
 
 #define VOCAB_FILE_VERSION 1

@@ -1,8 +1,8 @@
 // batches: where training and evaluation batches come from — a token shard (data/loader) or the synthetic
 // stream (data/synthetic) — behind one small interface, with a position that checkpoints can store and
 // restore exactly. Evaluation windows are fixed: the same windows at every evaluation of a run.
-#ifndef SEXTANT_BATCHES_H
-#define SEXTANT_BATCHES_H
+#ifndef SEXTANT_TRAIN_BATCHES_H
+#define SEXTANT_TRAIN_BATCHES_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

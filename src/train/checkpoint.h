@@ -1,8 +1,8 @@
 // checkpoint: a model's parameters plus optimizer state and free-form training metadata in one tensor file
 // (core/tensorfile: versioned, checksummed, written atomically). Loading checks that the file belongs to
 // this model (descriptor, vocabulary, every tensor's shape). Not responsible for what the metadata means.
-#ifndef SEXTANT_CHECKPOINT_H
-#define SEXTANT_CHECKPOINT_H
+#ifndef SEXTANT_TRAIN_CHECKPOINT_H
+#define SEXTANT_TRAIN_CHECKPOINT_H
 #include <jansson.h>
 #include "core/status.h"
 #include "model/model.h"

@@ -6,8 +6,8 @@
 // MoE, QK-norm, partial RoPE, soft-caps, sliding windows, attention gates) are refused with a message
 // naming the option. Name mapping and config fields: docs/FORMATS.md. Not responsible for the containers
 // (core/safetensors.h, core/tensorfile.h).
-#ifndef SEXTANT_HF_EXPORT_H
-#define SEXTANT_HF_EXPORT_H
+#ifndef SEXTANT_TRAIN_HF_EXPORT_H
+#define SEXTANT_TRAIN_HF_EXPORT_H
 #include <stddef.h>
 #include <jansson.h>
 #include "core/status.h"

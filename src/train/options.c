@@ -1,5 +1,4 @@
 // train/options: see options.h.
-#include <assert.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -73,9 +72,7 @@ void train_options_default(train_options *o) {
     optimizer_config_default(&o->opt);   // kind, and any setting the table does not name
     flag_def defs[TRAIN_MAX_FLAGS];
     size_t n = train_options_flags(o, defs);
-    sx_status st = flags_set_defaults(defs, n);
-    (void)st;
-    assert(st == SX_OK && "a default in train_options_flags does not parse");
+    SX_CHECK(flags_set_defaults(defs, n) == SX_OK, "fix the default in train_options_flags that does not parse");
 }
 
 sx_status train_options_parse_args(train_options *o, int argc, char **argv) {

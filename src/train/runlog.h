@@ -1,8 +1,8 @@
 // runlog: what a training run writes besides checkpoints — metrics.jsonl (one JSON object per line,
 // flushed as written), config.json, the DONE marker, and the live progress line on a terminal.
 // Not responsible for deciding what to log.
-#ifndef SEXTANT_RUNLOG_H
-#define SEXTANT_RUNLOG_H
+#ifndef SEXTANT_TRAIN_RUNLOG_H
+#define SEXTANT_TRAIN_RUNLOG_H
 #include <stdbool.h>
 #include <stdio.h>
 #include <jansson.h>

@@ -9,8 +9,8 @@
 // data stream does not depend on the number of ranks, so a checkpoint resumes with any other count
 // (docs/DISTRIBUTED.md). SEXTANT_DIST_CHECK=1 / SEXTANT_DIST_FAULT=kill:K|hang:K are its test hooks.
 // Not responsible for the options and their flags (train/options.h) or kernels.
-#ifndef SEXTANT_TRAIN_H
-#define SEXTANT_TRAIN_H
+#ifndef SEXTANT_TRAIN_TRAIN_H
+#define SEXTANT_TRAIN_TRAIN_H
 #include <stdbool.h>
 #include <jansson.h>
 #include "core/status.h"
