@@ -113,6 +113,7 @@ void model_free(model *m) {
 
 void model_init_weights(model *m, uint64_t seed) { param_table_init_values(&m->table, m->params, seed); }
 void model_init_weights_by_name(model *m, uint64_t seed) { param_table_init_by_name(&m->table, m->params, seed); }
+void model_init_zero_matrices(model *m, uint64_t seed) { param_table_init_zero_matrices(&m->table, m->params, seed); }
 
 static size_t head_rows(const model_config *c, size_t BT) {
     size_t rows = HEAD_BYTES / (c->vocab * sizeof(float));

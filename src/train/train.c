@@ -366,6 +366,8 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
+    // A hyperball keeps each matrix at its initial norm, so none may start at zero (docs/MODEL.md "Optimizers").
+    if (o->opt.kind == OPT_ADAMH || o->opt.kind == OPT_MUONH) model_init_zero_matrices(&r->m, (uint64_t)o->seed);
     r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
