@@ -192,6 +192,20 @@ static void test_per_fraction_and_scale(void) {
     fit_scale_free(&s);
 }
 
+// A public-data file without a column the loader reads: a format error that names the column, and no rows.
+static void test_pubdata_missing_column(void) {
+    const char *dir = "build/tests/pubdata_missing";
+    mkdir(dir, 0755);
+    FILE *f = fopen("build/tests/pubdata_missing/chinchilla_epoch_extracted.csv", "w");
+    if (!CHECK(f != NULL)) return;
+    fputs("params,tokens,epoch_excluded_high_loss\n1e6,2e7,0\n", f);
+    fclose(f);
+    pub_chinchilla c;
+    CHECK(pub_chinchilla_load(dir, &c) == SX_ERR_FORMAT);
+    CHECK(strstr(sx_last_error(), "chinchilla_epoch_extracted.csv: no column 'loss'") != NULL);
+    CHECK(c.n == 0 && c.params == NULL);
+}
+
 static void test_chinchilla(void) {
     pub_chinchilla c;
     if (!CHECK(pub_chinchilla_load(data_dir(), &c) == SX_OK)) {
@@ -546,6 +560,7 @@ int main(void) {
     TEST_RUN(test_power_synthetic_backtest);
     TEST_RUN(test_prior);
     TEST_RUN(test_per_fraction_and_scale);
+    TEST_RUN(test_pubdata_missing_column);
     TEST_RUN(test_chinchilla);
     TEST_RUN(test_tissue_synthetic);
     TEST_RUN(test_mpl_synthetic);

@@ -32,7 +32,27 @@ static size_t csv_split(char *s, char **out) {
     return n;
 }
 
-static sx_status csv_open(csv *c, const char *dir, const char *name, char *path, size_t path_cap) {
+// Index of a named column, or -1 (and a recorded error).
+static int csv_col(csv *c, const char *name) {
+    for (size_t i = 0; i < c->n_names; i++)
+        if (strcmp(c->names[i], name) == 0) return (int)i;
+    sx_fail(SX_ERR_FORMAT, "%s: no column '%s'", c->path, name);
+    return -1;
+}
+
+static void csv_close(csv *c) { line_reader_close(&c->r); }
+
+// A column a loader reads: its header name, and where its index goes.
+typedef struct {
+    const char *name;
+    int *col;
+} csv_want;
+#define NWANT(w) (sizeof (w) / sizeof *(w))
+
+// Opens dir/name (path receives the file's path, and must outlive c) and looks up the n wanted columns; a
+// missing one closes the file again and the error names it.
+static sx_status csv_open(csv *c, const char *dir, const char *name, char *path, size_t path_cap,
+                          const csv_want *want, size_t n) {
     snprintf(path, path_cap, "%s/%s", dir, name);
     c->path = path;
     FILE *f = fopen(path, "r");
@@ -44,15 +64,12 @@ static sx_status csv_open(csv *c, const char *dir, const char *name, char *path,
     }
     snprintf(c->header, sizeof c->header, "%s", c->r.line);
     c->n_names = csv_split(c->header, c->names);
+    for (size_t i = 0; i < n; i++)
+        if ((*want[i].col = csv_col(c, want[i].name)) < 0) {
+            csv_close(c);
+            return SX_ERR_FORMAT;   // csv_col said which
+        }
     return SX_OK;
-}
-
-// Index of a named column, or -1 (and a recorded error).
-static int csv_col(csv *c, const char *name) {
-    for (size_t i = 0; i < c->n_names; i++)
-        if (strcmp(c->names[i], name) == 0) return (int)i;
-    sx_fail(SX_ERR_FORMAT, "%s: no column '%s'", c->path, name);
-    return -1;
 }
 
 // Reads the next row; 0 at end of file.
@@ -66,8 +83,6 @@ static int csv_next(csv *c) {
 }
 
 static const char *csv_get(const csv *c, int col) { return (size_t)col < c->n_fields ? c->fields[col] : ""; }
-
-static void csv_close(csv *c) { line_reader_close(&c->r); }
 
 // ---- MPL schedules -------------------------------------------------------------------------------------
 
@@ -93,15 +108,12 @@ static double mpl_lr_at(const mpl_sched_def *d, size_t s) {
 static sx_status mpl_load_schedules(const char *dir, mpl_sched_def *defs, size_t cap, size_t *n) {
     csv c;
     char path[1024];
-    sx_status st = csv_open(&c, dir, "mpl_schedules.csv", path, sizeof path);
+    int cs, ct, cw, cn, cd, cp, cf;
+    const csv_want want[] = {{"schedule", &cs}, {"type", &ct}, {"warmup_steps", &cw},
+                             {"total_steps", &cn}, {"decay_start_step", &cd}, {"peak_lr", &cp},
+                             {"final_lr", &cf}};
+    sx_status st = csv_open(&c, dir, "mpl_schedules.csv", path, sizeof path, want, NWANT(want));
     if (st != SX_OK) return st;
-    int cs = csv_col(&c, "schedule"), ct = csv_col(&c, "type"), cw = csv_col(&c, "warmup_steps"),
-        cn = csv_col(&c, "total_steps"), cd = csv_col(&c, "decay_start_step"), cp = csv_col(&c, "peak_lr"),
-        cf = csv_col(&c, "final_lr");
-    if (cs < 0 || ct < 0 || cw < 0 || cn < 0 || cd < 0 || cp < 0 || cf < 0) {
-        csv_close(&c);
-        return SX_ERR_FORMAT;   // csv_col said which column is missing
-    }
     static const char *types[] = {"constant", "cosine", "wsd_exponential_decay", "wsd_linear_decay",
                                   "two_stage_step"};
     *n = 0;
@@ -159,15 +171,11 @@ sx_status pub_mpl_load(const char *dir, const char *model, pub_mpl *out) {
     if (st != SX_OK) return st;
     csv c;
     char path[1024];
-    st = csv_open(&c, dir, "mpl_loss_curves.csv", path, sizeof path);
+    int cm, cs, cr, cst, clr, cs1, cl;
+    const csv_want want[] = {{"model", &cm}, {"schedule", &cs}, {"authors_role", &cr}, {"step", &cst},
+                             {"lr", &clr}, {"lr_sum_S1", &cs1}, {"loss", &cl}};
+    st = csv_open(&c, dir, "mpl_loss_curves.csv", path, sizeof path, want, NWANT(want));
     if (st != SX_OK) return st;
-    int cm = csv_col(&c, "model"), cs = csv_col(&c, "schedule"), cr = csv_col(&c, "authors_role"),
-        cst = csv_col(&c, "step"), clr = csv_col(&c, "lr"), cs1 = csv_col(&c, "lr_sum_S1"),
-        cl = csv_col(&c, "loss");
-    if (cm < 0 || cs < 0 || cr < 0 || cst < 0 || clr < 0 || cs1 < 0 || cl < 0) {
-        csv_close(&c);
-        return SX_ERR_FORMAT;   // csv_col said which column is missing
-    }
     size_t cap_curves = 0, cap_points = 0, s1_step = 0;
     double s1_acc = 0; // running S1 of the current curve up to s1_step
     pub_mpl_curve *cur = NULL;
@@ -237,22 +245,21 @@ fail:
 sx_status pub_mpl_fitted_params(const char *dir, const char *model, double p[LAW_MPL_NPARAM]) {
     csv c;
     char path[1024];
-    sx_status st = csv_open(&c, dir, "mpl_fitted_params.csv", path, sizeof path);
+    // ci[k]: the column of parameter idx[k].
+    static const int idx[7] = {LAW_MPL_L0, LAW_MPL_A,    LAW_MPL_ALPHA, LAW_MPL_B,
+                               LAW_MPL_C,  LAW_MPL_BETA, LAW_MPL_GAMMA};
+    int cm, ci[7];
+    const csv_want want[] = {{"model", &cm}, {"L0", &ci[0]}, {"A", &ci[1]}, {"alpha", &ci[2]},
+                             {"B", &ci[3]}, {"C", &ci[4]}, {"beta", &ci[5]}, {"gamma", &ci[6]}};
+    sx_status st = csv_open(&c, dir, "mpl_fitted_params.csv", path, sizeof path, want, NWANT(want));
     if (st != SX_OK) return st;
-    static const struct { const char *name; int idx; } cols[] = {
-        {"L0", LAW_MPL_L0}, {"A", LAW_MPL_A}, {"alpha", LAW_MPL_ALPHA}, {"B", LAW_MPL_B},
-        {"C", LAW_MPL_C},   {"beta", LAW_MPL_BETA}, {"gamma", LAW_MPL_GAMMA}};
-    int cm = csv_col(&c, "model"), ci[7];
-    int ok = cm >= 0;
-    for (size_t k = 0; k < 7; k++) ok &= (ci[k] = csv_col(&c, cols[k].name)) >= 0;
     int found = 0;
-    while (ok && !found && csv_next(&c)) {
+    while (!found && csv_next(&c)) {
         if (strcmp(csv_get(&c, cm), model) != 0) continue;
-        for (size_t k = 0; k < 7; k++) p[cols[k].idx] = strtod(csv_get(&c, ci[k]), NULL);
+        for (size_t k = 0; k < 7; k++) p[idx[k]] = strtod(csv_get(&c, ci[k]), NULL);
         found = 1;
     }
     csv_close(&c);
-    if (!ok) return SX_ERR_FORMAT;   // csv_col said which column is missing
     return found ? SX_OK : sx_fail(SX_ERR_FORMAT, "%s: no row for model %s", path, model);
 }
 
@@ -260,12 +267,13 @@ sx_status pub_mpl_reported(const char *dir, const char *model, const char *sched
                            double *worste) {
     csv c;
     char path[1024];
-    sx_status st = csv_open(&c, dir, "mpl_reported_fit_metrics.csv", path, sizeof path);
+    int cm, cs, cp, cw;
+    const csv_want want[] = {{"model", &cm}, {"schedule", &cs}, {"prede_mean_abs_rel_err", &cp},
+                             {"worste_max_abs_rel_err", &cw}};
+    sx_status st = csv_open(&c, dir, "mpl_reported_fit_metrics.csv", path, sizeof path, want, NWANT(want));
     if (st != SX_OK) return st;
-    int cm = csv_col(&c, "model"), cs = csv_col(&c, "schedule"), cp = csv_col(&c, "prede_mean_abs_rel_err"),
-        cw = csv_col(&c, "worste_max_abs_rel_err");
     int found = 0;
-    while (cm >= 0 && cs >= 0 && cp >= 0 && cw >= 0 && !found && csv_next(&c)) {
+    while (!found && csv_next(&c)) {
         if (strcmp(csv_get(&c, cm), model) != 0 || strcmp(csv_get(&c, cs), schedule) != 0) continue;
         *prede = strtod(csv_get(&c, cp), NULL);
         *worste = strtod(csv_get(&c, cw), NULL);
@@ -289,14 +297,10 @@ sx_status pub_chinchilla_load(const char *dir, pub_chinchilla *out) {
     memset(out, 0, sizeof *out);
     csv c;
     char path[1024];
-    sx_status st = csv_open(&c, dir, "chinchilla_epoch_extracted.csv", path, sizeof path);
+    int cn, cd, cl, cx;
+    const csv_want want[] = {{"params", &cn}, {"tokens", &cd}, {"loss", &cl}, {"epoch_excluded_high_loss", &cx}};
+    sx_status st = csv_open(&c, dir, "chinchilla_epoch_extracted.csv", path, sizeof path, want, NWANT(want));
     if (st != SX_OK) return st;
-    int cn = csv_col(&c, "params"), cd = csv_col(&c, "tokens"), cl = csv_col(&c, "loss"),
-        cx = csv_col(&c, "epoch_excluded_high_loss");
-    if (cn < 0 || cd < 0 || cl < 0 || cx < 0) {
-        csv_close(&c);
-        return SX_ERR_FORMAT;   // csv_col said which column is missing
-    }
     size_t cap = 0;
     while (csv_next(&c)) {
         if (out->n == cap) {
@@ -343,13 +347,13 @@ static pub_gadre_run *gadre_find(pub_gadre *g, const char *id) {
 static sx_status gadre_downstream(const char *dir, pub_gadre *g) {
     csv c;
     char path[1024];
-    sx_status st = csv_open(&c, dir, "gadre_overtraining_downstream.csv", path, sizeof path);
+    int cr, cs, ce;
+    const csv_want want[] = {{"run_id", &cr}, {"in_17task_subset", &cs}, {"error", &ce}};
+    sx_status st = csv_open(&c, dir, "gadre_overtraining_downstream.csv", path, sizeof path, want, NWANT(want));
     if (st) return st;
-    int cr = csv_col(&c, "run_id"), cs = csv_col(&c, "in_17task_subset"), ce = csv_col(&c, "error");
     double *sum17 = sx_calloc_n(g->n + 1, sizeof *sum17, "gadre sum17"), *sum46 = sx_calloc_n(g->n + 1, sizeof *sum46, "gadre sum46");
     size_t *n17 = sx_calloc_n(g->n + 1, sizeof *n17, "gadre n17"), *n46 = sx_calloc_n(g->n + 1, sizeof *n46, "gadre n46");
-    if (cr < 0 || cs < 0 || ce < 0) st = SX_ERR_FORMAT;
-    else if (!sum17 || !sum46 || !n17 || !n46) st = SX_ERR_NOMEM;
+    if (!sum17 || !sum46 || !n17 || !n46) st = SX_ERR_NOMEM;   // sx_calloc_n said what
     while (!st && csv_next(&c)) {
         pub_gadre_run *r = gadre_find(g, csv_get(&c, cr));
         if (!r) { st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' is not in the runs table", path, csv_get(&c, cr)); break; }
@@ -377,13 +381,12 @@ sx_status pub_gadre_load(const char *dir, pub_gadre *out) {
     memset(out, 0, sizeof *out);
     csv c;
     char path[1024];
-    sx_status st = csv_open(&c, dir, "gadre_overtraining_runs.csv", path, sizeof path);
+    int cr, cd, cn, cm, cf, ct, cl, c17, c46;
+    const csv_want want[] = {{"run_id", &cr}, {"train_dataset", &cd}, {"params", &cn}, {"tokens_per_param", &cm},
+                             {"paper_default_loss_fit_point", &cf}, {"paper_figure1_target", &ct},
+                             {"loss_c4_val", &cl}, {"err_avg_17task_subset", &c17}, {"err_avg_46tasks", &c46}};
+    sx_status st = csv_open(&c, dir, "gadre_overtraining_runs.csv", path, sizeof path, want, NWANT(want));
     if (st) return st;
-    int cr = csv_col(&c, "run_id"), cd = csv_col(&c, "train_dataset"), cn = csv_col(&c, "params"),
-        cm = csv_col(&c, "tokens_per_param"), cf = csv_col(&c, "paper_default_loss_fit_point"),
-        ct = csv_col(&c, "paper_figure1_target"), cl = csv_col(&c, "loss_c4_val"), c17 = csv_col(&c, "err_avg_17task_subset"),
-        c46 = csv_col(&c, "err_avg_46tasks");
-    if (cr < 0 || cd < 0 || cn < 0 || cm < 0 || cf < 0 || ct < 0 || cl < 0 || c17 < 0 || c46 < 0) st = SX_ERR_FORMAT;
     size_t cap = 0;
     while (!st && csv_next(&c)) {
         if (out->n == cap) {
