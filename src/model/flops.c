@@ -52,7 +52,7 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         double shared = expert * (double)c->n_shared, router = E * C;
         ffn_total = E * expert + shared + router;
         ffn_active = K * expert + shared + router;
-        if (c->bias_balance) other = E;                             // selection bias: not a matmul weight
+        if (c->bias_balance || c->qb_balance) other = E;                             // selection bias: not a matmul weight
     }
     double tables, extra;
     extra_params(c, &tables, &extra);

@@ -58,7 +58,7 @@ typedef struct {
     double tokens;              // token budget when steps == 0
     const char *schedule;       // lr_schedule spec
     const char *warmup;         // "" or warmup override (fraction or steps)
-    const char *optimizer;      // "adamw" | "muon": train_options_check sets opt.kind from it
+    const char *optimizer;      // "adamw" | "muon" | "adamh" | "muonh": train_options_check sets opt.kind from it
     optimizer_config opt;       // the optimizer's hyper-parameters
     long seed;
     bool init_by_name;          // initial weights per tensor from (seed, name), not one stream in table order
@@ -90,7 +90,7 @@ typedef struct {
     const train_model_probe *task_probe; // NULL: none (borrowed; not a flag); required when eval_tasks is set
 } train_options;
 
-#define TRAIN_MAX_FLAGS 48
+#define TRAIN_MAX_FLAGS 56
 
 // Every field at `sextant train`'s default (the flag table's), echo NULL. Overwrites *o.
 void train_options_default(train_options *o);
