@@ -5,7 +5,7 @@
 # gap; a resume with other settings (batch, LR, seed, schedule, data, ...) is refused unless --override names
 # them. Each case once failed: SIGHUP killed the run and its steps since the last checkpoint, the copy stayed
 # lost (and --branch-from failed later), the resumed run finished with a gap that `fit` rejected, and
-# another run's settings were accepted and config.json rewritten.
+# another run's settings were accepted and config.json rewritten. The new optimizers' state survives a resume.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -33,6 +33,18 @@ rm -f "$tmp/lost/ckpt-4.sxt"
 cmp -s "$tmp/ref/ckpt-4.sxt" "$tmp/lost/ckpt-4.sxt" || fail "the resume did not write ckpt-4.sxt again"
 "$S" train "${short[@]}" --schedule wsd:decay=0.5 --branch-from "$tmp/lost/ckpt-4.sxt" --out "$tmp/branch" ||
     fail "--branch-from the rewritten copy"
+
+# The hyperball optimizers and cautious decay carry their state (moments, momentum, each matrix's radius)
+# through a checkpoint: stopped by a NaN after the step-4 checkpoint and resumed, the run ends on the bytes of
+# the straight one.
+for opt in "--optimizer adamh --cautious-wd" "--optimizer muonh" "--optimizer muon --muon-wd 0.1 --cautious-wd"; do
+    o=(--model d1-w32-hd16-untied --train synthetic:64 --batch 2 --seq 16 --steps 8 --threads 1 --quiet --ckpt-every 4 $opt)
+    "$S" train "${o[@]}" --out "$tmp/h_ref" || fail "$opt: straight run"
+    SEXTANT_INJECT_NAN_AT_STEP=6 "$S" train "${o[@]}" --out "$tmp/h_cut" 2>/dev/null && fail "$opt: NaN run should stop"
+    "$S" train "${o[@]}" --out "$tmp/h_cut" --resume || fail "$opt: resume"
+    cmp -s "$tmp/h_ref/checkpoint.sxt" "$tmp/h_cut/checkpoint.sxt" || fail "$opt: resumed run differs from the straight one"
+    rm -rf "$tmp/h_ref" "$tmp/h_cut"
+done
 
 # A log that ends before its checkpoint: refused with both steps named, the log left as it was.
 SEXTANT_INJECT_NAN_AT_STEP=5 "$S" train "${short[@]}" --out "$tmp/gap" 2>/dev/null && fail "NaN run should stop"

@@ -106,10 +106,31 @@ static void test_ladder_plan(void) {
     CHECK(ladder_plan(&s, &runs, &n) == SX_ERR_ARG && strstr(sx_last_error(), "40 is not a rung"));
 }
 
+// The hyperball's step is a fraction of each matrix's norm: hyper_lr is the same at every width and only the
+// sweep multiplies it; an unknown optimizer is refused with its line.
+static void test_ladder_hyper_lr(void) {
+    FILE *f = fopen("build/tests/hyper.ladder", "w");
+    fputs("train synthetic:64\nmodel d1-hd16-w{width}\nwidths 32 64\nseeds 1\nseq 16\nbatch 2\n"
+          "optimizer muonh\nhyper_lr 0.03\nlr_sweep 0.5 1\n", f);
+    fclose(f);
+    ladder_spec s;
+    ladder_run *runs = NULL;
+    size_t n = 0;
+    CHECK(ladder_spec_read("build/tests/hyper.ladder", &s) == SX_OK && !strcmp(s.optimizer, "muonh"));
+    CHECK(ladder_plan(&s, &runs, &n) == SX_OK && n == 4);
+    for (size_t i = 0; i < n && n == 4; i++) CHECK_CLOSE(runs[i].hyper_lr, i < 2 ? 0.03 : 0.015, 1e-12, 0);
+    free(runs);
+    f = fopen("build/tests/hyper.ladder", "a");
+    fputs("optimizer adamhh\n", f);
+    fclose(f);
+    CHECK(ladder_spec_read("build/tests/hyper.ladder", &s) == SX_ERR_FORMAT && strstr(sx_last_error(), ":10: optimizer"));
+}
+
 int main(void) {
     TEST_RUN(test_exact);
     TEST_RUN(test_noisy_coverage);
     TEST_RUN(test_refusals);
     TEST_RUN(test_ladder_plan);
+    TEST_RUN(test_ladder_hyper_lr);
     return testlib_finish("lrfit");
 }

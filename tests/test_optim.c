@@ -1,27 +1,55 @@
-// Optimizer tests: AdamW and Muon against independent scalar computations in double, hand-computed
-// values, clipping, weight-decay groups, non-finite gradients, and a state save/restore round trip that
-// must continue bit for bit.
+// Optimizer tests: AdamW, Muon, AdamH, MuonH and cautious weight decay against independent scalar
+// computations in double, hand-computed values, a PyTorch fixture (tools/ref/make_optim_fixtures.py),
+// clipping, weight-decay groups, non-finite gradients, and state save/restore round trips that must continue
+// bit for bit.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/rng.h"
+#include "core/tensorfile.h"
 #include "optim/muon.h"
 #include "optim/optimizer.h"
 #include "support/testlib.h"
 
 // ---- independent references (double, written from docs/MODEL.md, sharing no code with src/optim) ----
 
-static void ref_adamw(double *p, const double *g, double *m, double *v, size_t n, double lr, double b1,
-                      double b2, double eps, double wd, long t) {
+// Adam's moments and direction u = m̂/(sqrt(v̂) + eps) (m, v, u overwritten).
+static void ref_adam_dir(const double *g, double *m, double *v, size_t n, double b1, double b2, double eps, long t,
+                         double *u) {
     for (size_t i = 0; i < n; i++) {
-        p[i] *= 1 - lr * wd;
         m[i] = b1 * m[i] + (1 - b1) * g[i];
         v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
         double mhat = m[i] / (1 - pow(b1, (double)t)), vhat = v[i] / (1 - pow(b2, (double)t));
-        p[i] -= lr * mhat / (sqrt(vhat) + eps);
+        u[i] = mhat / (sqrt(vhat) + eps);
     }
+}
+
+// AdamW; cautious: the decay only where u·p >= 0.
+static void ref_adamw_c(double *p, const double *g, double *m, double *v, size_t n, double lr, double b1,
+                        double b2, double eps, double wd, long t, bool cautious) {
+    double *u = malloc(n * sizeof *u);
+    ref_adam_dir(g, m, v, n, b1, b2, eps, t, u);
+    for (size_t i = 0; i < n; i++) {
+        if (!cautious || u[i] * p[i] >= 0) p[i] *= 1 - lr * wd;
+        p[i] -= lr * u[i];
+    }
+    free(u);
+}
+
+static void ref_adamw(double *p, const double *g, double *m, double *v, size_t n, double lr, double b1,
+                      double b2, double eps, double wd, long t) {
+    ref_adamw_c(p, g, m, v, n, lr, b1, b2, eps, wd, t, false);
+}
+
+// p = R·normalize(p − lr·R·normalize(u)).
+static void ref_hyperball(double *p, const double *u, size_t n, double radius, double lr) {
+    double uu = 0, pp = 0;
+    for (size_t i = 0; i < n; i++) uu += u[i] * u[i];
+    for (size_t i = 0; i < n; i++) p[i] -= lr * radius * u[i] / sqrt(uu);
+    for (size_t i = 0; i < n; i++) pp += p[i] * p[i];
+    for (size_t i = 0; i < n; i++) p[i] *= radius / sqrt(pp);
 }
 
 // out (rows, cols) = NS5(u), naive triple loops in double.
@@ -68,19 +96,32 @@ static void ref_ns5(const double *u, size_t rows, size_t cols, double *out) {
     free(xn);
 }
 
-static void ref_muon(double *p, const double *g, double *buf, size_t rows, size_t cols, double lr, double mu,
-                     double wd) {
+// Muon's momentum and orthogonalised direction x (buf, x overwritten).
+static void ref_muon_dir(const double *g, double *buf, size_t rows, size_t cols, double mu, double *x) {
     size_t n = rows * cols;
-    double *u = malloc(n * sizeof *u), *x = malloc(n * sizeof *x);
+    double *u = malloc(n * sizeof *u);
     for (size_t i = 0; i < n; i++) {
         buf[i] = mu * buf[i] + (1 - mu) * g[i];
         u[i] = (1 - mu) * g[i] + mu * buf[i];
     }
     ref_ns5(u, rows, cols, x);
-    double scale = sqrt(fmax(1.0, (double)rows / (double)cols));
-    for (size_t i = 0; i < n; i++) p[i] = p[i] * (1 - lr * wd) - lr * scale * x[i];
     free(u);
+}
+
+// Muon; cautious: the decay only where x·p >= 0.
+static void ref_muon_c(double *p, const double *g, double *buf, size_t rows, size_t cols, double lr, double mu,
+                       double wd, bool cautious) {
+    size_t n = rows * cols;
+    double *x = malloc(n * sizeof *x);
+    ref_muon_dir(g, buf, rows, cols, mu, x);
+    double scale = sqrt(fmax(1.0, (double)rows / (double)cols));
+    for (size_t i = 0; i < n; i++) p[i] = (!cautious || x[i] * p[i] >= 0 ? p[i] * (1 - lr * wd) : p[i]) - lr * scale * x[i];
     free(x);
+}
+
+static void ref_muon(double *p, const double *g, double *buf, size_t rows, size_t cols, double lr, double mu,
+                     double wd) {
+    ref_muon_c(p, g, buf, rows, cols, lr, mu, wd, false);
 }
 
 // ---- helpers ----
@@ -266,6 +307,174 @@ static void test_muon_reference(void) {
     optimizer_free(&o);
 }
 
+// Several steps of `kind` (cautious decay or not) on tensors of every group and several shapes, with a changing
+// lr_mult, against the double references per docs/MODEL.md's routing: MATRIX by the kind, the rest AdamW (HEAD
+// decayed, GAIN and EMBED not). Hyperball matrices must stay on their initial norm to 1e-6 after every step.
+static void check_kind_reference(optimizer_kind kind, bool cautious) {
+    enum { N = 6 };
+    const size_t shapes[N][2] = {{6, 4}, {3, 8}, {5, 5}, {1, 8}, {4, 3}, {7, 3}};
+    const param_group groups[N] = {PGROUP_MATRIX, PGROUP_MATRIX, PGROUP_MATRIX, PGROUP_GAIN, PGROUP_HEAD, PGROUP_EMBED};
+    const char *names[N] = {"tall", "wide", "square", "gain", "head", "emb"};
+    const bool hyper = kind == OPT_ADAMH || kind == OPT_MUONH, muon = kind == OPT_MUON || kind == OPT_MUONH;
+    optimizer_config c = test_config(kind);
+    c.cautious_wd = cautious;
+    c.hyper_lr = 0.05f;
+    param_ref refs[N];
+    double *pd[N], *md[N], *vd[N], radius[N];
+    for (int k = 0; k < N; k++) {
+        size_t n = shapes[k][0] * shapes[k][1];
+        refs[k] = (param_ref){names[k], randn(n, 0.5f), randn(n, 1.0f), shapes[k][0], shapes[k][1], groups[k]};
+        pd[k] = to_double(refs[k].data, n);
+        md[k] = calloc(n, sizeof(double));
+        vd[k] = calloc(n, sizeof(double));
+        double ss = 0;
+        for (size_t i = 0; i < n; i++) ss += pd[k][i] * pd[k][i];
+        radius[k] = sqrt(ss);
+    }
+    optimizer o;
+    CHECK(optimizer_init(&o, &c, refs, N) == SX_OK);
+    for (int step = 1; step <= 4; step++) {
+        double mult = 1.0 / step;
+        for (int k = 0; k < N; k++) {
+            size_t n = shapes[k][0] * shapes[k][1];
+            rng_fill_normal(&rng, refs[k].grad, n, 1.0f);
+            double *gd = to_double(refs[k].grad, n), *u = malloc(n * sizeof *u);
+            if (groups[k] == PGROUP_MATRIX && hyper) {
+                if (muon) ref_muon_dir(gd, md[k], shapes[k][0], shapes[k][1], c.muon_momentum, u);
+                else ref_adam_dir(gd, md[k], vd[k], n, c.beta1, c.beta2, c.eps, step, u);
+                ref_hyperball(pd[k], u, n, radius[k], c.hyper_lr * mult);
+            } else if (groups[k] == PGROUP_MATRIX && muon) {
+                ref_muon_c(pd[k], gd, md[k], shapes[k][0], shapes[k][1], c.muon_lr * mult, c.muon_momentum,
+                           c.muon_weight_decay, cautious);
+            } else {
+                double wd = groups[k] == PGROUP_MATRIX || groups[k] == PGROUP_HEAD ? c.weight_decay : 0.0;
+                ref_adamw_c(pd[k], gd, md[k], vd[k], n, c.lr * mult, c.beta1, c.beta2, c.eps, wd, step, cautious);
+            }
+            free(gd);
+            free(u);
+        }
+        optimizer_step(&o, mult);
+        for (int k = 0; k < N && hyper; k++) {
+            if (groups[k] != PGROUP_MATRIX) continue;
+            double norm = sqrt(optim_sumsq(refs[k].data, shapes[k][0] * shapes[k][1]));
+            CHECK(fabs(norm / radius[k] - 1) <= 1e-6);
+            CHECK(o.slots[k].radius && *o.slots[k].radius == (float)radius[k]);
+        }
+    }
+    for (int k = 0; k < N; k++) {
+        check_close_d(refs[k].data, pd[k], shapes[k][0] * shapes[k][1], 1e-5, 1e-6, names[k]);
+        free(refs[k].data);
+        free(refs[k].grad);
+        free(pd[k]);
+        free(md[k]);
+        free(vd[k]);
+    }
+    optimizer_free(&o);
+}
+
+static void test_hyperball_reference(void) {
+    check_kind_reference(OPT_ADAMH, false);
+    check_kind_reference(OPT_MUONH, false);
+    check_kind_reference(OPT_ADAMH, true);   // cautious decay reaches only the AdamW head under the hyperball
+}
+
+static void test_cautious_reference(void) {
+    check_kind_reference(OPT_ADAMW, true);
+    check_kind_reference(OPT_MUON, true);
+}
+
+// Cautious decay by hand: at step 1 Adam's direction is sign(g)·|g|/(|g| + eps), so with p = (2, 2, −2, −2) and
+// g = (1, −1, 1, −1) the update has p's sign at coordinates 0 and 3 (decayed) and the opposite sign at 1 and 2
+// (left undecayed): p1 = p·(1 − lr·wd)·[same sign] − lr·u.
+static void test_cautious_hand(void) {
+    float p[4] = {2, 2, -2, -2}, g[4] = {1, -1, 1, -1};
+    param_ref ref = {"w", p, g, 2, 2, PGROUP_MATRIX};
+    optimizer_config c = test_config(OPT_ADAMW);
+    c.lr = 0.1f;
+    c.weight_decay = 0.5f;
+    c.cautious_wd = true;
+    optimizer o;
+    CHECK(optimizer_init(&o, &c, &ref, 1) == SX_OK);
+    optimizer_step(&o, 1.0);
+    const double u = 1.0 / (1.0 + 1e-8), decayed = 2.0 * (1 - 0.1 * 0.5);
+    CHECK_CLOSE(p[0], decayed - 0.1 * u, 1e-6, 0);
+    CHECK_CLOSE(p[1], 2.0 + 0.1 * u, 1e-6, 0);
+    CHECK_CLOSE(p[2], -2.0 - 0.1 * u, 1e-6, 0);
+    CHECK_CLOSE(p[3], -decayed + 0.1 * u, 1e-6, 0);
+    optimizer_free(&o);
+}
+
+// A hyperball cannot keep a zero matrix on a sphere: init names it; other groups may be zero.
+static void test_hyperball_zero_matrix(void) {
+    float p[4] = {0}, g[4] = {0}, h[4] = {0};
+    param_ref refs[2] = {{"head", h, g, 2, 2, PGROUP_HEAD}, {"l0.w_down", p, g, 2, 2, PGROUP_MATRIX}};
+    optimizer_config c = test_config(OPT_MUONH);
+    optimizer o;
+    CHECK(optimizer_init(&o, &c, refs, 1) == SX_OK);
+    optimizer_free(&o);
+    CHECK(optimizer_init(&o, &c, refs, 2) == SX_ERR_ARG && strstr(sx_last_error(), "l0.w_down"));
+    optimizer_free(&o);
+}
+
+// The PyTorch fixture (tools/ref/make_optim_fixtures.py): three AdamH steps (Adam's direction from
+// torch.optim.Adam) and three cautious AdamW steps on tensors of four groups, without clipping.
+static void test_torch_fixture(void) {
+    tensorfile f;
+    if (!CHECK(tf_read("tests/fixtures/optim_steps.sxt", "fixture", &f) == SX_OK)) return;
+    json_t *adam = json_object_get(f.meta, "adam");
+    const int steps = (int)json_integer_value(json_object_get(f.meta, "steps"));
+    enum { N = 4 };
+    const char *names[N] = {"wq", "w_down", "norm", "head"};
+    const param_group groups[N] = {PGROUP_MATRIX, PGROUP_MATRIX, PGROUP_GAIN, PGROUP_HEAD};
+    CHECK(steps == 3);
+    for (int run = 0; run < 2; run++) {
+        optimizer_config c;
+        optimizer_config_default(&c);
+        c.kind = run ? OPT_ADAMW : OPT_ADAMH;
+        c.cautious_wd = run == 1;
+        c.lr = (float)json_real_value(json_object_get(adam, "lr"));
+        c.beta1 = (float)json_real_value(json_object_get(adam, "beta1"));
+        c.beta2 = (float)json_real_value(json_object_get(adam, "beta2"));
+        c.eps = (float)json_real_value(json_object_get(adam, "eps"));
+        c.weight_decay = (float)json_real_value(json_object_get(adam, "wd"));
+        c.hyper_lr = (float)json_real_value(json_object_get(f.meta, "hyper_lr"));
+        c.clip_norm = 0;
+        param_ref refs[N];
+        char name[64];
+        for (int k = 0; k < N; k++) {
+            snprintf(name, sizeof name, "param.%s", names[k]);
+            const tf_tensor *t = tf_find(&f, name);
+            if (!CHECK(t && t->ndim == 2)) { tf_free(&f); return; }
+            size_t n = t->shape[0] * t->shape[1];
+            refs[k] = (param_ref){names[k], malloc(n * sizeof(float)), malloc(n * sizeof(float)), t->shape[0],
+                                  t->shape[1], groups[k]};
+            memcpy(refs[k].data, t->data, n * sizeof(float));
+        }
+        optimizer o;
+        CHECK(optimizer_init(&o, &c, refs, N) == SX_OK);
+        for (int s = 1; s <= steps; s++) {
+            for (int k = 0; k < N; k++) {
+                snprintf(name, sizeof name, "grad%d.%s", s, names[k]);
+                const tf_tensor *t = tf_find(&f, name);
+                if (CHECK(t)) memcpy(refs[k].grad, t->data, t->nbytes);
+            }
+            optimizer_step(&o, 1.0);
+            for (int k = 0; k < N; k++) {
+                snprintf(name, sizeof name, "%s%d.%s", run ? "cwd" : "adamh", s, names[k]);
+                const tf_tensor *t = tf_find(&f, name);
+                if (CHECK(t)) testlib_arrays_close(refs[k].data, t->data, refs[k].rows * refs[k].cols, 1e-4, 1e-6,
+                                                   __FILE__, __LINE__, name);
+            }
+        }
+        for (int k = 0; k < N; k++) {
+            free(refs[k].data);
+            free(refs[k].grad);
+        }
+        optimizer_free(&o);
+    }
+    tf_free(&f);
+}
+
 // Gradient norm and clipping across tensors: grads (3) and (4) have norm 5.
 static void test_clipping(void) {
     float p1 = 0, p2 = 0, g1 = 3, g2 = 4;
@@ -371,9 +580,10 @@ static void rt_grads(float **grad, uint64_t seed) {
     for (int k = 0; k < RT_N; k++) rng_fill_normal(&r, grad[k], rt_shapes[k][0] * rt_shapes[k][1], 1.0f);
 }
 
-static void test_state_roundtrip(void) {
-    optimizer_config c = test_config(OPT_MUON);
+static void check_state_roundtrip(optimizer_kind kind) {
+    optimizer_config c = test_config(kind);
     c.clip_norm = 5.0f;
+    c.cautious_wd = true;
     float *data[RT_N], *grad[RT_N], *data2[RT_N];
     for (int k = 0; k < RT_N; k++) {
         size_t n = rt_shapes[k][0] * rt_shapes[k][1];
@@ -386,12 +596,18 @@ static void test_state_roundtrip(void) {
     rt_make(refs2, data2, grad);
     optimizer a, b;
     CHECK(optimizer_init(&a, &c, refs, RT_N) == SX_OK);
-    CHECK(a.n_arrays == 6);
-    CHECK(a.n_arrays == 6 && strcmp(a.arrays[0].name, "muon_b.l0.wq") == 0);
-    CHECK(a.n_arrays == 6 && strcmp(a.arrays[2].name, "adam_m.l0.attn_norm") == 0);
-    CHECK(a.n_arrays == 6 && strcmp(a.arrays[5].name, "adam_v.emb") == 0);
-    CHECK(optimizer_state_find(&a, "muon_b.l0.w_down") == &a.arrays[1]);
-    CHECK(optimizer_state_find(&a, "adam_v.l0.wq") == NULL);
+    if (kind == OPT_MUON) {
+        CHECK(a.n_arrays == 6);
+        CHECK(a.n_arrays == 6 && strcmp(a.arrays[0].name, "muon_b.l0.wq") == 0);
+        CHECK(a.n_arrays == 6 && strcmp(a.arrays[2].name, "adam_m.l0.attn_norm") == 0);
+        CHECK(a.n_arrays == 6 && strcmp(a.arrays[5].name, "adam_v.emb") == 0);
+        CHECK(optimizer_state_find(&a, "muon_b.l0.w_down") == &a.arrays[1]);
+        CHECK(optimizer_state_find(&a, "adam_v.l0.wq") == NULL);
+    } else if (kind == OPT_MUONH) {   // momentum, then the radius
+        CHECK(a.n_arrays == 8 && strcmp(a.arrays[1].name, "hyper_r.l0.wq") == 0 && a.arrays[1].numel == 1);
+    } else {                          // m, v, then the radius
+        CHECK(a.n_arrays == 10 && strcmp(a.arrays[2].name, "hyper_r.l0.wq") == 0 && a.arrays[2].numel == 1);
+    }
     size_t total = 0;
     for (size_t i = 0; i < a.n_arrays; i++) total += a.arrays[i].numel;
     CHECK(total == a.state_floats);
@@ -435,6 +651,12 @@ static void test_state_roundtrip(void) {
     }
 }
 
+static void test_state_roundtrip(void) {
+    check_state_roundtrip(OPT_MUON);
+    check_state_roundtrip(OPT_ADAMH);
+    check_state_roundtrip(OPT_MUONH);
+}
+
 // Bad settings are reported with the setting's name.
 static void test_config_errors(void) {
     optimizer_config c;
@@ -455,6 +677,11 @@ static void test_config_errors(void) {
     optimizer_kind k;
     CHECK(optimizer_kind_parse("muon", &k) == SX_OK && k == OPT_MUON);
     CHECK(optimizer_kind_parse("sgd", &k) == SX_ERR_ARG && strstr(sx_last_error(), "sgd"));
+    CHECK(optimizer_kind_parse("adamh", &k) == SX_OK && k == OPT_ADAMH && !strcmp(optimizer_kind_name(k), "adamh"));
+    CHECK(optimizer_kind_parse("muonh", &k) == SX_OK && k == OPT_MUONH && !strcmp(optimizer_kind_name(k), "muonh"));
+    optimizer_config_default(&c);
+    c.hyper_lr = 1.0f;   // a whole radius per step can land on 0
+    CHECK(optimizer_config_check(&c) == SX_ERR_ARG && strstr(sx_last_error(), "hyper_lr"));
     optimizer_config_default(&c);
     json_t *j = optimizer_config_to_json(&c);
     CHECK(j && strcmp(json_string_value(json_object_get(j, "kind")), "adamw") == 0);
@@ -473,6 +700,11 @@ int main(void) {
     TEST_RUN(test_norm_deterministic);
     TEST_RUN(test_decay_groups);
     TEST_RUN(test_nonfinite);
+    TEST_RUN(test_hyperball_reference);
+    TEST_RUN(test_cautious_reference);
+    TEST_RUN(test_cautious_hand);
+    TEST_RUN(test_hyperball_zero_matrix);
+    TEST_RUN(test_torch_fixture);
     TEST_RUN(test_state_roundtrip);
     TEST_RUN(test_config_errors);
     return testlib_finish("optim");

@@ -36,7 +36,7 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         double shared = expert * (double)c->n_shared, router = E * C;
         ffn_total = E * expert + shared + router;
         ffn_active = K * expert + shared + router;
-        if (c->bias_balance) other = E;                             // selection bias: not a matmul weight
+        if (c->bias_balance || c->qb_balance) other = E;                             // selection bias: not a matmul weight
     }
     f.params_nonembed = L * (attn + ffn_total + gains + other) + C; // + final norm
     f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1) + (double)c->bigram_rows * C;  // a lookup

@@ -116,6 +116,7 @@ void model_free(model *m) {
 
 void model_init_weights(model *m, uint64_t seed) { param_table_init_values(&m->table, m->params, seed); }
 void model_init_weights_by_name(model *m, uint64_t seed) { param_table_init_by_name(&m->table, m->params, seed); }
+void model_init_zero_matrices(model *m, uint64_t seed) { param_table_init_zero_matrices(&m->table, m->params, seed); }
 
 static size_t head_rows(const model_config *c, size_t BT) {
     size_t rows = HEAD_BYTES / (c->vocab * sizeof(float));
@@ -389,13 +390,14 @@ json_t *model_moe_stats_json(const model *m) {
     if (!m->n_stats) return NULL;
     json_t *load = json_array(), *max_load = json_array();
     for (size_t l = 0; l < m->cfg.n_layer; l++) {
-        const float *c = m->stats_last + l * m->n_stats;
+        const float *c = m->stats_last + l * m->n_stats;   // tokens per expert come first
+        size_t E = m->cfg.n_expert;
         double total = 0, mx = 0;
-        for (size_t e = 0; e < m->n_stats; e++) total += c[e], mx = fmax(mx, c[e]);
+        for (size_t e = 0; e < E; e++) total += c[e], mx = fmax(mx, c[e]);
         json_t *row = json_array();
-        for (size_t e = 0; e < m->n_stats; e++) json_array_append_new(row, json_real(total > 0 ? c[e] / total : 0));
+        for (size_t e = 0; e < E; e++) json_array_append_new(row, json_real(total > 0 ? c[e] / total : 0));
         json_array_append_new(load, row);
-        json_array_append_new(max_load, json_real(total > 0 ? mx * (double)m->n_stats / total : 0));
+        json_array_append_new(max_load, json_real(total > 0 ? mx * (double)E / total : 0));
     }
     return json_pack("{s:o, s:o}", "moe_load", load, "moe_max_load", max_load);
 }

@@ -52,6 +52,9 @@ void model_free(model *m);
 void model_init_weights(model *m, uint64_t seed);
 // Per tensor from (seed, tensor name): variants that share a tensor start it alike (param_table_init_by_name).
 void model_init_weights_by_name(model *m, uint64_t seed);
+// After either: the matrices the table starts at zero drawn at fan-in scale instead (param_table_init_zero_matrices),
+// for the hyperball optimizers.
+void model_init_zero_matrices(model *m, uint64_t seed);
 // Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
 // below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,27 @@ void param_table_init_values(const param_table *t, float *params, uint64_t seed)
     for (size_t i = 0; i < t->n; i++) init_one(&t->v[i], params + t->v[i].offset, &r);
 }
 
+// A generator seeded by (seed, name).
+static void seed_by_name(rng_state *r, uint64_t seed, const char *name) {
+    uint64_t h = 0xcbf29ce484222325ULL;   // FNV-1a of the name
+    for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+    rng_seed(r, seed * 0x9E3779B97F4A7C15ULL ^ h);
+}
+
 void param_table_init_by_name(const param_table *t, float *params, uint64_t seed) {
     for (size_t i = 0; i < t->n; i++) {
-        uint64_t h = 0xcbf29ce484222325ULL;   // FNV-1a of the name
-        for (const char *c = t->v[i].name; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
         rng_state r;
-        rng_seed(&r, seed * 0x9E3779B97F4A7C15ULL ^ h);
+        seed_by_name(&r, seed, t->v[i].name);
         init_one(&t->v[i], params + t->v[i].offset, &r);
+    }
+}
+
+void param_table_init_zero_matrices(const param_table *t, float *params, uint64_t seed) {
+    for (size_t i = 0; i < t->n; i++) {
+        const param_spec *p = &t->v[i];
+        if (p->group != PGROUP_MATRIX || p->init != INIT_ZERO) continue;
+        rng_state r;
+        seed_by_name(&r, seed, p->name);
+        rng_fill_normal(&r, params + p->offset, p->rows * p->cols, 1.0f / sqrtf((float)p->cols));
     }
 }

@@ -56,5 +56,9 @@ void param_table_init_values(const param_table *t, float *params, uint64_t seed)
 // the tensors before it differ (paired comparisons of variants). A tensor of the same name and another
 // shape shares the leading draws (row-major).
 void param_table_init_by_name(const param_table *t, float *params, uint64_t seed);
+// Redraws every MATRIX tensor whose init is INIT_ZERO from N(0, 1/cols) (fan-in scaling, like the model's other
+// matrices), each from a generator seeded by (seed, its name); every other tensor is left as it is. For
+// optimizers that keep each matrix at its initial norm (AdamH, MuonH): a zero matrix has no sphere to move on.
+void param_table_init_zero_matrices(const param_table *t, float *params, uint64_t seed);
 
 #endif

@@ -49,12 +49,11 @@ void newton_schulz5(const float *u, size_t rows, size_t cols, float *out, float 
         for (size_t j = 0; j < cols; j++) out[i * cols + j] = tr ? x[j * c + i] : x[i * c + j];
 }
 
-void muon_update(float *p, const float *g, float *buf, size_t rows, size_t cols, const muon_step_args *a,
-                 float *scratch) {
+const float *muon_direction(const float *g, float *buf, size_t rows, size_t cols, double momentum, float *scratch) {
     SX_CHECK(rows > 0 && cols > 0, "muon: only matrices take a Newton-Schulz step");
     const size_t n = rows * cols;
     float *u = scratch, *x = scratch + n, *ns = scratch + 2 * n;
-    const float mu = (float)a->momentum, one_mu = (float)(1.0 - a->momentum);
+    const float mu = (float)momentum, one_mu = (float)(1.0 - momentum);
 #pragma omp parallel for schedule(static) if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         float b = mu * buf[i] + one_mu * g[i];
@@ -62,9 +61,21 @@ void muon_update(float *p, const float *g, float *buf, size_t rows, size_t cols,
         u[i] = one_mu * g[i] + mu * b;
     }
     newton_schulz5(u, rows, cols, x, ns);
+    return x;
+}
+
+void muon_update(float *p, const float *g, float *buf, size_t rows, size_t cols, const muon_step_args *a,
+                 float *scratch) {
+    const size_t n = rows * cols;
+    const float *x = muon_direction(g, buf, rows, cols, a->momentum, scratch);
     const double ratio = (double)rows / (double)cols;
     const float step = (float)(a->lr * sqrt(ratio > 1.0 ? ratio : 1.0));
     const float decay = (float)(1.0 - a->lr * a->weight_decay);
+    if (a->cautious && a->weight_decay > 0) {
+#pragma omp parallel for schedule(static) if (n >= PAR_MIN)
+        for (size_t i = 0; i < n; i++) p[i] = (x[i] * p[i] >= 0 ? p[i] * decay : p[i]) - step * x[i];
+        return;
+    }
 #pragma omp parallel for schedule(static) if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++) p[i] = p[i] * decay - step * x[i];
 }

@@ -1,8 +1,10 @@
 // muon: the Muon update of one 2-D weight — momentum with a Nesterov look-ahead, orthogonalisation by five
-// quintic Newton–Schulz iterations, shape-aware scaling, decoupled weight decay (docs/MODEL.md).
+// quintic Newton–Schulz iterations, shape-aware scaling, decoupled (optionally cautious) weight decay
+// (docs/MODEL.md); and the bare orthogonalised direction that MuonH's hyperball steps along.
 // Not responsible for: deciding which tensors use Muon, clipping, or owning state and scratch (optimizer.c).
 #ifndef SEXTANT_MUON_H
 #define SEXTANT_MUON_H
+#include <stdbool.h>
 #include <stddef.h>
 
 // Quintic Newton–Schulz coefficients (a, b, c) and iteration count.
@@ -16,6 +18,7 @@ typedef struct {
     double lr;           // effective learning rate of this step
     double momentum;     // mu
     double weight_decay; // decoupled: p *= 1 - lr*wd
+    bool cautious;       // cautious weight decay: decay only where the step and p have the same sign
 } muon_step_args;
 
 // Floats of scratch that newton_schulz5 needs for a (rows, cols) input.
@@ -29,9 +32,14 @@ size_t muon_scratch_floats(size_t rows, size_t cols);
 // Products use gemm() (threaded); norm and elementwise work are deterministic for a fixed thread count.
 void newton_schulz5(const float *u, size_t rows, size_t cols, float *out, float *scratch);
 
+// The momentum update and its orthogonalisation, from gradient g (rows, cols):
+//   buf = mu·buf + (1-mu)·g (overwritten);  U = (1-mu)·g + mu·buf;  X = NS5(U).
+// Returns X (rows, cols), which lives in scratch (muon_scratch_floats(rows, cols) floats) until its next use.
+const float *muon_direction(const float *g, float *buf, size_t rows, size_t cols, double momentum, float *scratch);
+
 // In place on p (rows, cols) and its momentum buf (rows, cols), from gradient g (rows, cols):
-//   buf = mu·buf + (1-mu)·g;  U = (1-mu)·g + mu·buf;  X = NS5(U);
-//   p *= 1 - lr·wd;  p -= lr·sqrt(max(1, rows/cols))·X
+//   X = muon_direction(g, buf);  p *= 1 - lr·wd;  p -= lr·sqrt(max(1, rows/cols))·X
+// Cautious: the decay factor applies only where X·p >= 0 (p before this step).
 // scratch: muon_scratch_floats(rows, cols) floats.
 void muon_update(float *p, const float *g, float *buf, size_t rows, size_t cols, const muon_step_args *a,
                  float *scratch);

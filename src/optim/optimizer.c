@@ -8,6 +8,7 @@
 
 #include "core/flags.h"
 #include "optim/adamw.h"
+#include "optim/hyperball.h"
 #include "optim/muon.h"
 
 void optimizer_config_default(optimizer_config *cfg) {
@@ -22,6 +23,8 @@ void optimizer_config_default(optimizer_config *cfg) {
         .muon_lr = 0.02f,
         .muon_momentum = 0.95f,
         .muon_weight_decay = 0.0f,
+        .hyper_lr = 0.02f,
+        .cautious_wd = false,
         .clip_norm = 1.0f,
     };
 }
@@ -43,33 +46,40 @@ sx_status optimizer_config_check(const optimizer_config *cfg) {
         {"muon_lr", cfg->muon_lr, 0, false, INFINITY, true},
         {"muon_momentum", cfg->muon_momentum, 0, false, 1, true},
         {"muon_weight_decay", cfg->muon_weight_decay, 0, false, INFINITY, true},
+        {"hyper_lr", cfg->hyper_lr, 0, false, 1, true},
         {"clip_norm", cfg->clip_norm, 0, false, INFINITY, true},
     };
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
         sx_status st = check_range(r[i].name, r[i].x, r[i].lo, r[i].lo_open, r[i].hi, r[i].hi_open);
         if (st != SX_OK) return st;
     }
-    if (cfg->kind != OPT_ADAMW && cfg->kind != OPT_MUON)
+    if (cfg->kind < OPT_ADAMW || cfg->kind > OPT_MUONH)
         return sx_fail(SX_ERR_ARG, "unknown optimizer kind %d", (int)cfg->kind);
     return SX_OK;
 }
 
+static const char *const kind_names[] = {[OPT_ADAMW] = "adamw", [OPT_MUON] = "muon", [OPT_ADAMH] = "adamh",
+                                         [OPT_MUONH] = "muonh"};
+
 sx_status optimizer_kind_parse(const char *name, optimizer_kind *out) {
-    if (strcmp(name, "adamw") == 0) *out = OPT_ADAMW;
-    else if (strcmp(name, "muon") == 0) *out = OPT_MUON;
-    else return sx_fail(SX_ERR_ARG, "unknown optimizer '%s' (expected adamw or muon)", name);
-    return SX_OK;
+    for (int k = OPT_ADAMW; k <= OPT_MUONH; k++)
+        if (strcmp(name, kind_names[k]) == 0) {
+            *out = (optimizer_kind)k;
+            return SX_OK;
+        }
+    return sx_fail(SX_ERR_ARG, "unknown optimizer '%s' (expected adamw, muon, adamh or muonh)", name);
 }
 
-const char *optimizer_kind_name(optimizer_kind kind) { return kind == OPT_MUON ? "muon" : "adamw"; }
+const char *optimizer_kind_name(optimizer_kind kind) { return kind_names[kind]; }
 
 json_t *optimizer_config_to_json(const optimizer_config *cfg) {
-    return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
+    return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:b, s:f}",
                      "kind", optimizer_kind_name(cfg->kind), "lr", float_as_typed(cfg->lr), "beta1",
                      float_as_typed(cfg->beta1), "beta2", float_as_typed(cfg->beta2), "eps", float_as_typed(cfg->eps),
                      "weight_decay", float_as_typed(cfg->weight_decay), "decay_embed", (int)cfg->decay_embed,
                      "muon_lr", float_as_typed(cfg->muon_lr), "muon_momentum", float_as_typed(cfg->muon_momentum),
-                     "muon_weight_decay", float_as_typed(cfg->muon_weight_decay), "clip_norm",
+                     "muon_weight_decay", float_as_typed(cfg->muon_weight_decay), "hyper_lr",
+                     float_as_typed(cfg->hyper_lr), "cautious_wd", (int)cfg->cautious_wd, "clip_norm",
                      float_as_typed(cfg->clip_norm));
 }
 
@@ -114,10 +124,16 @@ double grad_clip_global_norm(const param_ref *params, size_t n, double max_norm)
 }
 
 static bool uses_muon(const optimizer_config *cfg, const param_ref *p) {
-    return cfg->kind == OPT_MUON && p->group == PGROUP_MATRIX;
+    return (cfg->kind == OPT_MUON || cfg->kind == OPT_MUONH) && p->group == PGROUP_MATRIX;
+}
+
+// Marin's routing (ARCH-FEATURES F33): hidden matrices on the hyperball; embeddings, head, gains stay AdamW.
+static bool uses_hyperball(const optimizer_config *cfg, const param_ref *p) {
+    return (cfg->kind == OPT_ADAMH || cfg->kind == OPT_MUONH) && p->group == PGROUP_MATRIX;
 }
 
 static bool decays(const optimizer_config *cfg, const param_ref *p) {
+    if (uses_hyperball(cfg, p)) return false;   // the sphere replaces the decay
     switch (p->group) {
     case PGROUP_MATRIX:
     case PGROUP_HEAD: return true;
@@ -159,19 +175,16 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
         if (!sx_mul_size(p->rows, p->cols, &numel)) return SX_ERR_ARG;
         for (size_t j = 0; j < i; j++)
             SX_CHECK(strcmp(params[j].name, p->name) != 0, "optimizer_init: parameter names must be unique");
-        if (uses_muon(cfg, p)) {
-            size_t s = muon_scratch_floats(p->rows, p->cols);
-            if (s > scratch) scratch = s;
-            state += numel;
-        } else {
-            state += 2 * numel;
-        }
+        // Muon's direction needs its workspace; Adam's, under the hyperball, one tensor-sized buffer.
+        size_t s = uses_muon(cfg, p) ? muon_scratch_floats(p->rows, p->cols) : uses_hyperball(cfg, p) ? numel : 0;
+        if (s > scratch) scratch = s;
+        state += (uses_muon(cfg, p) ? 1 : 2) * numel + (uses_hyperball(cfg, p) ? 1 : 0);
     }
     o->params = sx_alloc(n * sizeof *o->params, "optimizer parameter list");
     o->slots = sx_calloc(n * sizeof *o->slots, "optimizer slots");
-    o->arrays = sx_calloc(2 * n * sizeof *o->arrays, "optimizer state index");
-    o->state = sx_calloc(state * sizeof(float), "optimizer state (Adam moments, Muon momentum)");
-    o->scratch = scratch ? sx_alloc(scratch * sizeof(float), "Muon workspace") : NULL;
+    o->arrays = sx_calloc(3 * n * sizeof *o->arrays, "optimizer state index");
+    o->state = sx_calloc(state * sizeof(float), "optimizer state (Adam moments, Muon momentum, hyperball radii)");
+    o->scratch = scratch ? sx_alloc(scratch * sizeof(float), "Muon and hyperball workspace") : NULL;
     if (!o->params || !o->slots || !o->arrays || !o->state || (scratch && !o->scratch)) {
         optimizer_free(o);
         return SX_ERR_NOMEM;
@@ -194,6 +207,15 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
             next += numel;
             st = add_array(o, "adam_v", p, s->v, numel);
         }
+        if (st == SX_OK && uses_hyperball(cfg, p)) {
+            s->radius = next++;
+            *s->radius = (float)sqrt(optim_sumsq(p->data, numel));
+            st = add_array(o, "hyper_r", p, s->radius, 1);
+            if (st == SX_OK && !(*s->radius > 0 && isfinite(*s->radius)))
+                st = sx_fail(SX_ERR_ARG, "optimizer %s: matrix %s has norm %g, and a hyperball keeps each matrix at its "
+                             "initial norm (start it non-zero)", optimizer_kind_name(cfg->kind), p->name,
+                             (double)*s->radius);
+        }
         if (st != SX_OK) {
             optimizer_free(o);
             return st;
@@ -211,12 +233,18 @@ double optimizer_step(optimizer *o, double lr_mult) {
     for (size_t i = 0; i < o->n_params; i++) {
         const param_ref *p = &o->params[i];
         const optimizer_slot *s = &o->slots[i];
-        if (s->muon) {
-            muon_step_args a = {muon_lr, c->muon_momentum, c->muon_weight_decay};
-            muon_update(p->data, p->grad, s->m, p->rows, p->cols, &a, o->scratch);
+        const size_t numel = p->rows * p->cols;
+        adamw_step_args a = {lr, c->beta1, c->beta2, c->eps, s->decay ? c->weight_decay : 0.0, o->t, c->cautious_wd};
+        if (s->radius) {
+            const float *u = o->scratch;
+            if (s->muon) u = muon_direction(p->grad, s->m, p->rows, p->cols, c->muon_momentum, o->scratch);
+            else adam_direction(p->grad, s->m, s->v, numel, &a, o->scratch);
+            hyperball_step(p->data, u, numel, *s->radius, c->hyper_lr * lr_mult);
+        } else if (s->muon) {
+            muon_step_args m = {muon_lr, c->muon_momentum, c->muon_weight_decay, c->cautious_wd};
+            muon_update(p->data, p->grad, s->m, p->rows, p->cols, &m, o->scratch);
         } else {
-            adamw_step_args a = {lr, c->beta1, c->beta2, c->eps, s->decay ? c->weight_decay : 0.0, o->t};
-            adamw_update(p->data, p->grad, s->m, s->v, p->rows * p->cols, &a);
+            adamw_update(p->data, p->grad, s->m, s->v, numel, &a);
         }
     }
     return norm;

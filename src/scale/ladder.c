@@ -37,6 +37,7 @@ static void spec_defaults(ladder_spec *s) {
     s->lr_ref_width = 128;
     s->lr_width_power = 1;
     s->muon_lr = 0.02;
+    s->hyper_lr = 0.02;
     s->warmup = 0.02;
     // Every 5% of the run, plus every 2% in the last 20% where a WSD decay moves the loss fastest.
     for (int i = 1; i <= 16; i++) s->eval_at[s->n_eval++] = 0.05 * i;
@@ -96,7 +97,11 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         }
         COPY(schedule);
     }
-    if (!strcmp(key, "optimizer")) COPY(optimizer);
+    if (!strcmp(key, "optimizer")) {   // checked here, so that a typo is reported with its line
+        optimizer_kind kind;
+        if (optimizer_kind_parse(val, &kind)) return BAD("expected adamw, muon, adamh or muonh");
+        COPY(optimizer);
+    }
     if (!strcmp(key, "extra")) COPY(extra);
     if (!strcmp(key, "eval_tasks")) COPY(eval_tasks);
     if (!strcmp(key, "eval_tasks_val")) COPY(eval_tasks_val);
@@ -109,6 +114,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "tokens_per_param")) NUMBER(tokens_per_param, 1e-9, 1e6);
     if (!strcmp(key, "lr")) NUMBER(lr, 0, 1e3);
     if (!strcmp(key, "muon_lr")) NUMBER(muon_lr, 0, 1e3);
+    if (!strcmp(key, "hyper_lr")) NUMBER(hyper_lr, 0, 0.999);
     if (!strcmp(key, "lr_ref_width")) NUMBER(lr_ref_width, 1, 1e6);
     if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10, 10);
     if (!strcmp(key, "warmup")) NUMBER(warmup, 0, 1);
@@ -317,6 +323,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             x->branch = -1;
             x->lr = s->lr * lr_scale;
             x->muon_lr = s->muon_lr * lr_scale;
+            x->hyper_lr = s->hyper_lr;
             x->flops = flops;
             snprintf(x->schedule, sizeof x->schedule, "%s", s->schedule);
             join_fracs(x->eval_at, sizeof x->eval_at, s->eval_at, s->n_eval, 1);
@@ -366,6 +373,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
             x->branch = LADDER_SWEEP;
             x->lr *= s->lr_sweep[j];
             x->muon_lr *= s->lr_sweep[j];
+            x->hyper_lr = fmin(x->hyper_lr * s->lr_sweep[j], 0.999);   // a fraction of the radius, below 1
             x->save_at[0] = 0;
         }
     }
@@ -413,6 +421,7 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->optimizer = s->optimizer;
     o->opt.lr = (float)x->lr;
     o->opt.muon_lr = (float)x->muon_lr;
+    o->opt.hyper_lr = (float)x->hyper_lr;
     o->seed = (long)x->seed;
     o->mtp = (long)s->mtp;
     o->prefix_aux = s->prefix_aux;

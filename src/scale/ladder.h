@@ -28,7 +28,9 @@
 //                               ladder's curves [0: off]
 //   lr X                        AdamW peak LR at lr_ref_width [3e-3]
 //   lr_ref_width W | lr_width_power P   lr(width) = lr x (W/width)^P [128, 1]
-//   optimizer adamw|muon | muon_lr X     [adamw, 0.02]; muon_lr scales with width like lr
+//   optimizer adamw|muon|adamh|muonh | muon_lr X   [adamw, 0.02]; muon_lr scales with width like lr
+//   hyper_lr X                  adamh/muonh: fraction of each matrix's norm moved per step, the same at every
+//                               width (the hyperball's LR transfers across width) [0.02]
 //   schedule SPEC | warmup FRAC         the schedule shape, warmup as a fraction [wsd:decay=0.2, 0.02]
 //   eval_at F1,F2,...           fractions to evaluate at [every 0.05 to 0.8, then every 0.02]
 //   eval_batches N              [32]
@@ -72,7 +74,7 @@ typedef struct {
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
     size_t n_seeds, seq, batch, eval_batches, min_steps;
-    double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, warmup;
+    double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, hyper_lr, warmup;
     double unique_tokens;  // > 0: every run trains on only this many unique tokens (repeating them)
     size_t mtp;            // train --mtp (0: off)
     double prefix_aux, aux_end;   // train --prefix-aux (0: off), --aux-end (0: the trainer's default)
@@ -93,7 +95,7 @@ typedef struct {
     size_t width, seed, batch, eval_batches;   // batch and eval_batches after min_steps
     long steps, warmup_steps, parent_steps;
     int branch;            // -1 for a main run, LADDER_SWEEP for an LR-sweep run
-    double lr, muon_lr, flops;  // flops: whole-run training compute
+    double lr, muon_lr, hyper_lr, flops;  // flops: whole-run training compute
     char schedule[256];
     char eval_at[2048];
     char save_at[256];     // main runs with branches: where to keep checkpoints

@@ -25,7 +25,9 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
                                                                "them (data-limited runs; 0: all)"},
         {"schedule", FLAG_STR, &o->schedule, "cosine:min=0.1", "LR schedule: constant|cosine|linear|wsd|file:PATH[:k=v,...]"},
         {"warmup", FLAG_STR, &o->warmup, "", "warmup: a fraction (<1) or a number of steps"},
-        {"optimizer", FLAG_STR, &o->optimizer, "adamw", "adamw, or muon (Muon for hidden matrices, AdamW for the rest)"},
+        {"optimizer", FLAG_STR, &o->optimizer, "adamw", "adamw; muon (Muon for hidden matrices, AdamW for the rest); "
+                                                        "adamh, muonh (hidden matrices on a hyperball along the Adam / "
+                                                        "Muon direction, AdamW for the rest)"},
         {"lr", FLAG_FLOAT, &o->opt.lr, "3e-3", "AdamW peak learning rate"},
         {"beta1", FLAG_FLOAT, &o->opt.beta1, "0.9", "AdamW beta1"},
         {"beta2", FLAG_FLOAT, &o->opt.beta2, "0.95", "AdamW beta2"},
@@ -35,6 +37,10 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"muon-lr", FLAG_FLOAT, &o->opt.muon_lr, "0.02", "Muon peak learning rate"},
         {"muon-momentum", FLAG_FLOAT, &o->opt.muon_momentum, "0.95", "Muon momentum"},
         {"muon-wd", FLAG_FLOAT, &o->opt.muon_weight_decay, "0", "Muon weight decay"},
+        {"hyper-lr", FLAG_FLOAT, &o->opt.hyper_lr, "0.02", "adamh/muonh: peak fraction of each hidden matrix's norm "
+                                                          "moved per step"},
+        {"cautious-wd", FLAG_BOOL, &o->opt.cautious_wd, "false", "decay (AdamW, Muon) only where the update and the "
+                                                                 "weight have the same sign"},
         {"clip", FLAG_FLOAT, &o->opt.clip_norm, "1.0", "global gradient-norm clip (0: off)"},
         {"seed", FLAG_INT, &o->seed, "1", "seed for initialisation and data order"},
         {"init-by-name", FLAG_BOOL, &o->init_by_name, "false", "draw each tensor's initial weights from (seed, its name), "

@@ -58,7 +58,7 @@ typedef struct {
     double tokens;              // token budget when steps == 0
     const char *schedule;       // lr_schedule spec
     const char *warmup;         // "" or warmup override (fraction or steps)
-    const char *optimizer;      // "adamw" | "muon": train_options_check sets opt.kind from it
+    const char *optimizer;      // "adamw" | "muon" | "adamh" | "muonh": train_options_check sets opt.kind from it
     optimizer_config opt;       // the optimizer's hyper-parameters
     long seed;
     bool init_by_name;          // initial weights per tensor from (seed, name), not one stream in table order
