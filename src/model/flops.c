@@ -1,5 +1,6 @@
 #include <math.h>
 #include "model/flops.h"
+#include "model/mlp.h"
 #include "model/model.h"
 
 // Mean over query positions t = 0..T-1 of the keys each attends to: min(t+1, W) (W = 0: no window).
@@ -30,7 +31,8 @@ model_flops model_flops_count(const model_config *c, size_t T) {
     double attn, mixer_gains, dqk = (double)mixer->qk_dim(c), kv_floats = (double)mixer->cache_floats(c);
     mixer_params(c, &attn, &mixer_gains);
     gains += mixer_gains;
-    double ffn_total = C * F * mats, ffn_active = ffn_total, other = 0;
+    double ffn_total = C * F * mats, ffn_active = ffn_total;
+    double other = c->fp8_mlp ? MLP_FP8_HISTORY * MLP_FP8_ROLES : 0;   // the fp8 amax history: state, not weights
     if (c->n_expert) {
         double E = (double)c->n_expert, K = (double)c->top_k, expert = C * (double)c->expert_hidden * mats;
         double shared = expert * (double)c->n_shared, router = E * C;

@@ -22,7 +22,8 @@ typedef struct {
     size_t bigram;              // tensor index of the bigram hash table (with cfg.bigram_rows)
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
     size_t mixer_tensors, ffn_tensors;
-    // Per-layer FFN statistics (tokens per expert for MoE; n_stats == 0 otherwise), (L, n_stats) each:
+    // Per-layer FFN statistics (tokens per expert for MoE, and QB prices; operand amaxes of fp8 MLPs;
+    // n_stats == 0 otherwise), (L, n_stats) each:
     // accumulated over the training forwards since the last model_after_step, and those of the last step.
     size_t n_stats;
     float *stats_acc, *stats_last;
@@ -60,7 +61,8 @@ sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double 
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale);
 // The auxiliary loss of the last forward (model_loss or model_loss_and_grad), summed over layers; 0 if none.
 double model_aux_loss(const model *m);
-// Call once after each optimizer step: applies per-step module updates (MoE selection-bias balancing),
+// Call once after each optimizer step: applies per-step module updates (MoE selection-bias balancing, the fp8
+// amax history),
 // moves the accumulated statistics to "last step" and clears the accumulator. No-op for dense models.
 void model_after_step(model *m);
 // Per-layer statistics of the last completed step as a new JSON object, or NULL when the model has none:
