@@ -32,6 +32,8 @@ CASES = [  # name, descriptor, seed
     ("moe_qb", "d2-w32-hd8-kv2-moe6k2-ew16-shared1-balance=qb-v64", 2009),
     ("fp8_relu2", "d2-w32-hd8-fp8-v64", 2012),
     ("fp8_swiglu", "d2-w32-hd8-kv2-swiglu-fp8-v64", 2013),
+    ("ve_qknorm_xsa", "d4-w32-hd8-kv2-qknorm-xsa-ve2-v64", 2009),
+    ("smear_bigram_ve", "d2-w32-hd8-kv1-smear-bigram23-ve1-egate-untied-v64", 2010),
 ]
 STE_NOTE = ("{}: fp8 rounding is piecewise constant, its straight-through gradient is not the loss's derivative: "
             "finite differences skipped (tests/test_fp8.c checks the backward against naive loops)")
