@@ -32,6 +32,7 @@ CASES = [  # name, descriptor, seed
     ("moe_qb", "d2-w32-hd8-kv2-moe6k2-ew16-shared1-balance=qb-v64", 2009),
     ("ve_qknorm_xsa", "d4-w32-hd8-kv2-qknorm-xsa-ve2-v64", 2009),
     ("smear_bigram_ve", "d2-w32-hd8-kv1-smear-bigram23-ve1-egate-untied-v64", 2010),
+    ("dcmha_xsa_gate", "d2-w32-hd8-kv2-qknorm-dcmha3-xsa-gate-swa5-v64", 2012),
 ]
 MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward
 ATTEMPTS = 20
