@@ -21,7 +21,7 @@ typedef struct {
     float **p, **g;             // per-tensor pointers into params / grads
     size_t emb, head, norm_f;   // tensor indices (head == emb when tied)
     size_t bigram;              // tensor index of the bigram hash table (with cfg.bigram_rows)
-    size_t ve, smear;           // tensor indices of the first value-embedding table and of smear_gate (when on)
+    size_t ve, smear, dc;       // tensor indices of the first value-embedding table, smear_gate, dc_w1 (when on)
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
     size_t mixer_tensors, ffn_tensors;
     // Per-layer FFN statistics (tokens per expert for MoE, and QB prices; operand amaxes of fp8 MLPs;
