@@ -32,7 +32,7 @@ enum { HEAD_ROWS_MIN = 256, HEAD_ROWS_MAX = 1024 };
 //   scratch               max of the modules' scratch and the head's: logits (head_rows, V), then the
 //                         cross-entropy's workspace
 //   rope cos/sin (T, rope_dim/2)
-//   work                  the other kernels' workspace for m->work_threads threads (work_floats)
+//   work                  not in the block: m->work, the other kernels' workspace (work_floats)
 typedef struct {
     float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *smear_in, *scratch, *cos, *sin, *work;
     size_t mixer_per_layer, ffn_per_layer, work_floats;
@@ -117,6 +117,7 @@ void model_free(model *m) {
     sx_free(m->params);
     sx_free(m->acts);
     sx_free(m->tokens);
+    sx_free(m->work);
     free(m->p);
     free(m->g);
     free(m->layer_first);
@@ -173,12 +174,11 @@ static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *
     size_t BT = B * T, C = c->width, L = c->n_layer;
     v->mixer_per_layer = (m->mixer->saved_floats(c, BT) + 15) & ~(size_t)15;
     v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
-    v->work_floats = work_floats(m, B, T);
     const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
                             L * v->ffn_per_layer, BT * C, BT * C, c->smear ? BT * C : 0, scratch_floats(m, BT),
-                            T * c->rope_dim / 2, T * c->rope_dim / 2, v->work_floats};
+                            T * c->rope_dim / 2, T * c->rope_dim / 2};
     float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->smear_in,
-                     &v->scratch, &v->cos, &v->sin, &v->work};
+                     &v->scratch, &v->cos, &v->sin};
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
@@ -187,8 +187,10 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     if (m->acts && m->B == B && m->T == T) return SX_OK;
     sx_free(m->acts);
     sx_free(m->tokens);
+    sx_free(m->work);
     m->acts = NULL;
     m->tokens = NULL;
+    m->work = NULL;
     // The kernels' workspaces are sized for the most threads this process may run (train --threads 0 follows
     // the free cores up to all of them); with more, the attention kernels run on as many as theirs holds.
     int cores = threads_cores();
@@ -198,11 +200,15 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;   // sx_mul_size said what
     m->acts = sx_calloc(bytes, "activations");
     m->tokens = sx_alloc(token_ints(m, B * T) * sizeof *m->tokens, "input and target tokens");
-    if (!m->acts || !m->tokens) {
+    m->work_floats = work_floats(m, B, T);
+    m->work = m->acts && m->tokens ? sx_alloc(m->work_floats * sizeof *m->work, "the kernels' workspace") : NULL;
+    if (!m->acts || !m->tokens || !m->work) {
         sx_free(m->acts);
         sx_free(m->tokens);
+        sx_free(m->work);
         m->acts = NULL;
         m->tokens = NULL;
+        m->work = NULL;
         return SX_ERR_NOMEM;   // sx_alloc said what
     }
     m->acts_floats = n;
@@ -216,6 +222,8 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
 static act_views views(const model *m) {
     act_views v;
     carve(m, m->B, m->T, m->acts, &v);
+    v.work = m->work;
+    v.work_floats = m->work_floats;
     return v;
 }
 
@@ -467,5 +475,5 @@ size_t model_param_count_nonembed(const model *m) {
 }
 
 size_t model_arena_bytes(const model *m) {
-    return (2 * m->table.total + m->acts_floats) * sizeof(float) + (m->tokens ? token_ints(m, m->B * m->T) * sizeof(int32_t) : 0);
+    return (2 * m->table.total + m->acts_floats + m->work_floats) * sizeof(float) + (m->tokens ? token_ints(m, m->B * m->T) * sizeof(int32_t) : 0);
 }

@@ -37,6 +37,8 @@ typedef struct {
                                 // (3, B·T) more: each input's previous token, bigram row and sign pattern;
                                 // then the extra targets (B·T, n_extra)
     size_t work_threads;        // threads the kernels' workspaces are sized for (at model_reserve)
+    float *work;                // the kernels' workspace (block_shape.work), work_floats floats
+    size_t work_floats;
     // Extra cross-entropy targets of training batches (model_set_extra_targets): mtp future offsets, then the
     // prefix of each target (prefix: (vocab) map, borrowed); their weights for the next steps, and the mean
     // weighted extra loss of the last model_loss_and_grad.
@@ -97,7 +99,7 @@ void model_param_refs(const model *m, param_ref *refs);
 // (parameters used per token) is in model/flops.h.
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);
-// Bytes of parameters + gradients, and of activations for the reserved shape.
+// Bytes of parameters + gradients, and of activations and the kernels' workspace for the reserved shape.
 size_t model_arena_bytes(const model *m);
 
 #endif
