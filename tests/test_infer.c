@@ -85,6 +85,8 @@ static void test_decode_mla_xsa_egate(void) { check_decode("d2-w32-hd8-mla-dc12-
 static void test_decode_mla_xsa(void) { check_decode("d2-w32-hd8-mla-dc16-xsa-v40"); }
 static void test_decode_bigram(void) { check_decode("d2-w32-hd8-kv2-bigram31-bsign8-v40"); }
 static void test_decode_mla_bigram_nosign(void) { check_decode("d1-w32-hd8-mla-dc16-bigram7-bsign0-v40"); }
+static void test_decode_gnorm(void) { check_decode("d2-w32-hd8-kv2-gnorm6-swa5-v40"); }
+static void test_decode_mla_moe_gnorm(void) { check_decode("d1-w32-hd8-mla-dc16-moe4k2-gnorm3-untied-v40"); }
 static void test_decode_mla_nolatnorm(void) { check_decode("d1-w32-hd8-mla-dc16-rd6-nope2-nolatnorm-v40"); }
 
 // Three forks of one prompt, continued with different tokens in one batched call each step, equal three
@@ -244,6 +246,8 @@ int main(void) {
     TEST_RUN(test_decode_mla);
     TEST_RUN(test_decode_mla_qlatent_gate_padded);
     TEST_RUN(test_decode_mla_nolatnorm);
+    TEST_RUN(test_decode_gnorm);
+    TEST_RUN(test_decode_mla_moe_gnorm);
     TEST_RUN(test_decode_gqa_xsa_egate);
     TEST_RUN(test_decode_mha_xsa_gate);
     TEST_RUN(test_decode_mla_xsa_egate);

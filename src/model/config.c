@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_COUNT
 } option_id;
@@ -70,6 +70,9 @@ static const option_def options[OPT_COUNT] = {
                     "the token embedding", "off"},
     [OPT_BSIGN] = {"bsign", "bsign<S>", WHOLE, 0, SEC_TOP, "bigram_signs", T_SIZE, F(bigram_signs),
                    "with `bigram`: S fixed ±1 sign patterns over the row, picked by the bigram (0: no signs)", "8192"},
+    [OPT_GNORM] = {"gnorm", "gnorm<R>", WHOLE, 0, SEC_TOP, "gated_norm_rank", T_SIZE, F(gnorm_rank),
+                   "GatedNorm after every RMSNorm (pre-attention, pre-MLP, final): y = x̂ ⊙ σ(SiLU(x̂·W_downᵀ)·W_upᵀ), "
+                   "rank R", "off"},
     [OPT_MLA] = {"mla", "mla", FLAG, MIXER_MLA, SEC_TOP, "mixer", T_MIXER, F(mixer),
                  "multi-head latent attention mixer (options dc … nolatnorm)", "GQA"},
     [OPT_GATE] = {"gate", "gate", FLAG, true, SEC_TOP, "attn_gate", T_BOOL, F(attn_gate),
@@ -299,6 +302,9 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
         return sx_fail(SX_ERR_ARG, "model '%s': bigram<R> needs 2 <= R <= 16777216 rows", desc);
     if (has[OPT_BSIGN] && (!c->bigram_rows || c->bigram_signs > (1u << 24)))
         return sx_fail(SX_ERR_ARG, "model '%s': bsign<S> needs the bigram<R> option and S <= 16777216", desc);
+    c->gnorm_rank = has[OPT_GNORM] ? (size_t)num[OPT_GNORM] : 0;
+    if (has[OPT_GNORM] && (c->gnorm_rank < 1 || c->gnorm_rank > (1u << 16)))
+        return sx_fail(SX_ERR_ARG, "model '%s': gnorm<R> needs a rank 1 <= R <= 65536", desc);
     sx_status s = parse_attention(desc, c, num, has);
     return s ? s : parse_moe(desc, c, num, has);
 }

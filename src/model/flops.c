@@ -38,10 +38,12 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         ffn_active = K * expert + shared + router;
         if (c->bias_balance) other = E;                             // selection bias: not a matmul weight
     }
-    f.params_nonembed = L * (attn + ffn_total + gains + other) + C; // + final norm
+    // GatedNorm: W_down (R,C) and W_up (C,R) after each of the 2L+1 norms, all matmul weights.
+    double gnorm = c->gnorm_rank ? (2 * L + 1) * 2 * C * (double)c->gnorm_rank : 0;
+    f.params_nonembed = L * (attn + ffn_total + gains + other) + C + gnorm; // + final norm
     f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1) + (double)c->bigram_rows * C;  // a lookup
     f.params_active = f.params_total - L * (ffn_total - ffn_active);
-    f.params_matmul = L * (attn + ffn_active) + V * C;
+    f.params_matmul = L * (attn + ffn_active) + V * C + gnorm;
     f.fwd_matmul_per_token = 2 * f.params_matmul;
     // Per query head and key: q·k over dqk channels and p·v over hd, 2 FLOPs per multiply-add. Local layers
     // see at most `window` keys.

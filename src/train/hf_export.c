@@ -21,6 +21,7 @@ sx_status hf_check(const model_config *c) {
                       : c->attn_gate       ? "an attention output gate (gate, egate)"
                       : c->xsa             ? "exclusive self attention (xsa)"
                       : c->bigram_rows     ? "a bigram hash embedding (bigram)"
+                      : c->gnorm_rank      ? "GatedNorm (gnorm)"
                                            : NULL;
     if (why)
         return sx_fail(SX_ERR_ARG, "model %s has %s, which a Llama-style model cannot express; export covers the dense "

@@ -29,6 +29,7 @@ CASES = [  # name, descriptor, seed
     ("gqa_xsa_egate", "d2-w32-hd8-kv2-xsa-egate-swa4-local2-v64", 2006),
     ("mla_xsa_gate", "d2-w32-hd8-mla-dc16-rd4-nope6-xsa-gate-v64", 2007),
     ("bigram_sign", "d2-w32-hd8-kv2-bigram23-bsign8-v64", 2008),
+    ("gqa_gnorm_untied", "d2-w32-hd8-kv2-gnorm6-swiglu-untied-v64", 2601),
 ]
 MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward
 ATTEMPTS = 20
