@@ -12,27 +12,27 @@ listing=$("$S" inspect --options) || fail "inspect --options exited $?"
 docs=$(sed -n '/^| option | meaning | default |$/,/^$/p' docs/MODEL.md | sed '/^$/d')
 [ -n "$docs" ] || fail "docs/MODEL.md has no option table"
 [ "$listing" = "$docs" ] || { fail "docs/MODEL.md's option table differs from inspect --options:"; diff <(echo "$docs") <(echo "$listing"); }
-[ "$(wc -l <<<"$listing")" -eq 38 ] || fail "expected 36 options + 2 header lines, got $(wc -l <<<"$listing")"
+[ "$(wc -l <<<"$listing")" -eq 39 ] || fail "expected 37 options + 2 header lines, got $(wc -l <<<"$listing")"
 grep -qxF '| `dc<N>` | MLA KV latent d_c | 4·hd |' <<<"$listing" || fail "listing lacks the dc<N> row"
 grep -qxF '| `moe<E>k<K>` | MoE FFN: E experts, top-K routing | dense |' <<<"$listing" || fail "listing lacks the moe row"
 
 # Every listed option parses (numbers filled in; MLA and MoE options with their switch).
 for spelling in $(sed -n 's/^| `\([^`]*\)`.*/\1/p' <<<"$listing"); do
     opt=$(sed 's/<[A-Z]>/2/g' <<<"$spelling")
-    case $opt in dc*|rd*|nope*|nolatnorm) opt="mla-$opt" ;; bsign*) opt="bigram64-$opt" ;; ew*|shared*|sigmoid|aux*|balance=bias|brate*) opt="moe4k2-$opt" ;; esac
+    case $opt in dc*|rd*|nope*|nolatnorm) opt="mla-$opt" ;; bsign*) opt="bigram64-$opt" ;; ew*|shared*|sigmoid|aux*|balance=bias|brate*|balance=qb) opt="moe4k2-$opt" ;; esac
     case $opt in w2) opt=w64 ;; hd2) opt=hd16 ;; ropefrac2) opt=ropefrac0.5 ;; rope2) opt=rope500 ;; local2) opt=swa4-local2 ;; esac
     "$S" inspect "d2-w64-hd16-$opt" >/dev/null 2>&1 || fail "listed option '$spelling' does not parse (as d2-w64-hd16-$opt)"
 done
 
 # The unknown-option error lists the table's options, in its order.
-want="model 'd2-foo': unknown option 'foo' (known: w<C> hd<D> kv<K> ff<F> v<N> relu2 swiglu gelu qknorm untied tied rope<B> ropefrac<F> softcap<S> bigram<R> bsign<S> gnorm<R> mla gate egate xsa swa<W> local<K> attcap<S> dc<N> dcq<N> rd<N> nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R>)"
+want="model 'd2-foo': unknown option 'foo' (known: w<C> hd<D> kv<K> ff<F> v<N> relu2 swiglu gelu qknorm untied tied rope<B> ropefrac<F> softcap<S> bigram<R> bsign<S> gnorm<R> mla gate egate xsa swa<W> local<K> attcap<S> dc<N> dcq<N> rd<N> nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R> balance=qb)"
 out=$("$S" inspect d2-foo 2>&1); rc=$?
 [ $rc -eq 1 ] || [ $rc -eq 2 ] || fail "unknown option exited $rc"
 grep -qF -- "$want" <<<"$out" || fail "unknown option said: $out"
 out=$("$S" inspect d2-dc8 2>&1)
 grep -qF "model 'd2-dc8': dc/dcq/rd/nope/nolatnorm need the 'mla' option" <<<"$out" || fail "MLA option without mla said: $out"
 out=$("$S" inspect d2-sigmoid 2>&1)
-grep -qF "model 'd2-sigmoid': ew/shared/sigmoid/aux/balance=bias/brate need moe<E>k<K>" <<<"$out" || fail "MoE option without moe said: $out"
+grep -qF "model 'd2-sigmoid': ew/shared/sigmoid/aux/balance=bias/brate/balance=qb need moe<E>k<K>" <<<"$out" || fail "MoE option without moe said: $out"
 
 # inspect shows the latent and the experts.
 out=$("$S" inspect d2-w64-hd16-mla-dc24-dcq32-rd4-nope12)
@@ -41,6 +41,8 @@ out=$("$S" inspect d2-w64-hd16-mla-dc24-nolatnorm)
 grep -qxF "latent (MLA)     KV d_c 24, query d_c' 0 (queries from h), per head q·k rope 8 + nope 8, value 16; latent RMSNorm off; KV cache 32 floats per position and layer" <<<"$out" || fail "MLA inspect: $out"
 out=$("$S" inspect d2-w64-hd16-moe8k2-ew32-shared1-aux0.01-balance=bias)
 grep -qxF "experts (MoE)    8 routed of width 32, top-2, 1 shared (width 32), softmax router; balancing: aux loss 0.01, selection bias (rate 0.001)" <<<"$out" || fail "MoE inspect: $out"
+out=$("$S" inspect d2-w64-hd16-moe8k2-balance=qb)
+grep -qxF "experts (MoE)    8 routed of width 256, top-2, 0 shared, softmax router; balancing: quantile balancing" <<<"$out" || fail "MoE QB inspect: $out"
 out=$("$S" inspect d2-w64-hd16-moe4k1-sigmoid)
 grep -qxF "experts (MoE)    4 routed of width 256, top-1, 0 shared, sigmoid router; balancing: none" <<<"$out" || fail "MoE inspect: $out"
 "$S" inspect d2-w64-hd16 | grep -q "latent\|experts" && fail "dense GQA inspect shows latent or expert lines"

@@ -76,7 +76,10 @@ static void check_decode(const char *desc) {
 static void test_decode_gqa(void) { check_decode("d2-w32-hd8-kv2-v40"); }
 static void test_decode_mha_qknorm_partial_rope(void) { check_decode("d2-w32-hd8-qknorm-ropefrac0.5-swiglu-v40"); }
 static void test_decode_gate_window_caps(void) { check_decode("d3-w32-hd8-kv1-gate-swa5-local2-attcap5-softcap8-gelu-untied-v40"); }
-static void test_decode_moe(void) { check_decode("d2-w32-hd8-kv2-moe4k2-shared1-v40"); }
+static void test_decode_moe(void) {
+    check_decode("d2-w32-hd8-kv2-moe4k2-shared1-v40");
+    check_decode("d2-w32-hd8-moe4k2-sigmoid-balance=qb-v40");   // selection on logits + bias
+}
 static void test_decode_mla(void) { check_decode("d2-w32-hd8-mla-dc16-v40"); }
 static void test_decode_mla_qlatent_gate_padded(void) { check_decode("d2-w32-hd8-mla-dc12-dcq16-rd4-nope8-gate-swa6-v40"); }
 static void test_decode_gqa_xsa_egate(void) { check_decode("d3-w32-hd8-kv2-qknorm-xsa-egate-swa5-local2-v40"); }

@@ -50,6 +50,7 @@ int cmd_inspect(int argc, char **argv) {
         if (c.n_shared) snprintf(shared, sizeof shared, " (width %zu)", c.n_shared * c.expert_hidden);
         if (c.aux_coef > 0) snprintf(aux, sizeof aux, "aux loss %g", (double)c.aux_coef);
         if (c.bias_balance) snprintf(bias, sizeof bias, "selection bias (rate %g)", (double)c.bias_rate);
+        if (c.qb_balance) snprintf(bias, sizeof bias, "quantile balancing");
         printf("experts (MoE)    %zu routed of width %zu, top-%zu, %zu shared%s, %s router; balancing: %s%s%s\n",
                c.n_expert, c.expert_hidden, c.top_k, c.n_shared, shared, c.router_sigmoid ? "sigmoid" : "softmax", aux,
                *aux && *bias ? ", " : "", *aux || *bias ? bias : "none");

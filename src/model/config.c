@@ -18,7 +18,7 @@ typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
     OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
-    OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_COUNT
+    OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_QB, OPT_COUNT
 } option_id;
 
 typedef enum { DERIVED, FLAG, WHOLE, REAL, MOE_PAIR } option_kind;
@@ -112,6 +112,9 @@ static const option_def options[OPT_COUNT] = {
                      "DeepSeek-V3 auxiliary-loss-free selection bias", "off"},
     [OPT_BRATE] = {"brate", "brate<R>", REAL, 0, SEC_MOE, "bias_rate", T_FLOAT, F(bias_rate),
                    "update rate of the selection bias", "1e-3"},
+    [OPT_QB] = {"balance=qb", "balance=qb", FLAG, true, SEC_MOE, "qb_balance", T_BOOL, F(qb_balance),
+                "Quantile Balancing: selection on logits u + b, b from each step's per-expert (1 − K/E) quantile of "
+                "u − (K+1)-th largest u + b (no hyperparameter; needs K < E)", "off"},
 };
 #undef F
 
@@ -247,6 +250,10 @@ static sx_status parse_moe(const char *desc, model_config *c, const double *num,
     c->n_shared = has[OPT_SHARED] ? (size_t)num[OPT_SHARED] : 0;
     c->aux_coef = has[OPT_AUX] ? (float)num[OPT_AUX] : 0.0f;
     c->bias_rate = has[OPT_BRATE] ? (float)num[OPT_BRATE] : 1e-3f;
+    if (c->qb_balance && (c->bias_balance || has[OPT_BRATE]))
+        return sx_fail(SX_ERR_ARG, "model '%s': balance=qb replaces balance=bias and has no rate (drop brate)", desc);
+    if (c->qb_balance && c->top_k >= c->n_expert)
+        return sx_fail(SX_ERR_ARG, "model '%s': balance=qb needs top-k < experts (its threshold is the (K+1)-th score)", desc);
     if (c->expert_hidden == 0 || c->expert_hidden > (1u << 20) || c->n_shared > 64)
         return sx_fail(SX_ERR_ARG, "model '%s': expert width or shared expert count out of range", desc);
     return SX_OK;

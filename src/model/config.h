@@ -42,6 +42,7 @@ typedef struct {
     float aux_coef;         // Switch auxiliary loss coefficient (0 = off)
     bool bias_balance;      // DeepSeek-V3 auxiliary-loss-free selection bias
     float bias_rate;        // its update rate
+    bool qb_balance;        // Quantile Balancing: the selection bias from one dual step per training step
 } model_config;
 
 // Parses and validates a descriptor. vocab_override > 0 is the vocabulary (the data's): a descriptor that

@@ -1,10 +1,12 @@
 // ffn_moe: mixture-of-experts FFN. Router logits u = h·routerᵀ (E); scores s = softmax(u) or sigmoid(u);
-// each token picks the top-k experts by s + b (b: selection bias, only with balance=bias, no gradient) and
-// weighs them by s renormalised over the chosen k; out += Σ_j w_j·expert_j(h) + shared(h). No token is
+// each token picks the top-k experts by s + b (b: selection bias, only with balance=bias, no gradient) — or,
+// with balance=qb, by the logits u + b — and weighs them by s renormalised over the chosen k;
+// out += Σ_j w_j·expert_j(h) + shared(h). No token is
 // dropped: tokens are counting-sorted by expert, each expert runs its GEMMs on its contiguous block, and
 // outputs are scatter-added back. Optional Switch auxiliary loss coef·E·Σ_e f_e·P_e (f_e = fraction of routed
 // slots, constant; P_e = mean normalised score). Top-k indices are constants in backward.
-// Not responsible for the optimizer's treatment of the tensors (their groups say it) or for logging.
+// Not responsible for the optimizer's treatment of the tensors (their groups say it), for logging, or for the
+// balancing formulas (model/moe_balance.c; this module feeds them statistics and applies them after a step).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,11 +14,12 @@
 #include "model/block.h"
 #include "model/linear.h"
 #include "model/mlp.h"
+#include "model/moe_balance.h"
 
 enum { W_ROUTER = 0 };
 
 typedef struct {
-    float *hdr;        // [aux loss, tokens per expert (E)]
+    float *hdr;        // [aux loss, tokens per expert (E), with balance=qb the batch's QB prices (E)]
     float *s;          // (BT, E) scores
     int32_t *idx;      // (BT, K) chosen experts
     float *wts;        // (BT, K) combine weights
@@ -28,12 +31,13 @@ typedef struct {
 } saved_views;
 
 static size_t shared_width(const model_config *c) { return c->n_shared * c->expert_hidden; }
-static size_t first_expert(const model_config *c) { return 1 + (c->bias_balance ? 1 : 0); }
+static bool has_bias(const model_config *c) { return c->bias_balance || c->qb_balance; }
+static size_t first_expert(const model_config *c) { return 1 + (has_bias(c) ? 1 : 0); }
 static size_t al(size_t n) { return (n + 15) & ~(size_t)15; }
 
 static size_t carve(const model_config *c, size_t BT, float *p, saved_views *v) {
     size_t E = c->n_expert, K = c->top_k, C = c->width, off = 0;
-    const size_t sizes[] = {1 + E, BT * E, BT * K, BT * K, BT * K, E + 1,
+    const size_t sizes[] = {1 + E + (c->qb_balance ? E : 0), BT * E, BT * K, BT * K, BT * K, E + 1,
                             mlp_saved_floats(c->mlp, BT * K, c->expert_hidden), BT * K * C,
                             mlp_saved_floats(c->mlp, BT, shared_width(c))};
     saved_views unused;   // sizing only (v == NULL, p == NULL): the views go nowhere
@@ -63,7 +67,7 @@ static sx_status declare(const model_config *c, size_t layer, param_table *t) {
     size_t C = c->width;
     snprintf(name, sizeof name, "l%zu.router", layer);
     sx_status s = param_table_add(t, name, c->n_expert, C, INIT_NORMAL, std, PGROUP_EMBED);
-    if (!s && c->bias_balance) {
+    if (!s && has_bias(c)) {
         snprintf(name, sizeof name, "l%zu.router_bias", layer);
         s = param_table_add(t, name, 1, c->n_expert, INIT_ZERO, 0, PGROUP_GAIN);
     }
@@ -106,28 +110,17 @@ static void scores(const model_config *c, size_t BT, float *s) {
     }
 }
 
-// Top-k by s + bias (ties to the lower index), combine weights, and the counting sort of slots by expert.
-static void route(const model_config *c, size_t BT, const float *bias, const saved_views *v) {
+// The chosen experts' combine weights (scores renormalised over the K), tokens per expert, and the counting
+// sort of slots by expert.
+static void combine(const model_config *c, size_t BT, const saved_views *v) {
     size_t E = c->n_expert, K = c->top_k;
     float *counts = v->hdr + 1;
     memset(counts, 0, E * sizeof *counts);
     for (size_t t = 0; t < BT; t++) {
         const float *s = v->s + t * E;
-        int32_t *idx = v->idx + t * K;
+        const int32_t *idx = v->idx + t * K;
         double sum = 0;
-        for (size_t j = 0; j < K; j++) {
-            long best = -1;
-            float best_v = 0;
-            for (size_t e = 0; e < E; e++) {
-                bool taken = false;
-                for (size_t i = 0; i < j; i++) taken |= idx[i] == (int32_t)e;
-                float val = s[e] + (bias ? bias[e] : 0.0f);
-                if (!taken && (best < 0 || val > best_v)) best = (long)e, best_v = val;
-            }
-            idx[j] = (int32_t)best;
-            sum += s[best];
-            counts[best] += 1;
-        }
+        for (size_t j = 0; j < K; j++) sum += s[idx[j]], counts[idx[j]] += 1;
         for (size_t j = 0; j < K; j++) v->wts[t * K + j] = (float)(s[idx[j]] / sum);
     }
     v->offset[0] = 0;
@@ -162,9 +155,15 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     size_t nt = mlp_tensor_count(c->mlp), first = first_expert(c);
     saved_views v;
     carve(c, BT, saved, &v);
-    linear_forward(BT, C, E, h, w[W_ROUTER], v.s, false);
+    linear_forward(BT, C, E, h, w[W_ROUTER], v.s, false);   // u; the scores replace it below
+    if (c->qb_balance) {   // QB selects on u + b, and prices this batch's experts from u (scratch: 2·BT floats)
+        float *alpha = scratch, *col = scratch + BT;
+        moe_choose(BT, E, K, v.s, w[1], v.idx, alpha);
+        moe_qb_prices(BT, E, K, v.s, alpha, col, v.hdr + 1 + E);
+    }
     scores(c, BT, v.s);
-    route(c, BT, c->bias_balance ? w[1] : NULL, &v);
+    if (!c->qb_balance) moe_choose(BT, E, K, v.s, c->bias_balance ? w[1] : NULL, v.idx, NULL);
+    combine(c, BT, &v);
     float *xs = scratch;
     gather(c, BT * K, v.order, h, xs);
     for (size_t e = 0; e < E; e++) {
@@ -249,12 +248,18 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     linear_backward(BT, C, E, h, w[W_ROUTER], du, dw[W_ROUTER], dh, true);
 }
 
-static size_t n_stats(const model_config *c) { return c->n_expert; }
+// Per layer: tokens per expert (E); with balance=qb also the QB prices summed over forwards (E) and the
+// number of forwards (1) — summed over micro-batches and ranks, their mean is the step's price.
+static size_t n_stats(const model_config *c) { return c->n_expert * (c->qb_balance ? 2 : 1) + (c->qb_balance ? 1 : 0); }
 
 static void stats(const model_config *c, size_t BT, const float *saved, float *acc) {
     saved_views v;
     carve(c, BT, (float *)saved, &v);
-    for (size_t e = 0; e < c->n_expert; e++) acc[e] += v.hdr[1 + e];
+    size_t E = c->n_expert;
+    for (size_t e = 0; e < E; e++) acc[e] += v.hdr[1 + e];
+    if (!c->qb_balance) return;
+    for (size_t e = 0; e < E; e++) acc[E + e] += v.hdr[1 + E + e];
+    acc[2 * E] += 1;
 }
 
 static double aux_loss(const model_config *c, size_t BT, const float *saved) {
@@ -263,14 +268,12 @@ static double aux_loss(const model_config *c, size_t BT, const float *saved) {
     return v.hdr[0];
 }
 
-// DeepSeek-V3 balancing: b_e += rate·sign(mean load − load_e) (raise under-loaded experts, lower over-loaded).
+// The selection bias after an optimizer step (model/moe_balance.h): DeepSeek's sign step from the loads, or
+// QB's prices.
 static void after_step(const model_config *c, float *const *w, const float *acc) {
-    if (!c->bias_balance) return;
     size_t E = c->n_expert;
-    double mean = 0;
-    for (size_t e = 0; e < E; e++) mean += acc[e];
-    mean /= (double)E;
-    for (size_t e = 0; e < E; e++) w[1][e] += c->bias_rate * (float)((acc[e] < mean) - (acc[e] > mean));
+    if (c->bias_balance) moe_bias_sign_update(E, c->bias_rate, acc, w[1]);
+    if (c->qb_balance && acc[2 * E] > 0) moe_qb_bias(E, acc + E, acc[2 * E], w[1]);
 }
 
 const block_module ffn_moe_module = {

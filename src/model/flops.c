@@ -36,7 +36,7 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         double shared = expert * (double)c->n_shared, router = E * C;
         ffn_total = E * expert + shared + router;
         ffn_active = K * expert + shared + router;
-        if (c->bias_balance) other = E;                             // selection bias: not a matmul weight
+        if (c->bias_balance || c->qb_balance) other = E;                             // selection bias: not a matmul weight
     }
     // GatedNorm: W_down (R,C) and W_up (C,R) after each of the 2L+1 norms, all matmul weights.
     double gnorm = c->gnorm_rank ? (2 * L + 1) * 2 * C * (double)c->gnorm_rank : 0;

@@ -371,13 +371,14 @@ json_t *model_moe_stats_json(const model *m) {
     if (!m->n_stats) return NULL;
     json_t *load = json_array(), *max_load = json_array();
     for (size_t l = 0; l < m->cfg.n_layer; l++) {
-        const float *c = m->stats_last + l * m->n_stats;
+        const float *c = m->stats_last + l * m->n_stats;   // tokens per expert come first
+        size_t E = m->cfg.n_expert;
         double total = 0, mx = 0;
-        for (size_t e = 0; e < m->n_stats; e++) total += c[e], mx = fmax(mx, c[e]);
+        for (size_t e = 0; e < E; e++) total += c[e], mx = fmax(mx, c[e]);
         json_t *row = json_array();
-        for (size_t e = 0; e < m->n_stats; e++) json_array_append_new(row, json_real(total > 0 ? c[e] / total : 0));
+        for (size_t e = 0; e < E; e++) json_array_append_new(row, json_real(total > 0 ? c[e] / total : 0));
         json_array_append_new(load, row);
-        json_array_append_new(max_load, json_real(total > 0 ? mx * (double)m->n_stats / total : 0));
+        json_array_append_new(max_load, json_real(total > 0 ? mx * (double)E / total : 0));
     }
     return json_pack("{s:o, s:o}", "moe_load", load, "moe_max_load", max_load);
 }

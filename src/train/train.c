@@ -78,9 +78,12 @@ typedef struct {
     // every ADAPT_WINDOW seconds (results do not depend on the thread count).
     bool adapt;
     threads_load load;
-    // For the final summary line: this process's first step, start time, and the last losses.
+    // For the final summary line: this process's first step, start time, and the last losses; for MoE the
+    // expert loads' max/mean ratio (per layer) summed over this process's steps (its mean over layers) and its
+    // worst value.
     long first_step;
     double t_start, last_loss, last_val;
+    double load_ratio_sum, load_ratio_worst;
 } run;
 
 // Parses "0.05,0.1,..." into sorted fractions in (0, 1].
@@ -571,6 +574,18 @@ static void adapt_threads(run *r) {
     r->load = now;
 }
 
+// One step's per-layer max/mean expert loads into the run's totals (the summary line).
+static void note_loads(run *r, const json_t *max_load) {
+    size_t L = json_array_size(max_load);
+    double mean = 0;
+    for (size_t l = 0; l < L; l++) {
+        double v = json_number_value(json_array_get(max_load, l));
+        mean += v / (double)L;
+        r->load_ratio_worst = fmax(r->load_ratio_worst, v);
+    }
+    r->load_ratio_sum += mean;
+}
+
 static sx_status loop(run *r) {
     const train_options *o = r->o;
     double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum, t_start = runlog_now();
@@ -614,6 +629,7 @@ static sx_status loop(run *r) {
         json_object_set_new(line, "threads", json_integer(omp_get_max_threads()));
         json_t *moe = model_moe_stats_json(&r->m);
         if (moe) {
+            note_loads(r, json_object_get(moe, "moe_max_load"));
             json_object_set_new(line, "aux_loss", json_real(model_aux_loss(&r->m)));
             json_object_update_new(line, moe);
         }
@@ -667,8 +683,12 @@ static void print_summary(const run *r) {
     char took[32], val[48] = "";
     runlog_format_duration(secs, took, sizeof took);
     if (isfinite(r->last_val)) snprintf(val, sizeof val, ", val loss %.4f", r->last_val);
-    fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s; %s\n",
-            r->step, steps, took, tps, r->last_loss, val, r->o->out);
+    char load[80] = "";
+    if (r->m.n_stats && steps > 0)
+        snprintf(load, sizeof load, "; expert load max/mean %.3f (mean of layers and steps), worst %.3f",
+                 r->load_ratio_sum / steps, r->load_ratio_worst);
+    fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s%s; %s\n",
+            r->step, steps, took, tps, r->last_loss, val, load, r->o->out);
 }
 
 static void on_signal(int sig) {

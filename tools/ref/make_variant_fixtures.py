@@ -29,10 +29,26 @@ CASES = [  # name, descriptor, seed
     ("gqa_xsa_egate", "d2-w32-hd8-kv2-xsa-egate-swa4-local2-v64", 2006),
     ("mla_xsa_gate", "d2-w32-hd8-mla-dc16-rd4-nope6-xsa-gate-v64", 2007),
     ("bigram_sign", "d2-w32-hd8-kv2-bigram23-bsign8-v64", 2008),
+    ("moe_qb", "d2-w32-hd8-kv2-moe6k2-ew16-shared1-balance=qb-v64", 2009),
     ("gqa_gnorm_untied", "d2-w32-hd8-kv2-gnorm6-swiglu-untied-v64", 2601),
 ]
 MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward
 ATTEMPTS = 20
+
+
+def make_qb_step_fixture(out_dir, seed=2010):
+    """tests/fixtures/moe_qb_step.sxt: one Quantile Balancing step on a planted skewed logit matrix u (T,E) and
+    bias b: the chosen experts, each token's threshold, the per-expert prices and the next bias (variants.qb_step)."""
+    T, E, K = 40, 8, 2
+    g = torch.Generator().manual_seed(seed)
+    u = (torch.randn(T, E, generator=g) + torch.linspace(1.5, -1.5, E)).float()   # expert 0 favoured
+    b = (0.3 * torch.randn(E, generator=g)).float()
+    idx, alpha, beta, nb = variants.qb_step(u, b, K)
+    path = os.path.join(out_dir, "moe_qb_step.sxt")
+    tensors = [("u", u.numpy()), ("b", b.numpy()), ("idx", idx.numpy()), ("alpha", alpha.numpy()),
+               ("beta", beta.numpy()), ("b_next", nb.numpy())]
+    make_fixtures.tensorfile.write(path, "fixture", {"T": T, "E": E, "K": K, "seed": seed}, tensors)
+    return path
 
 
 def main():
@@ -40,7 +56,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fixtures"))
     ap.add_argument("--only", nargs="+", metavar="NAME", help="write only these cases")
     args = ap.parse_args()
-    unknown = set(args.only or []) - {name for name, _, _ in CASES}
+    unknown = set(args.only or []) - {name for name, _, _ in CASES} - {"moe_qb_step"}
     if unknown:
         raise SystemExit(f"unknown case(s): {' '.join(sorted(unknown))}")
     torch.set_num_threads(1)
@@ -59,6 +75,8 @@ def main():
         else:
             raise SystemExit(f"{name}: no seed with a routing margin above {MIN_MARGIN}")
         print(f"wrote {os.path.normpath(path)} ({os.path.getsize(path)} bytes), routing margin {margin:.3g}")
+    if not args.only or "moe_qb_step" in args.only:
+        print(f"wrote {os.path.normpath(make_qb_step_fixture(args.out))}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Responsible for: parsing descriptors with the variant options (attention gate per head or per channel,
 exclusive self attention, bigram hash embedding with signs, GatedNorm, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
-parameter table, and the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
+parameter table, the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
 loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
 make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
 a direct masked softmax written independently of the C kernel.
@@ -50,6 +50,7 @@ class VConfig:
     aux: float = 0.0
     bias: bool = False
     gnorm: int = 0
+    qb: bool = False
 
     def __getattr__(self, name):
         if name == "base":
@@ -67,7 +68,8 @@ class VConfig:
 
 
 _FLAGS = {"gate": ("gate", True), "egate": ("egate", True), "xsa": ("xsa", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
-          "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True)}
+          "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True),
+          "balance=qb": ("qb", True)}
 _NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int),
             (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
@@ -109,6 +111,8 @@ def parse_descriptor(desc):
     if opt.get("experts"):
         if not 1 <= opt["top_k"] <= opt["experts"]:
             raise ValueError(f"descriptor {desc!r}: need 1 <= k <= experts")
+        if opt.get("qb") and (opt.get("bias") or opt["top_k"] >= opt["experts"]):
+            raise ValueError(f"descriptor {desc!r}: balance=qb needs k < experts and no balance=bias")
         opt.setdefault("expert_ff", base.ff)
     return VConfig(base=base, **opt)
 
@@ -150,7 +154,7 @@ def _ffn_specs(cfg, i):
     if not cfg.experts:
         return _mlp_specs(cfg, f"l{i}", cfg.ff)
     out = [(f"l{i}.router", (cfg.experts, cfg.width), "embed")]
-    if cfg.bias:
+    if cfg.bias or cfg.qb:
         out.append((f"l{i}.router_bias", (cfg.experts,), "gain"))
     for e in range(cfg.experts):
         out += _mlp_specs(cfg, f"l{i}.e{e}", cfg.expert_ff)
@@ -268,9 +272,9 @@ def _moe(cfg, p, h):
     """Returns (output, auxiliary loss). Every expert runs on every token; unrouted tokens have weight 0."""
     global min_route_margin
     E, K = cfg.experts, cfg.top_k
-    s = F.linear(h, p("router"))
-    s = torch.sigmoid(s) if cfg.sigmoid else torch.softmax(s, dim=-1)
-    sel = (s + p("router_bias")) if cfg.bias else s
+    u = F.linear(h, p("router"))
+    s = torch.sigmoid(u) if cfg.sigmoid else torch.softmax(u, dim=-1)
+    sel = (s + p("router_bias")) if cfg.bias else (u + p("router_bias")) if cfg.qb else s   # QB: on the logits
     ranked = torch.sort(sel.detach(), dim=-1, descending=True).values
     if K < E:
         min_route_margin = min(min_route_margin, float((ranked[..., K - 1] - ranked[..., K]).min()))
@@ -287,9 +291,29 @@ def _moe(cfg, p, h):
     f = torch.stack(counts).to(h.dtype) / (K * n)
     P = (s / s.sum(dim=-1, keepdim=True)).reshape(n, E).mean(dim=0)
     aux = cfg.aux * E * (f * P).sum()
-    if cfg.bias:                       # the bias has no gradient; keep it in the graph with a zero one
+    if cfg.bias or cfg.qb:             # the bias has no gradient; keep it in the graph with a zero one
         aux = aux + 0.0 * p("router_bias").sum()
     return out, aux
+
+
+def qb_step(u, b, K):
+    """One Quantile Balancing step (docs/MODEL.md, "MoE FFN"), written from ARCH-FEATURES F25 with sorts.
+    u (T,E) logits, b (E) bias, all float32. Returns (idx (T,K) chosen experts in descending order of u + b,
+    ties to the lower index; alpha (T) the (K+1)-th largest u + b; beta (E) the max(1, T·K/E)-th largest of
+    u − alpha per column; the next bias −beta centred)."""
+    T, E = u.shape
+    sel = u + b
+    idx, alpha = [], []
+    for t in range(T):
+        order = sorted(range(E), key=lambda e: (-float(sel[t, e]), e))
+        idx.append(order[:K])
+        alpha.append(sel[t, order[K]])
+    alpha = torch.stack(alpha)
+    m = u - alpha[:, None]
+    k = max(1, T * K // E)
+    beta = torch.sort(m, dim=0, descending=True).values[k - 1]
+    nb = (beta.double().mean() - beta.double()).float()
+    return torch.tensor(idx, dtype=torch.int32), alpha, beta, nb
 
 
 def _int32(x):
