@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "core/tensorfile.h"
 #include "kernels/activation.h"
 #include "kernels/embedding.h"
 #include "kernels/rmsnorm.h"
@@ -210,54 +211,150 @@ static void test_activation_fast(void) {
 // ---------------------------------------------------------------------------------------------------------
 // cross-entropy
 
-typedef struct { size_t N, V; float *l; int32_t *t; float cap; } xent_ctx;
+typedef struct { size_t N, V; float *l; int32_t *t; float cap; xent_extra *x; } xent_ctx;
 static double xent_loss(void *p) {
     xent_ctx *c = p;
-    return xent_forward_backward_ref(c->N, c->V, c->l, c->t, c->cap, 1.0f, NULL);
+    double main = xent_forward_backward_ref(c->N, c->V, c->l, c->t, c->x, c->cap, 1.0f, NULL);
+    return main + (c->x ? c->x->loss : 0);
 }
 
+// The fast kernel with a workspace of its own for `threads` threads.
+static double xent_fast(size_t N, size_t V, const float *l, const int32_t *t, xent_extra *x, float cap, float scale,
+                        float *d, int threads) {
+    size_t n = xent_workspace_floats(N, V, threads);
+    float *work = malloc(n * sizeof *work);
+    double loss = xent_forward_backward(N, V, l, t, x, cap, scale, d, work, n);
+    free(work);
+    return loss;
+}
+
+// Gradient of loss + extra loss by central differences of the reference: with and without extra targets
+// (entries -1, one equal to the row's next-token target, one repeated), with and without the soft-cap.
 static void test_xent_ref_fd(void) {
     int32_t t[4] = {2, -1, 0, 8};
-    for (int cap = 0; cap < 2; cap++) {
-        xent_ctx c = {4, 9, randn(36, 3), t, cap ? 4.0f : 0.0f};
-        float *d = malloc(36 * 4);
-        xent_forward_backward_ref(4, 9, c.l, t, c.cap, 1.0f, d);
-        fd_check(xent_loss, &c, c.l, d, 36, "dlogits");
-        for (size_t j = 0; j < 9; j++) CHECK(d[9 + j] == 0);  // ignored row
-        free(c.l), free(d);
-    }
-    // Known value: uniform logits over V give loss log V per counted row.
+    int32_t tx[4 * 3] = {1, 5, -1, 3, 3, 3, 0, 0, 7, -1, 4, 4};
+    float w[3] = {0.5f, 0.25f, 0.3f};
+    for (int cap = 0; cap < 2; cap++)
+        for (int with_x = 0; with_x < 2; with_x++) {
+            xent_extra x = {3, tx, w, 0};
+            xent_ctx c = {4, 9, randn(36, 3), t, cap ? 4.0f : 0.0f, with_x ? &x : NULL};
+            float *d = malloc(36 * 4);
+            xent_forward_backward_ref(4, 9, c.l, t, c.x, c.cap, 1.0f, d);
+            fd_check(xent_loss, &c, c.l, d, 36, "dlogits");
+            for (size_t j = 0; j < 9; j++) CHECK(d[9 + j] == 0);  // ignored row: its extras are not scored
+            free(c.l), free(d);
+        }
+    // Known values: uniform logits over V give loss log V per counted row, and w·log V per counted extra.
     float z[6] = {0};
-    int32_t tt[2] = {1, -5};
-    CHECK_CLOSE(xent_forward_backward_ref(2, 3, z, tt, 0, 1, NULL), log(3.0), 1e-12, 0);
+    int32_t tt[2] = {1, -5}, xt[4] = {2, -1, 0, 1};
+    float xw[2] = {0.5f, 2.0f};
+    xent_extra x = {2, xt, xw, 0};
+    CHECK_CLOSE(xent_forward_backward_ref(2, 3, z, tt, &x, 0, 1, NULL), log(3.0), 1e-12, 0);
+    CHECK_CLOSE(x.loss, 0.5 * log(3.0), 1e-7, 0);
+    float d[6];
+    xent_forward_backward_ref(2, 3, z, tt, &x, 0, 1, d);   // (1 + 0.5)/3 − onehot(1) − 0.5·onehot(2)
+    CHECK_CLOSE(d[0], 0.5, 1e-7, 0), CHECK_CLOSE(d[1], -0.5, 1e-7, 0), CHECK_CLOSE(d[2], 0.0, 1e-7, 0);
 }
 
 // Loss per row is a log-sum-exp of up to V=8192 terms in fp32 (relative ~1e-6, with the exp
 // approximation a few ulp); gradients are probabilities (≤ 1) with the same relative error: atol 1e-7·scale.
+// With extra targets (a third of them -1), and on one thread against four (bit for bit: the rows' losses are
+// summed in row order).
 static void test_xent_fast(void) {
     size_t shapes[][2] = {{1, 1}, {3, 17}, {5, 100}, {37, 8192}, {300, 257}};
+    float w[3] = {0.5f, 0.25f, 0.125f};
     for (size_t si = 0; si < 5; si++)
         for (int cap = 0; cap < 2; cap++)
-            for (int alias = 0; alias < 2; alias++) {
-                size_t N = shapes[si][0], V = shapes[si][1], n = N * V;
-                float *l = randn(n, 4), *d1 = malloc(n * 4), *d2 = malloc(n * 4);
-                l[0] = 60.0f;  // a large logit (and, with the cap of 15, a saturated tanh)
-                int32_t *t = malloc(N * 4);
-                for (size_t i = 0; i < N; i++) t[i] = i % 5 == 1 ? -1 : (int32_t)rng_below(&rng, V);
-                float c = cap ? 15.0f : 0.0f, scale = 0.37f;
-                double L1 = xent_forward_backward_ref(N, V, l, t, c, scale, d1);
-                double L2;
-                if (alias) {
-                    memcpy(d2, l, n * 4);
-                    L2 = xent_forward_backward(N, V, d2, t, c, scale, d2);
-                } else {
-                    L2 = xent_forward_backward(N, V, l, t, c, scale, d2);
+            for (int alias = 0; alias < 2; alias++)
+                for (int with_x = 0; with_x < 2; with_x++) {
+                    size_t N = shapes[si][0], V = shapes[si][1], n = N * V;
+                    float *l = randn(n, 4), *d1 = malloc(n * 4), *d2 = malloc(n * 4), *d3 = malloc(n * 4);
+                    l[0] = 60.0f;  // a large logit (and, with the cap of 15, a saturated tanh)
+                    int32_t *t = malloc(N * 4), *tx = malloc(N * 3 * 4);
+                    for (size_t i = 0; i < N; i++) t[i] = i % 5 == 1 ? -1 : (int32_t)rng_below(&rng, V);
+                    for (size_t i = 0; i < 3 * N; i++) tx[i] = i % 3 == 2 ? -1 : (int32_t)rng_below(&rng, V);
+                    xent_extra x1 = {3, tx, w, 0}, x2 = x1, x3 = x1;
+                    float c = cap ? 15.0f : 0.0f, scale = 0.37f;
+                    double L1 = xent_forward_backward_ref(N, V, l, t, with_x ? &x1 : NULL, c, scale, d1);
+                    double L2;
+                    if (alias) {
+                        memcpy(d2, l, n * 4);
+                        L2 = xent_fast(N, V, d2, t, with_x ? &x2 : NULL, c, scale, d2, 4);
+                    } else {
+                        L2 = xent_fast(N, V, l, t, with_x ? &x2 : NULL, c, scale, d2, 4);
+                    }
+                    CHECK_CLOSE(L2, L1, 1e-5, 1e-6);
+                    CHECK_CLOSE(x2.loss, x1.loss, 1e-5, 1e-6);
+                    CHECK_ARRAYS_CLOSE(d2, d1, n, 1e-4, 1e-7);
+                    CHECK(xent_fast(N, V, l, t, with_x ? &x3 : NULL, c, scale, d3, 1) == L2 && x3.loss == x2.loss);
+                    CHECK(memcmp(d3, d2, n * 4) == 0);
+                    CHECK_CLOSE(xent_fast(N, V, l, t, NULL, c, scale, NULL, 4), L1, 1e-5, 1e-6);
+                    free(l), free(d1), free(d2), free(d3), free(t), free(tx);
                 }
-                CHECK_CLOSE(L2, L1, 1e-5, 1e-6);
-                CHECK_ARRAYS_CLOSE(d2, d1, n, 1e-4, 1e-7);
-                CHECK_CLOSE(xent_forward_backward(N, V, l, t, c, scale, NULL), L1, 1e-5, 1e-6);
-                free(l), free(d1), free(d2), free(t);
-            }
+}
+
+// Extra targets whose weights are all zero change nothing, bit for bit (the model passes none then, but the
+// kernel's plain path must be the extras' special case).
+static void test_xent_zero_weights_plain(void) {
+    size_t N = 40, V = 300, n = N * V;
+    float *l = randn(n, 3), *d1 = malloc(n * 4), *d2 = malloc(n * 4), w[2] = {0, 0};
+    int32_t *t = malloc(N * 4), *tx = malloc(2 * N * 4);
+    for (size_t i = 0; i < N; i++) t[i] = (int32_t)rng_below(&rng, V);
+    for (size_t i = 0; i < 2 * N; i++) tx[i] = (int32_t)rng_below(&rng, V);
+    xent_extra x = {2, tx, w, 0};
+    CHECK(xent_fast(N, V, l, t, NULL, 0, 0.5f, d1, 2) == xent_fast(N, V, l, t, &x, 0, 0.5f, d2, 2));
+    CHECK(memcmp(d1, d2, n * 4) == 0 && x.loss == 0);
+    free(l), free(d1), free(d2), free(t), free(tx);
+}
+
+// Offsets past the sequence's end and rows with an ignored target get -1; the prefix column maps the target.
+static void test_xent_offset_targets(void) {
+    const int32_t tok[2 * 4] = {5, 1, 2, 3, /**/ 6, -1, 4, 0};   // B = 2, T = 3
+    const int32_t prefix[7] = {-1, 0, 1, -1, 2, 3, 4};
+    int32_t out[6 * 3];
+    xent_offset_targets(2, 3, tok, 2, prefix, out);
+    const int32_t want[6 * 3] = {2, 3, 0, /**/ 3, -1, 1, /**/ -1, -1, -1,
+                                 -1, -1, -1, /**/ 0, -1, 2, /**/ -1, -1, -1};
+    CHECK(memcmp(out, want, sizeof want) == 0);
+    int32_t only_mtp[6];
+    xent_offset_targets(2, 3, tok, 1, NULL, only_mtp);
+    const int32_t want_mtp[6] = {2, 3, -1, -1, 0, -1};
+    CHECK(memcmp(only_mtp, want_mtp, sizeof want_mtp) == 0);
+}
+
+// tools/ref/make_xent_fixture.py: next-token loss, weighted extra loss (two offsets and the prefix) and the
+// gradient of their sum (means over the batch), from PyTorch in float64; fast and reference at rtol 1e-4.
+static void test_xent_fixture(void) {
+    tensorfile f;
+    if (!CHECK(tf_read("tests/fixtures/xent_extra.sxt", "fixture", &f) == SX_OK)) return;
+    size_t B = (size_t)json_integer_value(json_object_get(f.meta, "B"));
+    size_t T = (size_t)json_integer_value(json_object_get(f.meta, "T"));
+    size_t V = (size_t)json_integer_value(json_object_get(f.meta, "vocab"));
+    size_t mtp = (size_t)json_integer_value(json_object_get(f.meta, "mtp")), N = B * T;
+    const tf_tensor *tok = tf_find(&f, "tokens"), *prefix = tf_find(&f, "prefix"), *w = tf_find(&f, "weights");
+    if (!CHECK(tok && prefix && w && N * V <= 4096)) { tf_free(&f); return; }
+    int32_t tx[4096];
+    xent_offset_targets(B, T, tok->data, mtp, prefix->data, tx);
+    for (int cap = 0; cap < 2; cap++) {
+        char name[64];
+        const char *tag = cap ? "cap5" : "cap0";
+        const tf_tensor *want[4];
+        const char *what[4] = {"logits", "loss", "extra_loss", "dlogits"};
+        for (int k = 0; k < 4; k++) snprintf(name, sizeof name, "%s.%s", tag, what[k]), want[k] = tf_find(&f, name);
+        if (!CHECK(want[0] && want[1] && want[2] && want[3])) continue;
+        int32_t targets[4096];
+        for (size_t b = 0; b < B; b++) memcpy(targets + b * T, (int32_t *)tok->data + b * (T + 1) + 1, T * 4);
+        for (int fast = 0; fast < 2; fast++) {
+            float d[4096];
+            xent_extra x = {mtp + 1, tx, w->data, 0};
+            double loss = fast ? xent_fast(N, V, want[0]->data, targets, &x, cap ? 5.0f : 0, 1.0f / N, d, 3)
+                               : xent_forward_backward_ref(N, V, want[0]->data, targets, &x, cap ? 5.0f : 0, 1.0f / N, d);
+            CHECK_CLOSE(loss / N, ((float *)want[1]->data)[0], 1e-5, 0);
+            CHECK_CLOSE(x.loss / N, ((float *)want[2]->data)[0], 1e-5, 0);
+            CHECK_ARRAYS_CLOSE(d, want[3]->data, N * V, 1e-4, 1e-7);
+        }
+    }
+    tf_free(&f);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -350,6 +447,9 @@ int main(void) {
     TEST_RUN(test_activation_fast);
     TEST_RUN(test_xent_ref_fd);
     TEST_RUN(test_xent_fast);
+    TEST_RUN(test_xent_zero_weights_plain);
+    TEST_RUN(test_xent_offset_targets);
+    TEST_RUN(test_xent_fixture);
     TEST_RUN(test_embedding);
     TEST_RUN(test_xsa_ref_fd);
     TEST_RUN(test_xsa_fast);

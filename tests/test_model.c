@@ -32,20 +32,31 @@ static void test_bad_descriptors(void) {
 // A batch large enough for the residual stream's copies and the gradient zeroing to be split over the
 // threads, and for the fused head to take its logits in two chunks, gives the loss and the gradients of its
 // sequences taken one at a time (one head chunk, one thread for the copies); zeroing clears every gradient.
-static void test_large_batch_matches_sequences(void) {
+// With extra targets too (two offsets and a prefix map): each chunk of head rows reads its own rows' targets.
+static void large_batch_matches_sequences(bool extras) {
     model_config c;
     model m;
     enum { B = 4, T = 512 };
     if (!CHECK(model_config_parse("d1-w128-hd32-v2048", 0, &c) == SX_OK && model_init(&m, &c) == SX_OK)) return;
+    int32_t prefix[2048];
+    const float w[3] = {0.5f, 0.25f, 0.3f};
+    for (int i = 0; i < 2048; i++) prefix[i] = i % 3 ? i / 2 : -1;
+    if (extras) {
+        CHECK(model_set_extra_targets(&m, 2, prefix) == SX_OK);
+        model_set_extra_weights(&m, w);
+    }
     modelcheck_randomize(&m, 11);
     const size_t n = m.table.total;
     int32_t *tok = malloc(B * (T + 1) * sizeof *tok);
     float *g_seq = malloc(n * sizeof *g_seq);
     for (size_t i = 0; i < B * (T + 1); i++) tok[i] = (int32_t)((i * 7919 + 13) % 2048);
-    double mean = 0, gmax = 0, gerr = 0;
+    double mean = 0, extra_mean = 0, gmax = 0, gerr = 0;
     CHECK(model_reserve(&m, 1, T) == SX_OK);
     model_zero_grad(&m);
-    for (size_t b = 0; b < B; b++) mean += model_loss_and_grad(&m, tok + b * (T + 1), 1.0f / B) / B;
+    for (size_t b = 0; b < B; b++) {
+        mean += model_loss_and_grad(&m, tok + b * (T + 1), 1.0f / B) / B;
+        extra_mean += model_extra_loss(&m) / B;
+    }
     memcpy(g_seq, m.grads, n * sizeof *g_seq);
     CHECK(model_reserve(&m, B, T) == SX_OK);
     for (size_t i = 0; i < n; i++) m.grads[i] = NAN;
@@ -55,6 +66,7 @@ static void test_large_batch_matches_sequences(void) {
     CHECK(nonzero == 0);
     double whole = model_loss_and_grad(&m, tok, 1.0f);
     CHECK(fabs(whole - mean) <= 1e-5 * fabs(mean));
+    CHECK(fabs(model_extra_loss(&m) - extra_mean) <= 1e-5 * fabs(extra_mean) && (extras ? extra_mean > 1 : extra_mean == 0));
     for (size_t i = 0; i < n; i++) {
         gmax = fmax(gmax, fabs(g_seq[i]));
         gerr = fmax(gerr, fabs(m.grads[i] - g_seq[i]));
@@ -63,6 +75,46 @@ static void test_large_batch_matches_sequences(void) {
     free(tok);
     free(g_seq);
     model_free(&m);
+}
+static void test_large_batch_matches_sequences(void) { large_batch_matches_sequences(false); }
+static void test_large_batch_matches_sequences_extra_targets(void) { large_batch_matches_sequences(true); }
+
+// The gradient of next-token + MTP (2 offsets) + prefix-token loss, soft-capped and untied, by finite differences.
+static void test_gradcheck_extra_targets(void) {
+    int32_t prefix[50];
+    const float w[3] = {0.5f, 0.25f, 0.3f};
+    for (int i = 0; i < 50; i++) prefix[i] = i % 3 ? (i * 7) % 50 : -1;
+    modelcheck_gradcheck_extra("d2-w32-hd8-kv2-softcap5-untied-v50", 2, prefix, w);
+    modelcheck_gradcheck_extra("d1-w32-hd8-v50", 1, NULL, w);
+}
+
+// Extra targets at weight zero: the loss and every gradient bit for bit those of a model without them; at
+// non-zero weights the gradients move but the next-token loss and the validation loss (model_loss) do not.
+static void test_extra_targets_zero_weight_is_plain(void) {
+    model_config c;
+    model a, b;
+    enum { B = 2, T = 9 };
+    if (!CHECK(model_config_parse("d1-w32-hd8-v40", 0, &c) == SX_OK && model_init(&a, &c) == SX_OK &&
+               model_init(&b, &c) == SX_OK)) return;
+    int32_t prefix[40], tok[B * (T + 1)];
+    for (int i = 0; i < 40; i++) prefix[i] = i % 2 ? i - 1 : -1;
+    for (int i = 0; i < B * (T + 1); i++) tok[i] = (i * 13 + 5) % 40;
+    const float zero[3] = {0}, w[3] = {0.5f, 0.25f, 0.3f};
+    CHECK(model_set_extra_targets(&b, 2, prefix) == SX_OK);
+    CHECK(model_reserve(&a, B, T) == SX_OK && model_reserve(&b, B, T) == SX_OK);
+    modelcheck_randomize(&a, 3), modelcheck_randomize(&b, 3);
+    model_zero_grad(&a), model_zero_grad(&b);
+    model_set_extra_weights(&b, zero);
+    double la = model_loss_and_grad(&a, tok, 1.0f), lb = model_loss_and_grad(&b, tok, 1.0f);
+    CHECK(la == lb && model_extra_loss(&b) == 0);
+    CHECK(memcmp(a.grads, b.grads, a.table.total * sizeof *a.grads) == 0);
+    model_zero_grad(&b);
+    model_set_extra_weights(&b, w);
+    CHECK(model_loss_and_grad(&b, tok, 1.0f) == la && model_extra_loss(&b) > 0);
+    CHECK(memcmp(a.grads, b.grads, a.table.total * sizeof *a.grads) != 0);
+    double va, vb;
+    CHECK(model_loss(&a, tok, NULL, &va) == SX_OK && model_loss(&b, tok, NULL, &vb) == SX_OK && va == vb && va == la);
+    model_free(&a), model_free(&b);
 }
 
 // Initial weights drawn by name: MHA and MQA share every tensor but wk/wv, and those start alike by name
@@ -94,6 +146,9 @@ static void test_init_by_name_pairs_shared_tensors(void) {
 int main(void) {
     TEST_RUN(test_bad_descriptors);
     TEST_RUN(test_large_batch_matches_sequences);
+    TEST_RUN(test_large_batch_matches_sequences_extra_targets);
+    TEST_RUN(test_gradcheck_extra_targets);
+    TEST_RUN(test_extra_targets_zero_weight_is_plain);
     TEST_RUN(test_init_by_name_pairs_shared_tensors);
     TEST_RUN(test_gradcheck_mha_relu2_tied);
     TEST_RUN(test_gradcheck_gqa_swiglu_qknorm_untied);

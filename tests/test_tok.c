@@ -8,6 +8,7 @@
 #include "support/testlib.h"
 #include "tok/bpe_train.h"
 #include "tok/corpus.h"
+#include "tok/prefixmap.h"
 #include "tok/vocab_io.h"
 
 static bpe_vocab *r50k, *cl100k, *o200k;
@@ -251,6 +252,57 @@ static void test_corpus_documents(void) {
     CHECK(corpus_next_doc((const uint8_t *)t, n, &pos, &doc, &len) == 0);
 }
 
+// The fixture vocabulary of tools/ref/make_xent_fixture.py after the 256 bytes: known answers, a special
+// token (no prefix, and never a prefix), ids past the vocabulary and a model vocabulary that cuts prefixes off.
+static void test_prefix_map_fixture(void) {
+    const char *extra[] = {" b", " ba", " ban", " bana", " banana", " bananas", "an", "<|endoftext|>", "ana", "nas", "<|endoftext|>x"};
+    bpe_vocab *v;
+    if (!CHECK(bpe_vocab_create(&v, "prefix-fixture", PRETOK_GPT2, 270) == SX_OK)) return;
+    for (uint32_t b = 0; b < 256; b++) bpe_vocab_add(v, b, (const uint8_t *)&(uint8_t){(uint8_t)b}, 1, TOK_KIND_NORMAL);
+    for (uint32_t i = 0; i < 11; i++)
+        bpe_vocab_add(v, 256 + i, (const uint8_t *)extra[i], strlen(extra[i]), i == 7 ? TOK_KIND_SPECIAL : TOK_KIND_NORMAL);
+    if (!CHECK(bpe_vocab_finish(v) == SX_OK)) { bpe_vocab_free(v); return; }
+    int32_t map[300];
+    // " b"->" ", " ba"->" b", ..., " banana"->" bana" (" banan" is no token), " bananas"->" banana",
+    // "an"->"a", special->none, "ana"->"an", "nas"->"n" ("na" is no token), "<|endoftext|>x"->"<" (never the special)
+    const int32_t want[11] = {' ', 256, 257, 258, 259, 260, 'a', -1, 262, 'n', '<'};
+    CHECK(tok_prefix_map(v, 300, map) == 256 + 11 - 256 - 1);
+    CHECK(memcmp(map + 256, want, sizeof want) == 0);
+    for (int b = 0; b < 256; b++) CHECK(map[b] == -1);      // single bytes have no proper prefix
+    for (int id = 267; id < 300; id++) CHECK(map[id] == -1);   // past the vocabulary
+    tok_prefix_map(v, 261, map);                             // a model vocabulary of 261: " banana" (260) is out
+    CHECK(map[259] == 258 && map[260] == 259);
+    bpe_vocab_free(v);
+}
+
+// Real vocabularies (GPT-2's r50k, cl100k, o200k): every prefix found is a proper byte prefix, no longer proper
+// prefix is a token, and the special tokens map to none; a known GPT-2 answer.
+static void test_prefix_map_real(void) {
+    bpe_vocab *vs[3] = {r50k, cl100k, o200k};
+    for (int k = 0; k < 3; k++) {
+        const bpe_vocab *v = vs[k];
+        int32_t *map = malloc(v->n_ids * sizeof *map);
+        size_t found = tok_prefix_map(v, v->n_ids, map), bad = 0, have = 0;
+        for (size_t id = 0; id < v->n_ids; id++) {
+            const uint8_t *b = v->blob + v->off[id];
+            if (v->kind[id] != TOK_KIND_NORMAL) { bad += map[id] != -1; continue; }
+            size_t longest = 0;
+            for (size_t n = 1; n < v->len[id]; n++)
+                if (bpe_rank(v, b, n) != TOK_NONE) longest = n;
+            if (!longest) { bad += map[id] != -1; continue; }
+            have++;
+            int32_t p = map[id];
+            bad += p < 0 || v->len[p] != longest || memcmp(v->blob + v->off[p], b, longest) != 0;
+        }
+        CHECK(bad == 0 && found == have && found > v->n_ids / 2);
+        if (k == 0) {
+            uint32_t bananas = bpe_rank(v, (const uint8_t *)" bananas", 8), banana = bpe_rank(v, (const uint8_t *)" banana", 7);
+            CHECK(bananas != TOK_NONE && banana != TOK_NONE && map[bananas] == (int32_t)banana);
+        }
+        free(map);
+    }
+}
+
 int main(void) {
     CHECK(vocab_load("tests/data/r50k_base.tiktoken.gz", &r50k) == SX_OK);
     CHECK(vocab_load("tests/data/cl100k_base.tiktoken.gz", &cl100k) == SX_OK);
@@ -264,6 +316,8 @@ int main(void) {
     TEST_RUN(test_train_hand_checked);
     TEST_RUN(test_train_deterministic_and_saved);
     TEST_RUN(test_corpus_documents);
+    TEST_RUN(test_prefix_map_fixture);
+    TEST_RUN(test_prefix_map_real);
     bpe_vocab_free(r50k);
     bpe_vocab_free(cl100k);
     bpe_vocab_free(o200k);

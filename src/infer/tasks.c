@@ -1,5 +1,6 @@
 // tasks: see tasks.h.
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,8 @@ typedef struct {
     int *seq, *root, *fork;
     int32_t *tok;
     float *logits;
+    float *xent_work;           // the cross-entropy's workspace, xent_floats floats
+    size_t xent_floats;
 } ll_work;
 
 static void work_free(ll_work *w) {
@@ -312,6 +315,7 @@ static void work_free(ll_work *w) {
     free(w->fork);
     free(w->tok);
     sx_free(w->logits);
+    sx_free(w->xent_work);
 }
 
 // Context rows to prefill (each context but its last token) and candidate rows of items [first, first + count).
@@ -336,7 +340,9 @@ static sx_status work_alloc(const task_items *it, size_t first, size_t n, size_t
     w->root = sx_alloc(group * sizeof *w->root, "tasks root");
     w->fork = sx_alloc(group * it->n_cand * sizeof *w->fork, "tasks fork");
     w->logits = sx_alloc(most * V * sizeof *w->logits, "tasks logits");
-    if (w->seq && w->tok && w->root && w->fork && w->logits) return SX_OK;
+    w->xent_floats = xent_workspace_floats(most, V, omp_get_max_threads());
+    w->xent_work = sx_alloc(w->xent_floats * sizeof *w->xent_work, "tasks cross-entropy workspace");
+    if (w->seq && w->tok && w->root && w->fork && w->logits && w->xent_work) return SX_OK;
     work_free(w);
     return sx_fail(SX_ERR_NOMEM, "out of memory for task scoring");
 }
@@ -377,7 +383,7 @@ static sx_status group_ll(decoder *d, const task_items *it, size_t first, size_t
         const int32_t *cand = it->tok + it->cand_off[i * K + j % K];
         const size_t L = it->cand_len[i * K + j % K];
         // the decoder's logits are already soft-capped: no cap here
-        ll[j] = -xent_forward_backward(L, V, w->logits + r * V, cand, 0.0f, 1.0f, NULL);
+        ll[j] = -xent_forward_backward(L, V, w->logits + r * V, cand, NULL, 0.0f, 1.0f, NULL, w->xent_work, w->xent_floats);
         greedy[j] = true;
         for (size_t k = 0; k < L; k++, r++) greedy[j] = greedy[j] && is_top(w->logits + r * V, V, cand[k]);
     }

@@ -1,7 +1,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <omp.h>
 #include "core/status.h"
+#include "core/threads.h"
 #include "kernels/embedding.h"
 #include "kernels/gemm.h"
 #include "kernels/rmsnorm.h"
@@ -24,7 +26,8 @@ enum { HEAD_ROWS_MIN = 256, HEAD_ROWS_MAX = 1024 };
 //   rstd   (2L+1, BT)
 //   mixer_saved (L, ...), ffn_saved (L, ...)
 //   dx, dh (BT, C)        gradient of the residual stream and of a norm's output
-//   scratch               max of the modules' scratch and the head's (head_rows, V)
+//   scratch               max of the modules' scratch and the head's: logits (head_rows, V), then the
+//                         cross-entropy's workspace
 //   rope cos/sin (T, rope_dim/2)
 //   gate   (2L+1, gatednorm_saved_floats(BT)) with gnorm<R>: each norm's GatedNorm saved block (else empty)
 typedef struct {
@@ -140,13 +143,23 @@ static size_t head_rows(const model_config *c, size_t BT) {
     return rows < BT ? rows : BT;
 }
 
-// Token ids kept per batch: inputs and targets, and with the bigram table each input's previous token, row and
-// sign pattern.
-static size_t token_ints(const model_config *c, size_t BT) { return (c->bigram_rows ? 5 : 2) * BT; }
+// Token ids kept per batch: inputs and targets, with the bigram table each input's previous token, row and
+// sign pattern, then the extra targets.
+static size_t extra_first(const model *m, size_t BT) { return (m->cfg.bigram_rows ? 5 : 2) * BT; }
+static size_t token_ints(const model *m, size_t BT) { return extra_first(m, BT) + m->n_extra * BT; }
+
+// The head's logits block, rounded up so that the cross-entropy's workspace after it is 64-byte aligned.
+static size_t head_logits_floats(const model *m, size_t BT) {
+    return (head_rows(&m->cfg, BT) * m->cfg.vocab + 15) & ~(size_t)15;
+}
+
+static size_t head_work_floats(const model *m, size_t BT) {
+    return xent_workspace_floats(head_rows(&m->cfg, BT), m->cfg.vocab, (int)m->xent_threads);
+}
 
 static size_t scratch_floats(const model *m, size_t BT) {
     size_t a = m->mixer->scratch_floats(&m->cfg, BT), b = m->ffn->scratch_floats(&m->cfg, BT);
-    size_t head = head_rows(&m->cfg, BT) * m->cfg.vocab;
+    size_t head = head_logits_floats(m, BT) + head_work_floats(m, BT);
     size_t s = a > b ? a : b, gate = m->cfg.gnorm_rank ? gatednorm_scratch_floats(&m->cfg, BT) : 0;
     s = s > gate ? s : gate;
     return s > head ? s : head;
@@ -173,11 +186,14 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     sx_free(m->tokens);
     m->acts = NULL;
     m->tokens = NULL;
+    // The most threads this process may run (train --threads 0 follows the free cores up to all of them).
+    int cores = threads_cores();
+    m->xent_threads = (size_t)(cores > omp_get_max_threads() ? cores : omp_get_max_threads());
     act_views v;
     size_t n = carve(m, B, T, NULL, &v), bytes;
     if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;
     m->acts = sx_calloc(bytes, "activations");
-    m->tokens = sx_alloc(token_ints(&m->cfg, B * T) * sizeof *m->tokens, "input and target tokens");
+    m->tokens = sx_alloc(token_ints(m, B * T) * sizeof *m->tokens, "input and target tokens");
     if (!m->acts || !m->tokens) {
         sx_free(m->acts);
         sx_free(m->tokens);
@@ -271,9 +287,10 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
 }
 
 // The fused head: logits for head_rows() rows at a time, cross-entropy and (if backward) its gradient, which
-// is immediately turned into dh_final (overwritten) and the head's weight gradient (accumulated).
-static double head_loss(model *m, const int32_t *targets, const act_views *v, float grad_scale, bool backward,
-                        float *logits_out) {
+// is immediately turned into dh_final (overwritten) and the head's weight gradient (accumulated). extra
+// (NULL: none) holds the extra targets (BT, n) of every row; its loss becomes the mean over the rows.
+static double head_loss(model *m, const int32_t *targets, xent_extra *extra, const act_views *v, float grad_scale,
+                        bool backward, float *logits_out) {
     const model_config *c = &m->cfg;
     size_t BT = m->B * m->T, C = c->width, V = c->vocab;
     const float *h = v->hn + 2 * c->n_layer * BT * C, *W = m->p[m->head];
@@ -281,8 +298,10 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
     gemm_packed_b w_logits, w_dh;
     gemm_pack_b(&w_logits, true, C, V, W, C);
     if (backward) gemm_pack_b(&w_dh, false, V, C, W, C);
-    double total = 0;
+    double total = 0, extra_total = 0;
     const size_t chunk = head_rows(c, BT);
+    float *work = v->scratch + head_logits_floats(m, BT);
+    xent_extra block = extra ? *extra : (xent_extra){0};
     for (size_t r0 = 0; r0 < BT; r0 += chunk) {
         size_t rows = BT - r0 < chunk ? BT - r0 : chunk;
         float *logits = v->scratch;
@@ -292,7 +311,10 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
             for (size_t i = 0; i < rows * V; i++)
                 z[i] = c->softcap > 0 ? c->softcap * tanhf(logits[i] / c->softcap) : logits[i];
         }
-        total += xent_forward_backward(rows, V, logits, targets + r0, c->softcap, grad_scale, backward ? logits : NULL);
+        if (extra) block.targets = extra->targets + r0 * extra->n;
+        total += xent_forward_backward(rows, V, logits, targets + r0, extra ? &block : NULL, c->softcap, grad_scale,
+                                       backward ? logits : NULL, work, head_work_floats(m, BT));
+        extra_total += block.loss;
         if (backward) {
             gemm(true, false, V, C, rows, logits, V, h + r0 * C, C, m->g[m->head], C, true); // dW += dlogitsᵀ·h
             gemm_packed(false, rows, logits, V, &w_dh, v->dh + r0 * C, C, false);              // dh = dlogits·W
@@ -300,6 +322,7 @@ static double head_loss(model *m, const int32_t *targets, const act_views *v, fl
     }
     gemm_packed_b_free(&w_logits);
     if (backward) gemm_packed_b_free(&w_dh);
+    if (extra) extra->loss = extra_total / (double)BT;
     return total / (double)BT;
 }
 
@@ -310,7 +333,7 @@ sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double 
     int32_t *buf = m->tokens;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
-    *loss = head_loss(m, buf + BT, &v, 0, false, logits_out);
+    *loss = head_loss(m, buf + BT, NULL, &v, 0, false, logits_out);
     return sx_alloc_check(failures);
 }
 
@@ -323,7 +346,16 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     forward_layers(m, buf, &v);
     for (size_t l = 0; l < c->n_layer && m->n_stats; l++)
         m->ffn->stats(c, BT, v.ffn_saved + l * v.ffn_per_layer, m->stats_acc + l * m->n_stats);
-    double loss = head_loss(m, buf + BT, &v, grad_scale / (float)BT, true, NULL);
+    xent_extra *extra = NULL, x = {.n = m->n_extra, .w = m->extra_w};
+    for (size_t k = 0; k < m->n_extra && !extra; k++)
+        if (m->extra_w[k] != 0) extra = &x;   // all weights zero: the plain loss, at the plain cost
+    if (extra) {
+        int32_t *targets = m->tokens + extra_first(m, BT);
+        xent_offset_targets(m->B, m->T, tokens, m->mtp, m->prefix, targets);
+        x.targets = targets;
+    }
+    double loss = head_loss(m, buf + BT, extra, &v, grad_scale / (float)BT, true, NULL);
+    m->extra_loss = extra ? x.loss : 0;
     size_t k = 2 * c->n_layer;
     gate_norm_backward(m, k, v.x + k * BT * C, m->norm_f, v.rstd + k * BT, v.dh, gate_saved(m, &v, k), v.scratch);
     rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false);
@@ -348,6 +380,22 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     }
     return loss;
 }
+
+sx_status model_set_extra_targets(model *m, size_t mtp, const int32_t *prefix) {
+    SX_CHECK(!m->acts, "call model_set_extra_targets before model_reserve (the targets need room)");
+    size_t n = mtp + (prefix != NULL);
+    if (n > XENT_MAX_EXTRA)
+        return sx_fail(SX_ERR_ARG, "%zu extra targets (multi-token offsets + prefix): at most %d", n, XENT_MAX_EXTRA);
+    m->mtp = mtp;
+    m->prefix = prefix;
+    m->n_extra = n;
+    memset(m->extra_w, 0, sizeof m->extra_w);
+    return SX_OK;
+}
+
+void model_set_extra_weights(model *m, const float *w) { memcpy(m->extra_w, w, m->n_extra * sizeof *w); }
+
+double model_extra_loss(const model *m) { return m->extra_loss; }
 
 double model_aux_loss(const model *m) {
     if (!m->ffn->aux_loss || !m->acts) return 0;
@@ -405,5 +453,5 @@ size_t model_param_count_nonembed(const model *m) {
 }
 
 size_t model_arena_bytes(const model *m) {
-    return (2 * m->table.total + m->acts_floats) * sizeof(float) + (m->tokens ? token_ints(&m->cfg, m->B * m->T) * sizeof(int32_t) : 0);
+    return (2 * m->table.total + m->acts_floats) * sizeof(float) + (m->tokens ? token_ints(m, m->B * m->T) * sizeof(int32_t) : 0);
 }

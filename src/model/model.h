@@ -5,6 +5,7 @@
 #ifndef SEXTANT_MODEL_H
 #define SEXTANT_MODEL_H
 #include <stdint.h>
+#include "kernels/xent.h"
 #include "model/block.h"
 #include "model/config.h"
 #include "model/params.h"
@@ -33,8 +34,16 @@ typedef struct {
     float *acts;
     size_t acts_floats;
     int32_t *tokens;            // (2, B·T): the batch's inputs, then its targets; with the bigram table
-                                // (3, B·T) more: each input's previous token, bigram row and sign pattern
-
+                                // (3, B·T) more: each input's previous token, bigram row and sign pattern;
+                                // then the extra targets (B·T, n_extra)
+    size_t xent_threads;        // threads the head's cross-entropy workspace is sized for (at model_reserve)
+    // Extra cross-entropy targets of training batches (model_set_extra_targets): mtp future offsets, then the
+    // prefix of each target (prefix: (vocab) map, borrowed); their weights for the next steps, and the mean
+    // weighted extra loss of the last model_loss_and_grad.
+    size_t mtp, n_extra;
+    const int32_t *prefix;
+    float extra_w[XENT_MAX_EXTRA];
+    double extra_loss;
 } model;
 
 // The attention mixer module of a config (model.c's table).
@@ -59,12 +68,24 @@ sx_status model_reserve(model *m, size_t B, size_t T);
 // so a non-finite *loss with SX_OK is numerical, never an allocation failure.
 // If logits_out is non-NULL it receives the scored logits z (B, T, V).
 sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double *loss);
-// Forward + backward: ACCUMULATES grad_scale · ∂(mean loss + aux loss)/∂θ into m->grads, where aux is the
-// MoE auxiliary balance loss (0 for other models; see model_aux_loss). Returns the mean cross-entropy only.
+// Forward + backward: ACCUMULATES grad_scale · ∂(mean loss + aux loss + extra loss)/∂θ into m->grads, where
+// aux is the MoE auxiliary balance loss (0 for other models; see model_aux_loss) and extra the weighted
+// cross-entropy of the extra targets (model_set_extra_targets; see model_extra_loss). Returns the mean
+// next-token cross-entropy only.
 // Adds this batch's per-layer statistics (tokens per expert) to the step's accumulator.
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale);
 // The auxiliary loss of the last forward (model_loss or model_loss_and_grad), summed over layers; 0 if none.
 double model_aux_loss(const model *m);
+// Extra cross-entropy targets scored on each position's logits by model_loss_and_grad (never by model_loss:
+// validation stays the next-token loss): the tokens mtp = 0.. offsets further ahead (parameter-free
+// multi-token prediction) and, with prefix non-NULL, prefix[target] (the prefix-token auxiliary loss; a
+// (vocab) map, −1 = none, borrowed until model_free). Call before model_reserve. Weights start at zero.
+sx_status model_set_extra_targets(model *m, size_t mtp, const int32_t *prefix);
+// The extras' weights from now on: w[k−1] for offset k, then the prefix's (m->n_extra values). While all are
+// zero model_loss_and_grad does exactly what it does without extras.
+void model_set_extra_weights(model *m, const float *w);
+// Mean over the batch's positions of Σ_k w_k·(lse − z[extra target k]) in the last model_loss_and_grad.
+double model_extra_loss(const model *m);
 // Call once after each optimizer step: applies per-step module updates (MoE selection-bias balancing),
 // moves the accumulated statistics to "last step" and clears the accumulator. No-op for dense models.
 void model_after_step(model *m);

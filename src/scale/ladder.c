@@ -119,6 +119,10 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "lr_width_power")) NUMBER(lr_width_power, -10, 10);
     if (!strcmp(key, "warmup")) NUMBER(warmup, 0, 1);
     if (!strcmp(key, "unique_tokens")) NUMBER(unique_tokens, 0, 1e18);
+    if (!strcmp(key, "mtp")) WHOLE(mtp, 0, XENT_MAX_EXTRA - 1);
+    if (!strcmp(key, "prefix_aux")) NUMBER(prefix_aux, 0, 10);
+    if (!strcmp(key, "aux_end")) NUMBER(aux_end, 1e-9, 1);
+    if (!strcmp(key, "prefix_vocab")) COPY(prefix_vocab);
     if (!strcmp(key, "widths") || !strcmp(key, "budgets")) {
         if ((n = parse_numbers(val, num, LADDER_MAX_RUNGS)) <= 0) return BAD("expected 1 to 32 numbers");
         s->n_rungs = (size_t)n;
@@ -419,6 +423,10 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->opt.muon_lr = (float)x->muon_lr;
     o->opt.hyper_lr = (float)x->hyper_lr;
     o->seed = (long)x->seed;
+    o->mtp = (long)s->mtp;
+    o->prefix_aux = s->prefix_aux;
+    if (s->aux_end > 0) o->aux_end = s->aux_end;
+    o->prefix_vocab = s->prefix_vocab;
     o->eval_at = x->eval_at;
     o->eval_batches = (long)x->eval_batches;
     o->eval_tasks = s->eval_tasks;

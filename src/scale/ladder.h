@@ -40,6 +40,10 @@
 //   eval_tasks_val PATH         the token shard the text tasks are built from [val; needed when val is a mixture]
 //   branches F:D:SHAPE ...      cooldown branches: from fraction F of a run's stable phase, decay over
 //                               D x the run's steps with shape linear|cosine|sqrt (wsd schedules only)
+//   mtp K | prefix_aux W        extra cross-entropy targets (train --mtp, --prefix-aux): multi-token
+//                               prediction over K offsets, the prefix-token loss at weight W [0, 0: off]
+//   aux_end F | prefix_vocab PATH   when their weights reach zero, the prefix map's vocabulary (train
+//                               --aux-end, --prefix-vocab) [the trainer's defaults]
 //   extra FLAGS...              more `sextant train` flags, passed verbatim after the plan's
 #ifndef SEXTANT_LADDER_H
 #define SEXTANT_LADDER_H
@@ -72,6 +76,9 @@ typedef struct {
     size_t n_seeds, seq, batch, eval_batches, min_steps;
     double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, hyper_lr, warmup;
     double unique_tokens;  // > 0: every run trains on only this many unique tokens (repeating them)
+    size_t mtp;            // train --mtp (0: off)
+    double prefix_aux, aux_end;   // train --prefix-aux (0: off), --aux-end (0: the trainer's default)
+    char prefix_vocab[1024];      // "" or train --prefix-vocab
     double lr_sweep[LADDER_MAX_SWEEP];            // LR multipliers of the sweep (the 1x run is seed 1's main run)
     size_t n_lr_sweep, lr_sweep_widths[LADDER_MAX_SWEEP], n_lr_sweep_widths;
     double eval_at[LADDER_MAX_FRACS];

@@ -67,6 +67,12 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"quiet", FLAG_BOOL, &o->quiet, "false", "no progress line"},
         {"on-spike", FLAG_STR, &o->on_spike, "stop", "on a non-finite or spiking loss: stop, or rollback to the last checkpoint and skip the batch"},
         {"spike-threshold", FLAG_DOUBLE, &o->spike_threshold, "0", "a loss above X times its running average is a spike (0: off)"},
+        {"mtp", FLAG_INT, &o->mtp, "0", "multi-token prediction: each position also predicts the tokens 1..K further "
+                                        "ahead, weights 2^-k decaying to 0 by --aux-end (0: off; docs/MODEL.md Loss)"},
+        {"prefix-aux", FLAG_DOUBLE, &o->prefix_aux, "0", "weight of the prefix-token auxiliary loss (credit for the "
+                                                         "target's longest prefix token; F39 uses 0.25), 0 by --aux-end"},
+        {"aux-end", FLAG_DOUBLE, &o->aux_end, "0.667", "fraction of the run at which the --mtp and --prefix-aux weights reach 0"},
+        {"prefix-vocab", FLAG_STR, &o->prefix_vocab, "", "vocabulary for --prefix-aux's prefix map (default: the .sxv beside --train)"},
     };
     size_t n = sizeof table / sizeof *table;
     _Static_assert(sizeof table / sizeof *table <= TRAIN_MAX_FLAGS, "raise TRAIN_MAX_FLAGS");

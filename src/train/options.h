@@ -84,13 +84,17 @@ typedef struct {
     const char *on_spike;       // "stop" or "rollback" (to the last checkpoint, skipping the bad batches) when
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)
+    long mtp;                   // multi-token prediction: also score the targets 1..mtp tokens further ahead (0: off)
+    double prefix_aux;          // initial weight of the prefix-token auxiliary loss (0: off)
+    double aux_end;             // fraction of the run at which the mtp and prefix weights reach zero
+    const char *prefix_vocab;   // "" or the vocabulary of the prefix map (default: the .sxv beside train_data)
     json_t *echo;               // resolved flags to store in config.json (borrowed; may be NULL)
     const char *override;       // "" or flags (names without dashes, comma-separated) a --resume may change
     const train_eval_hook *eval_hook;   // NULL: none (borrowed; not a flag)
     const train_model_probe *task_probe; // NULL: none (borrowed; not a flag); required when eval_tasks is set
 } train_options;
 
-#define TRAIN_MAX_FLAGS 56
+#define TRAIN_MAX_FLAGS 64
 
 // Every field at `sextant train`'s default (the flag table's), echo NULL. Overwrites *o.
 void train_options_default(train_options *o);

@@ -18,6 +18,7 @@
 #include "model/flops.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
+#include "train/extra_targets.h"
 #include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
@@ -38,6 +39,7 @@ typedef struct {
     optimizer opt;
     param_ref *refs;
     lr_schedule sched;
+    extra_targets extra;        // --mtp, --prefix-aux
     batch_source *train, *val;
     // A mixture's validation sets (--val X.mix, or --train X.mix without --val): one source each, its name
     // and weight; val_loss is then the weighted mix and val_loss_NAME each source's loss.
@@ -363,7 +365,11 @@ static sx_status setup(run *r) {
                        o->val_data, batch_source_vocab(r->val), o->train_data, vocab);
     model_config cfg;
     if ((st = model_config_parse(o->model, vocab, &cfg))) return st;
-    if ((st = model_init(&r->m, &cfg)) || (st = model_reserve(&r->m, r->rows, r->T))) return st;
+    if ((st = extra_targets_init(&r->extra, o->mtp, o->prefix_aux, o->aux_end, o->prefix_vocab, o->train_data, vocab)))
+        return st;
+    if ((st = model_init(&r->m, &cfg)) || (st = extra_targets_attach(&r->extra, &r->m)) ||
+        (st = model_reserve(&r->m, r->rows, r->T)))
+        return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
     // A hyperball keeps each matrix at its initial norm, so none may start at zero (docs/MODEL.md "Optimizers").
@@ -453,6 +459,7 @@ static void teardown(run *r) {
     runlog_close(&r->log);
     optimizer_free(&r->opt);
     model_free(&r->m);
+    extra_targets_free(&r->extra);
     batch_source_close(r->train);
     batch_source_close(r->val);
     for (size_t k = 0; k < r->n_vals; k++) batch_source_close(r->vals[k]);
@@ -512,36 +519,40 @@ static sx_status skip_if_bad(run *r, long step) {
     return st;
 }
 
-// Sums this step's gradients, share-weighted loss, MoE statistics and stop requests over the ranks (in
-// place), so that every rank takes the same optimizer step; sets r->stop and r->comm_s.
-static sx_status reduce_step(run *r, double *loss) {
+// Sums this step's gradients, share-weighted losses (next-token and extra), MoE statistics and stop requests
+// over the ranks (in place), so that every rank takes the same optimizer step; sets r->stop and r->comm_s.
+static sx_status reduce_step(run *r, double *loss, double *extra) {
     r->stop = stop_requested;
     if (!r->dist) return SX_OK;
-    double t0 = runlog_now(), v[2] = {*loss, r->stop};
+    double t0 = runlog_now(), v[3] = {*loss, r->stop, *extra};
     sx_status st = dist_allreduce_sum(r->m.grads, r->m.table.total);
     if (!st && r->m.n_stats) st = dist_allreduce_sum(r->m.stats_acc, r->m.cfg.n_layer * r->m.n_stats);
-    if (!st) st = dist_allreduce_sum_f64(v, 2);
+    if (!st) st = dist_allreduce_sum_f64(v, 3);
     r->comm_s = runlog_now() - t0;
     *loss = v[0];
+    *extra = v[2];
     r->stop = v[1] > 0;
     return st;
 }
 
 // One optimizer step over grad_accum micro-batches (each rank its rows of each, then summed over the
-// ranks); returns the mean loss and sets *norm.
-static double train_step(run *r, double lr_mult, double *norm, sx_status *st) {
+// ranks); returns the mean next-token loss and sets *norm and *extra (the mean weighted extra-target loss).
+static double train_step(run *r, double lr_mult, double *norm, double *extra, sx_status *st) {
     model_zero_grad(&r->m);
     double loss = 0;
+    *extra = 0;
     const long failures = sx_alloc_failures();
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
         loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
+        *extra += r->share * model_extra_loss(&r->m);
     }
     // A kernel that could not allocate its scratch skipped its work: stop before the update (the last
     // checkpoint is intact) rather than call the garbage a numerical failure.
     if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // every rank stops together
-    if ((*st = reduce_step(r, &loss))) return NAN;
+    if ((*st = reduce_step(r, &loss, extra))) return NAN;
     loss /= (double)r->o->grad_accum;
+    *extra /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);
     *norm = isfinite(loss) && !is_spike(r, loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
     if (isfinite(*norm)) model_after_step(&r->m);
@@ -603,8 +614,11 @@ static sx_status loop(run *r) {
         if (r->dist && step == r->fault_step && r->rank == dist_size() - 1) raise(r->fault_signal);
         if ((st = skip_if_bad(r, step))) break;
         adapt_threads(r);
-        double lr_mult = lr_schedule_mult(&r->sched, step);
-        double loss = train_step(r, lr_mult, &norm, &st);
+        double lr_mult = lr_schedule_mult(&r->sched, step), extra;
+        float extra_w[XENT_MAX_EXTRA];
+        size_t n_extra = extra_targets_weights(&r->extra, (double)(step - 1) / (double)r->total_steps, extra_w);
+        model_set_extra_weights(&r->m, extra_w);
+        double loss = train_step(r, lr_mult, &norm, &extra, &st);
         if (st) break;
         if (!isfinite(loss) || !isfinite(norm)) {
             char why[160];
@@ -627,6 +641,12 @@ static sx_status loop(run *r) {
                                  "tok_per_s", tps, "mfu", tps * r->flops_per_token / (r->peak * 1e9));
         if (r->dist) json_object_set_new(line, "allreduce_s", json_real(r->comm_s));
         json_object_set_new(line, "threads", json_integer(omp_get_max_threads()));
+        if (n_extra) {   // the extra targets' term of the objective, apart from train_loss, and its weights
+            json_t *w = json_array();
+            for (size_t k = 0; k < n_extra; k++) json_array_append_new(w, json_real(extra_w[k]));
+            json_object_set_new(line, "extra_loss", json_real(extra));
+            json_object_set_new(line, "extra_w", w);
+        }
         json_t *moe = model_moe_stats_json(&r->m);
         if (moe) {
             note_loads(r, json_object_get(moe, "moe_max_load"));

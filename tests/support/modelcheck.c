@@ -38,9 +38,15 @@ static double dot(const float *a, const float *b, size_t n) {
     return s;
 }
 
-// The training objective: mean cross-entropy plus the auxiliary loss of the same forward.
+// The training objective: mean cross-entropy plus the auxiliary loss of the same forward, plus the extra
+// targets' loss when the model has some (only the training pass scores them: with grad_scale 0 it adds zeros
+// to the gradients).
 static double objective(model *m, const int32_t *tok) {
     double l;
+    if (m->n_extra) {
+        l = model_loss_and_grad(m, tok, 0.0f);
+        return l + model_aux_loss(m) + model_extra_loss(m);
+    }
     CHECK(model_loss(m, tok, NULL, &l) == SX_OK);
     return l + model_aux_loss(m);
 }
@@ -49,11 +55,15 @@ static double objective(model *m, const int32_t *tok) {
 // moves the objective by ~1e-3 (small enough that no MoE routing decision flips; fp32 noise of the loss is
 // still < 1e-3·‖g‖); tolerance 1e-2·‖g‖ as in tests/test_model.c.
 // The MoE selection bias has no gradient by definition: its gradient must be exactly zero.
-void modelcheck_gradcheck(const char *descriptor) {
+void modelcheck_gradcheck_extra(const char *descriptor, size_t mtp, const int32_t *prefix, const float *w) {
     model_config c;
     model m;
     if (!CHECK(model_config_parse(descriptor, 0, &c) == SX_OK)) { fprintf(stderr, "  %s\n", sx_last_error()); return; }
     if (!CHECK(model_init(&m, &c) == SX_OK)) return;
+    if (mtp || prefix) {
+        CHECK(model_set_extra_targets(&m, mtp, prefix) == SX_OK);
+        model_set_extra_weights(&m, w);
+    }
     size_t B = 2, T = 7;
     CHECK(model_reserve(&m, B, T) == SX_OK);
     modelcheck_randomize(&m, 11);
@@ -100,6 +110,8 @@ void modelcheck_gradcheck(const char *descriptor) {
     CHECK(bad == 0);
     model_free(&m);
 }
+
+void modelcheck_gradcheck(const char *descriptor) { modelcheck_gradcheck_extra(descriptor, 0, NULL, NULL); }
 
 // ---- golden fixtures ----
 static const tf_tensor *need(const tensorfile *f, const char *name) {
