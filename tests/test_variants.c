@@ -25,6 +25,9 @@ static void test_gradcheck_mla_xsa_egate_padded(void) { modelcheck_gradcheck("d2
 static void test_gradcheck_mla_xsa_qlatent(void) { modelcheck_gradcheck("d1-w32-hd8-mla-dc12-dcq16-rd2-xsa-v50"); }
 static void test_gradcheck_bigram_signs(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-bigram37-bsign16-v50"); }
 static void test_gradcheck_bigram_nosign_untied(void) { modelcheck_gradcheck("d1-w32-hd8-bigram13-bsign0-untied-v50"); }
+static void test_gradcheck_ve_gqa(void) { modelcheck_gradcheck("d4-w32-hd8-kv2-ve2-v50"); }
+static void test_gradcheck_ve_mha_qknorm_xsa_gate(void) { modelcheck_gradcheck("d2-w32-hd8-qknorm-xsa-egate-ve1-v50"); }
+static void test_gradcheck_smear_bigram(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-smear-bigram37-untied-v50"); }
 static void test_gradcheck_moe_softmax_aux(void) { modelcheck_gradcheck("d2-w32-hd8-moe4k2-ew24-aux0.1-v50"); }
 static void test_gradcheck_moe_swiglu_shared_sigmoid_bias(void) {
     modelcheck_gradcheck("d2-w32-hd8-swiglu-moe4k2-ew16-shared1-sigmoid-balance=bias-aux0.05-v50");
@@ -41,6 +44,8 @@ static void test_fixture_gqa_gate_swa_attcap(void) { modelcheck_fixture("gqa_gat
 static void test_fixture_gqa_xsa_egate(void) { modelcheck_fixture("gqa_xsa_egate"); }
 static void test_fixture_mla_xsa_gate(void) { modelcheck_fixture("mla_xsa_gate"); }
 static void test_fixture_bigram_sign(void) { modelcheck_fixture("bigram_sign"); }
+static void test_fixture_ve_qknorm_xsa(void) { modelcheck_fixture("ve_qknorm_xsa"); }
+static void test_fixture_smear_bigram_ve(void) { modelcheck_fixture("smear_bigram_ve"); }
 static void test_fixture_gnorm(void) { modelcheck_fixture("gqa_gnorm_untied"); }
 
 // ---- bigram hash embedding ----
@@ -174,8 +179,9 @@ static void test_descriptors(void) {
     model_config c;
     const char *bad[] = {"d2-dc16", "d2-mla-kv2", "d2-mla-qknorm", "d2-mla-rd3", "d2-hd8-mla-rd16", "d2-moe4k5",
                          "d2-moe0k0", "d2-ew32", "d2-sigmoid", "d2-balance=bias", "d2-local2", "d2-swa0",
-                         "d2-moe4k2x", "d2-aux", "d2-mla-ropefrac0.5", "d2-bsign4", "d2-bigram1", "d2-bigram", "d2-gnorm0",
-                         "d2-gnorm"};
+                         "d2-moe4k2x", "d2-aux", "d2-mla-ropefrac0.5", "d2-bsign4", "d2-bigram1", "d2-bigram",
+                         "d2-mla-ve1", "d2-ve0", "d3-ve2", "d2-w4-hd4-ve1", "d2-w48-hd4-kv1-ve1", "d2-w8-hd8-smear",
+                         "d2-gnorm0", "d2-gnorm"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (!CHECK(model_config_parse(bad[i], 0, &c) == SX_ERR_ARG)) fprintf(stderr, "  accepted '%s'\n", bad[i]);
         CHECK(strlen(sx_last_error()) > 10);
@@ -202,7 +208,10 @@ static void test_descriptors(void) {
     json_decref(j);
     CHECK(model_config_parse("d2-bigram5000", 0, &c) == SX_OK && c.bigram_rows == 5000 && c.bigram_signs == 8192);
     CHECK(model_config_parse("d2-bigram5000-bsign0", 0, &c) == SX_OK && c.bigram_signs == 0);
-    CHECK(model_config_parse("d2", 0, &c) == SX_OK && c.bigram_rows == 0 && c.bigram_signs == 0 && c.gnorm_rank == 0);
+    CHECK(model_config_parse("d2", 0, &c) == SX_OK && c.bigram_rows == 0 && c.bigram_signs == 0);
+    CHECK(c.value_embeds == 0 && !c.smear);
+    CHECK(model_config_parse("d6-v64-ve3-smear", 0, &c) == SX_OK && c.value_embeds == 3 && c.smear && c.vocab == 64);
+    CHECK(c.gnorm_rank == 0);
     CHECK(model_config_parse("d2-gnorm16", 0, &c) == SX_OK && c.gnorm_rank == 16);
 }
 
@@ -213,7 +222,8 @@ static void test_flops_accounting(void) {
     const char *descs[] = {"d2-w32-hd8-kv2-gate-v50", "d2-w32-hd8-mla-dc16-dcq12-rd4-gate-v50", "d2-w32-hd8-kv2-xsa-egate-v50",
                            "d2-w32-hd8-mla-dc16-rd4-xsa-egate-v50", "d2-w32-hd8-bigram300-untied-v50",
                            "d2-w32-hd8-mla-dc16-rd4-nope6-nolatnorm-v50", "d2-w32-hd8-swiglu-moe6k2-ew16-shared1-balance=bias-v50",
-                           "d3-w48-hd16-moe8k1-untied-v50", "d2-w32-hd8-gnorm5-untied-v50"};
+                           "d3-w48-hd16-moe8k1-untied-v50", "d4-w32-hd8-kv2-ve2-smear-bigram30-v50",
+                           "d2-w32-hd8-gnorm5-untied-v50"};
     for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
         model_config c;
         model m;
@@ -246,6 +256,17 @@ static void test_flops_accounting(void) {
     CHECK(model_config_parse("d2-w32-hd8-gate-gnorm5-v50", 0, &b) == SX_OK);
     CHECK(model_flops_count(&b, 64).params_nonembed - model_flops_count(&g, 64).params_nonembed == 5.0 * 2 * 32 * 5);
     CHECK(model_flops_count(&b, 64).params_matmul - model_flops_count(&g, 64).params_matmul == 5.0 * 2 * 32 * 5);
+    // Value embeddings: N tables (V, Hkv·hd) are embeddings; the gate (2N·Hkv, 12) and smear's 12 + 1 weights are
+    // non-embedding parameters; neither does matmul work.
+    model_config ve;
+    CHECK(model_config_parse("d4-w32-hd8-kv2-ve2-v50", 0, &ve) == SX_OK && model_config_parse("d4-w32-hd8-kv2-v50", 0, &b) == SX_OK);
+    model_flops fv = model_flops_count(&ve, 64), fb = model_flops_count(&b, 64);
+    CHECK(fv.params_total - fb.params_total == 2.0 * 50 * 16 + 2 * 2 * 2 * 12);
+    CHECK(fv.params_nonembed - fb.params_nonembed == 2.0 * 2 * 2 * 12);
+    CHECK(fv.params_matmul == fb.params_matmul && fv.train_per_token == fb.train_per_token);
+    CHECK(model_config_parse("d4-w32-hd8-kv2-smear-v50", 0, &ve) == SX_OK);
+    CHECK(model_flops_count(&ve, 64).params_nonembed - fb.params_nonembed == 13);
+    CHECK(model_flops_count(&ve, 64).train_per_token == fb.train_per_token);
     CHECK(model_config_parse("d3-w32-hd8-mla-dc16-rd4-v50", 0, &c) == SX_OK);
     CHECK(model_flops_count(&c, 64).kv_cache_bytes_per_token == 3.0 * (16 + 4) * 4);
     // Window 4 on both layers of d2 (no global layer), T = 8: mean keys (1+2+3+4 + 4·4)/8 = 26/8; with local1
@@ -272,6 +293,9 @@ int main(void) {
     TEST_RUN(test_gradcheck_mla_xsa_qlatent);
     TEST_RUN(test_gradcheck_bigram_signs);
     TEST_RUN(test_gradcheck_bigram_nosign_untied);
+    TEST_RUN(test_gradcheck_ve_gqa);
+    TEST_RUN(test_gradcheck_ve_mha_qknorm_xsa_gate);
+    TEST_RUN(test_gradcheck_smear_bigram);
     TEST_RUN(test_gradcheck_moe_softmax_aux);
     TEST_RUN(test_gradcheck_moe_swiglu_shared_sigmoid_bias);
     TEST_RUN(test_gradcheck_moe_gelu_top1_aux);
@@ -285,6 +309,8 @@ int main(void) {
     TEST_RUN(test_fixture_gqa_xsa_egate);
     TEST_RUN(test_fixture_mla_xsa_gate);
     TEST_RUN(test_fixture_bigram_sign);
+    TEST_RUN(test_fixture_ve_qknorm_xsa);
+    TEST_RUN(test_fixture_smear_bigram_ve);
     TEST_RUN(test_fixture_gnorm);
     TEST_RUN(test_bigram_index_and_signs);
     TEST_RUN(test_bigram_fast);

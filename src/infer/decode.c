@@ -8,22 +8,25 @@
 #include "kernels/rope.h"
 #include "model/bigram.h"
 #include "model/linear.h"
+#include "model/smear.h"
+#include "model/value_embed.h"
 #include "model/flops.h"
 #include "model/gatednorm.h"
 
 // Scratch views for n rows: the residual stream, a norm's output and rstd, the mixer's decode scratch, the
 // FFN's saved block and scratch (the FFN decodes through its training forward with B = n, T = 1), and with
-// gnorm<R> GatedNorm's saved block and scratch (empty otherwise).
-typedef struct { float *x, *hn, *rstd, *mixer, *ffn_saved, *ffn_scratch, *gate_saved, *gate_scratch; } scratch;
+// smear the previous positions' input embeddings; with gnorm<R> GatedNorm's saved block and scratch (empty
+// otherwise).
+typedef struct { float *x, *hn, *rstd, *mixer, *ffn_saved, *ffn_scratch, *prev, *gate_saved, *gate_scratch; } scratch;
 
 static size_t carve(const decoder *d, size_t n, float *base, scratch *s) {
     const model *m = d->m;
     const model_config *c = &m->cfg;
     const size_t sizes[] = {n * c->width, n * c->width, n, m->mixer->decode_scratch_floats(c, n, d->max_ctx),
-                            m->ffn->saved_floats(c, n), m->ffn->scratch_floats(c, n),
+                            m->ffn->saved_floats(c, n), m->ffn->scratch_floats(c, n), c->smear ? n * c->width : 0,
                             c->gnorm_rank ? gatednorm_saved_floats(c, n) : 0,
                             c->gnorm_rank ? gatednorm_scratch_floats(c, n) : 0};
-    float **dst[] = {&s->x, &s->hn, &s->rstd, &s->mixer, &s->ffn_saved, &s->ffn_scratch, &s->gate_saved,
+    float **dst[] = {&s->x, &s->hn, &s->rstd, &s->mixer, &s->ffn_saved, &s->ffn_scratch, &s->prev, &s->gate_saved,
                      &s->gate_scratch};
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
@@ -69,7 +72,8 @@ typedef struct {
     float **slot;
     kv_span **spans;
     kv_span *span_buf;
-    int32_t *bigram;      // with the bigram table: (3, n) each row's previous token, bigram row, sign pattern
+    int32_t *prev;        // with the bigram table or smear: (5, n) the tokens one and two positions back (−1:
+                          // none), then the bigram rows and sign patterns of whichever embedding is computed
 } row_cache;
 
 static void rows_free(row_cache *rc) {
@@ -78,7 +82,7 @@ static void rows_free(row_cache *rc) {
     free(rc->slot);
     free(rc->spans);
     free(rc->span_buf);
-    free(rc->bigram);
+    free(rc->prev);
 }
 
 // Appends every row's position (and token) to its sequence; sizes the span lists.
@@ -87,9 +91,9 @@ static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t
     rc->n_spans = sx_alloc(n * sizeof *rc->n_spans, "decode rc.n_spans");
     rc->slot = sx_alloc(n * sizeof *rc->slot, "decode rc.slot");
     rc->spans = sx_alloc(n * sizeof *rc->spans, "decode rc.spans");
-    bool bigram = d->m->cfg.bigram_rows > 0;
-    rc->bigram = bigram ? sx_alloc(3 * n * sizeof *rc->bigram, "decode rc.bigram") : NULL;
-    if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans || (bigram && !rc->bigram))
+    bool look_back = d->m->cfg.bigram_rows > 0 || d->m->cfg.smear;
+    rc->prev = look_back ? sx_alloc(5 * n * sizeof *rc->prev, "decode rc.prev") : NULL;
+    if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans || (look_back && !rc->prev))
         return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0; r < n; r++) {
         if (kvcache_len(&d->cache, seq[r]) >= d->max_ctx)
@@ -102,7 +106,35 @@ static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t
     rc->span_buf = sx_alloc(total * sizeof *rc->span_buf, "decode rc.span_buf");
     if (!rc->span_buf) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0, off = 0; r < n; off += kvcache_depth(&d->cache, seq[r]), r++) rc->spans[r] = rc->span_buf + off;
+    for (size_t r = 0; r < n && look_back; r++) {   // appended above: the cache holds each row's earlier tokens
+        size_t p = rc->pos[r];
+        rc->prev[r] = p ? kvcache_token(&d->cache, seq[r], p - 1) : -1;
+        rc->prev[n + r] = p > 1 ? kvcache_token(&d->cache, seq[r], p - 2) : -1;
+    }
     return SX_OK;
+}
+
+// The input embedding of n tokens, as training computes it: x (n,C) = emb[tok] [+ the bigram hash embedding of
+// (prev, tok), prev −1 at a sequence's first position]. idx: (2n) scratch for the bigram rows and patterns.
+static void embed_rows(const model *m, size_t n, const int32_t *tok, const int32_t *prev, int32_t *idx, float *x) {
+    const model_config *c = &m->cfg;
+    embedding_forward(n, c->width, tok, m->p[m->emb], x);
+    if (!c->bigram_rows) return;
+    bigram_index(c, n, tok, prev, idx, idx + n);
+    bigram_forward(n, c->width, c->bigram_signs, idx, idx + n, m->p[m->bigram], x);
+}
+
+// Smear of each row that has a previous position (model/smear.h): its embedding recomputed from the cached
+// tokens (the one before it and the one before that), so forks read their parent's.
+static void smear_rows(const model *m, size_t n, const size_t *pos, const int32_t *prev, int32_t *idx, float *e_prev,
+                       float *x) {
+    const model_config *c = &m->cfg;
+    int32_t *tok = idx + 2 * n;   // the previous tokens, a placeholder 0 where a row has none
+    for (size_t r = 0; r < n; r++) tok[r] = pos[r] ? prev[r] : 0;
+    embed_rows(m, n, tok, prev + n, idx, e_prev);
+    size_t C = c->width;
+    for (size_t r = 0; r < n; r++)
+        if (pos[r]) smear_row(C, m->p[m->smear], m->p[m->smear + 1][0], x + r * C, e_prev + r * C, x + r * C);
 }
 
 // Layer `layer`'s slots and spans (valid until the next append: the cache does not move rows meanwhile).
@@ -127,13 +159,8 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     if (st) { rows_free(&rc); return st; }
     scratch s;
     carve(d, d->cap_rows, d->buf, &s);
-    embedding_forward(n, C, tok, m->p[m->emb], s.x);
-    if (c->bigram_rows) {   // each row's previous token is in the cache (appended above, rows in position order)
-        int32_t *prev = rc.bigram, *row = prev + n;
-        for (size_t r = 0; r < n; r++) prev[r] = rc.pos[r] ? kvcache_token(&d->cache, seq[r], rc.pos[r] - 1) : -1;
-        bigram_index(c, n, tok, prev, row, row + n);
-        bigram_forward(n, C, c->bigram_signs, row, row + n, m->p[m->bigram], s.x);
-    }
+    embed_rows(m, n, tok, rc.prev, rc.prev ? rc.prev + 2 * n : NULL, s.x);
+    if (c->smear) smear_rows(m, n, rc.pos, rc.prev, rc.prev + 2 * n, s.prev, s.x);
     block_shape bs = {.cfg = c, .B = n, .T = 1, .grad_scale = 1.0f};
     decode_shape ds = {.cfg = c, .n = n, .pos = rc.pos, .rope_cos = d->cos, .rope_sin = d->sin, .max_ctx = d->max_ctx,
                        .slot = rc.slot, .spans = (const kv_span *const *)rc.spans, .n_spans = rc.n_spans};
@@ -141,6 +168,8 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
         size_t first = m->layer_first[l], f = first + 1 + m->mixer_tensors;
         rows_at_layer(d, n, seq, l, &rc);
         ds.layer = bs.layer = l;
+        value_embed_layer ve;
+        ds.ve = value_embed_at(c, l, m->p, NULL, m->ve, tok, &ve) ? &ve : NULL;
         rmsnorm_forward(n, C, s.x, m->p[first], MODEL_NORM_EPS, s.hn, s.rstd);
         model_gate_norm(m, 2 * l, n, s.hn, s.gate_saved, s.gate_scratch);
         m->mixer->decode(&ds, m->p + first + 1, s.hn, s.x, s.mixer);

@@ -1,8 +1,8 @@
 // attn_gqa: grouped-query self-attention (MHA when kv heads = heads, MQA when 1) with optional QK-norm and
-// partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ; [qknorm]; rope; a = attention(q, k, v) (sliding window
+// partial RoPE. q = h·wqᵀ, k = h·wkᵀ, v = h·wvᵀ [+ the layer's value embedding (model/value_embed.h)]; [qknorm]; rope; a = attention(q, k, v) (sliding window
 // and logit soft-cap per attn_common); [a = xsa(a, v) (kernels/xsa.h)]; [a = σ(h·wgᵀ) ⊙ a per head or
 // channel]; out += a·woᵀ.
-// Cached decode keeps k and v (after QK-norm and RoPE): a cache row is [k (Hkv·hd) ; v (Hkv·hd)], and query
+// Cached decode keeps k and v (after QK-norm and RoPE, v with its value embedding): a cache row is [k (Hkv·hd) ; v (Hkv·hd)], and query
 // head h reads KV head h/(H/Hkv).
 #include <math.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "model/attn_common.h"
 #include "model/block.h"
 #include "model/linear.h"
+#include "model/value_embed.h"
 
 enum { WQ, WK, WV, WO, WG };
 #define QK_NORM_EPS 1e-6f
@@ -65,7 +66,8 @@ static size_t saved_floats(const model_config *c, size_t BT) {
 
 static size_t scratch_floats(const model_config *c, size_t BT) {
     return BT * (2 * q_dim(c) + 2 * kv_dim(c)) + (c->qk_norm ? BT * (q_dim(c) + kv_dim(c)) : 0) +
-           (c->attn_gate ? BT * (q_dim(c) + attn_gate_count(c)) : 0) + (c->xsa ? BT * q_dim(c) : 0);
+           (c->attn_gate ? BT * (q_dim(c) + attn_gate_count(c)) : 0) + (c->xsa ? BT * q_dim(c) : 0) +
+           value_embed_scratch_floats(c, BT);
 }
 
 // After attention (forward and decode): a (N, H·hd) -> [xsa against the rows' own values v (N, Hkv·hd), into
@@ -126,6 +128,7 @@ static void forward(const block_shape *s, float *const *w, const float *h, float
     project_qk(s, h, w[WQ], c->n_head, a.q_raw, a.q_rstd, a.q);
     project_qk(s, h, w[WK], c->n_kv_head, a.k_raw, a.k_rstd, a.k);
     linear_forward(BT, c->width, kv_dim(c), h, w[WV], a.v, false);
+    if (s->ve) value_embed_forward(c, BT, s->ve, h, a.v);
     attn_shape as = shape_of(s);
     attention_forward(&as, a.q, a.k, a.v, a.att, a.lse);
     output_forward(c, BT, w, h, a.v, a.att, a.att_x, a.gate, a.att_g, out);
@@ -150,8 +153,8 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     size_t G = attn_gate_count(c);
     float *d_att = scratch, *dq = d_att + BT * qd, *dk = dq + BT * qd, *dv = dk + BT * kd;
     float *dq_raw = dv + BT * kd, *dk_raw = c->qk_norm ? dq_raw + BT * qd : NULL;
-    float *d_att_g = dq_raw + (c->qk_norm ? BT * (qd + kd) : 0), *d_gate = d_att_g + BT * qd;
-    float *d_att_x = d_gate + BT * G;
+    float *d_att_g = dq_raw + (c->qk_norm ? BT * (qd + kd) : 0), *d_gate = d_att_g + (c->attn_gate ? BT * qd : 0);
+    float *d_att_x = d_gate + BT * G, *ve_scratch = d_att_x + (c->xsa ? BT * qd : 0);
     // Back through output_forward's chain: wo's input, [the gate], [xsa], to the attention output.
     const float *x_out = c->xsa ? a.att_x : a.att;          // xsa's output = the gate's input
     float *d_x = c->xsa ? d_att_x : d_att;                  // its gradient
@@ -169,6 +172,7 @@ static void backward(const block_shape *s, float *const *w, float *const *dw, co
     linear_backward(BT, C, kd, h, w[WK], gk, dw[WK], dh, true);
     linear_backward(BT, C, kd, h, w[WV], dv, dw[WV], dh, true);
     if (c->attn_gate) linear_backward(BT, C, G, h, w[WG], d_gate, dw[WG], dh, true);
+    if (s->ve) value_embed_backward(c, BT, s->ve, h, dv, dh, ve_scratch);
 }
 
 static size_t qk_dim(const model_config *c) { return c->head_dim; }
@@ -208,6 +212,7 @@ static void decode(const decode_shape *s, float *const *w, const float *h, float
         linear_forward(n, C, kd, h, w[WK], k, false);
     }
     linear_forward(n, C, kd, h, w[WV], a.v, false);
+    if (s->ve) value_embed_forward(c, n, s->ve, h, a.v);
     for (size_t r = 0; r < n; r++) {
         if (c->rope_dim) {
             attn_rope_at(s, H, hd, c->rope_dim, s->pos[r], a.q + r * qd);

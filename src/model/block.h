@@ -7,8 +7,18 @@
 #ifndef SEXTANT_BLOCK_H
 #define SEXTANT_BLOCK_H
 #include <stddef.h>
+#include <stdint.h>
 #include "model/config.h"
 #include "model/params.h"
+
+// The value embedding a GQA layer adds to its values (model/value_embed.h): its table, its gate and each row's
+// token. Gradients (training only; NULL in decode) are ACCUMULATED by the mixer's backward.
+typedef struct {
+    const float *table;       // (V, Hkv·hd)
+    const float *gate;        // (Hkv, VALUE_EMBED_GATE_IN)
+    float *dtable, *dgate;
+    const int32_t *tok;       // (rows) the token of each row
+} value_embed_layer;
 
 typedef struct {
     const model_config *cfg;
@@ -17,6 +27,7 @@ typedef struct {
     size_t layer;                       // index of the layer being run
     float grad_scale;                   // backward: weight of the module's own auxiliary loss terms (the
                                         // multiplier of the mean loss that dout already carries)
+    const value_embed_layer *ve;        // this layer's value embedding, NULL when it has none
 } block_shape;
 
 // A contiguous run of cached rows of one layer: positions pos0 .. pos0+n-1, row i at rows + i·row_floats.
@@ -37,6 +48,7 @@ typedef struct {
     float *const *slot;                // (n) row r's cache row in this layer (cache_floats), written by decode
     const kv_span *const *spans;       // (n) the rows row r sees, positions 0..pos[r] in order, its own slot last
     const size_t *n_spans;             // (n)
+    const value_embed_layer *ve;       // this layer's value embedding, NULL when it has none
 } decode_shape;
 
 typedef struct {

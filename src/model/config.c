@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_QB, OPT_COUNT
 } option_id;
@@ -70,6 +70,9 @@ static const option_def options[OPT_COUNT] = {
                     "the token embedding", "off"},
     [OPT_BSIGN] = {"bsign", "bsign<S>", WHOLE, 0, SEC_TOP, "bigram_signs", T_SIZE, F(bigram_signs),
                    "with `bigram`: S fixed ±1 sign patterns over the row, picked by the bigram (0: no signs)", "8192"},
+    [OPT_SMEAR] = {"smear", "smear", FLAG, true, SEC_TOP, "smear", T_BOOL, F(smear),
+                   "smear: each position's input embedding takes a gated share of the previous one's, "
+                   "x_t + λ·σ(w·x_t[0:12])·x_{t−1}", "off"},
     [OPT_GNORM] = {"gnorm", "gnorm<R>", WHOLE, 0, SEC_TOP, "gated_norm_rank", T_SIZE, F(gnorm_rank),
                    "GatedNorm after every RMSNorm (pre-attention, pre-MLP, final): y = x̂ ⊙ σ(SiLU(x̂·W_downᵀ)·W_upᵀ), "
                    "rank R", "off"},
@@ -82,6 +85,9 @@ static const option_def options[OPT_COUNT] = {
     [OPT_XSA] = {"xsa", "xsa", FLAG, true, SEC_TOP, "xsa", T_BOOL, F(xsa),
                  "exclusive self attention: each head's output y loses its part along its own position's value, "
                  "y − (y·v)/(v·v + 1e-6)·v (both mixers)", "off"},
+    [OPT_VE] = {"ve", "ve<N>", WHOLE, 0, SEC_TOP, "value_embeds", T_SIZE, F(value_embeds),
+                "value embeddings: N token-indexed tables whose rows, gated per KV head, are added to the values of "
+                "layers k and L−N+k (table k; GQA only)", "off"},
     [OPT_SWA] = {"swa", "swa<W>", WHOLE, 0, SEC_TOP, "window", T_SIZE, F(window),
                  "sliding-window attention: query t sees keys t−W+1..t (the kernel skips the rest)", "off"},
     [OPT_LOCAL] = {"local", "local<K>", WHOLE, 0, SEC_TOP, "local_every", T_SIZE, F(local_every),
@@ -211,6 +217,15 @@ static sx_status parse_attention(const char *desc, model_config *c, const double
     if (has[OPT_SWA] && c->window == 0) return sx_fail(SX_ERR_ARG, "model '%s': swa<W> needs a window >= 1", desc);
     if (has[OPT_LOCAL] && (!c->window || c->local_every == 0))
         return sx_fail(SX_ERR_ARG, "model '%s': local<K> needs K >= 1 and a window (swa<W>)", desc);
+    c->value_embeds = has[OPT_VE] ? (size_t)num[OPT_VE] : 0;
+    if (has[OPT_VE] && c->mixer == MIXER_MLA)
+        return sx_fail(SX_ERR_ARG, "model '%s': ve<N> needs the GQA mixer (MLA caches a latent, not the values the "
+                       "embeddings are added to)", desc);
+    if (has[OPT_VE] && (c->value_embeds == 0 || 2 * c->value_embeds > c->n_layer))
+        return sx_fail(SX_ERR_ARG, "model '%s': ve<N> needs 1 <= N <= layers/2 (table k feeds layers k and L−N+k)", desc);
+    if (has[OPT_VE] && (c->width < 6 || c->n_kv_head * c->head_dim < 6))
+        return sx_fail(SX_ERR_ARG, "model '%s': ve<N> needs a width and a KV width of at least 6 (its gate reads 6 "
+                       "channels of each)", desc);
     if (c->mixer != MIXER_MLA) {
         char list[128];
         if (section_given(has, SEC_MLA))
@@ -309,6 +324,7 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
         return sx_fail(SX_ERR_ARG, "model '%s': bigram<R> needs 2 <= R <= 16777216 rows", desc);
     if (has[OPT_BSIGN] && (!c->bigram_rows || c->bigram_signs > (1u << 24)))
         return sx_fail(SX_ERR_ARG, "model '%s': bsign<S> needs the bigram<R> option and S <= 16777216", desc);
+    if (c->smear && c->width < 12) return sx_fail(SX_ERR_ARG, "model '%s': smear needs a width of at least 12", desc);
     c->gnorm_rank = has[OPT_GNORM] ? (size_t)num[OPT_GNORM] : 0;
     if (has[OPT_GNORM] && (c->gnorm_rank < 1 || c->gnorm_rank > (1u << 16)))
         return sx_fail(SX_ERR_ARG, "model '%s': gnorm<R> needs a rank 1 <= R <= 65536", desc);

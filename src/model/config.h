@@ -23,6 +23,7 @@ typedef struct {
     float softcap;     // 0 = off
     size_t bigram_rows;     // bigram hash embedding table rows (0 = off; model/bigram.h)
     size_t bigram_signs;    // its sign patterns (0 = no sign trick)
+    bool smear;             // one-token look-back on the input embedding (model/smear.h)
     size_t gnorm_rank;      // GatedNorm after every RMSNorm, of this rank (0 = off; model/gatednorm.h)
     // Attention options (both mixers).
     mixer_kind mixer;
@@ -32,6 +33,7 @@ typedef struct {
     size_t window;          // sliding window of local layers (0 = every layer global)
     size_t local_every;     // with window: layer i is global when i % local_every == local_every-1 (0 = all local)
     float attn_softcap;     // attention logit soft-cap (0 = off)
+    size_t value_embeds;    // value-embedding tables (0 = off; GQA only; model/value_embed.h)
     // MLA (mixer == MIXER_MLA): head_dim is the value head dim; rope_dim = mla_rope.
     size_t mla_dc, mla_dcq; // KV latent; query latent (0 = queries straight from h)
     size_t mla_rope, mla_nope; // decoupled RoPE dims (shared key part) and per-head content q/k dims

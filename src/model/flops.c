@@ -1,6 +1,9 @@
 #include <math.h>
 #include "model/flops.h"
+#include "model/bigram.h"
 #include "model/model.h"
+#include "model/smear.h"
+#include "model/value_embed.h"
 
 // Mean over query positions t = 0..T-1 of the keys each attends to: min(t+1, W) (W = 0: no window).
 static double mean_keys(double T, double W) {
@@ -16,6 +19,19 @@ static void mixer_params(const model_config *c, double *matrices, double *gains)
         *matrices = *gains = 0;
         for (size_t i = 0; i < t.n; i++)
             *(t.v[i].group == PGROUP_GAIN ? gains : matrices) += (double)t.v[i].rows * (double)t.v[i].cols;
+    }
+    param_table_free(&t);
+}
+
+// The model-level tensors beside the layers, the token embedding and the head, from their own declarations:
+// lookup tables (bigram hash, value embeddings: embedding parameters, no matmul) and the small rest (gates).
+static void extra_params(const model_config *c, double *tables, double *other) {
+    param_table t = {0};
+    *tables = *other = NAN;
+    if (!bigram_declare(c, &t) && !value_embed_declare(c, &t) && !smear_declare(c, &t)) {
+        *tables = *other = 0;
+        for (size_t i = 0; i < t.n; i++)
+            *(t.v[i].group == PGROUP_EMBED ? tables : other) += (double)t.v[i].rows * (double)t.v[i].cols;
     }
     param_table_free(&t);
 }
@@ -38,10 +54,12 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         ffn_active = K * expert + shared + router;
         if (c->bias_balance || c->qb_balance) other = E;                             // selection bias: not a matmul weight
     }
+    double tables, extra;
+    extra_params(c, &tables, &extra);
     // GatedNorm: W_down (R,C) and W_up (C,R) after each of the 2L+1 norms, all matmul weights.
     double gnorm = c->gnorm_rank ? (2 * L + 1) * 2 * C * (double)c->gnorm_rank : 0;
-    f.params_nonembed = L * (attn + ffn_total + gains + other) + C + gnorm; // + final norm
-    f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1) + (double)c->bigram_rows * C;  // a lookup
+    f.params_nonembed = L * (attn + ffn_total + gains + other) + C + extra + gnorm; // + final norm
+    f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1) + tables;
     f.params_active = f.params_total - L * (ffn_total - ffn_active);
     f.params_matmul = L * (attn + ffn_active) + V * C + gnorm;
     f.fwd_matmul_per_token = 2 * f.params_matmul;

@@ -10,7 +10,7 @@
 
 typedef struct {
     double params_total;        // every parameter (embedding and head counted once each; tied counts once)
-    double params_nonembed;     // without embeddings (token, bigram hash) and head
+    double params_nonembed;     // without embeddings (token, bigram hash, value) and head
     double params_active;       // used per token (total minus the unchosen experts; equals total for dense)
     double params_matmul;       // weights that multiply activations (hidden matrices + head)
     double fwd_matmul_per_token;    // 2 · params_matmul

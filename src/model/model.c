@@ -12,6 +12,8 @@
 #include "model/bigram.h"
 #include "model/gatednorm.h"
 #include "model/model.h"
+#include "model/smear.h"
+#include "model/value_embed.h"
 
 // Rows of logits materialised at once by the fused head + cross-entropy: as many as fit in HEAD_BYTES,
 // within [HEAD_ROWS_MIN, HEAD_ROWS_MAX]. Longer chunks make the head's weight-gradient product deeper (fewer
@@ -26,12 +28,13 @@ enum { HEAD_ROWS_MIN = 256, HEAD_ROWS_MAX = 1024 };
 //   rstd   (2L+1, BT)
 //   mixer_saved (L, ...), ffn_saved (L, ...)
 //   dx, dh (BT, C)        gradient of the residual stream and of a norm's output
+//   smear_in (BT, C)      with smear: the input embeddings before it (empty otherwise)
 //   scratch               max of the modules' scratch and the head's: logits (head_rows, V), then the
 //                         cross-entropy's workspace
 //   rope cos/sin (T, rope_dim/2)
 //   gate   (2L+1, gatednorm_saved_floats(BT)) with gnorm<R>: each norm's GatedNorm saved block (else empty)
 typedef struct {
-    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *scratch, *cos, *sin, *gate;
+    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *smear_in, *scratch, *cos, *sin, *gate;
     size_t mixer_per_layer, ffn_per_layer;
 } act_views;
 
@@ -44,6 +47,10 @@ static sx_status build_table(model *m) {
     sx_status s = param_table_add(t, "emb", c->vocab, c->width, INIT_NORMAL, emb_std, PGROUP_EMBED);
     m->bigram = t->n;
     if (!s) s = bigram_declare(c, t);
+    m->ve = t->n;
+    if (!s) s = value_embed_declare(c, t);
+    m->smear = t->n;
+    if (!s) s = smear_declare(c, t);
     m->layer_first = sx_calloc_n(c->n_layer, sizeof *m->layer_first, "model m.layer_first");
     if (!m->layer_first) return sx_fail(SX_ERR_NOMEM, "out of memory");
     char name[48];
@@ -172,10 +179,11 @@ static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *
     v->mixer_per_layer = (m->mixer->saved_floats(c, BT) + 15) & ~(size_t)15;
     v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
     const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
-                            L * v->ffn_per_layer, BT * C, BT * C, scratch_floats(m, BT), T * c->rope_dim / 2,
-                            T * c->rope_dim / 2, c->gnorm_rank ? (2 * L + 1) * gatednorm_saved_floats(c, BT) : 0};
-    float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->scratch,
-                     &v->cos, &v->sin, &v->gate};
+                            L * v->ffn_per_layer, BT * C, BT * C, c->smear ? BT * C : 0, scratch_floats(m, BT),
+                            T * c->rope_dim / 2, T * c->rope_dim / 2,
+                            c->gnorm_rank ? (2 * L + 1) * gatednorm_saved_floats(c, BT) : 0};
+    float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->smear_in,
+                     &v->scratch, &v->cos, &v->sin, &v->gate};
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
@@ -267,8 +275,14 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
         const int32_t *row = bigram_batch(m, inputs);
         bigram_forward(BT, C, c->bigram_signs, row, row + BT, m->p[m->bigram], v->x);
     }
+    if (c->smear) {
+        parallel_fill(v->smear_in, v->x, BT * C);
+        smear_forward(BT, m->T, C, m->p[m->smear], m->p[m->smear + 1][0], v->smear_in, v->x);
+    }
     for (size_t l = 0; l < c->n_layer; l++) {
         bs.layer = l;
+        value_embed_layer ve;
+        bs.ve = value_embed_at(c, l, m->p, NULL, m->ve, inputs, &ve) ? &ve : NULL;
         for (size_t half = 0; half < 2; half++) {
             size_t k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;
@@ -363,6 +377,8 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     bs.grad_scale = grad_scale;
     for (size_t l = c->n_layer; l-- > 0;) {
         bs.layer = l;
+        value_embed_layer ve;
+        bs.ve = value_embed_at(c, l, m->p, m->g, m->ve, buf, &ve) ? &ve : NULL;
         for (size_t half = 2; half-- > 0;) {
             k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;
@@ -372,6 +388,11 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
             gate_norm_backward(m, k, v.x + k * BT * C, first, v.rstd + k * BT, v.dh, gate_saved(m, &v, k), v.scratch);
             rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[first], v.rstd + k * BT, v.dh, v.dx, m->g[first], true);
         }
+    }
+    if (c->smear) {   // v.dx becomes the gradient of the embeddings before smear (v.dh and the scratch are free)
+        parallel_fill(v.dh, v.dx, BT * C);
+        smear_backward(BT, m->T, C, m->p[m->smear], m->p[m->smear + 1][0], v.smear_in, v.dh, v.dx, m->g[m->smear],
+                       m->g[m->smear + 1], v.scratch);
     }
     embedding_backward(BT, C, buf, v.dx, m->g[m->emb]);
     if (c->bigram_rows) {
@@ -448,7 +469,7 @@ size_t model_param_count(const model *m) {
 }
 
 size_t model_param_count_nonembed(const model *m) {
-    size_t n = model_param_count(m) - (m->cfg.vocab + m->cfg.bigram_rows) * m->cfg.width;
+    size_t n = model_param_count(m) - (m->cfg.vocab + m->cfg.bigram_rows) * m->cfg.width - value_embed_table_floats(&m->cfg);
     return m->cfg.untied ? n - m->cfg.vocab * m->cfg.width : n;
 }
 

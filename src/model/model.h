@@ -21,6 +21,7 @@ typedef struct {
     float **p, **g;             // per-tensor pointers into params / grads
     size_t emb, head, norm_f;   // tensor indices (head == emb when tied)
     size_t bigram;              // tensor index of the bigram hash table (with cfg.bigram_rows)
+    size_t ve, smear;           // tensor indices of the first value-embedding table and of smear_gate (when on)
     size_t gnorm;               // with cfg.gnorm_rank: index of the first GatedNorm tensor; site k (2·layer, +1 for
                                 // the MLP's norm; 2L the final norm) has W_down at gnorm + 2k and W_up after it
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
@@ -95,7 +96,7 @@ json_t *model_moe_stats_json(const model *m);
 void model_zero_grad(model *m);
 // Optimizer view of the tensors: refs has m->table.n entries (allocated by the caller).
 void model_param_refs(const model *m, param_ref *refs);
-// Parameter counts: all tensors, and without the embeddings (token and bigram) and (untied) head. For MoE the active count
+// Parameter counts: all tensors, and without the embeddings (token, bigram, value) and (untied) head. For MoE the active count
 // (parameters used per token) is in model/flops.h.
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);

@@ -21,6 +21,8 @@ sx_status hf_check(const model_config *c) {
                       : c->attn_gate       ? "an attention output gate (gate, egate)"
                       : c->xsa             ? "exclusive self attention (xsa)"
                       : c->bigram_rows     ? "a bigram hash embedding (bigram)"
+                      : c->value_embeds    ? "value embeddings (ve)"
+                      : c->smear           ? "a smeared input embedding (smear)"
                       : c->gnorm_rank      ? "GatedNorm (gnorm)"
                                            : NULL;
     if (why)

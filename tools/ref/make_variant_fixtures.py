@@ -30,6 +30,8 @@ CASES = [  # name, descriptor, seed
     ("mla_xsa_gate", "d2-w32-hd8-mla-dc16-rd4-nope6-xsa-gate-v64", 2007),
     ("bigram_sign", "d2-w32-hd8-kv2-bigram23-bsign8-v64", 2008),
     ("moe_qb", "d2-w32-hd8-kv2-moe6k2-ew16-shared1-balance=qb-v64", 2009),
+    ("ve_qknorm_xsa", "d4-w32-hd8-kv2-qknorm-xsa-ve2-v64", 2009),
+    ("smear_bigram_ve", "d2-w32-hd8-kv1-smear-bigram23-ve1-egate-untied-v64", 2010),
     ("gqa_gnorm_untied", "d2-w32-hd8-kv2-gnorm6-swiglu-untied-v64", 2601),
 ]
 MIN_MARGIN = 2e-4  # smallest allowed gap between the k-th and (k+1)-th selection score in any forward

@@ -1,7 +1,7 @@
 """Independent PyTorch reference of sextant's architecture variants, written from docs/MODEL.md ("Variants").
 
 Responsible for: parsing descriptors with the variant options (attention gate per head or per channel,
-exclusive self attention, bigram hash embedding with signs, GatedNorm, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
+exclusive self attention, bigram hash embedding with signs, value embeddings, smear, GatedNorm, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
 parameter table, the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
 loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
 make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
@@ -33,6 +33,8 @@ class VConfig:
     xsa: bool = False
     bigram: int = 0
     bsign: int = 0
+    ve: int = 0
+    smear: bool = False
     window: int = 0
     local_every: int = 0
     attcap: float = 0.0
@@ -67,11 +69,11 @@ class VConfig:
         return self.window > 0 and not (self.local_every and layer % self.local_every == self.local_every - 1)
 
 
-_FLAGS = {"gate": ("gate", True), "egate": ("egate", True), "xsa": ("xsa", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
+_FLAGS = {"smear": ("smear", True), "gate": ("gate", True), "egate": ("egate", True), "xsa": ("xsa", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
           "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True),
           "balance=qb": ("qb", True)}
 _NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int),
-            (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"local(\d+)", "local_every", int),
+            (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"ve(\d+)", "ve", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
             (r"nope(\d+)", "nope", int), (r"ew(\d+)", "expert_ff", int), (r"shared(\d+)", "shared", int),
             (r"aux" + _NUM, "aux", float), (r"gnorm(\d+)", "gnorm", int)]
@@ -101,6 +103,8 @@ def parse_descriptor(desc):
         raise ValueError(f"descriptor {desc!r}: bsign needs bigram")
     if opt.get("bigram"):
         opt.setdefault("bsign", 8192)
+    if "ve" in opt and (opt.get("mla") or not 1 <= opt["ve"] <= base.layers // 2):
+        raise ValueError(f"descriptor {desc!r}: ve<N> needs the GQA mixer and 1 <= N <= layers/2")
     if opt.get("mla"):
         if any(re.fullmatch(r"(kv\d+|qknorm|ropefrac.*)", p) for p in rest):
             raise ValueError(f"descriptor {desc!r}: kv/qknorm/ropefrac do not apply to mla")
@@ -169,6 +173,11 @@ def param_specs(cfg):
     specs = [("emb", (cfg.vocab, C), "embed")]
     if cfg.bigram:
         specs.append(("bigram", (cfg.bigram, C), "embed"))
+    specs += [(f"ve{k}", (cfg.vocab, cfg.kv_heads * cfg.head_dim), "embed") for k in range(cfg.ve)]
+    if cfg.ve:
+        specs.append(("ve_gate", (2 * cfg.ve * cfg.kv_heads, 12), "gain"))
+    if cfg.smear:
+        specs += [("smear_gate", (12,), "gain"), ("smear_lambda", (1,), "gain")]
     for i in range(cfg.layers):
         specs += [(f"l{i}.attn_norm", (C,), "gain")] + _mixer_specs(cfg, i)
         specs += [(f"l{i}.mlp_norm", (C,), "gain")] + _ffn_specs(cfg, i)
@@ -208,12 +217,29 @@ def attention(q, k, v, scale, window, softcap):
     return torch.einsum("bhts,bshd->bthd", p, v)
 
 
-def _gqa(cfg, p, h, cos, sin):
+def value_embedding(cfg, params, i, inputs):
+    """Layer i's (table rows (B,T,Hkv·hd), gate rows (Hkv,12)), or None (MODEL.md "Value embeddings"): table k
+    feeds layers k and L-N+k; the gate rows are slot-major in ve_gate, the early layers' slots first."""
+    N, L, Hkv = cfg.ve, cfg.layers, cfg.kv_heads
+    if i < N:
+        slot = i
+    elif N and i >= L - N:
+        slot = N + i - (L - N)
+    else:
+        return None
+    return F.embedding(inputs, params[f"ve{slot % N}"]), params["ve_gate"][slot * Hkv:(slot + 1) * Hkv]
+
+
+def _gqa(cfg, p, h, cos, sin, ve=None):
     B, T, _ = h.shape
     H, Hkv, hd = cfg.heads, cfg.kv_heads, cfg.head_dim
     q = F.linear(h, p("wq")).view(B, T, H, hd)
     k = F.linear(h, p("wk")).view(B, T, Hkv, hd)
     v = F.linear(h, p("wv")).view(B, T, Hkv, hd)
+    if ve is not None:   # v += 2·σ(w·[h[:6]; e[:6]]) · e per KV head
+        e, w = ve
+        gamma = 2 * torch.sigmoid(F.linear(torch.cat([h[..., :6], e[..., :6]], dim=-1), w))
+        v = v + gamma[..., None] * e.view(B, T, Hkv, hd)
     if cfg.qknorm:
         q, k = model.rmsnorm(q, None, 1e-6), model.rmsnorm(k, None, 1e-6)
     return model.apply_rope(q, cos, sin), model.apply_rope(k, cos, sin), v, hd
@@ -242,9 +268,9 @@ def _mla(cfg, p, h, cos, sin):
     return q, torch.cat(parts, dim=-1), v, rd + nd
 
 
-def _mixer(cfg, i, p, h, cos, sin):
+def _mixer(cfg, i, p, h, cos, sin, ve=None):
     B, T, _ = h.shape
-    q, k, v, dqk = (_mla if cfg.mla else _gqa)(cfg, p, h, cos, sin)
+    q, k, v, dqk = _mla(cfg, p, h, cos, sin) if cfg.mla else _gqa(cfg, p, h, cos, sin, ve)
     o = attention(q, k, v, 1.0 / math.sqrt(dqk), cfg.window if cfg.is_local(i) else 0, cfg.attcap)
     if cfg.xsa:      # drop each head's component along its own position's value (the KV head it reads)
         vh = v.repeat_interleave(o.shape[2] // v.shape[2], dim=2)
@@ -359,10 +385,14 @@ def forward(cfg, params, tokens, rope=None):
     x = F.embedding(inputs, emb)
     if cfg.bigram:
         x = x + bigram_embedding(cfg, params["bigram"], inputs)
+    if cfg.smear:    # x_t += λ·σ(w·x_t[:12])·x_{t-1} for t >= 1
+        s = torch.sigmoid(x[:, 1:, :12] @ params["smear_gate"])
+        x = torch.cat([x[:, :1], x[:, 1:] + params["smear_lambda"] * s[..., None] * x[:, :-1]], dim=1)
     aux = 0.0
     for i in range(cfg.layers):
         p = lambda n, i=i: params[f"l{i}.{n}"]  # noqa: E731
-        x = x + _mixer(cfg, i, p, norm(cfg, params, x, f"l{i}.attn_norm"), cos, sin)
+        ve = value_embedding(cfg, params, i, inputs)
+        x = x + _mixer(cfg, i, p, norm(cfg, params, x, f"l{i}.attn_norm"), cos, sin, ve)
         h = norm(cfg, params, x, f"l{i}.mlp_norm")
         if cfg.experts:
             y, a = _moe(cfg, p, h)
