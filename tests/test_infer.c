@@ -74,6 +74,8 @@ static void check_decode(const char *desc) {
 }
 
 static void test_decode_gqa(void) { check_decode("d2-w32-hd8-kv2-v40"); }
+// fp8 MLP products: with a history (random here), every scale is the history's, the same for one row or many.
+static void test_decode_fp8(void) { check_decode("d2-w32-hd8-swiglu-fp8-v40"); }
 static void test_decode_mha_qknorm_partial_rope(void) { check_decode("d2-w32-hd8-qknorm-ropefrac0.5-swiglu-v40"); }
 static void test_decode_gate_window_caps(void) { check_decode("d3-w32-hd8-kv1-gate-swa5-local2-attcap5-softcap8-gelu-untied-v40"); }
 static void test_decode_moe(void) {
@@ -247,6 +249,7 @@ static void test_fork_smear_ve(void) { check_fork("d2-w32-hd8-kv2-smear-bigram31
 
 int main(void) {
     TEST_RUN(test_decode_gqa);
+    TEST_RUN(test_decode_fp8);
     TEST_RUN(test_decode_mha_qknorm_partial_rope);
     TEST_RUN(test_decode_gate_window_caps);
     TEST_RUN(test_decode_moe);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/rng.h"
 #include "core/tensorfile.h"
+#include "model/flops.h"
 #include "model/model.h"
 #include "model/moe_balance.h"
 #include "support/modelcheck.h"
@@ -283,6 +284,18 @@ static void test_qb_gradients_equal_router_path(void) {
 static void test_gradcheck_qb(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-moe4k2-ew16-sigmoid-balance=qb-aux0.05-v50"); }
 static void test_fixture_qb(void) { modelcheck_fixture("moe_qb"); }
 
+// Accounting: the bias is a parameter but not a matmul weight; FLOPs per token equal the unbalanced model's.
+static void test_qb_accounting(void) {
+    model_config c, plain;
+    model m;
+    if (!CHECK(model_config_parse("d2-w32-hd8-moe6k2-ew16-balance=qb-v50", 0, &c) == SX_OK && model_init(&m, &c) == SX_OK)) return;
+    CHECK(model_config_parse("d2-w32-hd8-moe6k2-ew16-v50", 0, &plain) == SX_OK);
+    model_flops f = model_flops_count(&c, 64), g = model_flops_count(&plain, 64);
+    CHECK(f.params_total == (double)model_param_count(&m) && f.params_total - g.params_total == 2.0 * 6);
+    CHECK(f.train_per_token == g.train_per_token && f.params_active - g.params_active == 2.0 * 6);
+    model_free(&m);
+}
+
 // The descriptor: balance=qb excludes balance=bias and brate, and needs K < E.
 static void test_qb_descriptor(void) {
     model_config c;
@@ -302,6 +315,7 @@ int main(void) {
     TEST_RUN(test_qb_gradients_equal_router_path);
     TEST_RUN(test_gradcheck_qb);
     TEST_RUN(test_fixture_qb);
+    TEST_RUN(test_qb_accounting);
     TEST_RUN(test_qb_descriptor);
     return testlib_finish("moe_balance");
 }

@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_FP8, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_QB, OPT_COUNT
 } option_id;
@@ -65,6 +65,9 @@ static const option_def options[OPT_COUNT] = {
     [ROW_ROPE_DIM] = {NULL, NULL, DERIVED, 0, SEC_TOP, "rope_dim", T_SIZE, F(rope_dim), NULL, NULL},
     [OPT_SOFTCAP] = {"softcap", "softcap<S>", REAL, 0, SEC_TOP, "softcap", T_FLOAT, F(softcap),
                      "logit soft-cap z = S·tanh(ℓ/S)", "off"},
+    [OPT_FP8] = {"fp8", "fp8", FLAG, true, SEC_TOP, "fp8_mlp", T_BOOL, F(fp8_mlp),
+                 "dense MLP products with fp8 e4m3 operands (power-of-two delayed amax scales, straight-through "
+                 "backward; emulated: no speed-up on CPU)", "off"},
     [OPT_BIGRAM] = {"bigram", "bigram<R>", WHOLE, 0, SEC_TOP, "bigram_rows", T_SIZE, F(bigram_rows),
                     "bigram hash embedding: a table of R rows (hashed from each token and the one before) added to "
                     "the token embedding", "off"},
@@ -324,6 +327,8 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
         return sx_fail(SX_ERR_ARG, "model '%s': bigram<R> needs 2 <= R <= 16777216 rows", desc);
     if (has[OPT_BSIGN] && (!c->bigram_rows || c->bigram_signs > (1u << 24)))
         return sx_fail(SX_ERR_ARG, "model '%s': bsign<S> needs the bigram<R> option and S <= 16777216", desc);
+    if (c->fp8_mlp && c->n_expert)
+        return sx_fail(SX_ERR_ARG, "model '%s': fp8 applies to the dense MLP, not to MoE experts", desc);
     if (c->smear && c->width < 12) return sx_fail(SX_ERR_ARG, "model '%s': smear needs a width of at least 12", desc);
     c->gnorm_rank = has[OPT_GNORM] ? (size_t)num[OPT_GNORM] : 0;
     if (has[OPT_GNORM] && (c->gnorm_rank < 1 || c->gnorm_rank > (1u << 16)))

@@ -21,6 +21,7 @@ typedef struct {
     double rope_base, rope_frac;
     size_t rope_dim;   // channels rotated per head (even), derived from rope_frac
     float softcap;     // 0 = off
+    bool fp8_mlp;           // dense MLP products with e4m3 operands (model/mlp.h)
     size_t bigram_rows;     // bigram hash embedding table rows (0 = off; model/bigram.h)
     size_t bigram_signs;    // its sign patterns (0 = no sign trick)
     bool smear;             // one-token look-back on the input embedding (model/smear.h)

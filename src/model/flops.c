@@ -1,6 +1,7 @@
 #include <math.h>
 #include "model/flops.h"
 #include "model/bigram.h"
+#include "model/mlp.h"
 #include "model/model.h"
 #include "model/smear.h"
 #include "model/value_embed.h"
@@ -46,13 +47,14 @@ model_flops model_flops_count(const model_config *c, size_t T) {
     double attn, mixer_gains, dqk = (double)mixer->qk_dim(c), kv_floats = (double)mixer->cache_floats(c);
     mixer_params(c, &attn, &mixer_gains);
     gains += mixer_gains;
-    double ffn_total = C * F * mats, ffn_active = ffn_total, other = 0;
+    double ffn_total = C * F * mats, ffn_active = ffn_total;
+    double other = c->fp8_mlp ? MLP_FP8_HISTORY * MLP_FP8_ROLES : 0;   // the fp8 amax history: state, not weights
     if (c->n_expert) {
         double E = (double)c->n_expert, K = (double)c->top_k, expert = C * (double)c->expert_hidden * mats;
         double shared = expert * (double)c->n_shared, router = E * C;
         ffn_total = E * expert + shared + router;
         ffn_active = K * expert + shared + router;
-        if (c->bias_balance || c->qb_balance) other = E;                             // selection bias: not a matmul weight
+        if (c->bias_balance || c->qb_balance) other += E;   // selection bias: not a matmul weight
     }
     double tables, extra;
     extra_params(c, &tables, &extra);

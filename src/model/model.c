@@ -437,7 +437,7 @@ void model_after_step(model *m) {
 }
 
 json_t *model_moe_stats_json(const model *m) {
-    if (!m->n_stats) return NULL;
+    if (!m->n_stats || !m->cfg.n_expert) return NULL;
     json_t *load = json_array(), *max_load = json_array();
     for (size_t l = 0; l < m->cfg.n_layer; l++) {
         const float *c = m->stats_last + l * m->n_stats;   // tokens per expert come first

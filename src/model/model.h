@@ -26,7 +26,8 @@ typedef struct {
                                 // the MLP's norm; 2L the final norm) has W_down at gnorm + 2k and W_up after it
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
     size_t mixer_tensors, ffn_tensors;
-    // Per-layer FFN statistics (tokens per expert for MoE; n_stats == 0 otherwise), (L, n_stats) each:
+    // Per-layer FFN statistics (tokens per expert for MoE, and QB prices; operand amaxes of fp8 MLPs;
+    // n_stats == 0 otherwise), (L, n_stats) each:
     // accumulated over the training forwards since the last model_after_step, and those of the last step.
     size_t n_stats;
     float *stats_acc, *stats_last;
@@ -87,8 +88,9 @@ sx_status model_set_extra_targets(model *m, size_t mtp, const int32_t *prefix);
 void model_set_extra_weights(model *m, const float *w);
 // Mean over the batch's positions of Σ_k w_k·(lse − z[extra target k]) in the last model_loss_and_grad.
 double model_extra_loss(const model *m);
-// Call once after each optimizer step: applies per-step module updates (MoE selection-bias balancing),
-// moves the accumulated statistics to "last step" and clears the accumulator. No-op for dense models.
+// Call once after each optimizer step: applies per-step module updates (MoE selection-bias balancing, the fp8
+// amax history), moves the accumulated statistics to "last step" and clears the accumulator. No-op for models
+// without statistics.
 void model_after_step(model *m);
 // Per-layer statistics of the last completed step as a new JSON object, or NULL when the model has none:
 // {"moe_load": [[fraction of routed tokens per expert] per layer], "moe_max_load": [max/mean per layer]}.

@@ -70,7 +70,7 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"mtp", FLAG_INT, &o->mtp, "0", "multi-token prediction: each position also predicts the tokens 1..K further "
                                         "ahead, weights 2^-k decaying to 0 by --aux-end (0: off; docs/MODEL.md Loss)"},
         {"prefix-aux", FLAG_DOUBLE, &o->prefix_aux, "0", "weight of the prefix-token auxiliary loss (credit for the "
-                                                         "target's longest prefix token; F39 uses 0.25), 0 by --aux-end"},
+                                                         "target's longest prefix token; modded-nanogpt uses 0.25), 0 by --aux-end"},
         {"aux-end", FLAG_DOUBLE, &o->aux_end, "0.667", "fraction of the run at which the --mtp and --prefix-aux weights reach 0"},
         {"prefix-vocab", FLAG_STR, &o->prefix_vocab, "", "vocabulary for --prefix-aux's prefix map (default: the .sxv beside --train)"},
     };

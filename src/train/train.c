@@ -704,7 +704,7 @@ static void print_summary(const run *r) {
     runlog_format_duration(secs, took, sizeof took);
     if (isfinite(r->last_val)) snprintf(val, sizeof val, ", val loss %.4f", r->last_val);
     char load[80] = "";
-    if (r->m.n_stats && steps > 0)
+    if (r->m.cfg.n_expert && steps > 0)
         snprintf(load, sizeof load, "; expert load max/mean %.3f (mean of layers and steps), worst %.3f",
                  r->load_ratio_sum / steps, r->load_ratio_worst);
     fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s%s; %s\n",

@@ -53,6 +53,7 @@ class VConfig:
     bias: bool = False
     gnorm: int = 0
     qb: bool = False
+    fp8: bool = False
 
     def __getattr__(self, name):
         if name == "base":
@@ -71,7 +72,7 @@ class VConfig:
 
 _FLAGS = {"smear": ("smear", True), "gate": ("gate", True), "egate": ("egate", True), "xsa": ("xsa", True), "mla": ("mla", True), "nolatnorm": ("latnorm", False),
           "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True),
-          "balance=qb": ("qb", True)}
+          "balance=qb": ("qb", True), "fp8": ("fp8", True)}
 _NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int),
             (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"ve(\d+)", "ve", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
@@ -154,9 +155,12 @@ def _mlp_specs(cfg, prefix, width):
     return [(f"{prefix}.{n}", (width, C), "matrix") for n in names] + [(f"{prefix}.w_down", (C, width), "matrix")]
 
 
+FP8_HISTORY, FP8_ROLES = 16, 5   # amax history rows; columns x, a, w[0], w[1], w[2] (docs/MODEL.md "fp8")
+
+
 def _ffn_specs(cfg, i):
     if not cfg.experts:
-        return _mlp_specs(cfg, f"l{i}", cfg.ff)
+        return _mlp_specs(cfg, f"l{i}", cfg.ff) + ([(f"l{i}.fp8_amax", (FP8_HISTORY, FP8_ROLES), "gain")] if cfg.fp8 else [])
     out = [(f"l{i}.router", (cfg.experts, cfg.width), "embed")]
     if cfg.bias or cfg.qb:
         out.append((f"l{i}.router_bias", (cfg.experts,), "gain"))
@@ -294,6 +298,43 @@ def _mlp(cfg, get, h):
     return F.linear(u, get("w_down"))
 
 
+def e4m3_round(x):
+    """Nearest OCP e4m3 value (3 mantissa bits, exponents >= -6 with subnormals below, saturating at ±448),
+    ties to even (torch.round rounds half to even); NaN stays NaN."""
+    a = x.abs()
+    e = torch.floor(torch.log2(torch.where(a > 0, a, torch.ones_like(a)))).clamp(min=-6)
+    q = torch.pow(2.0, e - 3).to(x.dtype)
+    r = torch.round(a / q) * q
+    return torch.sign(x) * torch.clamp(r, max=448.0)
+
+
+def _fp8(v, history, role):
+    """v rounded to e4m3 at the power-of-two scale of its role (history's largest amax, or v's own while the
+    column is zero), straight-through: forward the rounded value, gradient 1."""
+    h = float(history[:, role].max())
+    amax = h if h > 0 else float(v.detach().abs().max())
+    s = 1.0 if amax <= 0 else 2.0 ** math.floor(math.log2(448.0 / amax))
+    if amax * s > 448.0:
+        s /= 2
+    q = e4m3_round(v.detach() * s) / s
+    return v + (q - v.detach())
+
+
+def _mlp_fp8(cfg, get, h, history):
+    """The dense MLP with every product's operands through _fp8 (roles: x 0, a 1, weights 2..)."""
+    names = (["w_gate"] if cfg.mlp == "swiglu" else []) + ["w_up", "w_down"]
+    w = {n: _fp8(get(n), history, 2 + i) for i, n in enumerate(names)}
+    x = _fp8(h, history, 0)
+    u = F.linear(x, w["w_up"])
+    if cfg.mlp == "relu2":
+        a = torch.relu(u).square()
+    elif cfg.mlp == "gelu":
+        a = F.gelu(u, approximate="none")
+    else:
+        a = F.silu(F.linear(x, w["w_gate"])) * u
+    return F.linear(_fp8(a, history, 1), w["w_down"]) + 0.0 * history.sum()
+
+
 def _moe(cfg, p, h):
     """Returns (output, auxiliary loss). Every expert runs on every token; unrouted tokens have weight 0."""
     global min_route_margin
@@ -397,6 +438,8 @@ def forward(cfg, params, tokens, rope=None):
         if cfg.experts:
             y, a = _moe(cfg, p, h)
             x, aux = x + y, aux + a
+        elif cfg.fp8:
+            x = x + _mlp_fp8(cfg, p, h, p("fp8_amax"))
         else:
             x = x + _mlp(cfg, p, h)
     h = norm(cfg, params, x, "norm_f")
