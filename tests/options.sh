@@ -12,20 +12,20 @@ listing=$("$S" inspect --options) || fail "inspect --options exited $?"
 docs=$(sed -n '/^| option | meaning | default |$/,/^$/p' docs/MODEL.md | sed '/^$/d')
 [ -n "$docs" ] || fail "docs/MODEL.md has no option table"
 [ "$listing" = "$docs" ] || { fail "docs/MODEL.md's option table differs from inspect --options:"; diff <(echo "$docs") <(echo "$listing"); }
-[ "$(wc -l <<<"$listing")" -eq 42 ] || fail "expected 40 options + 2 header lines, got $(wc -l <<<"$listing")"
+[ "$(wc -l <<<"$listing")" -eq 43 ] || fail "expected 41 options + 2 header lines, got $(wc -l <<<"$listing")"
 grep -qxF '| `dc<N>` | MLA KV latent d_c | 4·hd |' <<<"$listing" || fail "listing lacks the dc<N> row"
 grep -qxF '| `moe<E>k<K>` | MoE FFN: E experts, top-K routing | dense |' <<<"$listing" || fail "listing lacks the moe row"
 
 # Every listed option parses (numbers filled in; MLA and MoE options with their switch).
 for spelling in $(sed -n 's/^| `\([^`]*\)`.*/\1/p' <<<"$listing"); do
     opt=$(sed 's/<[A-Z]>/2/g' <<<"$spelling")
-    case $opt in dc*|rd*|nope*|nolatnorm) opt="mla-$opt" ;; bsign*) opt="bigram64-$opt" ;; ew*|shared*|sigmoid|aux*|balance=bias|brate*|balance=qb) opt="moe4k2-$opt" ;; esac
+    case $opt in dcmha*) ;; dc*|rd*|nope*|nolatnorm) opt="mla-$opt" ;; bsign*) opt="bigram64-$opt" ;; ew*|shared*|sigmoid|aux*|balance=bias|brate*|balance=qb) opt="moe4k2-$opt" ;; esac
     case $opt in w2) opt=w64 ;; hd2) opt=hd16 ;; ropefrac2) opt=ropefrac0.5 ;; rope2) opt=rope500 ;; local2) opt=swa4-local2 ;; ve2) opt=ve1 ;; esac
     "$S" inspect "d2-w64-hd16-$opt" >/dev/null 2>&1 || fail "listed option '$spelling' does not parse (as d2-w64-hd16-$opt)"
 done
 
 # The unknown-option error lists the table's options, in its order.
-want="model 'd2-foo': unknown option 'foo' (known: w<C> hd<D> kv<K> ff<F> v<N> relu2 swiglu gelu qknorm untied tied rope<B> ropefrac<F> softcap<S> fp8 bigram<R> bsign<S> smear gnorm<R> mla gate egate xsa ve<N> swa<W> local<K> attcap<S> dc<N> dcq<N> rd<N> nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R> balance=qb)"
+want="model 'd2-foo': unknown option 'foo' (known: w<C> hd<D> kv<K> ff<F> v<N> relu2 swiglu gelu qknorm untied tied rope<B> ropefrac<F> softcap<S> fp8 bigram<R> bsign<S> smear gnorm<R> mla gate egate xsa ve<N> dcmha<W> swa<W> local<K> attcap<S> dc<N> dcq<N> rd<N> nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R> balance=qb)"
 out=$("$S" inspect d2-foo 2>&1); rc=$?
 [ $rc -eq 1 ] || [ $rc -eq 2 ] || fail "unknown option exited $rc"
 grep -qF -- "$want" <<<"$out" || fail "unknown option said: $out"

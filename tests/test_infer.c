@@ -92,6 +92,8 @@ static void test_decode_bigram(void) { check_decode("d2-w32-hd8-kv2-bigram31-bsi
 static void test_decode_mla_bigram_nosign(void) { check_decode("d1-w32-hd8-mla-dc16-bigram7-bsign0-v40"); }
 static void test_decode_ve(void) { check_decode("d4-w32-hd8-kv2-qknorm-xsa-ve2-swa5-v40"); }
 static void test_decode_smear_bigram_ve(void) { check_decode("d2-w32-hd8-kv1-smear-bigram31-ve1-gate-v40"); }
+static void test_decode_dcmha(void) { check_decode("d3-w32-hd8-kv2-qknorm-dcmha5-xsa-egate-swa7-local2-v40"); }
+static void test_decode_dcmha_long_window(void) { check_decode("d2-w32-hd8-kv1-dcmha40-ve1-gate-v40"); }
 static void test_decode_mla_smear(void) { check_decode("d1-w32-hd8-mla-dc16-smear-v40"); }
 static void test_decode_gnorm(void) { check_decode("d2-w32-hd8-kv2-gnorm6-swa5-v40"); }
 static void test_decode_mla_moe_gnorm(void) { check_decode("d1-w32-hd8-mla-dc16-moe4k2-gnorm3-untied-v40"); }
@@ -246,6 +248,7 @@ static void test_sampler_chi2(void) {
 static void test_fork_shares_prefill(void) { check_fork("d2-w32-hd8-kv2-v40"); }
 static void test_fork_bigram(void) { check_fork("d2-w32-hd8-kv2-bigram31-v40"); }
 static void test_fork_smear_ve(void) { check_fork("d2-w32-hd8-kv2-smear-bigram31-ve1-v40"); }
+static void test_fork_dcmha(void) { check_fork("d2-w32-hd8-kv2-dcmha6-v40"); }
 
 int main(void) {
     TEST_RUN(test_decode_gqa);
@@ -265,9 +268,12 @@ int main(void) {
     TEST_RUN(test_fork_shares_prefill);
     TEST_RUN(test_fork_bigram);
     TEST_RUN(test_fork_smear_ve);
+    TEST_RUN(test_fork_dcmha);
     TEST_RUN(test_decode_ve);
     TEST_RUN(test_decode_smear_bigram_ve);
     TEST_RUN(test_decode_mla_smear);
+    TEST_RUN(test_decode_dcmha);
+    TEST_RUN(test_decode_dcmha_long_window);
     TEST_RUN(test_decode_bigram);
     TEST_RUN(test_decode_mla_bigram_nosign);
     TEST_RUN(test_greedy_equals_forward_argmax);

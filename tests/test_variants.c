@@ -28,6 +28,8 @@ static void test_gradcheck_bigram_nosign_untied(void) { modelcheck_gradcheck("d1
 static void test_gradcheck_ve_gqa(void) { modelcheck_gradcheck("d4-w32-hd8-kv2-ve2-v50"); }
 static void test_gradcheck_ve_mha_qknorm_xsa_gate(void) { modelcheck_gradcheck("d2-w32-hd8-qknorm-xsa-egate-ve1-v50"); }
 static void test_gradcheck_smear_bigram(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-smear-bigram37-untied-v50"); }
+static void test_gradcheck_dcmha(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-dcmha3-v50"); }
+static void test_gradcheck_dcmha_xsa_egate_ve(void) { modelcheck_gradcheck("d2-w32-hd8-qknorm-dcmha16-xsa-egate-ve1-v50"); }
 static void test_gradcheck_moe_softmax_aux(void) { modelcheck_gradcheck("d2-w32-hd8-moe4k2-ew24-aux0.1-v50"); }
 static void test_gradcheck_moe_swiglu_shared_sigmoid_bias(void) {
     modelcheck_gradcheck("d2-w32-hd8-swiglu-moe4k2-ew16-shared1-sigmoid-balance=bias-aux0.05-v50");
@@ -46,6 +48,7 @@ static void test_fixture_mla_xsa_gate(void) { modelcheck_fixture("mla_xsa_gate")
 static void test_fixture_bigram_sign(void) { modelcheck_fixture("bigram_sign"); }
 static void test_fixture_ve_qknorm_xsa(void) { modelcheck_fixture("ve_qknorm_xsa"); }
 static void test_fixture_smear_bigram_ve(void) { modelcheck_fixture("smear_bigram_ve"); }
+static void test_fixture_dcmha_xsa_gate(void) { modelcheck_fixture("dcmha_xsa_gate"); }
 static void test_fixture_gnorm(void) { modelcheck_fixture("gqa_gnorm_untied"); }
 
 // ---- bigram hash embedding ----
@@ -180,7 +183,8 @@ static void test_descriptors(void) {
     const char *bad[] = {"d2-dc16", "d2-mla-kv2", "d2-mla-qknorm", "d2-mla-rd3", "d2-hd8-mla-rd16", "d2-moe4k5",
                          "d2-moe0k0", "d2-ew32", "d2-sigmoid", "d2-balance=bias", "d2-local2", "d2-swa0",
                          "d2-moe4k2x", "d2-aux", "d2-mla-ropefrac0.5", "d2-bsign4", "d2-bigram1", "d2-bigram",
-                         "d2-mla-ve1", "d2-ve0", "d3-ve2", "d2-w4-hd4-ve1", "d2-w48-hd4-kv1-ve1", "d2-w8-hd8-smear",
+                         "d2-mla-ve1", "d2-ve0", "d3-ve2", "d2-w4-hd4-ve1", "d2-w48-hd4-kv1-ve1", "d2-w8-hd8-smear", "d2-mla-dcmha4",
+                         "d2-dcmha0", "d2-dcmha1025",
                          "d2-gnorm0", "d2-gnorm"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (!CHECK(model_config_parse(bad[i], 0, &c) == SX_ERR_ARG)) fprintf(stderr, "  accepted '%s'\n", bad[i]);
@@ -223,6 +227,7 @@ static void test_flops_accounting(void) {
                            "d2-w32-hd8-mla-dc16-rd4-xsa-egate-v50", "d2-w32-hd8-bigram300-untied-v50",
                            "d2-w32-hd8-mla-dc16-rd4-nope6-nolatnorm-v50", "d2-w32-hd8-swiglu-moe6k2-ew16-shared1-balance=bias-v50",
                            "d3-w48-hd16-moe8k1-untied-v50", "d4-w32-hd8-kv2-ve2-smear-bigram30-v50",
+                           "d3-w32-hd8-kv2-dcmha4-v50",
                            "d2-w32-hd8-gnorm5-untied-v50"};
     for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
         model_config c;
@@ -267,6 +272,13 @@ static void test_flops_accounting(void) {
     CHECK(model_config_parse("d4-w32-hd8-kv2-smear-v50", 0, &ve) == SX_OK);
     CHECK(model_flops_count(&ve, 64).params_nonembed - fb.params_nonembed == 13);
     CHECK(model_flops_count(&ve, 64).train_per_token == fb.train_per_token);
+    // DC-MHA: dc_w1, dc_w2 (H, C) are matmul weights; on the last layer only, W = 4 keys at T = 8 (mean 26/8), per
+    // key 2·hd for each of H query heads' scores and of Hkv KV heads' mixed values.
+    CHECK(model_config_parse("d4-w32-hd8-kv2-dcmha4-v50", 0, &ve) == SX_OK);
+    model_flops fd = model_flops_count(&ve, 8), f8 = model_flops_count(&b, 8);
+    CHECK(fd.params_matmul - f8.params_matmul == 2.0 * 4 * 32 && fd.params_nonembed - f8.params_nonembed == 2.0 * 4 * 32);
+    CHECK_CLOSE(fd.fwd_attention_per_token - f8.fwd_attention_per_token, 26.0 / 8 * 2 * 8 * (4 + 2), 1e-12, 0);
+    CHECK(model_flops_decode_token(&ve, 100) - model_flops_decode_token(&b, 100) == 2.0 * 4 * 32 * 2 + 4.0 * 2 * 8 * 6);
     CHECK(model_config_parse("d3-w32-hd8-mla-dc16-rd4-v50", 0, &c) == SX_OK);
     CHECK(model_flops_count(&c, 64).kv_cache_bytes_per_token == 3.0 * (16 + 4) * 4);
     // Window 4 on both layers of d2 (no global layer), T = 8: mean keys (1+2+3+4 + 4·4)/8 = 26/8; with local1
@@ -296,6 +308,8 @@ int main(void) {
     TEST_RUN(test_gradcheck_ve_gqa);
     TEST_RUN(test_gradcheck_ve_mha_qknorm_xsa_gate);
     TEST_RUN(test_gradcheck_smear_bigram);
+    TEST_RUN(test_gradcheck_dcmha);
+    TEST_RUN(test_gradcheck_dcmha_xsa_egate_ve);
     TEST_RUN(test_gradcheck_moe_softmax_aux);
     TEST_RUN(test_gradcheck_moe_swiglu_shared_sigmoid_bias);
     TEST_RUN(test_gradcheck_moe_gelu_top1_aux);
@@ -311,6 +325,7 @@ int main(void) {
     TEST_RUN(test_fixture_bigram_sign);
     TEST_RUN(test_fixture_ve_qknorm_xsa);
     TEST_RUN(test_fixture_smear_bigram_ve);
+    TEST_RUN(test_fixture_dcmha_xsa_gate);
     TEST_RUN(test_fixture_gnorm);
     TEST_RUN(test_bigram_index_and_signs);
     TEST_RUN(test_bigram_fast);

@@ -7,6 +7,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "model/bigram.h"
+#include "model/dcmha.h"
 #include "model/linear.h"
 #include "model/smear.h"
 #include "model/value_embed.h"
@@ -170,6 +171,8 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
         ds.layer = bs.layer = l;
         value_embed_layer ve;
         ds.ve = value_embed_at(c, l, m->p, NULL, m->ve, tok, &ve) ? &ve : NULL;
+        dcmha_layer dc;
+        ds.dc = dcmha_at(c, l, m->p, NULL, m->dc, &dc) ? &dc : NULL;
         rmsnorm_forward(n, C, s.x, m->p[first], MODEL_NORM_EPS, s.hn, s.rstd);
         model_gate_norm(m, 2 * l, n, s.hn, s.gate_saved, s.gate_scratch);
         m->mixer->decode(&ds, m->p + first + 1, s.hn, s.x, s.mixer);

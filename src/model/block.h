@@ -20,6 +20,12 @@ typedef struct {
     const int32_t *tok;       // (rows) the token of each row
 } value_embed_layer;
 
+// The last layer's DC-MHA weights (model/dcmha.h); gradients as for value_embed_layer.
+typedef struct {
+    const float *w1, *w2;     // (H, C) each
+    float *dw1, *dw2;
+} dcmha_layer;
+
 typedef struct {
     const model_config *cfg;
     size_t B, T;
@@ -28,6 +34,7 @@ typedef struct {
     float grad_scale;                   // backward: weight of the module's own auxiliary loss terms (the
                                         // multiplier of the mean loss that dout already carries)
     const value_embed_layer *ve;        // this layer's value embedding, NULL when it has none
+    const dcmha_layer *dc;              // this layer's DC-MHA, NULL when it has none
 } block_shape;
 
 // A contiguous run of cached rows of one layer: positions pos0 .. pos0+n-1, row i at rows + i·row_floats.
@@ -49,6 +56,7 @@ typedef struct {
     const kv_span *const *spans;       // (n) the rows row r sees, positions 0..pos[r] in order, its own slot last
     const size_t *n_spans;             // (n)
     const value_embed_layer *ve;       // this layer's value embedding, NULL when it has none
+    const dcmha_layer *dc;             // this layer's DC-MHA, NULL when it has none
 } decode_shape;
 
 typedef struct {

@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_FP8, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_FP8, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_DCMHA, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_QB, OPT_COUNT
 } option_id;
@@ -91,6 +91,9 @@ static const option_def options[OPT_COUNT] = {
     [OPT_VE] = {"ve", "ve<N>", WHOLE, 0, SEC_TOP, "value_embeds", T_SIZE, F(value_embeds),
                 "value embeddings: N token-indexed tables whose rows, gated per KV head, are added to the values of "
                 "layers k and L−N+k (table k; GQA only)", "off"},
+    [OPT_DCMHA] = {"dcmha", "dcmha<W>", WHOLE, 0, SEC_TOP, "dcmha_window", T_SIZE, F(dc_window),
+                   "lightweight DC-MHA on the last layer: each query's per-head maps over its last W keys, mixed into "
+                   "one map by per-token weights, added to each head's output with a per-token scale (GQA only)", "off"},
     [OPT_SWA] = {"swa", "swa<W>", WHOLE, 0, SEC_TOP, "window", T_SIZE, F(window),
                  "sliding-window attention: query t sees keys t−W+1..t (the kernel skips the rest)", "off"},
     [OPT_LOCAL] = {"local", "local<K>", WHOLE, 0, SEC_TOP, "local_every", T_SIZE, F(local_every),
@@ -229,6 +232,9 @@ static sx_status parse_attention(const char *desc, model_config *c, const double
     if (has[OPT_VE] && (c->width < 6 || c->n_kv_head * c->head_dim < 6))
         return sx_fail(SX_ERR_ARG, "model '%s': ve<N> needs a width and a KV width of at least 6 (its gate reads 6 "
                        "channels of each)", desc);
+    c->dc_window = has[OPT_DCMHA] ? (size_t)num[OPT_DCMHA] : 0;
+    if (has[OPT_DCMHA] && (c->mixer == MIXER_MLA || c->dc_window == 0 || c->dc_window > DCMHA_MAX_WINDOW))
+        return sx_fail(SX_ERR_ARG, "model '%s': dcmha<W> needs the GQA mixer and 1 <= W <= %d", desc, DCMHA_MAX_WINDOW);
     if (c->mixer != MIXER_MLA) {
         char list[128];
         if (section_given(has, SEC_MLA))

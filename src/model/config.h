@@ -11,6 +11,7 @@
 #include "core/status.h"
 
 typedef enum { MLP_RELU2 = 0, MLP_SWIGLU, MLP_GELU } mlp_kind;
+enum { DCMHA_MAX_WINDOW = 1024 };   // the largest dcmha<W> window (model/dcmha.h keeps its pointers on the stack)
 typedef enum { MIXER_GQA = 0, MIXER_MLA } mixer_kind;
 
 typedef struct {
@@ -35,6 +36,7 @@ typedef struct {
     size_t local_every;     // with window: layer i is global when i % local_every == local_every-1 (0 = all local)
     float attn_softcap;     // attention logit soft-cap (0 = off)
     size_t value_embeds;    // value-embedding tables (0 = off; GQA only; model/value_embed.h)
+    size_t dc_window;       // DC-MHA window on the last layer (0 = off; GQA only; model/dcmha.h)
     // MLA (mixer == MIXER_MLA): head_dim is the value head dim; rope_dim = mla_rope.
     size_t mla_dc, mla_dcq; // KV latent; query latent (0 = queries straight from h)
     size_t mla_rope, mla_nope; // decoupled RoPE dims (shared key part) and per-head content q/k dims

@@ -1,6 +1,8 @@
 #include <math.h>
 #include "model/flops.h"
 #include "model/bigram.h"
+#include "model/dcmha.h"
+#include "model/gatednorm.h"
 #include "model/mlp.h"
 #include "model/model.h"
 #include "model/smear.h"
@@ -25,16 +27,26 @@ static void mixer_params(const model_config *c, double *matrices, double *gains)
 }
 
 // The model-level tensors beside the layers, the token embedding and the head, from their own declarations:
-// lookup tables (bigram hash, value embeddings: embedding parameters, no matmul) and the small rest (gates).
-static void extra_params(const model_config *c, double *tables, double *other) {
+// lookup tables (bigram hash, value embeddings: embedding parameters, no matmul), matrices (DC-MHA's mixing
+// weights and GatedNorm's: matmul work) and the small rest (gates).
+static void extra_params(const model_config *c, double *tables, double *matrices, double *other) {
     param_table t = {0};
-    *tables = *other = NAN;
-    if (!bigram_declare(c, &t) && !value_embed_declare(c, &t) && !smear_declare(c, &t)) {
-        *tables = *other = 0;
+    *tables = *matrices = *other = NAN;
+    if (!bigram_declare(c, &t) && !value_embed_declare(c, &t) && !smear_declare(c, &t) && !dcmha_declare(c, &t) &&
+        !gatednorm_declare(c, &t)) {
+        *tables = *matrices = *other = 0;
         for (size_t i = 0; i < t.n; i++)
-            *(t.v[i].group == PGROUP_EMBED ? tables : other) += (double)t.v[i].rows * (double)t.v[i].cols;
+            *(t.v[i].group == PGROUP_EMBED    ? tables
+              : t.v[i].group == PGROUP_MATRIX ? matrices
+                                              : other) += (double)t.v[i].rows * (double)t.v[i].cols;
     }
     param_table_free(&t);
+}
+
+// DC-MHA's attention work per query on the last layer over `keys` window keys: the scores of every query head
+// (2·hd each) and the mixed map times each KV head's values (2·hd each).
+static double dcmha_flops(const model_config *c, double keys) {
+    return keys * 2 * (double)c->head_dim * (double)(c->n_head + c->n_kv_head);
 }
 
 model_flops model_flops_count(const model_config *c, size_t T) {
@@ -56,14 +68,12 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         ffn_active = K * expert + shared + router;
         if (c->bias_balance || c->qb_balance) other += E;   // selection bias: not a matmul weight
     }
-    double tables, extra;
-    extra_params(c, &tables, &extra);
-    // GatedNorm: W_down (R,C) and W_up (C,R) after each of the 2L+1 norms, all matmul weights.
-    double gnorm = c->gnorm_rank ? (2 * L + 1) * 2 * C * (double)c->gnorm_rank : 0;
-    f.params_nonembed = L * (attn + ffn_total + gains + other) + C + extra + gnorm; // + final norm
+    double tables, extra_matrices, extra;
+    extra_params(c, &tables, &extra_matrices, &extra);
+    f.params_nonembed = L * (attn + ffn_total + gains + other) + C + extra_matrices + extra; // + final norm
     f.params_total = f.params_nonembed + V * C * (c->untied ? 2 : 1) + tables;
     f.params_active = f.params_total - L * (ffn_total - ffn_active);
-    f.params_matmul = L * (attn + ffn_active) + V * C + gnorm;
+    f.params_matmul = L * (attn + ffn_active) + V * C + extra_matrices;
     f.fwd_matmul_per_token = 2 * f.params_matmul;
     // Per query head and key: q·k over dqk channels and p·v over hd, 2 FLOPs per multiply-add. Local layers
     // see at most `window` keys.
@@ -71,6 +81,7 @@ model_flops model_flops_count(const model_config *c, size_t T) {
         double keys = mean_keys((double)T, model_config_layer_is_local(c, l) ? (double)c->window : 0);
         f.fwd_attention_per_token += H * keys * 2 * (dqk + hd);
     }
+    if (c->dc_window) f.fwd_attention_per_token += dcmha_flops(c, mean_keys((double)T, (double)c->dc_window));
     f.train_per_token = 3 * (f.fwd_matmul_per_token + f.fwd_attention_per_token);
     f.kv_cache_bytes_per_token = L * kv_floats * 4;
     return f;
@@ -84,5 +95,6 @@ double model_flops_decode_token(const model_config *c, size_t ctx) {
         size_t keys = model_config_layer_is_local(c, l) && ctx > c->window ? c->window : ctx;
         attn += 2.0 * (double)keys * (double)c->n_head * (double)(qk + c->head_dim);
     }
+    if (c->dc_window) attn += dcmha_flops(c, (double)(ctx < c->dc_window ? ctx : c->dc_window));
     return f.fwd_matmul_per_token + attn;
 }

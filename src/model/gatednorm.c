@@ -11,7 +11,7 @@ enum { PAR_MIN = 32768 }; // elementwise loops shorter than this stay on one thr
 static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 sx_status gatednorm_declare(const model_config *c, param_table *t) {
-    const size_t C = c->width, R = c->gnorm_rank, sites = 2 * c->n_layer + 1;
+    const size_t C = c->width, R = c->gnorm_rank, sites = R ? 2 * c->n_layer + 1 : 0;
     char norm[32], name[48];
     sx_status s = SX_OK;
     for (size_t k = 0; k < sites && !s; k++) {

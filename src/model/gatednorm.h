@@ -11,6 +11,7 @@
 
 // Appends W_down (R, C) and W_up (C, R) of every site, in site order: "<norm>.gn_down", "<norm>.gn_up" with
 // <norm> = l<i>.attn_norm, l<i>.mlp_norm, norm_f. W_down ~ N(0, 1/C); W_up = 0, so every gate starts at 1/2.
+// Declares nothing without gnorm<R>.
 sx_status gatednorm_declare(const model_config *c, param_table *t);
 // Floats one site keeps from forward to backward (σ(c) and a), and of the scratch forward/backward share.
 size_t gatednorm_saved_floats(const model_config *c, size_t N);

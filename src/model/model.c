@@ -10,6 +10,7 @@
 #include "kernels/rope.h"
 #include "kernels/xent.h"
 #include "model/bigram.h"
+#include "model/dcmha.h"
 #include "model/gatednorm.h"
 #include "model/model.h"
 #include "model/smear.h"
@@ -51,6 +52,8 @@ static sx_status build_table(model *m) {
     if (!s) s = value_embed_declare(c, t);
     m->smear = t->n;
     if (!s) s = smear_declare(c, t);
+    m->dc = t->n;
+    if (!s) s = dcmha_declare(c, t);
     m->layer_first = sx_calloc_n(c->n_layer, sizeof *m->layer_first, "model m.layer_first");
     if (!m->layer_first) return sx_fail(SX_ERR_NOMEM, "out of memory");
     char name[48];
@@ -75,7 +78,7 @@ static sx_status build_table(model *m) {
         s = param_table_add(t, "head", c->vocab, c->width, INIT_ZERO, 0, PGROUP_HEAD);
     }
     m->gnorm = t->n;
-    if (!s && c->gnorm_rank) s = gatednorm_declare(c, t);
+    if (!s) s = gatednorm_declare(c, t);
     return s;
 }
 
@@ -283,6 +286,8 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
         bs.layer = l;
         value_embed_layer ve;
         bs.ve = value_embed_at(c, l, m->p, NULL, m->ve, inputs, &ve) ? &ve : NULL;
+        dcmha_layer dc;
+        bs.dc = dcmha_at(c, l, m->p, NULL, m->dc, &dc) ? &dc : NULL;
         for (size_t half = 0; half < 2; half++) {
             size_t k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;
@@ -379,6 +384,8 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
         bs.layer = l;
         value_embed_layer ve;
         bs.ve = value_embed_at(c, l, m->p, m->g, m->ve, buf, &ve) ? &ve : NULL;
+        dcmha_layer dc;
+        bs.dc = dcmha_at(c, l, m->p, m->g, m->dc, &dc) ? &dc : NULL;
         for (size_t half = 2; half-- > 0;) {
             k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;

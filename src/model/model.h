@@ -21,7 +21,7 @@ typedef struct {
     float **p, **g;             // per-tensor pointers into params / grads
     size_t emb, head, norm_f;   // tensor indices (head == emb when tied)
     size_t bigram;              // tensor index of the bigram hash table (with cfg.bigram_rows)
-    size_t ve, smear;           // tensor indices of the first value-embedding table and of smear_gate (when on)
+    size_t ve, smear, dc;       // tensor indices of the first value-embedding table, smear_gate, dc_w1 (when on)
     size_t gnorm;               // with cfg.gnorm_rank: index of the first GatedNorm tensor; site k (2·layer, +1 for
                                 // the MLP's norm; 2L the final norm) has W_down at gnorm + 2k and W_up after it
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors

@@ -18,7 +18,8 @@ sx_status value_embed_declare(const model_config *c, param_table *t) {
         snprintf(name, sizeof name, "ve%zu", k);
         s = param_table_add(t, name, c->vocab, kv_dim(c), INIT_NORMAL, VALUE_EMBED_INIT_STD, PGROUP_EMBED);
     }
-    if (N && !s) s = param_table_add(t, "ve_gate", 2 * N * c->n_kv_head, VALUE_EMBED_GATE_IN, INIT_ZERO, 0, PGROUP_GAIN);
+    if (N && !s)
+        s = param_table_add(t, "ve_gate", 2 * N * c->n_kv_head, VALUE_EMBED_GATE_IN, INIT_ZERO, 0, PGROUP_GAIN);
     return s;
 }
 
@@ -60,7 +61,8 @@ void value_embed_forward(const model_config *c, size_t N, const value_embed_laye
 }
 
 // Backward of v_g += γ_g·e_g, γ_g = 2σ(z_g), z_g = w_g·[h[0:6]; e[0:6]]:
-//   de_g = γ_g·dv_g;  dz_g = (dv_g·e_g)·γ_g(1 − γ_g/2);  dh[0:6] += Σ_g dz_g·w_g[0:6];  de[0:6] += Σ_g dz_g·w_g[6:12];
+//   de_g = γ_g·dv_g;  dz_g = (dv_g·e_g)·γ_g(1 − γ_g/2);
+//   dh[0:6] += Σ_g dz_g·w_g[0:6];  de[0:6] += Σ_g dz_g·w_g[6:12]
 //   dw_g += dz_g·[h[0:6]; e[0:6]].
 void value_embed_backward(const model_config *c, size_t N, const value_embed_layer *ve, const float *h,
                           const float *dv, float *dh, float *scratch) {

@@ -23,6 +23,7 @@ sx_status hf_check(const model_config *c) {
                       : c->bigram_rows     ? "a bigram hash embedding (bigram)"
                       : c->value_embeds    ? "value embeddings (ve)"
                       : c->smear           ? "a smeared input embedding (smear)"
+                      : c->dc_window       ? "DC-MHA on the last layer (dcmha)"
                       : c->fp8_mlp         ? "fp8 (e4m3) MLP products (fp8)"
                       : c->gnorm_rank      ? "GatedNorm (gnorm)"
                                            : NULL;

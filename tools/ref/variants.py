@@ -1,7 +1,7 @@
 """Independent PyTorch reference of sextant's architecture variants, written from docs/MODEL.md ("Variants").
 
 Responsible for: parsing descriptors with the variant options (attention gate per head or per channel,
-exclusive self attention, bigram hash embedding with signs, value embeddings, smear, GatedNorm, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
+exclusive self attention, bigram hash embedding with signs, value embeddings, smear, GatedNorm, DC-MHA on the last layer, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
 parameter table, the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
 loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
 make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
@@ -34,6 +34,7 @@ class VConfig:
     bigram: int = 0
     bsign: int = 0
     ve: int = 0
+    dcmha: int = 0
     smear: bool = False
     window: int = 0
     local_every: int = 0
@@ -74,7 +75,7 @@ _FLAGS = {"smear": ("smear", True), "gate": ("gate", True), "egate": ("egate", T
           "sigmoid": ("sigmoid", True), "balance=bias": ("bias", True),
           "balance=qb": ("qb", True), "fp8": ("fp8", True)}
 _NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int),
-            (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"ve(\d+)", "ve", int), (r"local(\d+)", "local_every", int),
+            (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"ve(\d+)", "ve", int), (r"dcmha(\d+)", "dcmha", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
             (r"nope(\d+)", "nope", int), (r"ew(\d+)", "expert_ff", int), (r"shared(\d+)", "shared", int),
             (r"aux" + _NUM, "aux", float), (r"gnorm(\d+)", "gnorm", int)]
@@ -106,6 +107,8 @@ def parse_descriptor(desc):
         opt.setdefault("bsign", 8192)
     if "ve" in opt and (opt.get("mla") or not 1 <= opt["ve"] <= base.layers // 2):
         raise ValueError(f"descriptor {desc!r}: ve<N> needs the GQA mixer and 1 <= N <= layers/2")
+    if "dcmha" in opt and (opt.get("mla") or not 1 <= opt["dcmha"] <= 1024):
+        raise ValueError(f"descriptor {desc!r}: dcmha<W> needs the GQA mixer and 1 <= W <= 1024")
     if opt.get("mla"):
         if any(re.fullmatch(r"(kv\d+|qknorm|ropefrac.*)", p) for p in rest):
             raise ValueError(f"descriptor {desc!r}: kv/qknorm/ropefrac do not apply to mla")
@@ -182,6 +185,8 @@ def param_specs(cfg):
         specs.append(("ve_gate", (2 * cfg.ve * cfg.kv_heads, 12), "gain"))
     if cfg.smear:
         specs += [("smear_gate", (12,), "gain"), ("smear_lambda", (1,), "gain")]
+    if cfg.dcmha:
+        specs += [("dc_w1", (cfg.heads, C), "matrix"), ("dc_w2", (cfg.heads, C), "matrix")]
     for i in range(cfg.layers):
         specs += [(f"l{i}.attn_norm", (C,), "gain")] + _mixer_specs(cfg, i)
         specs += [(f"l{i}.mlp_norm", (C,), "gain")] + _ffn_specs(cfg, i)
@@ -272,10 +277,28 @@ def _mla(cfg, p, h, cos, sin):
     return q, torch.cat(parts, dim=-1), v, rd + nd
 
 
-def _mixer(cfg, i, p, h, cos, sin, ve=None):
+def dcmha(cfg, w1, w2, h, q, k, v):
+    """DC-MHA's addition to the attention output (B,T,H,hd) (MODEL.md "DC-MHA"): per-head maps over the last
+    `dcmha` keys (plain softmax of q·k/sqrt(hd)), mixed by w1 = RMS-normalised h·dc_w1ᵀ, times the values, scaled
+    per head by h·dc_w2ᵀ."""
+    T, H, Hkv, hd = q.shape[1], q.shape[2], k.shape[2], q.shape[3]
+    k, v = k.repeat_interleave(H // Hkv, dim=2), v.repeat_interleave(H // Hkv, dim=2)
+    s = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(hd)
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    P = torch.softmax(s.masked_fill((j > i) | (j <= i - cfg.dcmha), float("-inf")), dim=-1)
+    u1, u2 = F.linear(h, w1), F.linear(h, w2)
+    mix = u1 / torch.sqrt((u1 * u1).mean(-1, keepdim=True) + 1e-6)
+    a = torch.einsum("bth,bhts->bts", mix, P)
+    # The mixed map reads each head's own values (its KV head's); the per-head scale u2 multiplies the result.
+    return u2[..., None] * torch.einsum("bts,bshd->bthd", a, v)
+
+
+def _mixer(cfg, i, p, h, cos, sin, ve=None, dc=None):
     B, T, _ = h.shape
     q, k, v, dqk = _mla(cfg, p, h, cos, sin) if cfg.mla else _gqa(cfg, p, h, cos, sin, ve)
     o = attention(q, k, v, 1.0 / math.sqrt(dqk), cfg.window if cfg.is_local(i) else 0, cfg.attcap)
+    if dc is not None:
+        o = o + dcmha(cfg, dc[0], dc[1], h, q, k, v)
     if cfg.xsa:      # drop each head's component along its own position's value (the KV head it reads)
         vh = v.repeat_interleave(o.shape[2] // v.shape[2], dim=2)
         o = o - ((o * vh).sum(-1, keepdim=True) / ((vh * vh).sum(-1, keepdim=True) + 1e-6)) * vh
@@ -433,7 +456,8 @@ def forward(cfg, params, tokens, rope=None):
     for i in range(cfg.layers):
         p = lambda n, i=i: params[f"l{i}.{n}"]  # noqa: E731
         ve = value_embedding(cfg, params, i, inputs)
-        x = x + _mixer(cfg, i, p, norm(cfg, params, x, f"l{i}.attn_norm"), cos, sin, ve)
+        dc = (params["dc_w1"], params["dc_w2"]) if cfg.dcmha and i == cfg.layers - 1 else None
+        x = x + _mixer(cfg, i, p, norm(cfg, params, x, f"l{i}.attn_norm"), cos, sin, ve, dc)
         h = norm(cfg, params, x, f"l{i}.mlp_norm")
         if cfg.experts:
             y, a = _moe(cfg, p, h)
