@@ -12,6 +12,7 @@ or comparing: that is sextant's, called by the shell script. Subcommands:
   record TARGET NAME=RUN_DIR...
       the record table (markdown): training time to the first evaluation with val_loss <= TARGET.
 """
+import hashlib
 import json
 import math
 import sys
@@ -95,7 +96,10 @@ def cmd_recipe(args):
     variants = [dict(v, multiplier=multiplier(v, base_loss)) for v in report["variants"][1:] if v["name"] in specs]
     chosen, decided = choose(variants)
     recipe, taken, dropped = build_recipe(base, changes, chosen)
-    recipe["name"] = base["name"].rsplit("-", 1)[0] + "-recipe" if "-" in base["name"] else "recipe"
+    # Named by its content: a finished ladder is skipped by its run directory's name (runs/NAME), so a recipe
+    # that changes when the single-feature results do must not reuse the old recipe's runs.
+    digest = hashlib.sha1(repr(sorted(recipe.items())).encode()).hexdigest()[:8]
+    recipe["name"] = (base["name"].rsplit("-", 1)[0] + "-" if "-" in base["name"] else "") + "recipe-" + digest
     product = 1.0
     for v in taken:
         product *= v["multiplier"]

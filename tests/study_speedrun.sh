@@ -43,7 +43,7 @@ $PY recipe "$tmp/decided.json" "$tmp/canned/base.ladder" "${features[@]}" --out 
     fail "recipe step"
 key() { grep -qE "^$1 +$2\$" "$3"; }   # the spec line "KEY VALUE" (values aligned)
 key model 'd1-hd8-w\{width\}-xsa-egate' "$tmp/r1.ladder" && key optimizer adamh "$tmp/r1.ladder" &&
-    key extra --cautious-wd "$tmp/r1.ladder" && key name t-recipe "$tmp/r1.ladder" && ! grep -q '^mtp' "$tmp/r1.ladder" ||
+    key extra --cautious-wd "$tmp/r1.ladder" && key name 't-recipe-[0-9a-f]{8}' "$tmp/r1.ladder" && ! grep -q '^mtp' "$tmp/r1.ladder" ||
     { fail "recipe of the decided features"; cat "$tmp/r1.ladder"; }
 [ "$(jq -c '[.features, .dropped, .decided, (.product * 1000 | round)]' "$tmp/c1.json")" = \
   '[["t-xsa","t-egate","t-adamh","t-cwd"],["t-gate","t-muonh"],true,1906]' ] || fail "choice: $(cat "$tmp/c1.json")"
@@ -74,7 +74,7 @@ want=$(jq -r '.variants[0].loss as $l | [.variants[1:][] | .multiplier //= (if .
               | select(.multiplier > 1)] as $b | ([$b[] | select(.decided)] | if length > 0 then . else $b end)
               | sort_by(-.multiplier) | map(.name | ltrimstr("t-")) | join("-")' "$tmp/out/singles.json")
 key model "d1-hd8-w\\{width\\}${want:+-$want}" "$tmp/out/recipe.ladder" || { fail "recipe from the real compare (want '$want')"; cat "$tmp/out/recipe.ladder"; }
-grep -q "recipe t-recipe: measured multiplier .* product of its [0-9] single-feature multipliers" "$tmp/out/recipe.txt" ||
+grep -q "recipe t-recipe-[0-9a-f]*: measured multiplier .* product of its [0-9] single-feature multipliers" "$tmp/out/recipe.txt" ||
     fail "product beside measured: $(cat "$tmp/out/recipe.txt")"
 rows=$(grep -cE '^\| (base|recipe) \| d1-hd8-w16[a-z-]* \| [0-9]+\.[0-9]{2} \| 4 \| ' "$tmp/out/records.md")
 [ "$rows" = 2 ] || { fail "records.md: base and recipe rows, timed to the first evaluation (step 4)"; cat "$tmp/out/records.md"; }
