@@ -12,7 +12,7 @@ listing=$("$S" inspect --options) || fail "inspect --options exited $?"
 docs=$(sed -n '/^| option | meaning | default |$/,/^$/p' docs/MODEL.md | sed '/^$/d')
 [ -n "$docs" ] || fail "docs/MODEL.md has no option table"
 [ "$listing" = "$docs" ] || { fail "docs/MODEL.md's option table differs from inspect --options:"; diff <(echo "$docs") <(echo "$listing"); }
-[ "$(wc -l <<<"$listing")" -eq 42 ] || fail "expected 40 options + 2 header lines, got $(wc -l <<<"$listing")"
+[ "$(wc -l <<<"$listing")" -eq 43 ] || fail "expected 41 options + 2 header lines, got $(wc -l <<<"$listing")"
 grep -qxF '| `dc<N>` | MLA KV latent d_c | 4·hd |' <<<"$listing" || fail "listing lacks the dc<N> row"
 grep -qxF '| `moe<E>k<K>` | MoE FFN: E experts, top-K routing | dense |' <<<"$listing" || fail "listing lacks the moe row"
 
@@ -25,7 +25,7 @@ for spelling in $(sed -n 's/^| `\([^`]*\)`.*/\1/p' <<<"$listing"); do
 done
 
 # The unknown-option error lists the table's options, in its order.
-want="model 'd2-foo': unknown option 'foo' (known: w<C> hd<D> kv<K> ff<F> v<N> relu2 swiglu gelu qknorm untied tied rope<B> ropefrac<F> softcap<S> fp8 bigram<R> bsign<S> smear mla gate egate xsa ve<N> dcmha<W> swa<W> local<K> attcap<S> dc<N> dcq<N> rd<N> nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R> balance=qb)"
+want="model 'd2-foo': unknown option 'foo' (known: w<C> hd<D> kv<K> ff<F> v<N> relu2 swiglu gelu qknorm untied tied rope<B> ropefrac<F> softcap<S> fp8 bigram<R> bsign<S> smear gnorm<R> mla gate egate xsa ve<N> dcmha<W> swa<W> local<K> attcap<S> dc<N> dcq<N> rd<N> nope<N> nolatnorm moe<E>k<K> ew<N> shared<N> sigmoid aux<C> balance=bias brate<R> balance=qb)"
 out=$("$S" inspect d2-foo 2>&1); rc=$?
 [ $rc -eq 1 ] || [ $rc -eq 2 ] || fail "unknown option exited $rc"
 grep -qF -- "$want" <<<"$out" || fail "unknown option said: $out"

@@ -95,6 +95,8 @@ static void test_decode_smear_bigram_ve(void) { check_decode("d2-w32-hd8-kv1-sme
 static void test_decode_dcmha(void) { check_decode("d3-w32-hd8-kv2-qknorm-dcmha5-xsa-egate-swa7-local2-v40"); }
 static void test_decode_dcmha_long_window(void) { check_decode("d2-w32-hd8-kv1-dcmha40-ve1-gate-v40"); }
 static void test_decode_mla_smear(void) { check_decode("d1-w32-hd8-mla-dc16-smear-v40"); }
+static void test_decode_gnorm(void) { check_decode("d2-w32-hd8-kv2-gnorm6-swa5-v40"); }
+static void test_decode_mla_moe_gnorm(void) { check_decode("d1-w32-hd8-mla-dc16-moe4k2-gnorm3-untied-v40"); }
 static void test_decode_mla_nolatnorm(void) { check_decode("d1-w32-hd8-mla-dc16-rd6-nope2-nolatnorm-v40"); }
 
 // Three forks of one prompt, continued with different tokens in one batched call each step, equal three
@@ -257,6 +259,8 @@ int main(void) {
     TEST_RUN(test_decode_mla);
     TEST_RUN(test_decode_mla_qlatent_gate_padded);
     TEST_RUN(test_decode_mla_nolatnorm);
+    TEST_RUN(test_decode_gnorm);
+    TEST_RUN(test_decode_mla_moe_gnorm);
     TEST_RUN(test_decode_gqa_xsa_egate);
     TEST_RUN(test_decode_mha_xsa_gate);
     TEST_RUN(test_decode_mla_xsa_egate);

@@ -34,6 +34,8 @@ static void test_gradcheck_moe_softmax_aux(void) { modelcheck_gradcheck("d2-w32-
 static void test_gradcheck_moe_swiglu_shared_sigmoid_bias(void) {
     modelcheck_gradcheck("d2-w32-hd8-swiglu-moe4k2-ew16-shared1-sigmoid-balance=bias-aux0.05-v50");
 }
+static void test_gradcheck_gnorm(void) { modelcheck_gradcheck("d2-w32-hd8-kv2-gnorm6-v50"); }
+static void test_gradcheck_gnorm_mla_moe_untied(void) { modelcheck_gradcheck("d1-w32-hd8-mla-dc16-rd4-moe4k2-ew16-gnorm3-untied-v50"); }
 static void test_gradcheck_moe_gelu_top1_aux(void) { modelcheck_gradcheck("d1-w32-hd8-gelu-moe3k1-ew16-aux0.1-v50"); }
 
 static void test_fixture_mla(void) { modelcheck_fixture("mla_qlatent_gate"); }
@@ -47,6 +49,7 @@ static void test_fixture_bigram_sign(void) { modelcheck_fixture("bigram_sign"); 
 static void test_fixture_ve_qknorm_xsa(void) { modelcheck_fixture("ve_qknorm_xsa"); }
 static void test_fixture_smear_bigram_ve(void) { modelcheck_fixture("smear_bigram_ve"); }
 static void test_fixture_dcmha_xsa_gate(void) { modelcheck_fixture("dcmha_xsa_gate"); }
+static void test_fixture_gnorm(void) { modelcheck_fixture("gqa_gnorm_untied"); }
 
 // ---- bigram hash embedding ----
 // Rows and sign patterns against values computed in Python (int32 wrapping products, floor modulo; ids large
@@ -181,7 +184,8 @@ static void test_descriptors(void) {
                          "d2-moe0k0", "d2-ew32", "d2-sigmoid", "d2-balance=bias", "d2-local2", "d2-swa0",
                          "d2-moe4k2x", "d2-aux", "d2-mla-ropefrac0.5", "d2-bsign4", "d2-bigram1", "d2-bigram",
                          "d2-mla-ve1", "d2-ve0", "d3-ve2", "d2-w4-hd4-ve1", "d2-w48-hd4-kv1-ve1", "d2-w8-hd8-smear", "d2-mla-dcmha4",
-                         "d2-dcmha0", "d2-dcmha1025"};
+                         "d2-dcmha0", "d2-dcmha1025",
+                         "d2-gnorm0", "d2-gnorm"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (!CHECK(model_config_parse(bad[i], 0, &c) == SX_ERR_ARG)) fprintf(stderr, "  accepted '%s'\n", bad[i]);
         CHECK(strlen(sx_last_error()) > 10);
@@ -211,6 +215,8 @@ static void test_descriptors(void) {
     CHECK(model_config_parse("d2", 0, &c) == SX_OK && c.bigram_rows == 0 && c.bigram_signs == 0);
     CHECK(c.value_embeds == 0 && !c.smear);
     CHECK(model_config_parse("d6-v64-ve3-smear", 0, &c) == SX_OK && c.value_embeds == 3 && c.smear && c.vocab == 64);
+    CHECK(c.gnorm_rank == 0);
+    CHECK(model_config_parse("d2-gnorm16", 0, &c) == SX_OK && c.gnorm_rank == 16);
 }
 
 // ---- accounting ----
@@ -221,7 +227,8 @@ static void test_flops_accounting(void) {
                            "d2-w32-hd8-mla-dc16-rd4-xsa-egate-v50", "d2-w32-hd8-bigram300-untied-v50",
                            "d2-w32-hd8-mla-dc16-rd4-nope6-nolatnorm-v50", "d2-w32-hd8-swiglu-moe6k2-ew16-shared1-balance=bias-v50",
                            "d3-w48-hd16-moe8k1-untied-v50", "d4-w32-hd8-kv2-ve2-smear-bigram30-v50",
-                           "d3-w32-hd8-kv2-dcmha4-v50"};
+                           "d3-w32-hd8-kv2-dcmha4-v50",
+                           "d2-w32-hd8-gnorm5-untied-v50"};
     for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
         model_config c;
         model m;
@@ -250,6 +257,10 @@ static void test_flops_accounting(void) {
     CHECK(model_flops_count(&b, 64).params_total - model_flops_count(&g, 64).params_total == 300.0 * 32);
     CHECK(model_flops_count(&b, 64).params_nonembed == model_flops_count(&g, 64).params_nonembed);
     CHECK(model_flops_count(&b, 64).train_per_token == model_flops_count(&g, 64).train_per_token);
+    // GatedNorm: W_down (R,C) and W_up (C,R) after each of the 2L+1 norms, all matmul weights.
+    CHECK(model_config_parse("d2-w32-hd8-gate-gnorm5-v50", 0, &b) == SX_OK);
+    CHECK(model_flops_count(&b, 64).params_nonembed - model_flops_count(&g, 64).params_nonembed == 5.0 * 2 * 32 * 5);
+    CHECK(model_flops_count(&b, 64).params_matmul - model_flops_count(&g, 64).params_matmul == 5.0 * 2 * 32 * 5);
     // Value embeddings: N tables (V, Hkv·hd) are embeddings; the gate (2N·Hkv, 12) and smear's 12 + 1 weights are
     // non-embedding parameters; neither does matmul work.
     model_config ve;
@@ -302,6 +313,8 @@ int main(void) {
     TEST_RUN(test_gradcheck_moe_softmax_aux);
     TEST_RUN(test_gradcheck_moe_swiglu_shared_sigmoid_bias);
     TEST_RUN(test_gradcheck_moe_gelu_top1_aux);
+    TEST_RUN(test_gradcheck_gnorm);
+    TEST_RUN(test_gradcheck_gnorm_mla_moe_untied);
     TEST_RUN(test_fixture_mla);
     TEST_RUN(test_fixture_mla_padded);
     TEST_RUN(test_fixture_moe_softmax_aux);
@@ -313,6 +326,7 @@ int main(void) {
     TEST_RUN(test_fixture_ve_qknorm_xsa);
     TEST_RUN(test_fixture_smear_bigram_ve);
     TEST_RUN(test_fixture_dcmha_xsa_gate);
+    TEST_RUN(test_fixture_gnorm);
     TEST_RUN(test_bigram_index_and_signs);
     TEST_RUN(test_bigram_fast);
     return testlib_finish("variants");

@@ -12,18 +12,23 @@
 #include "model/smear.h"
 #include "model/value_embed.h"
 #include "model/flops.h"
+#include "model/gatednorm.h"
 
 // Scratch views for n rows: the residual stream, a norm's output and rstd, the mixer's decode scratch, the
 // FFN's saved block and scratch (the FFN decodes through its training forward with B = n, T = 1), and with
-// smear the previous positions' input embeddings.
-typedef struct { float *x, *hn, *rstd, *mixer, *ffn_saved, *ffn_scratch, *prev; } scratch;
+// smear the previous positions' input embeddings; with gnorm<R> GatedNorm's saved block and scratch (empty
+// otherwise).
+typedef struct { float *x, *hn, *rstd, *mixer, *ffn_saved, *ffn_scratch, *prev, *gate_saved, *gate_scratch; } scratch;
 
 static size_t carve(const decoder *d, size_t n, float *base, scratch *s) {
     const model *m = d->m;
     const model_config *c = &m->cfg;
     const size_t sizes[] = {n * c->width, n * c->width, n, m->mixer->decode_scratch_floats(c, n, d->max_ctx),
-                            m->ffn->saved_floats(c, n), m->ffn->scratch_floats(c, n), c->smear ? n * c->width : 0};
-    float **dst[] = {&s->x, &s->hn, &s->rstd, &s->mixer, &s->ffn_saved, &s->ffn_scratch, &s->prev};
+                            m->ffn->saved_floats(c, n), m->ffn->scratch_floats(c, n), c->smear ? n * c->width : 0,
+                            c->gnorm_rank ? gatednorm_saved_floats(c, n) : 0,
+                            c->gnorm_rank ? gatednorm_scratch_floats(c, n) : 0};
+    float **dst[] = {&s->x, &s->hn, &s->rstd, &s->mixer, &s->ffn_saved, &s->ffn_scratch, &s->prev, &s->gate_saved,
+                     &s->gate_scratch};
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
@@ -169,8 +174,10 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
         dcmha_layer dc;
         ds.dc = dcmha_at(c, l, m->p, NULL, m->dc, &dc) ? &dc : NULL;
         rmsnorm_forward(n, C, s.x, m->p[first], MODEL_NORM_EPS, s.hn, s.rstd);
+        model_gate_norm(m, 2 * l, n, s.hn, s.gate_saved, s.gate_scratch);
         m->mixer->decode(&ds, m->p + first + 1, s.hn, s.x, s.mixer);
         rmsnorm_forward(n, C, s.x, m->p[f], MODEL_NORM_EPS, s.hn, s.rstd);
+        model_gate_norm(m, 2 * l + 1, n, s.hn, s.gate_saved, s.gate_scratch);
         m->ffn->forward(&bs, m->p + f + 1, s.hn, s.x, s.ffn_saved, s.ffn_scratch);
     }
     double flops = 0;
@@ -180,6 +187,7 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     rows_free(&rc);
     if (!logits) return SX_OK;
     rmsnorm_forward(n, C, s.x, m->p[m->norm_f], MODEL_NORM_EPS, s.hn, s.rstd);
+    model_gate_norm(m, 2 * c->n_layer, n, s.hn, s.gate_saved, s.gate_scratch);
     linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
     if (c->softcap > 0)
         for (size_t i = 0; i < n * V; i++) logits[i] = c->softcap * tanhf(logits[i] / c->softcap);

@@ -16,7 +16,7 @@ const char *mlp_kind_name(mlp_kind k) {
 // parser, the error's list of known options, the JSON writer and the listing all walk this table.
 typedef enum {
     ROW_DESCRIPTOR, ROW_LAYERS, OPT_W, OPT_HD, ROW_HEADS, OPT_KV, OPT_FF, OPT_V, OPT_RELU2, OPT_SWIGLU, OPT_GELU,
-    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_FP8, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_DCMHA, OPT_SWA,
+    OPT_QKNORM, OPT_UNTIED, OPT_TIED, OPT_ROPE, OPT_ROPEFRAC, ROW_ROPE_DIM, OPT_SOFTCAP, OPT_FP8, OPT_BIGRAM, OPT_BSIGN, OPT_SMEAR, OPT_GNORM, OPT_MLA, OPT_GATE, OPT_EGATE, OPT_XSA, OPT_VE, OPT_DCMHA, OPT_SWA,
     OPT_LOCAL, OPT_ATTCAP, OPT_DC, OPT_DCQ, OPT_RD, OPT_NOPE, OPT_NOLATNORM, OPT_MOE, ROW_TOP_K, OPT_EW, OPT_SHARED,
     OPT_SIGMOID, OPT_AUX, OPT_BALANCE, OPT_BRATE, OPT_QB, OPT_COUNT
 } option_id;
@@ -76,6 +76,9 @@ static const option_def options[OPT_COUNT] = {
     [OPT_SMEAR] = {"smear", "smear", FLAG, true, SEC_TOP, "smear", T_BOOL, F(smear),
                    "smear: each position's input embedding takes a gated share of the previous one's, "
                    "x_t + λ·σ(w·x_t[0:12])·x_{t−1}", "off"},
+    [OPT_GNORM] = {"gnorm", "gnorm<R>", WHOLE, 0, SEC_TOP, "gated_norm_rank", T_SIZE, F(gnorm_rank),
+                   "GatedNorm after every RMSNorm (pre-attention, pre-MLP, final): y = x̂ ⊙ σ(SiLU(x̂·W_downᵀ)·W_upᵀ), "
+                   "rank R", "off"},
     [OPT_MLA] = {"mla", "mla", FLAG, MIXER_MLA, SEC_TOP, "mixer", T_MIXER, F(mixer),
                  "multi-head latent attention mixer (options dc … nolatnorm)", "GQA"},
     [OPT_GATE] = {"gate", "gate", FLAG, true, SEC_TOP, "attn_gate", T_BOOL, F(attn_gate),
@@ -333,6 +336,9 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
     if (c->fp8_mlp && c->n_expert)
         return sx_fail(SX_ERR_ARG, "model '%s': fp8 applies to the dense MLP, not to MoE experts", desc);
     if (c->smear && c->width < 12) return sx_fail(SX_ERR_ARG, "model '%s': smear needs a width of at least 12", desc);
+    c->gnorm_rank = has[OPT_GNORM] ? (size_t)num[OPT_GNORM] : 0;
+    if (has[OPT_GNORM] && (c->gnorm_rank < 1 || c->gnorm_rank > (1u << 16)))
+        return sx_fail(SX_ERR_ARG, "model '%s': gnorm<R> needs a rank 1 <= R <= 65536", desc);
     sx_status s = parse_attention(desc, c, num, has);
     return s ? s : parse_moe(desc, c, num, has);
 }

@@ -26,6 +26,7 @@ typedef struct {
     size_t bigram_rows;     // bigram hash embedding table rows (0 = off; model/bigram.h)
     size_t bigram_signs;    // its sign patterns (0 = no sign trick)
     bool smear;             // one-token look-back on the input embedding (model/smear.h)
+    size_t gnorm_rank;      // GatedNorm after every RMSNorm, of this rank (0 = off; model/gatednorm.h)
     // Attention options (both mixers).
     mixer_kind mixer;
     bool attn_gate;         // sigmoid output gate (per head, or per channel with attn_gate_elem)

@@ -2,6 +2,7 @@
 #include "model/flops.h"
 #include "model/bigram.h"
 #include "model/dcmha.h"
+#include "model/gatednorm.h"
 #include "model/mlp.h"
 #include "model/model.h"
 #include "model/smear.h"
@@ -27,11 +28,12 @@ static void mixer_params(const model_config *c, double *matrices, double *gains)
 
 // The model-level tensors beside the layers, the token embedding and the head, from their own declarations:
 // lookup tables (bigram hash, value embeddings: embedding parameters, no matmul), matrices (DC-MHA's mixing
-// weights: matmul work) and the small rest (gates).
+// weights and GatedNorm's: matmul work) and the small rest (gates).
 static void extra_params(const model_config *c, double *tables, double *matrices, double *other) {
     param_table t = {0};
     *tables = *matrices = *other = NAN;
-    if (!bigram_declare(c, &t) && !value_embed_declare(c, &t) && !smear_declare(c, &t) && !dcmha_declare(c, &t)) {
+    if (!bigram_declare(c, &t) && !value_embed_declare(c, &t) && !smear_declare(c, &t) && !dcmha_declare(c, &t) &&
+        !gatednorm_declare(c, &t)) {
         *tables = *matrices = *other = 0;
         for (size_t i = 0; i < t.n; i++)
             *(t.v[i].group == PGROUP_EMBED    ? tables

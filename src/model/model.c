@@ -11,6 +11,7 @@
 #include "kernels/xent.h"
 #include "model/bigram.h"
 #include "model/dcmha.h"
+#include "model/gatednorm.h"
 #include "model/model.h"
 #include "model/smear.h"
 #include "model/value_embed.h"
@@ -32,9 +33,10 @@ enum { HEAD_ROWS_MIN = 256, HEAD_ROWS_MAX = 1024 };
 //   scratch               max of the modules' scratch and the head's: logits (head_rows, V), then the
 //                         cross-entropy's workspace
 //   rope cos/sin (T, rope_dim/2)
+//   gate   (2L+1, gatednorm_saved_floats(BT)) with gnorm<R>: each norm's GatedNorm saved block (else empty)
 //   work                  not in the block: m->work, the other kernels' workspace (work_floats)
 typedef struct {
-    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *smear_in, *scratch, *cos, *sin, *work;
+    float *x, *hn, *rstd, *mixer_saved, *ffn_saved, *dx, *dh, *smear_in, *scratch, *cos, *sin, *gate, *work;
     size_t mixer_per_layer, ffn_per_layer, work_floats;
 } act_views;
 
@@ -76,6 +78,8 @@ static sx_status build_table(model *m) {
         m->head = t->n;
         s = param_table_add(t, "head", c->vocab, c->width, INIT_ZERO, 0, PGROUP_HEAD);
     }
+    m->gnorm = t->n;
+    if (!s) s = gatednorm_declare(c, t);
     return s;
 }
 
@@ -130,6 +134,21 @@ void model_init_weights(model *m, uint64_t seed) { param_table_init_values(&m->t
 void model_init_weights_by_name(model *m, uint64_t seed) { param_table_init_by_name(&m->table, m->params, seed); }
 void model_init_zero_matrices(model *m, uint64_t seed) { param_table_init_zero_matrices(&m->table, m->params, seed); }
 
+void model_gate_norm(const model *m, size_t k, size_t n, float *h, float *saved, float *scratch) {
+    if (!m->cfg.gnorm_rank) return;
+    gatednorm_forward(n, m->cfg.width, m->cfg.gnorm_rank, m->p[m->gnorm + 2 * k], m->p[m->gnorm + 2 * k + 1], h,
+                      saved, scratch);
+}
+
+// Backward of site k's GatedNorm: dh (BT, C) from ∂L/∂(gated output) to ∂L/∂(norm output), in place.
+static void gate_norm_backward(model *m, size_t k, const float *x, size_t gain, const float *rstd, float *dh,
+                               const float *saved, float *scratch) {
+    if (!m->cfg.gnorm_rank) return;
+    size_t w = m->gnorm + 2 * k;
+    gatednorm_backward(m->B * m->T, m->cfg.width, m->cfg.gnorm_rank, x, m->p[gain], rstd, m->p[w], m->p[w + 1],
+                       m->g[w], m->g[w + 1], dh, saved, scratch);
+}
+
 static size_t head_rows(const model_config *c, size_t BT) {
     size_t rows = HEAD_BYTES / (c->vocab * sizeof(float));
     rows = rows < HEAD_ROWS_MIN ? HEAD_ROWS_MIN : rows > HEAD_ROWS_MAX ? HEAD_ROWS_MAX : rows;
@@ -153,7 +172,8 @@ static size_t head_work_floats(const model *m, size_t BT) {
 static size_t scratch_floats(const model *m, size_t BT) {
     size_t a = m->mixer->scratch_floats(&m->cfg, BT), b = m->ffn->scratch_floats(&m->cfg, BT);
     size_t head = head_logits_floats(m, BT) + head_work_floats(m, BT);
-    size_t s = a > b ? a : b;
+    size_t s = a > b ? a : b, gate = m->cfg.gnorm_rank ? gatednorm_scratch_floats(&m->cfg, BT) : 0;
+    s = s > gate ? s : gate;
     return s > head ? s : head;
 }
 
@@ -176,9 +196,10 @@ static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *
     v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
     const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
                             L * v->ffn_per_layer, BT * C, BT * C, c->smear ? BT * C : 0, scratch_floats(m, BT),
-                            T * c->rope_dim / 2, T * c->rope_dim / 2};
+                            T * c->rope_dim / 2, T * c->rope_dim / 2,
+                            c->gnorm_rank ? (2 * L + 1) * gatednorm_saved_floats(c, BT) : 0};
     float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->smear_in,
-                     &v->scratch, &v->cos, &v->sin};
+                     &v->scratch, &v->cos, &v->sin, &v->gate};
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
@@ -265,6 +286,11 @@ static const int32_t *bigram_batch(model *m, const int32_t *inputs) {
     return row;
 }
 
+// Site k's GatedNorm saved block (NULL without gnorm<R>).
+static float *gate_saved(const model *m, const act_views *v, size_t k) {
+    return m->cfg.gnorm_rank ? v->gate + k * gatednorm_saved_floats(&m->cfg, m->B * m->T) : NULL;
+}
+
 static void forward_layers(model *m, const int32_t *inputs, const act_views *v) {
     const model_config *c = &m->cfg;
     size_t BT = m->B * m->T, C = c->width;
@@ -291,12 +317,14 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
             float *saved = half ? v->ffn_saved + l * v->ffn_per_layer : v->mixer_saved + l * v->mixer_per_layer;
             float *x_in = v->x + k * BT * C, *x_out = x_in + BT * C, *h = v->hn + k * BT * C;
             rmsnorm_forward(BT, C, x_in, m->p[first], MODEL_NORM_EPS, h, v->rstd + k * BT);
+            model_gate_norm(m, k, BT, h, gate_saved(m, v, k), v->scratch);
             parallel_fill(x_out, x_in, BT * C);   // the residual: modules accumulate into x_out
             mod->forward(&bs, m->p + first + 1, h, x_out, saved, v->scratch);
         }
     }
     size_t k = 2 * c->n_layer;
     rmsnorm_forward(BT, C, v->x + k * BT * C, m->p[m->norm_f], MODEL_NORM_EPS, v->hn + k * BT * C, v->rstd + k * BT);
+    model_gate_norm(m, k, BT, v->hn + k * BT * C, gate_saved(m, v, k), v->scratch);
 }
 
 // The fused head: logits for head_rows() rows at a time, cross-entropy and (if backward) its gradient, which
@@ -370,6 +398,7 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     double loss = head_loss(m, buf + BT, extra, &v, grad_scale / (float)BT, true, NULL);
     m->extra_loss = extra ? x.loss : 0;
     size_t k = 2 * c->n_layer;
+    gate_norm_backward(m, k, v.x + k * BT * C, m->norm_f, v.rstd + k * BT, v.dh, gate_saved(m, &v, k), v.scratch);
     rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false,
                      v.work);
     block_shape bs = shape_of(m, &v);
@@ -386,6 +415,7 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
             size_t first = m->layer_first[l] + (half ? 1 + m->mixer_tensors : 0);
             const float *saved = half ? v.ffn_saved + l * v.ffn_per_layer : v.mixer_saved + l * v.mixer_per_layer;
             mod->backward(&bs, m->p + first + 1, m->g + first + 1, v.hn + k * BT * C, v.dx, v.dh, saved, v.scratch);
+            gate_norm_backward(m, k, v.x + k * BT * C, first, v.rstd + k * BT, v.dh, gate_saved(m, &v, k), v.scratch);
             rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[first], v.rstd + k * BT, v.dh, v.dx, m->g[first], true,
                              v.work);
         }

@@ -22,6 +22,8 @@ typedef struct {
     size_t emb, head, norm_f;   // tensor indices (head == emb when tied)
     size_t bigram;              // tensor index of the bigram hash table (with cfg.bigram_rows)
     size_t ve, smear, dc;       // tensor indices of the first value-embedding table, smear_gate, dc_w1 (when on)
+    size_t gnorm;               // with cfg.gnorm_rank: index of the first GatedNorm tensor; site k (2·layer, +1 for
+                                // the MLP's norm; 2L the final norm) has W_down at gnorm + 2k and W_up after it
     size_t *layer_first;        // per layer: index of its attn_norm; then mixer tensors, mlp_norm, ffn tensors
     size_t mixer_tensors, ffn_tensors;
     // Per-layer FFN statistics (tokens per expert for MoE, and QB prices; operand amaxes of fp8 MLPs;
@@ -59,6 +61,9 @@ void model_init_weights_by_name(model *m, uint64_t seed);
 // After either: the matrices the table starts at zero drawn at fan-in scale instead (param_table_init_zero_matrices),
 // for the hyperball optimizers.
 void model_init_zero_matrices(model *m, uint64_t seed);
+// GatedNorm of site k (see gnorm above) on a norm's output h (n, C), in place, with the forward's saved
+// block (gatednorm_saved_floats(n)) and scratch (gatednorm_scratch_floats(n)); does nothing without gnorm<R>.
+void model_gate_norm(const model *m, size_t k, size_t n, float *h, float *saved, float *scratch);
 // Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
 // below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);

@@ -25,6 +25,7 @@ sx_status hf_check(const model_config *c) {
                       : c->smear           ? "a smeared input embedding (smear)"
                       : c->dc_window       ? "DC-MHA on the last layer (dcmha)"
                       : c->fp8_mlp         ? "fp8 (e4m3) MLP products (fp8)"
+                      : c->gnorm_rank      ? "GatedNorm (gnorm)"
                                            : NULL;
     if (why)
         return sx_fail(SX_ERR_ARG, "model %s has %s, which a Llama-style model cannot express; export covers the dense "

@@ -35,6 +35,7 @@ CASES = [  # name, descriptor, seed
     ("ve_qknorm_xsa", "d4-w32-hd8-kv2-qknorm-xsa-ve2-v64", 2009),
     ("smear_bigram_ve", "d2-w32-hd8-kv1-smear-bigram23-ve1-egate-untied-v64", 2010),
     ("dcmha_xsa_gate", "d2-w32-hd8-kv2-qknorm-dcmha3-xsa-gate-swa5-v64", 2012),
+    ("gqa_gnorm_untied", "d2-w32-hd8-kv2-gnorm6-swiglu-untied-v64", 2601),
 ]
 STE_NOTE = ("{}: fp8 rounding is piecewise constant, its straight-through gradient is not the loss's derivative: "
             "finite differences skipped (tests/test_fp8.c checks the backward against naive loops)")

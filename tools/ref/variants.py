@@ -1,7 +1,7 @@
 """Independent PyTorch reference of sextant's architecture variants, written from docs/MODEL.md ("Variants").
 
 Responsible for: parsing descriptors with the variant options (attention gate per head or per channel,
-exclusive self attention, bigram hash embedding with signs, value embeddings, smear, DC-MHA on the last layer, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
+exclusive self attention, bigram hash embedding with signs, value embeddings, smear, GatedNorm, DC-MHA on the last layer, sliding window with a local/global layer pattern, attention soft-cap, MLA, MoE FFN) on top of tools/ref/model.py's parser, their
 parameter table, the forward pass (logits, and the training objective = cross-entropy + MoE auxiliary
 loss). Same interface as model.py (parse_descriptor, param_specs, forward) so the fixture machinery of
 make_fixtures.py runs unchanged on it. Reuses model.py's rmsnorm, RoPE and dense parser; the attention here is
@@ -52,6 +52,7 @@ class VConfig:
     sigmoid: bool = False
     aux: float = 0.0
     bias: bool = False
+    gnorm: int = 0
     qb: bool = False
     fp8: bool = False
 
@@ -77,7 +78,7 @@ _NUMERIC = [(r"attcap" + _NUM, "attcap", float), (r"swa(\d+)", "window", int),
             (r"bigram(\d+)", "bigram", int), (r"bsign(\d+)", "bsign", int), (r"ve(\d+)", "ve", int), (r"dcmha(\d+)", "dcmha", int), (r"local(\d+)", "local_every", int),
             (r"dcq(\d+)", "dcq", int), (r"dc(\d+)", "dc", int), (r"rd(\d+)", "rope_dims", int),
             (r"nope(\d+)", "nope", int), (r"ew(\d+)", "expert_ff", int), (r"shared(\d+)", "shared", int),
-            (r"aux" + _NUM, "aux", float)]
+            (r"aux" + _NUM, "aux", float), (r"gnorm(\d+)", "gnorm", int)]
 
 
 def parse_descriptor(desc):
@@ -192,7 +193,24 @@ def param_specs(cfg):
     specs.append(("norm_f", (C,), "gain"))
     if not cfg.tied:
         specs.append(("head", (cfg.vocab, C), "head"))
+    for norm in gate_sites(cfg):   # GatedNorm's matrices close the table
+        specs += [(f"{norm}.gn_down", (cfg.gnorm, C), "matrix"), (f"{norm}.gn_up", (C, cfg.gnorm), "matrix")]
     return specs
+
+
+def gate_sites(cfg):
+    """The norms GatedNorm follows (gnorm<R>), in table order: each layer's attn_norm and mlp_norm, then norm_f."""
+    if not cfg.gnorm:
+        return []
+    return [f"l{i}.{n}" for i in range(cfg.layers) for n in ("attn_norm", "mlp_norm")] + ["norm_f"]
+
+
+def norm(cfg, params, x, name):
+    """rmsnorm(x, params[name], 1e-5), then with gnorm<R> GatedNorm: y = x̂ ⊙ σ(SiLU(x̂·W_downᵀ)·W_upᵀ)."""
+    h = model.rmsnorm(x, params[name], 1e-5)
+    if not cfg.gnorm:
+        return h
+    return h * torch.sigmoid(F.linear(F.silu(F.linear(h, params[f"{name}.gn_down"])), params[f"{name}.gn_up"]))
 
 
 def attention(q, k, v, scale, window, softcap):
@@ -439,8 +457,8 @@ def forward(cfg, params, tokens, rope=None):
         p = lambda n, i=i: params[f"l{i}.{n}"]  # noqa: E731
         ve = value_embedding(cfg, params, i, inputs)
         dc = (params["dc_w1"], params["dc_w2"]) if cfg.dcmha and i == cfg.layers - 1 else None
-        x = x + _mixer(cfg, i, p, model.rmsnorm(x, p("attn_norm"), 1e-5), cos, sin, ve, dc)
-        h = model.rmsnorm(x, p("mlp_norm"), 1e-5)
+        x = x + _mixer(cfg, i, p, norm(cfg, params, x, f"l{i}.attn_norm"), cos, sin, ve, dc)
+        h = norm(cfg, params, x, f"l{i}.mlp_norm")
         if cfg.experts:
             y, a = _moe(cfg, p, h)
             x, aux = x + y, aux + a
@@ -448,7 +466,7 @@ def forward(cfg, params, tokens, rope=None):
             x = x + _mlp_fp8(cfg, p, h, p("fp8_amax"))
         else:
             x = x + _mlp(cfg, p, h)
-    h = model.rmsnorm(x, params["norm_f"], 1e-5)
+    h = norm(cfg, params, x, "norm_f")
     z = F.linear(h, emb if cfg.tied else params["head"])
     if cfg.softcap:
         z = cfg.softcap * torch.tanh(z / cfg.softcap)
