@@ -203,15 +203,20 @@ static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
-sx_status model_reserve(model *m, size_t B, size_t T) {
-    if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
-    if (m->acts && m->B == B && m->T == T) return SX_OK;
+// Frees what model_reserve allocated for a shape (activations, tokens, the kernels' workspace).
+static void release_shape(model *m) {
     sx_free(m->acts);
     sx_free(m->tokens);
     sx_free(m->work);
     m->acts = NULL;
     m->tokens = NULL;
     m->work = NULL;
+}
+
+sx_status model_reserve(model *m, size_t B, size_t T) {
+    if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
+    if (m->acts && m->B == B && m->T == T) return SX_OK;
+    release_shape(m);
     // The kernels' workspaces are sized for the most threads this process may run (train --threads 0 follows
     // the free cores up to all of them); with more, the attention kernels run on as many as theirs holds.
     int cores = threads_cores();
@@ -224,12 +229,7 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     m->work_floats = work_floats(m, B, T);
     m->work = m->acts && m->tokens ? sx_alloc(m->work_floats * sizeof *m->work, "the kernels' workspace") : NULL;
     if (!m->acts || !m->tokens || !m->work) {
-        sx_free(m->acts);
-        sx_free(m->tokens);
-        sx_free(m->work);
-        m->acts = NULL;
-        m->tokens = NULL;
-        m->work = NULL;
+        release_shape(m);
         return SX_ERR_NOMEM;   // sx_alloc said what
     }
     m->acts_floats = n;
