@@ -7,10 +7,8 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "model/bigram.h"
-#include "model/dcmha.h"
 #include "model/linear.h"
 #include "model/smear.h"
-#include "model/value_embed.h"
 #include "model/flops.h"
 #include "model/gatednorm.h"
 
@@ -169,10 +167,8 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
         size_t first = m->layer_first[l], f = first + 1 + m->mixer_tensors;
         rows_at_layer(d, n, seq, l, &rc);
         ds.layer = bs.layer = l;
-        value_embed_layer ve;
-        ds.ve = value_embed_at(c, l, m->p, NULL, m->ve, tok, &ve) ? &ve : NULL;
-        dcmha_layer dc;
-        ds.dc = dcmha_at(c, l, m->p, NULL, m->dc, &dc) ? &dc : NULL;
+        layer_addons addons;
+        model_layer_addons(m, l, tok, false, &addons, NULL, &ds);
         rmsnorm_forward(n, C, s.x, m->p[first], MODEL_NORM_EPS, s.hn, s.rstd);
         model_gate_norm(m, 2 * l, n, s.hn, s.gate_saved, s.gate_scratch);
         m->mixer->decode(&ds, m->p + first + 1, s.hn, s.x, s.mixer);

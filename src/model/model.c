@@ -134,6 +134,15 @@ void model_init_weights(model *m, uint64_t seed) { param_table_init_values(&m->t
 void model_init_weights_by_name(model *m, uint64_t seed) { param_table_init_by_name(&m->table, m->params, seed); }
 void model_init_zero_matrices(model *m, uint64_t seed) { param_table_init_zero_matrices(&m->table, m->params, seed); }
 
+void model_layer_addons(const model *m, size_t l, const int32_t *tok, bool with_grads, layer_addons *buf,
+                        block_shape *bs, decode_shape *ds) {
+    float *const *g = with_grads ? m->g : NULL;
+    const value_embed_layer *ve = value_embed_at(&m->cfg, l, m->p, g, m->ve, tok, &buf->ve) ? &buf->ve : NULL;
+    const dcmha_layer *dc = dcmha_at(&m->cfg, l, m->p, g, m->dc, &buf->dc) ? &buf->dc : NULL;
+    if (bs) { bs->ve = ve; bs->dc = dc; }
+    if (ds) { ds->ve = ve; ds->dc = dc; }
+}
+
 void model_gate_norm(const model *m, size_t k, size_t n, float *h, float *saved, float *scratch) {
     if (!m->cfg.gnorm_rank) return;
     gatednorm_forward(n, m->cfg.width, m->cfg.gnorm_rank, m->p[m->gnorm + 2 * k], m->p[m->gnorm + 2 * k + 1], h,
@@ -306,10 +315,8 @@ static void forward_layers(model *m, const int32_t *inputs, const act_views *v) 
     }
     for (size_t l = 0; l < c->n_layer; l++) {
         bs.layer = l;
-        value_embed_layer ve;
-        bs.ve = value_embed_at(c, l, m->p, NULL, m->ve, inputs, &ve) ? &ve : NULL;
-        dcmha_layer dc;
-        bs.dc = dcmha_at(c, l, m->p, NULL, m->dc, &dc) ? &dc : NULL;
+        layer_addons addons;
+        model_layer_addons(m, l, inputs, false, &addons, &bs, NULL);
         for (size_t half = 0; half < 2; half++) {
             size_t k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;
@@ -405,10 +412,8 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     bs.grad_scale = grad_scale;
     for (size_t l = c->n_layer; l-- > 0;) {
         bs.layer = l;
-        value_embed_layer ve;
-        bs.ve = value_embed_at(c, l, m->p, m->g, m->ve, buf, &ve) ? &ve : NULL;
-        dcmha_layer dc;
-        bs.dc = dcmha_at(c, l, m->p, m->g, m->dc, &dc) ? &dc : NULL;
+        layer_addons addons;
+        model_layer_addons(m, l, buf, true, &addons, &bs, NULL);
         for (size_t half = 2; half-- > 0;) {
             k = 2 * l + half;
             const block_module *mod = half ? m->ffn : m->mixer;

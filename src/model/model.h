@@ -64,6 +64,14 @@ void model_init_zero_matrices(model *m, uint64_t seed);
 // GatedNorm of site k (see gnorm above) on a norm's output h (n, C), in place, with the forward's saved
 // block (gatednorm_saved_floats(n)) and scratch (gatednorm_scratch_floats(n)); does nothing without gnorm<R>.
 void model_gate_norm(const model *m, size_t k, size_t n, float *h, float *saved, float *scratch);
+// Layer l's model-level add-ons to its mixer (value embedding, DC-MHA), the one place that knows which layer
+// has which: points the add-on fields of bs and/or ds (either may be NULL) at buf's records, or at NULL where
+// the layer has none. tok: the rows' tokens (value embeddings read them); with_grads: the records carry the
+// gradient buffers (training backward), else none (forward, decode). A new add-on adds a record to
+// layer_addons and a line here; the training passes and the decoder need no edit.
+typedef struct { value_embed_layer ve; dcmha_layer dc; } layer_addons;
+void model_layer_addons(const model *m, size_t l, const int32_t *tok, bool with_grads, layer_addons *buf,
+                        block_shape *bs, decode_shape *ds);
 // Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
 // below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);
