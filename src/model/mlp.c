@@ -77,7 +77,7 @@ void mlp_fp8_forward(mlp_kind k, size_t N, size_t C, size_t F, const float *x, f
     size_t nt = mlp_tensor_count(k), n = N * F;
     float *scale = saved, *amax = saved + MLP_FP8_ROLES, *xq = amax + MLP_FP8_ROLES, *ms = xq + N * C;
     float *act = ms + (nt - 1) * n, *wq[3];
-    for (size_t r = 0; r < MLP_FP8_ROLES; r++) scale[r] = 1, amax[r] = 0;
+    for (size_t r = 0; r < MLP_FP8_ROLES; r++) amax[r] = 0;
     amax[MLP_FP8_X] = fp8_amax(N * C, x);
     for (size_t i = 0; i < nt; i++) amax[MLP_FP8_W0 + i] = fp8_amax(F * C, w[i]);
     for (size_t r = 0; r < MLP_FP8_ROLES; r++) scale[r] = delayed_scale(history, r, amax[r]);
