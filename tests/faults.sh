@@ -62,9 +62,10 @@ for seed in 1 2 3 4 5; do
 done
 
 # 2. Kill -9 while a checkpoint is being written. SEXTANT_STALL_WRITE_AFTER=n stalls the process's nth
-#    checkpoint write() for 10 s (a random n: the cut falls in different checkpoints and tensors). The kill is
-#    sent once this process's temporary checkpoint exists and no step has been logged for half a second, so it
-#    lands inside the stalled write however loaded the machine is; the temporary file left behind proves it.
+#    checkpoint write() until it is killed (a random n: the cut falls in different checkpoints and tensors).
+#    The kill is sent once this process's temporary checkpoint exists and no step has been logged for half a
+#    second, so it lands inside a write however loaded the machine is; the temporary file left behind proves
+#    it. The wait is capped at two minutes so that a stall outside a checkpoint cannot hang the suite.
 #    A 2048-token vocabulary makes the checkpoint 0.9 MB (many write() calls to choose from).
 args=(--model d1-w32-hd16 --train synthetic:2048 --batch 4 --seq 32 --steps 300 --lr 1e-2 --threads 2 --quiet
       --ckpt-every 5 --eval-every 50 --eval-batches 2)
@@ -76,7 +77,8 @@ for seed in 1 2 3; do
     dir=$tmp/mid$seed
     SEXTANT_STALL_WRITE_AFTER=$((1 + RANDOM % 60)) "$S" train "${args[@]}" --out "$dir" --resume-or-start >/dev/null 2>&1 &
     pid=$!
-    while alive $pid; do
+    deadline=$((SECONDS + 120))
+    while alive $pid && [ $SECONDS -lt $deadline ]; do
         count_lines "$dir/metrics.jsonl"; before=$lines
         [ -e "$dir/checkpoint.sxt.tmp$pid" ] || { nap; continue; }
         for _ in $(seq 50); do nap; done
