@@ -12,7 +12,7 @@
 #include "runs/import.h"
 #include "scale/sequential.h"
 
-#define MAX_VARIANTS 8
+#define MAX_VARIANTS 32   // the baseline and up to 31 variants (the speedrun study compares 14)
 
 int cmd_compare(int argc, char **argv) {
     double target, width, budget_h, budget_flops;
@@ -38,7 +38,7 @@ int cmd_compare(int argc, char **argv) {
     int npos;
     sx_status st;
     if (flags_help_or_parse(flags, n, argc, argv, pos, MAX_VARIANTS, &npos,
-                            "compare BASELINE VARIANT... [flags]   (each a ladder spec, or a curve ladder directory from "
+                            "compare BASELINE VARIANT... [flags]   (up to 31 variants; each a ladder spec, or a curve ladder directory from "
                             "`sextant import`)",
                             "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
                             "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-bootstrap\n"
