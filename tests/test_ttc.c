@@ -137,13 +137,14 @@ static void test_beam_search_and_docs(void) {
     rng_state r;
     rng_seed(&r, 3);
     beam_result br;
-    CHECK(ttc_beam_search(&pd, &vd, &p, &c, &r, &br) == SX_OK);
+    verifier v = {.d = &vd};
+    CHECK(ttc_beam_search(&pd, &v, &p, &c, &r, &br) == SX_OK);
     CHECK(br.tokens > 0 && br.tokens <= 3 * 8 * 12 && br.flops > 0 && br.completed >= 1);
     CHECK(kvcache_floats(&pd.cache) == 0 && kvcache_floats(&vd.cache) == 0);
     const char *sols[2] = {"2+12\n14\n", "2+12\n15\n"};
     double scores[2 * VERIFIER_MAX_STEPS];
     size_t ns[2];
-    CHECK(verifier_score(&vd, &p, sols, 2, scores, ns) == SX_OK && ns[0] == 2 && ns[1] == 2);
+    CHECK(verifier_score(&v, &p, sols, 2, scores, ns) == SX_OK && ns[0] == 2 && ns[1] == 2);
     CHECK(scores[0] == scores[VERIFIER_MAX_STEPS]);   // same first step, same prefix score
     CHECK(scores[0] > 0 && scores[0] < 1 && kvcache_floats(&vd.cache) == 0);
     shard_writer w;

@@ -15,14 +15,18 @@
 #include "core/flags.h"
 #include "core/fsutil.h"
 #include "data/shard.h"
+#include "infer/calibration.h"
 #include "infer/generate.h"
 #include "infer/task_arith.h"
 #include "infer/ttc_experiment.h"
+#include "infer/value_data.h"
 #include "infer/verifier.h"
 #include "report/svgplot.h"
 #include "train/checkpoint.h"
 #include "train/train.h"
 
+
+static json_t *jnum_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static sx_status train_on(const char *shard, const char *out, const char *desc, long steps, long batch, double lr,
                           long seed, bool quiet) {
@@ -89,35 +93,95 @@ static int ttc_train(int argc, char **argv) {
 }
 
 // ---- ttc verifiers ----
+// Held-out samples (every fifth problem): the problems and texts the separate models are judged on.
+typedef struct {
+    arith_problem *p;
+    char **text;
+    bool *correct;
+    size_t n, cap;
+} held_set;
+
+static sx_status held_add(held_set *h, const arith_problem *p, const char *text, bool correct) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        arith_problem *np = sx_realloc(h->p, cap * sizeof *np, "held problems");
+        if (np) h->p = np;
+        char **nt = sx_realloc(h->text, cap * sizeof *nt, "held texts");
+        if (nt) h->text = nt;
+        bool *nc = sx_realloc(h->correct, cap * sizeof *nc, "held verdicts");
+        if (nc) h->correct = nc;
+        if (!np || !nt || !nc) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        h->cap = cap;
+    }
+    h->text[h->n] = sx_strdup(text, "held text");
+    if (!h->text[h->n]) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    h->p[h->n] = *p, h->correct[h->n++] = correct;
+    return SX_OK;
+}
+
+static void held_free(held_set *h) {
+    for (size_t i = 0; i < h->n; i++) free(h->text[i]);
+    free(h->p), free(h->text), free(h->correct);
+}
+
+// A separate label-byte verifier's held-out AUROC and ECE (final score against outcome; agg for the PRM).
+static sx_status judge_model(const char *ckpt, const held_set *h, step_agg agg, double *auroc, double *ece) {
+    model m;
+    decoder d = {0};
+    double *score = sx_alloc((h->n + 1) * sizeof *score, "judge scores"), *y = sx_alloc((h->n + 1) * sizeof *y, "judge y"),
+           steps[VERIFIER_MAX_STEPS];
+    sx_status st = score && y ? checkpoint_open_model(ckpt, &m) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    bool opened = !st;
+    if (!st) st = decoder_init(&d, &m, TTC_CTX);
+    verifier v = {.d = &d};
+    for (size_t i = 0; i < h->n && !st; i++) {
+        size_t ns;
+        st = verifier_score(&v, &h->p[i], (const char *const *)&h->text[i], 1, steps, &ns);
+        score[i] = verifier_aggregate(steps, ns, agg), y[i] = h->correct[i];
+    }
+    if (!st) *auroc = calib_auroc(score, h->correct, h->n), *ece = calib_ece(score, y, h->n, 10);
+    decoder_free(&d);
+    if (opened) model_free(&m);
+    free(score), free(y);
+    return st;
+}
+
 static int ttc_verifiers(int argc, char **argv) {
     const char *policy_path, *out, *desc;
-    long problems, samples, steps, batch, seed, max_ops, digits;
-    double lr, temperature;
+    long problems, samples, steps, batch, seed, max_ops, digits, rollouts, hidden, epochs;
+    double lr, temperature, head_lr;
     bool quiet;
     const flag_def flags[] = {
         {"policy", FLAG_STR, &policy_path, "", "policy checkpoint"},
-        {"out", FLAG_STR, &out, "", "directory: orm/ and prm/ runs, orm.bin, prm.bin"},
-        {"model", FLAG_STR, &desc, "d2-w64-hd16", "verifier model descriptor"},
-        {"problems", FLAG_INT, &problems, "600", "fresh training-distribution problems to sample"},
+        {"out", FLAG_STR, &out, "", "directory: orm_head.sxt, prm_head.sxt, verifiers.json; orm/ and prm/ models"},
+        {"model", FLAG_STR, &desc, "d2-w64-hd16", "separate verifier models' descriptor"},
+        {"problems", FLAG_INT, &problems, "600", "fresh problems to sample (every fifth held out for evaluation)"},
         {"samples", FLAG_INT, &samples, "8", "policy samples per problem"},
         {"max-ops", FLAG_INT, &max_ops, "6", "problems have 1..max-ops operations"},
         {"digits", FLAG_INT, &digits, "2", "operand digits at most"},
-        {"temperature", FLAG_DOUBLE, &temperature, "1.0", "sampling temperature"},
-        {"steps", FLAG_INT, &steps, "800", "optimizer steps per verifier"},
+        {"temperature", FLAG_DOUBLE, &temperature, "1.0", "sampling temperature (samples and rollouts)"},
+        {"rollouts", FLAG_INT, &rollouts, "8", "policy completions per step for the process labels"},
+        {"head-hidden", FLAG_INT, &hidden, "64", "value heads' hidden units"},
+        {"head-epochs", FLAG_INT, &epochs, "40", "value heads' passes over their examples"},
+        {"head-lr", FLAG_DOUBLE, &head_lr, "3e-3", "value heads' AdamW learning rate"},
+        {"steps", FLAG_INT, &steps, "800", "optimizer steps per separate verifier model (0: none)"},
         {"batch", FLAG_INT, &batch, "16", "sequences of 128 tokens per step"},
-        {"lr", FLAG_DOUBLE, &lr, "3e-3", "AdamW peak learning rate"},
+        {"lr", FLAG_DOUBLE, &lr, "3e-3", "AdamW peak learning rate of the separate models"},
         {"seed", FLAG_INT, &seed, "2", "seed"},
         {"quiet", FLAG_BOOL, &quiet, "false", "no progress line"},
     };
     size_t n = sizeof flags / sizeof *flags;
     int npos;
     sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "ttc verifiers --policy CKPT --out DIR [flags]", "Trains outcome and process verifiers on the policy's labelled samples.", &st))
+    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos, "ttc verifiers --policy CKPT --out DIR [flags]",
+                            "Trains outcome and process verifiers on the policy's labelled samples: value heads on the "
+                            "policy's frozen trunk (outcome labels; Monte-Carlo step labels) and separate label-byte models.", &st))
         return 0;
     if (!st && (!*policy_path || !*out)) st = sx_fail(SX_ERR_ARG, "--policy and --out are required");
-    if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1 || samples < 1))
-        st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems or --samples");
+    if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 5 || samples < 1 ||
+                rollouts < 1 || hidden < 1 || epochs < 1 || steps < 0 || !(head_lr > 0)))
+        st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems (5 or more), --samples, --rollouts, --head-hidden, "
+                     "--head-epochs, --head-lr or --steps");
     if (st) return cli_report("ttc verifiers", st);
     model m;
     decoder d = {0};
@@ -127,7 +191,8 @@ static int ttc_verifiers(int argc, char **argv) {
     const char *names[2] = {"orm", "prm"};
     if (!w || !p) return cli_report("ttc verifiers", sx_fail(SX_ERR_NOMEM, "out of memory"));
     st = checkpoint_open_model(policy_path, &m);
-    if (!st) st = decoder_init(&d, &m, TTC_CTX);
+    if (st) { free(w), free(p); return cli_report("ttc verifiers", st); }
+    st = decoder_init(&d, &m, TTC_CTX);
     if (!st) st = fs_mkdir_p(out);
     for (int v = 0; v < 2 && !st; v++) {
         snprintf(path[v], sizeof path[v], "%s/%s.bin", out, names[v]);
@@ -137,25 +202,73 @@ static int ttc_verifiers(int argc, char **argv) {
     arith_split((uint64_t)seed * 7919u + 5, (size_t)problems, 1, (int)max_ops, (int)digits, p);
     rng_state rng;
     rng_seed(&rng, (uint64_t)seed);
+    value_data vd;
+    value_data_init(&vd, m.cfg.width);
+    held_set held = {0};
+    mc_policy mp = {.d = &d, .temperature = temperature, .max_tokens = TTC_CTX};
     size_t good = 0, total = 0, docs[2] = {0};
     for (long i = 0; i < problems && !st; i++) {
         ttc_sample_set s;
+        bool is_held = i % 5 == 4;
         st = ttc_sample_problem(&d, &p[i], (size_t)samples, temperature, &rng, &s);
         for (size_t j = 0; j < s.n && !st; j++) {
             size_t k;
             good += s.correct[j], total++;
-            for (int v = 0; v < 2 && !st; v++) st = verifier_write_docs(&w[v], &p[i], s.text[j], v == 1, &k), docs[v] += k;
+            st = value_data_add(&vd, &d, &mp, &p[i], s.text[j], is_held, (size_t)rollouts, &rng);
+            if (!st && is_held) st = held_add(&held, &p[i], s.text[j], s.correct[j]);
+            for (int v = 0; v < 2 && !st && !is_held; v++) st = verifier_write_docs(&w[v], &p[i], s.text[j], v == 1, &k), docs[v] += k;
         }
         ttc_sample_set_free(&s);
     }
     for (int v = 0; v < 2; v++) { if (st) shard_writer_abort(&w[v]); else st = shard_writer_close(&w[v]); }
+    if (!st) printf("labelled %zu samples (%.1f%% correct, %zu rollouts for step labels): %zu value-head rows, %zu ORM "
+                    "documents, %zu PRM documents\n", total, 100.0 * (double)good / (double)(total ? total : 1),
+                    vd.rollouts, vd.n, docs[0], docs[1]);
+    json_t *report = json_object();
+    value_train_config tc = {.epochs = (size_t)epochs, .batch = 64, .lr = head_lr, .weight_decay = 1e-4, .seed = (uint64_t)seed};
+    printf("%-28s %10s %8s %8s %9s %8s\n", "verifier (held-out samples)", "train_rows", "loss", "AUROC", "ECE", "step_ECE");
+    for (int v = 0; v < 2 && !st; v++) {
+        value_head h;
+        value_fit_report rep;
+        st = value_data_fit(&vd, v == 0, (size_t)hidden, model_param_count(&m), &tc, &h, &rep);
+        char file[4096];
+        snprintf(file, sizeof file, "%s/%s_head.sxt", out, names[v]);
+        json_t *meta = json_pack("{s:s, s:s}", "policy", policy_path, "labels", v ? "monte-carlo step values" : "outcome");
+        if (!st) st = value_head_save(&h, file, meta);
+        json_decref(meta);
+        value_head_free(&h);
+        if (st) break;
+        printf("%-28s %10zu %8.4f %8.3f %9.3f %8.3f\n", v ? "PRM value head (MC labels)" : "ORM value head (outcome)",
+               rep.train_rows, rep.train_loss, rep.auroc, rep.ece, rep.step_ece);
+        json_object_set_new(report, v ? "prm_head" : "orm_head",
+                            json_pack("{s:s, s:I, s:f, s:o, s:o, s:o, s:I}", "file", file, "train_rows", (json_int_t)rep.train_rows,
+                                      "train_loss", rep.train_loss, "auroc", jnum_or_null(rep.auroc), "ece", jnum_or_null(rep.ece),
+                                      "step_ece", jnum_or_null(rep.step_ece), "held_out_samples", (json_int_t)rep.held_samples));
+    }
+    for (int v = 0; v < 2 && !st && steps > 0; v++) {
+        st = train_on(path[v], dir[v], desc, steps, batch, lr, seed + v, quiet);
+        char ckpt[4200];
+        snprintf(ckpt, sizeof ckpt, "%s/checkpoint.sxt", dir[v]);
+        double auroc = NAN, ece = NAN;
+        if (!st) st = judge_model(ckpt, &held, v ? AGG_MIN : AGG_LAST, &auroc, &ece);
+        if (st) break;
+        printf("%-28s %10s %8s %8.3f %9.3f %8s\n", v ? "PRM separate model (min)" : "ORM separate model", "-", "-", auroc, ece, "-");
+        json_object_set_new(report, v ? "prm_model" : "orm_model",
+                            json_pack("{s:s, s:o, s:o}", "checkpoint", ckpt, "auroc", jnum_or_null(auroc), "ece", jnum_or_null(ece)));
+    }
+    json_object_set_new(report, "samples", json_integer((json_int_t)total));
+    json_object_set_new(report, "correct", json_integer((json_int_t)good));
+    json_object_set_new(report, "rollouts", json_integer((json_int_t)vd.rollouts));
+    char jpath[4200];
+    snprintf(jpath, sizeof jpath, "%s/verifiers.json", out);
+    if (!st && json_dump_file(report, jpath, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "cannot write %s", jpath);
+    json_decref(report);
+    value_data_free(&vd);
+    held_free(&held);
     decoder_free(&d);
     model_free(&m);
     free(p);
     free(w);
-    if (!st) printf("labelled %zu samples (%.1f%% correct): %zu ORM documents, %zu PRM documents\n", total,
-                    100.0 * (double)good / (double)(total ? total : 1), docs[0], docs[1]);
-    for (int v = 0; v < 2 && !st; v++) st = train_on(path[v], dir[v], desc, steps, batch, lr, seed + v, quiet);
     return cli_report("ttc verifiers", st);
 }
 

@@ -104,30 +104,30 @@ static sx_status beam_fork(decoder *policy, decoder *prm, const beam *src, beam 
 
 // Feeds every beam's newly generated step (minus a final end-of-text) to the verifier and appends the score
 // read after each '\n'.
-static sx_status score_new_steps(decoder *prm, beam *b, size_t n) {
-    size_t V = prm->m->cfg.vocab, rows = 0;
+static sx_status score_new_steps(const verifier *prm, beam *b, size_t n) {
+    size_t rows = 0;
     for (size_t i = 0; i < n; i++) rows += b[i].pol.new_in_call;
     int *seq = sx_alloc((rows + 1) * sizeof *seq, "ttc seq");
     int32_t *tok = sx_alloc((rows + 1) * sizeof *tok, "ttc tok");
     size_t *owner = sx_alloc((rows + 1) * sizeof *owner, "ttc owner");
-    float *logits = sx_alloc((rows + 1) * V * sizeof *logits, "ttc logits");
-    sx_status st = seq && tok && owner && logits ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    double *score = sx_alloc((rows + 1) * sizeof *score, "ttc scores");
+    sx_status st = seq && tok && owner && score ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t r = 0;
     for (size_t i = 0; i < n && !st; i++)
         for (size_t j = b[i].pol.len - b[i].pol.new_in_call; j < b[i].pol.len; j++) {
             int32_t t = b[i].pol.tok[j];
-            if (t == ARITH_EOT || kvcache_len(&prm->cache, b[i].vseq) + (r > 0 && owner[r - 1] == i ? 1 : 0) >= prm->max_ctx) break;
+            if (t == ARITH_EOT || kvcache_len(&prm->d->cache, b[i].vseq) + (r > 0 && owner[r - 1] == i ? 1 : 0) >= prm->d->max_ctx) break;
             seq[r] = b[i].vseq, tok[r] = t, owner[r++] = i;
         }
-    if (!st && r) st = decoder_forward(prm, r, seq, tok, logits);
+    if (!st && r) st = verifier_forward(prm, r, seq, tok, score);
     for (size_t k = 0; k < r && !st; k++) {
         beam *x = &b[owner[k]];
-        if (tok[k] == '\n' && x->n_steps < VERIFIER_MAX_STEPS) x->steps[x->n_steps++] = verifier_head(logits + k * V);
+        if (tok[k] == '\n' && x->n_steps < VERIFIER_MAX_STEPS) x->steps[x->n_steps++] = score[k];
     }
     free(seq);
     free(tok);
     free(owner);
-    free(logits);
+    free(score);
     return st;
 }
 
@@ -136,25 +136,28 @@ static int by_score_desc(const void *a, const void *b) {
     return x > y ? -1 : x < y ? 1 : (((const double *)a)[1] < ((const double *)b)[1] ? -1 : 1);
 }
 
-sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p, const beam_config *c, rng_state *rng,
+sx_status ttc_beam_search(decoder *policy, const verifier *prm, const arith_problem *p, const beam_config *c, rng_state *rng,
                           beam_result *out) {
     size_t N = c->n_beams, M = c->width < 1 ? 1 : c->width, keep = N / M ? N / M : 1, V = policy->m->cfg.vocab;
-    double flops0 = policy->flops + prm->flops;
+    decoder *vd = prm->d;
+    double flops0 = policy->flops + vd->flops;
     memset(out, 0, sizeof *out);
     beam *act = sx_calloc_n(keep * M + N, sizeof *act, "ttc act"),
            *done = sx_calloc_n(2 * N + keep * M, sizeof *done, "ttc done"), root = {0};
     double (*rank)[2] = sx_alloc((keep * M + N) * sizeof *rank, "ttc");
     int32_t prompt[ARITH_EXPR_MAX + 2];
     size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2), n_act = 0, n_done = 0;
-    float *vlast = sx_alloc(prm->m->cfg.vocab * sizeof *vlast, "ttc vlast");
+    double *vprompt = sx_alloc(np * sizeof *vprompt, "ttc vprompt");
+    int *vseqs = sx_alloc(np * sizeof *vseqs, "ttc vseqs");
     root.pol.logits = sx_alloc(V * sizeof *root.pol.logits, "ttc root.pol.logits");
     root.pol.seq = kvcache_new_seq(&policy->cache);
-    root.vseq = kvcache_new_seq(&prm->cache);
-    sx_status st = act && done && rank && vlast && root.pol.logits && root.pol.seq >= 0 && root.vseq >= 0
+    root.vseq = kvcache_new_seq(&vd->cache);
+    sx_status st = act && done && rank && vprompt && vseqs && root.pol.logits && root.pol.seq >= 0 && root.vseq >= 0
                        ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st) st = decoder_prefill(policy, root.pol.seq, prompt, np, root.pol.logits);
-    if (!st) st = decoder_prefill(prm, root.vseq, prompt, np, vlast);
-    for (size_t i = 0; i < N && !st; i++) st = beam_fork(policy, prm, &root, &act[n_act++]);
+    for (size_t i = 0; i < np && !st; i++) vseqs[i] = root.vseq;
+    if (!st) st = verifier_forward(prm, np, vseqs, prompt, vprompt);
+    for (size_t i = 0; i < N && !st; i++) st = beam_fork(policy, vd, &root, &act[n_act++]);
     const int32_t stops[2] = {'\n', ARITH_EOT};
     gen_config g = {.sampler = {.temperature = c->temperature, .top_p = 1}, .max_new = c->max_step_tokens,
                     .stop = stops, .n_stop = 2};
@@ -181,8 +184,8 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
         beam *next = sx_calloc_n(kept * M, sizeof *next, "ttc next");
         if (!next) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
         for (size_t i = 0; i < kept && !st; i++)
-            for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, prm, &act[(size_t)rank[i][1]], &next[n_new++]);
-        for (size_t i = 0; i < n_act; i++) beam_drop(policy, prm, &act[i]);
+            for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, vd, &act[(size_t)rank[i][1]], &next[n_new++]);
+        for (size_t i = 0; i < n_act; i++) beam_drop(policy, vd, &act[i]);
         memcpy(act, next, n_new * sizeof *next);
         free(next);
         n_act = n_new;
@@ -209,17 +212,18 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
         out->completed = n_done;
     }
     free(ans), free(has), free(cor), free(sc), free(idx);
-    for (size_t i = 0; i < n_act; i++) beam_drop(policy, prm, &act[i]);
-    for (size_t i = 0; i < n_done; i++) beam_drop(policy, prm, &done[i]);
+    for (size_t i = 0; i < n_act; i++) beam_drop(policy, vd, &act[i]);
+    for (size_t i = 0; i < n_done; i++) beam_drop(policy, vd, &done[i]);
     if (root.pol.seq >= 0 && root.pol.logits) kvcache_release(&policy->cache, root.pol.seq);
-    if (root.vseq >= 0) kvcache_release(&prm->cache, root.vseq);
+    if (root.vseq >= 0) kvcache_release(&vd->cache, root.vseq);
     free(root.pol.logits);
     free(streams);
     free(act);
     free(done);
     free(rank);
-    free(vlast);
-    out->flops = policy->flops + prm->flops - flops0;
+    free(vprompt);
+    free(vseqs);
+    out->flops = policy->flops + vd->flops - flops0;
     return st;
 }
 

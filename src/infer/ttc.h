@@ -54,7 +54,7 @@ typedef struct {
     double flops;         // policy + verifier decode FLOPs
     size_t completed;
 } beam_result;
-sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p, const beam_config *c, rng_state *rng,
+sx_status ttc_beam_search(decoder *policy, const verifier *prm, const arith_problem *p, const beam_config *c, rng_state *rng,
                           beam_result *out);
 
 // Compute-optimal selection: acc[q·S + s] = accuracy of strategy s on problem q at one budget, bin[q] the

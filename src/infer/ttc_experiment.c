@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "infer/calibration.h"
 #include "infer/generate.h"
 #include "infer/ttc_experiment.h"
 #include "train/checkpoint.h"
@@ -59,10 +60,30 @@ static size_t majority_row(void) {
     return 0;
 }
 
+// A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
+// separate label-byte model checkpoint.
+static sx_status open_verifier(const char *path, model *policy, model *own, value_head *h, decoder *d, verifier *v) {
+    sx_status st;
+    if (value_head_is_file(path)) {
+        st = value_head_load(path, h);
+        if (!st) st = decoder_init(d, policy, TTC_CTX);
+        *v = (verifier){.d = d, .head = h};
+    } else {
+        st = checkpoint_open_model(path, own);
+        if (!st) st = decoder_init(d, own, TTC_CTX);
+        *v = (verifier){.d = d, .head = NULL};
+    }
+    return st;
+}
+
 // Everything the experiment holds open: the policies' and verifiers' models and decoders, and the buffers.
 typedef struct {
     model m[TTC_MAX_POLICIES], orm_m, prm_m;
     decoder d[TTC_MAX_POLICIES], orm, prm;
+    value_head orm_h, prm_h;
+    verifier orm_v, prm_v;
+    double *orm_all, *prm_all;   // (problems · N) every test sample's scores, for the verifiers' AUROC
+    bool *correct_all;
     arith_problem *p;
     double *acc, *pass1, *pred, *orm_s, *prm_s, *steps, *acc_k;
     size_t *nsteps, *bin_pred, *bin_oracle;
@@ -71,6 +92,8 @@ typedef struct {
 static void work_free(work *w, size_t npol) {
     for (size_t i = 0; i < npol; i++) decoder_free(&w->d[i]), model_free(&w->m[i]);
     decoder_free(&w->orm), decoder_free(&w->prm), model_free(&w->orm_m), model_free(&w->prm_m);
+    value_head_free(&w->orm_h), value_head_free(&w->prm_h);
+    free(w->orm_all), free(w->prm_all), free(w->correct_all);
     free(w->p), free(w->acc), free(w->pass1), free(w->pred), free(w->orm_s), free(w->prm_s);
     free(w->steps), free(w->nsteps), free(w->bin_pred), free(w->bin_oracle), free(w->acc_k);
 }
@@ -82,13 +105,16 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
     size_t N = (size_t)c->n, nk = r->nk, S = ttc_n_strategies;
     ttc_pool pool = {.n = s->n, .answer = s->answer, .has_answer = s->has, .correct = s->correct};
     double vf0 = w->orm.flops + w->prm.flops;
-    sx_status st = verifier_score(&w->orm, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    sx_status st = verifier_score(&w->orm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
     for (size_t j = 0; j < s->n && !st; j++) w->orm_s[j] = w->nsteps[j] ? w->steps[j * VERIFIER_MAX_STEPS + w->nsteps[j] - 1] : 0;
-    if (!st) st = verifier_score(&w->prm, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    if (!st) st = verifier_score(&w->prm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
     for (size_t j = 0; j < s->n && !st; j++) w->prm_s[j] = verifier_aggregate(w->steps + j * VERIFIER_MAX_STEPS, w->nsteps[j], agg);
     r->verifier_flops += (w->orm.flops + w->prm.flops - vf0) / (double)N / 2.0;   // per sample and verifier
     size_t correct = 0;
-    for (size_t j = 0; j < s->n; j++) correct += s->correct[j];
+    for (size_t j = 0; j < s->n; j++) {
+        correct += s->correct[j];
+        w->orm_all[q * N + j] = w->orm_s[j], w->prm_all[q * N + j] = w->prm_s[j], w->correct_all[q * N + j] = s->correct[j];
+    }
     w->pass1[q] = (double)correct / (double)N;
     double m = 0;
     for (size_t j = 0; j < s->n; j++) m += w->orm_s[j];
@@ -111,7 +137,7 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
             beam_config bc = {.n_beams = bk[bi], .width = (size_t)c->width, .max_rounds = 2 * ARITH_MAX_OPS,
                               .max_step_tokens = 48, .temperature = c->temperature, .agg = agg};
             beam_result br;
-            st = ttc_beam_search(&w->d[0], &w->prm, &w->p[q], &bc, rng, &br);
+            st = ttc_beam_search(&w->d[0], &w->prm_v, &w->p[q], &bc, rng, &br);
             w->acc[(q * nk + ki) * S + t] = br.correct;
             r->beam_tokens[ki] += (double)br.tokens / (double)c->problems;
             r->beam_flops[ki] += br.flops / (double)c->problems;
@@ -166,10 +192,11 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
         if (!st) st = decoder_init(&w.d[i], &w.m[i], TTC_CTX);
         r->pol[i].params = model_param_count(&w.m[i]);
     }
-    if (!st) st = checkpoint_open_model(c->orm, &w.orm_m);
-    if (!st) st = decoder_init(&w.orm, &w.orm_m, TTC_CTX);
-    if (!st) st = checkpoint_open_model(c->prm, &w.prm_m);
-    if (!st) st = decoder_init(&w.prm, &w.prm_m, TTC_CTX);
+    if (!st) st = open_verifier(c->orm, &w.m[0], &w.orm_m, &w.orm_h, &w.orm, &w.orm_v);
+    if (!st) st = open_verifier(c->prm, &w.m[0], &w.prm_m, &w.prm_h, &w.prm, &w.prm_v);
+    w.orm_all = sx_calloc_n(nq * N, sizeof *w.orm_all, "ttc ORM scores"), w.prm_all = sx_calloc_n(nq * N, sizeof *w.prm_all, "ttc PRM scores");
+    w.correct_all = sx_calloc_n(nq * N, sizeof *w.correct_all, "ttc verdicts");
+    if (!st && (!w.orm_all || !w.prm_all || !w.correct_all)) st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");
     w.p = sx_calloc_n(nq, sizeof *w.p, "ttc problems");
     w.acc = sx_calloc_n(nq * r->nk * S, sizeof *w.acc, "ttc accuracies");   // [q][k][strategy]
     w.pass1 = sx_calloc_n(nq, sizeof *w.pass1, "ttc pass@1"), w.pred = sx_calloc_n(nq, sizeof *w.pred, "ttc predictions");
@@ -212,6 +239,12 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
         if (!st && ttc_fit_coverage(kd, e->cov, r->nk, &e->fit_a, &e->fit_b)) e->fit_a = e->fit_b = NAN;
     }
     if (!st) aggregate(c, r, &w);
+    if (!st) {
+        r->orm_auroc = calib_auroc(w.orm_all, w.correct_all, nq * N);
+        r->prm_auroc = calib_auroc(w.prm_all, w.correct_all, nq * N);
+        r->orm_kind = w.orm_v.head ? "value head on the policy trunk" : "separate label-byte model";
+        r->prm_kind = w.prm_v.head ? "value head on the policy trunk" : "separate label-byte model";
+    }
     r->verifier_flops /= (double)nq;
     work_free(&w, r->npol);
     return st;
@@ -241,7 +274,9 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
                                                 "tokens_per_problem", jarr(p->tokens, nk), "coverage_fit", "a",
                                                 jnum(p->fit_a), "b", jnum(p->fit_b)));
     }
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "budgets", jarr(kd, nk), "strategies", strat,
+    json_t *ver = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", "orm", "kind", r->orm_kind ? r->orm_kind : "", "test_auroc",
+                            jnum(r->orm_auroc), "prm", "kind", r->prm_kind ? r->prm_kind : "", "test_auroc", jnum(r->prm_auroc));
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "verifiers", ver, "budgets", jarr(kd, nk), "strategies", strat,
                      "beam_tokens_per_problem", jarr(r->beam_tokens, nk), "beam_flops_per_problem", jarr(r->beam_flops, nk),
                      "models", models, "compute_optimal_choice_per_bin", r->choices, "verifier_flops_per_sample",
                      r->verifier_flops, "prm_aggregation", c->agg, "problems", (json_int_t)r->problems,

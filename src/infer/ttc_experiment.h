@@ -47,7 +47,7 @@ sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, doubl
 void ttc_sample_set_free(ttc_sample_set *s);
 
 typedef struct {
-    const char *policy, *orm, *prm;   // checkpoints
+    const char *policy, *orm, *prm;   // checkpoints (orm, prm: a value head on the policy's trunk or a model)
     const char *extra;                // "" or comma-separated checkpoints of other policy sizes
     long problems, n, max_ops, digits, trials, beam_max, width, bins, seed;
     double temperature;
@@ -71,6 +71,8 @@ typedef struct {
     size_t npol;
     ttc_policy_result pol[TTC_MAX_POLICIES];   // the main policy first
     json_t *choices;                   // {"N": [strategy per bin]}
+    double orm_auroc, prm_auroc;       // every test sample's final score against its correctness
+    const char *orm_kind, *prm_kind;   // value head or separate model (static strings)
     size_t problems;
     char *paths;                       // the copy of --extra that pol[1..].path point into
 } ttc_experiment_result;
