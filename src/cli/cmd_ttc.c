@@ -273,6 +273,13 @@ static int ttc_verifiers(int argc, char **argv) {
 }
 
 // ---- ttc run ----
+// One table cell: the value, or "-" for a strategy not run at that budget.
+static void print_cell(double v, const char *fmt) {
+    if (!isfinite(v)) { printf(" %8s", "-"); return; }
+    printf(" ");
+    printf(fmt, v);
+}
+
 // The table: one column per strategy row of ttc_strategies.
 static void print_table(const ttc_experiment_config *c, const ttc_experiment_result *r) {
     const ttc_policy_result *p = &r->pol[0];
@@ -284,9 +291,19 @@ static void print_table(const ttc_experiment_config *c, const ttc_experiment_res
     for (size_t ki = 0; ki < r->nk; ki++) {
         double fit = exp(p->fit_a * pow((double)r->ks[ki], p->fit_b));
         printf("%5zu %9.0f %10.4f %8.3f %8.3f", r->ks[ki], p->tokens[ki], p->flops[ki] / 1e9, p->cov[ki], fit);
-        for (size_t s = 0; s < ttc_n_strategies; s++) printf(" %8.3f", r->mean[s][ki]);
+        for (size_t s = 0; s < ttc_n_strategies; s++) print_cell(r->mean[s][ki], "%8.3f");
         printf(" %8.3f\n", r->opt_pred[ki]);
     }
+    printf("GFLOP per problem (policy + the verifier a strategy reads; shared prefixes counted once)\n%5s", "N");
+    for (size_t s = 0; s < ttc_n_strategies; s++) printf(" %8s", ttc_strategies[s].column);
+    printf("\n");
+    for (size_t ki = 0; ki < r->nk; ki++) {
+        printf("%5zu", r->ks[ki]);
+        for (size_t s = 0; s < ttc_n_strategies; s++) print_cell(r->flops[s][ki] / 1e9, "%8.4f");
+        printf("\n");
+    }
+    printf("verifiers on the test samples: ORM (%s) AUROC %.3f, PRM (%s) AUROC %.3f\n", r->orm_kind, r->orm_auroc,
+           r->prm_kind, r->prm_auroc);
     printf("coverage law: c(k) = exp(%.4f * k^%.4f)\n", p->fit_a, p->fit_b);
     for (size_t i = 0; i < r->npol; i++) {
         printf("model %-40s %8zu params:", r->pol[i].path, r->pol[i].params);
@@ -303,17 +320,19 @@ static sx_status write_plots(const char *out, const ttc_experiment_config *c, co
     size_t nk = r->nk;
     double kd[TTC_MAX_K], fitv[TTC_MAX_K];
     for (size_t ki = 0; ki < nk; ki++) kd[ki] = (double)r->ks[ki], fitv[ki] = exp(p0->fit_a * pow(kd[ki], p0->fit_b));
-    svg_series sel[TTC_MAX_STRATEGIES + 3];
-    size_t ns = 0;
+    svg_series sel[TTC_MAX_STRATEGIES + 3], fl[TTC_MAX_STRATEGIES];
+    size_t ns = 0, nf = 0;
     sel[ns++] = (svg_series){.label = "coverage (pass@N)", .x = kd, .y = p0->cov, .n = nk, .color = "#000", .markers = true};
     sel[ns++] = (svg_series){.label = "coverage law fit", .x = kd, .y = fitv, .n = nk, .color = "#000", .dashed = true};
     for (size_t s = 0; s < ttc_n_strategies; s++) {
         const char *color = colors[s % 8];
-        if (ttc_strategies[s].budget == TTC_BUDGET_SAMPLES)
-            sel[ns++] = (svg_series){.label = ttc_strategies[s].name, .x = kd, .y = r->mean[s], .n = nk, .color = color, .markers = true};
-        else if (r->nb)   // beam budgets start at N = 4, index 2 of the budgets
-            sel[ns++] = (svg_series){.label = ttc_strategies[s].name, .x = kd + 2, .y = r->mean[s] + 2, .n = r->nb, .color = color,
-                                     .markers = true};
+        size_t run = 0;   // search rows stop at --search-max
+        while (run < nk && isfinite(r->mean[s][run])) run++;
+        if (run)
+            sel[ns++] = (svg_series){.label = ttc_strategies[s].name, .x = kd, .y = r->mean[s], .n = run, .color = color,
+                                     .markers = true, .dashed = ttc_strategies[s].budget == TTC_BUDGET_SEARCH};
+        if (run) fl[nf++] = (svg_series){.label = ttc_strategies[s].name, .x = r->flops[s], .y = r->mean[s], .n = run,
+                                         .color = color, .markers = true, .dashed = ttc_strategies[s].budget == TTC_BUDGET_SEARCH};
     }
     sel[ns++] = (svg_series){.label = "compute-optimal (CV)", .x = kd, .y = r->opt_pred, .n = nk, .color = colors[6], .dashed = true};
     char path[4096];
@@ -322,6 +341,10 @@ static sx_status write_plots(const char *out, const ttc_experiment_config *c, co
     snprintf(title, sizeof title, "Accuracy vs samples N: policy %s, %zu problems, process verifier aggregated by %s",
              c->policy, r->problems, c->agg);
     sx_status st = svgplot_write(path, title, "samples per problem N", "accuracy", sel, ns);
+    snprintf(path, sizeof path, "%s/ttc_flops.svg", out);
+    snprintf(title, sizeof title, "Accuracy vs inference FLOPs per problem (policy + verifier): policy %s, %zu problems",
+             c->policy, r->problems);
+    if (!st) st = svgplot_write(path, title, "FLOPs per problem", "accuracy", fl, nf);
     svg_series sz[16];
     size_t nz = 0;
     char labels[16][96];
@@ -356,8 +379,8 @@ static int ttc_run(int argc, char **argv) {
         {"temperature", FLAG_DOUBLE, &c.temperature, "1.0", "sampling temperature"},
         {"agg", FLAG_STR, &c.agg, "min", "process-verifier step aggregation: last, min, prod"},
         {"trials", FLAG_INT, &c.trials, "32", "random subsets per budget for the selectors"},
-        {"beam-max", FLAG_INT, &c.beam_max, "16", "largest beam-search budget (budgets 4, 8, ... up to it; 0: off)"},
-        {"width", FLAG_INT, &c.width, "4", "beam width M (each kept beam expands M ways)"},
+        {"search-max", FLAG_INT, &c.search_max, "64", "largest tree-search budget (beam, lookahead, DVTS; 0: off)"},
+        {"width", FLAG_INT, &c.width, "4", "beam width M (each kept beam, or DVTS subtree, expands M ways)"},
         {"bins", FLAG_INT, &c.bins, "4", "difficulty bins for compute-optimal selection"},
         {"seed", FLAG_INT, &c.seed, "3", "test split and sampling seed"},
     };
@@ -388,7 +411,7 @@ static int ttc_run(int argc, char **argv) {
     json_decref(root);
     if (!st) st = write_plots(out, &c, &r);
     ttc_experiment_free(&r);
-    if (!st) printf("wrote %s/ttc.json, ttc_strategies.svg, ttc_sizes.svg\n", out);
+    if (!st) printf("wrote %s/ttc.json, ttc_strategies.svg, ttc_flops.svg, ttc_sizes.svg\n", out);
     return cli_report("ttc run", st);
 }
 

@@ -5,15 +5,18 @@
 #include "infer/calibration.h"
 #include "infer/generate.h"
 #include "infer/ttc_experiment.h"
+#include "model/flops.h"
 #include "train/checkpoint.h"
 
 const ttc_strategy ttc_strategies[] = {
-    {"majority", "major", SEL_MAJORITY, TTC_SCORE_NONE, TTC_BUDGET_SAMPLES},
-    {"best_of_n_orm", "bon_orm", SEL_BEST_OF_N, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES},
-    {"weighted_orm", "w_orm", SEL_WEIGHTED, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES},
-    {"best_of_n_prm", "bon_prm", SEL_BEST_OF_N, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES},
-    {"weighted_prm", "w_prm", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES},
-    {"beam_prm", "beam", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_BEAM},
+    {"majority", "major", SEL_MAJORITY, TTC_SCORE_NONE, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"best_of_n_orm", "bon_orm", SEL_BEST_OF_N, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"weighted_orm", "w_orm", SEL_WEIGHTED, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"best_of_n_prm", "bon_prm", SEL_BEST_OF_N, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"weighted_prm", "w_prm", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"beam_prm", "beam", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SEARCH, SEARCH_BEAM, 0},
+    {"lookahead2_prm", "look2", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SEARCH, SEARCH_BEAM, 2},
+    {"dvts_prm", "dvts", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SEARCH, SEARCH_DVTS, 0},
 };
 const size_t ttc_n_strategies = sizeof ttc_strategies / sizeof *ttc_strategies;
 _Static_assert(sizeof ttc_strategies / sizeof *ttc_strategies <= TTC_MAX_STRATEGIES, "raise TTC_MAX_STRATEGIES");
@@ -98,18 +101,30 @@ static void work_free(work *w, size_t npol) {
     free(w->steps), free(w->nsteps), free(w->bin_pred), free(w->bin_oracle), free(w->acc_k);
 }
 
-// One problem's samples of the main policy scored by both verifiers, every strategy row at every budget into
-// a = acc[q][k][strategy].
+// FLOPs of a prompt of np positions fed once (model_flops_decode_token summed over its positions).
+static double prompt_flops(const model_config *c, size_t np) {
+    double f = 0;
+    for (size_t pos = 1; pos <= np; pos++) f += model_flops_decode_token(c, pos);
+    return f;
+}
+
+// The cost of k of N samples drawn after one shared prompt: the prompt once, then k samples' own share.
+static double k_of_n(double total, double prompt, size_t k, size_t n) { return prompt + (total - prompt) * (double)k / (double)n; }
+
+// One problem's samples of the main policy (pol_flops: what drawing them cost) scored by both verifiers,
+// every strategy row at every budget into acc[q][k][strategy], their cost into r->flops and r->tokens.
 static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg agg, ttc_experiment_result *r, work *w,
-                                       size_t q, const ttc_sample_set *s, const size_t *bk, rng_state *rng) {
-    size_t N = (size_t)c->n, nk = r->nk, S = ttc_n_strategies;
+                                       size_t q, const ttc_sample_set *s, double pol_flops, rng_state *rng) {
+    size_t N = (size_t)c->n, nk = r->nk, S = ttc_n_strategies, nq = (size_t)c->problems;
     ttc_pool pool = {.n = s->n, .answer = s->answer, .has_answer = s->has, .correct = s->correct};
-    double vf0 = w->orm.flops + w->prm.flops;
+    double of0 = w->orm.flops;
     sx_status st = verifier_score(&w->orm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    double of = w->orm.flops - of0, pf0 = w->prm.flops;
     for (size_t j = 0; j < s->n && !st; j++) w->orm_s[j] = w->nsteps[j] ? w->steps[j * VERIFIER_MAX_STEPS + w->nsteps[j] - 1] : 0;
     if (!st) st = verifier_score(&w->prm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    double pf = w->prm.flops - pf0;
     for (size_t j = 0; j < s->n && !st; j++) w->prm_s[j] = verifier_aggregate(w->steps + j * VERIFIER_MAX_STEPS, w->nsteps[j], agg);
-    r->verifier_flops += (w->orm.flops + w->prm.flops - vf0) / (double)N / 2.0;   // per sample and verifier
+    r->verifier_flops += (of + pf) / (double)N / 2.0;   // per sample and verifier
     size_t correct = 0;
     for (size_t j = 0; j < s->n; j++) {
         correct += s->correct[j];
@@ -120,27 +135,35 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
     for (size_t j = 0; j < s->n; j++) m += w->orm_s[j];
     w->pred[q] = m / (double)N;
     const double *scores[] = {[TTC_SCORE_NONE] = NULL, [TTC_SCORE_ORM] = w->orm_s, [TTC_SCORE_PRM] = w->prm_s};
+    size_t np = strlen(w->p[q].expr) + 2;   // arith_prompt_tokens: EOT, the expression, '\n'
+    double pol_prompt = prompt_flops(&w->d[0].m->cfg, np);
+    double ver_cost[] = {[TTC_SCORE_NONE] = 0, [TTC_SCORE_ORM] = of, [TTC_SCORE_PRM] = pf};
+    double ver_prompt[] = {[TTC_SCORE_NONE] = 0, [TTC_SCORE_ORM] = prompt_flops(&w->orm.m->cfg, np),
+                           [TTC_SCORE_PRM] = prompt_flops(&w->prm.m->cfg, np)};
     for (size_t ki = 0; ki < nk && !st; ki++) {
         double *a = w->acc + (q * nk + ki) * S;
+        size_t k = r->ks[ki];
         for (size_t t = 0; t < S; t++) {
             a[t] = NAN;
             if (ttc_strategies[t].budget != TTC_BUDGET_SAMPLES) continue;
-            pool.score = scores[ttc_strategies[t].scorer];
-            a[t] = ttc_selector_accuracy(&pool, r->ks[ki], ttc_strategies[t].selector, (size_t)c->trials, rng);
+            ttc_scorer v = ttc_strategies[t].scorer;
+            pool.score = scores[v];
+            a[t] = ttc_selector_accuracy(&pool, k, ttc_strategies[t].selector, (size_t)c->trials, rng);
+            r->flops[t][ki] += (k_of_n(pol_flops, pol_prompt, k, N) + (v ? k_of_n(ver_cost[v], ver_prompt[v], k, N) : 0)) / (double)nq;
+            r->tokens[t][ki] += (double)s->tokens * (double)k / (double)N / (double)nq;
         }
     }
     for (size_t t = 0; t < S && !st; t++) {
-        if (ttc_strategies[t].budget != TTC_BUDGET_BEAM) continue;
-        for (size_t bi = 0; bi < r->nb && !st; bi++) {
-            size_t ki = 0;
-            while (r->ks[ki] != bk[bi]) ki++;
-            beam_config bc = {.n_beams = bk[bi], .width = (size_t)c->width, .max_rounds = 2 * ARITH_MAX_OPS,
-                              .max_step_tokens = 48, .temperature = c->temperature, .agg = agg};
-            beam_result br;
-            st = ttc_beam_search(&w->d[0], &w->prm_v, &w->p[q], &bc, rng, &br);
-            w->acc[(q * nk + ki) * S + t] = br.correct;
-            r->beam_tokens[ki] += (double)br.tokens / (double)c->problems;
-            r->beam_flops[ki] += br.flops / (double)c->problems;
+        if (ttc_strategies[t].budget != TTC_BUDGET_SEARCH) continue;
+        for (size_t ki = 0; ki < nk && r->ks[ki] <= (size_t)c->search_max && !st; ki++) {
+            search_config sc = {.kind = ttc_strategies[t].search, .n_beams = r->ks[ki], .width = (size_t)c->width,
+                                .max_rounds = 2 * ARITH_MAX_OPS, .max_step_tokens = 48,
+                                .lookahead = ttc_strategies[t].lookahead, .temperature = c->temperature, .agg = agg};
+            search_result sr;
+            st = ttc_search(&w->d[0], &w->prm_v, &w->p[q], &sc, rng, &sr);
+            w->acc[(q * nk + ki) * S + t] = sr.correct;
+            r->tokens[t][ki] += (double)sr.tokens / (double)nq;
+            r->flops[t][ki] += sr.flops / (double)nq;
         }
     }
     return st;
@@ -158,6 +181,7 @@ static void aggregate(const ttc_experiment_config *c, ttc_experiment_result *r, 
             r->mean[s][ki] = 0;
             for (size_t q = 0; q < nq; q++) r->mean[s][ki] += w->acc[(q * nk + ki) * S + s] / (double)nq;
             if (isfinite(r->mean[s][ki])) map[n_run++] = s;
+            else r->flops[s][ki] = r->tokens[s][ki] = NAN;   // not run at this budget
         }
         for (size_t q = 0; q < nq; q++)
             for (size_t j = 0; j < n_run; j++) w->acc_k[q * n_run + j] = w->acc[(q * nk + ki) * S + map[j]];
@@ -176,13 +200,12 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     memset(r, 0, sizeof *r);
     work w;
     memset(&w, 0, sizeof w);
-    size_t nq = (size_t)c->problems, N = (size_t)c->n, S = ttc_n_strategies, bk[TTC_MAX_K];
+    size_t nq = (size_t)c->problems, N = (size_t)c->n, S = ttc_n_strategies;
     r->problems = nq;
     step_agg agg;
     sx_status st = step_agg_parse(c->agg, &agg);
     if (st) return st;
     for (size_t k = 1; k <= N; k *= 2) r->ks[r->nk++] = k;
-    for (size_t k = 4; c->beam_max > 0 && k <= (size_t)c->beam_max; k *= 2) bk[r->nb++] = k;
     // Policies: the main one first, then --extra.
     r->paths = sx_strdup(c->extra, "ttc policy paths");
     r->pol[r->npol++].path = c->policy;
@@ -223,7 +246,7 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
             size_t correct = 0;
             for (size_t j = 0; j < s.n; j++) correct += s.correct[j];
             double per_sample_flops = (d->flops - f0) / (double)N, per_sample_tokens = (double)s.tokens / (double)N;
-            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, bk, &rng);
+            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, d->flops - f0, &rng);
             ttc_pool pool = {.n = s.n, .answer = s.answer, .has_answer = s.has, .correct = s.correct};
             for (size_t ki = 0; ki < r->nk; ki++) {
                 e->cov[ki] += ttc_pass_at_k(s.n, correct, r->ks[ki]) / (double)nq;
@@ -263,7 +286,12 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
     double kd[TTC_MAX_K];
     for (size_t ki = 0; ki < nk; ki++) kd[ki] = (double)r->ks[ki];
     json_t *strat = json_object(), *models = json_array();
-    for (size_t s = 0; s < ttc_n_strategies; s++) json_object_set_new(strat, ttc_strategies[s].name, jarr(r->mean[s], nk));
+    json_t *fl = json_object(), *tk = json_object();
+    for (size_t s = 0; s < ttc_n_strategies; s++) {
+        json_object_set_new(strat, ttc_strategies[s].name, jarr(r->mean[s], nk));
+        json_object_set_new(fl, ttc_strategies[s].name, jarr(r->flops[s], nk));
+        json_object_set_new(tk, ttc_strategies[s].name, jarr(r->tokens[s], nk));
+    }
     json_object_set_new(strat, "compute_optimal_predicted_bins_cv", jarr(r->opt_pred, nk));
     json_object_set_new(strat, "compute_optimal_oracle_bins_cv", jarr(r->opt_oracle, nk));
     for (size_t i = 0; i < r->npol; i++) {
@@ -277,7 +305,7 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
     json_t *ver = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", "orm", "kind", r->orm_kind ? r->orm_kind : "", "test_auroc",
                             jnum(r->orm_auroc), "prm", "kind", r->prm_kind ? r->prm_kind : "", "test_auroc", jnum(r->prm_auroc));
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "verifiers", ver, "budgets", jarr(kd, nk), "strategies", strat,
-                     "beam_tokens_per_problem", jarr(r->beam_tokens, nk), "beam_flops_per_problem", jarr(r->beam_flops, nk),
+                     "flops_per_problem", fl, "tokens_per_problem", tk,
                      "models", models, "compute_optimal_choice_per_bin", r->choices, "verifier_flops_per_sample",
                      r->verifier_flops, "prm_aggregation", c->agg, "problems", (json_int_t)r->problems,
                      "max_ops", (json_int_t)c->max_ops);

@@ -39,6 +39,21 @@ double verifier_head(const float *logits) {
     return exp(g - m) / (exp(g - m) + exp(b - m));
 }
 
+// The oracle's score after each row: the sequence's tokens up to the row's position (rows of one sequence come
+// in position order, so a row sits before as many positions as later rows of its sequence).
+static sx_status oracle_scores(const verifier *v, size_t n, const int *seq, double *score) {
+    int32_t *hist = sx_alloc(v->d->max_ctx * sizeof *hist, "verifier oracle tokens");
+    if (!hist) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t r = 0; r < n; r++) {
+        size_t later = 0, len = kvcache_len(&v->d->cache, seq[r]);
+        for (size_t q = r + 1; q < n; q++) later += seq[q] == seq[r];
+        for (size_t i = 0; i < len - later; i++) hist[i] = kvcache_token(&v->d->cache, seq[r], i);
+        score[r] = v->oracle(v->oracle_ctx, hist, len - later);
+    }
+    free(hist);
+    return SX_OK;
+}
+
 sx_status verifier_forward(const verifier *v, size_t n, const int *seq, const int32_t *tok, double *score) {
     decoder *d = v->d;
     size_t C = d->m->cfg.width, V = d->m->cfg.vocab, H = v->head ? v->head->hidden : 0;
@@ -52,6 +67,7 @@ sx_status verifier_forward(const verifier *v, size_t n, const int *seq, const in
     if (!st) st = v->head ? decoder_forward_features(d, n, seq, tok, out) : decoder_forward(d, n, seq, tok, out);
     for (size_t r = 0; r < n && !st; r++)
         score[r] = v->head ? value_head_prob(v->head, out + r * C, z) : verifier_head(out + r * V);
+    if (!st && v->oracle) st = oracle_scores(v, n, seq, score);
     if (!st && v->head) d->flops += (double)n * value_head_flops(v->head);
     free(out);
     free(z);

@@ -28,10 +28,14 @@ typedef enum { AGG_LAST = 0, AGG_MIN, AGG_PROD } step_agg;
 sx_status verifier_write_docs(shard_writer *w, const arith_problem *p, const char *solution, bool process,
                               size_t *docs);
 // A verifier: the trunk's decoder (borrowed; its cache holds the verifier's sequences) and the value head
-// (borrowed), or head NULL for a label-byte model.
+// (borrowed), or head NULL for a label-byte model. With oracle set, the score is oracle(ctx, tokens, n) of the
+// sequence's tokens so far instead (an exact checker as the verifier: tests and upper-bound ablations; the
+// decoder still runs, so costs are counted alike).
 typedef struct {
     decoder *d;
     const value_head *head;
+    double (*oracle)(void *ctx, const int32_t *tok, size_t n);
+    void *oracle_ctx;
 } verifier;
 
 // Feeds n rows to the verifier's decoder (as decoder_forward) and overwrites score[r] with the verifier's
