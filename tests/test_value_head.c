@@ -22,6 +22,14 @@ static void test_gradients_by_finite_differences(void) {
     rng_fill_normal(&r, x, N * IN, 1.0f);
     for (int k = 0; k < N; k++) y[k] = (float)rng_uniform(&r);   // soft targets
     for (size_t i = 0; i < h.n_params; i++) h.p[i] += (float)(0.3 * rng_normal(&r));   // away from the zero biases
+    for (int k = 0; k < N * IN; k++) x[k] = 3.0f * x[k] + 2.0f;
+    value_head_standardize(&h, x, N);   // the gradient is the standardised input's
+    for (int i = 0; i < IN; i++) {
+        double m = 0, v = 0;
+        for (int k = 0; k < N; k++) m += (x[k * IN + i] - h.shift[i]) * h.scale[i];
+        for (int k = 0; k < N; k++) v += pow((x[k * IN + i] - h.shift[i]) * h.scale[i], 2);
+        CHECK(fabs(m / N) < 1e-5 && fabs(v / N - 1) < 1e-4);
+    }
     double *g = calloc(h.n_params, sizeof *g);
     value_head_loss(&h, x, y, N, g);
     double worst = 0;
@@ -55,9 +63,11 @@ static void test_training_and_file(void) {
     for (int k = 0; k < N; k++) y[k] = x[k * IN] + x[k * IN + 1] > 0 ? 1.0f : 0.0f;
     value_head h;
     if (!CHECK(value_head_init(&h, IN, 8, 1234, 3) == SX_OK)) return;
+    value_head_standardize(&h, x, 300);
     double before = value_head_loss(&h, x, y, 300, NULL), after;
     value_train_config tc = {.epochs = 60, .batch = 32, .lr = 1e-2, .weight_decay = 0, .seed = 1};
-    CHECK(value_head_train(&h, x, y, 300, &tc, &after) == SX_OK);
+    size_t epoch;
+    CHECK(value_head_train(&h, x, y, 300, &tc, NULL, &after, &epoch) == SX_OK && epoch == 60);
     CHECK(after < 0.5 * before && after < 0.2);
     double score[N - 300], z[8];
     bool pos[N - 300];
@@ -68,6 +78,7 @@ static void test_training_and_file(void) {
     value_head g;
     if (CHECK(value_head_load(path, &g) == SX_OK)) {
         CHECK(g.in == IN && g.hidden == 8 && g.trunk_params == 1234 && !memcmp(g.p, h.p, h.n_params * sizeof *h.p));
+        CHECK(!memcmp(g.shift, h.shift, IN * sizeof *h.shift) && !memcmp(g.scale, h.scale, IN * sizeof *h.scale));
         value_head_free(&g);
     }
     FILE *f = fopen(path, "r+b");   // a flipped byte fails the checksum: an error, not garbage
@@ -81,6 +92,19 @@ static void test_training_and_file(void) {
     }
     remove(path);
     value_head_free(&h);
+    // Early stopping on noisy labels (a fifth flipped): the head kept is the best epoch's on the validation rows,
+    // never worse there than the same run's last epoch.
+    for (int k = 0; k < N; k++)
+        if (rng_uniform(&r) < 0.2) y[k] = 1.0f - y[k];
+    value_head last, early;
+    value_train_config small = {.epochs = 200, .batch = 16, .lr = 3e-2, .weight_decay = 0, .seed = 2};
+    value_split_set valid = {.x = x + 200 * IN, .y = y + 200, .n = 100};
+    CHECK(value_head_init(&last, IN, 32, 0, 4) == SX_OK && value_head_init(&early, IN, 32, 0, 4) == SX_OK);
+    CHECK(value_head_train(&last, x, y, 200, &small, NULL, &after, &epoch) == SX_OK);
+    CHECK(value_head_train(&early, x, y, 200, &small, &valid, &after, &epoch) == SX_OK && epoch >= 1 && epoch < 200);
+    CHECK(value_head_loss(&early, valid.x, valid.y, valid.n, NULL) < value_head_loss(&last, valid.x, valid.y, valid.n, NULL));
+    value_head_free(&last);
+    value_head_free(&early);
 }
 
 // Brute force: over all (positive, negative) pairs, 1 if the positive scores higher, ½ on a tie.

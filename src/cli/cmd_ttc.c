@@ -161,9 +161,9 @@ static int ttc_verifiers(int argc, char **argv) {
         {"digits", FLAG_INT, &digits, "2", "operand digits at most"},
         {"temperature", FLAG_DOUBLE, &temperature, "1.0", "sampling temperature (samples and rollouts)"},
         {"rollouts", FLAG_INT, &rollouts, "8", "policy completions per step for the process labels"},
-        {"head-hidden", FLAG_INT, &hidden, "64", "value heads' hidden units"},
-        {"head-epochs", FLAG_INT, &epochs, "40", "value heads' passes over their examples"},
-        {"head-lr", FLAG_DOUBLE, &head_lr, "3e-3", "value heads' AdamW learning rate"},
+        {"head-hidden", FLAG_INT, &hidden, "32", "value heads' hidden units"},
+        {"head-epochs", FLAG_INT, &epochs, "60", "value heads' passes over their examples at most (early-stopped)"},
+        {"head-lr", FLAG_DOUBLE, &head_lr, "1e-3", "value heads' AdamW learning rate"},
         {"steps", FLAG_INT, &steps, "800", "optimizer steps per separate verifier model (0: none)"},
         {"batch", FLAG_INT, &batch, "16", "sequences of 128 tokens per step"},
         {"lr", FLAG_DOUBLE, &lr, "3e-3", "AdamW peak learning rate of the separate models"},
@@ -209,12 +209,13 @@ static int ttc_verifiers(int argc, char **argv) {
     size_t good = 0, total = 0, docs[2] = {0};
     for (long i = 0; i < problems && !st; i++) {
         ttc_sample_set s;
-        bool is_held = i % 5 == 4;
+        bool is_held = i % 5 == 4;   // the test split; every tenth problem of the rest validates (early stopping)
+        value_split split = is_held ? VD_TEST : i % 10 == 3 ? VD_VALID : VD_TRAIN;
         st = ttc_sample_problem(&d, &p[i], (size_t)samples, temperature, &rng, &s);
         for (size_t j = 0; j < s.n && !st; j++) {
             size_t k;
             good += s.correct[j], total++;
-            st = value_data_add(&vd, &d, &mp, &p[i], s.text[j], is_held, (size_t)rollouts, &rng);
+            st = value_data_add(&vd, &d, &mp, &p[i], s.text[j], split, (size_t)rollouts, &rng);
             if (!st && is_held) st = held_add(&held, &p[i], s.text[j], s.correct[j]);
             for (int v = 0; v < 2 && !st && !is_held; v++) st = verifier_write_docs(&w[v], &p[i], s.text[j], v == 1, &k), docs[v] += k;
         }
@@ -224,9 +225,10 @@ static int ttc_verifiers(int argc, char **argv) {
     if (!st) printf("labelled %zu samples (%.1f%% correct, %zu rollouts for step labels): %zu value-head rows, %zu ORM "
                     "documents, %zu PRM documents\n", total, 100.0 * (double)good / (double)(total ? total : 1),
                     vd.rollouts, vd.n, docs[0], docs[1]);
+    fflush(stdout);   // before the trainer's own lines
     json_t *report = json_object();
     value_train_config tc = {.epochs = (size_t)epochs, .batch = 64, .lr = head_lr, .weight_decay = 1e-4, .seed = (uint64_t)seed};
-    printf("%-28s %10s %8s %8s %9s %8s\n", "verifier (held-out samples)", "train_rows", "loss", "AUROC", "ECE", "step_ECE");
+    printf("%-28s %10s %6s %8s %8s %9s %8s\n", "verifier (held-out samples)", "train_rows", "epoch", "loss", "AUROC", "ECE", "step_ECE");
     for (int v = 0; v < 2 && !st; v++) {
         value_head h;
         value_fit_report rep;
@@ -238,10 +240,12 @@ static int ttc_verifiers(int argc, char **argv) {
         json_decref(meta);
         value_head_free(&h);
         if (st) break;
-        printf("%-28s %10zu %8.4f %8.3f %9.3f %8.3f\n", v ? "PRM value head (MC labels)" : "ORM value head (outcome)",
-               rep.train_rows, rep.train_loss, rep.auroc, rep.ece, rep.step_ece);
+        printf("%-28s %10zu %6zu %8.4f %8.3f %9.3f %8.3f\n", v ? "PRM value head (MC labels)" : "ORM value head (outcome)",
+               rep.train_rows, rep.best_epoch, rep.train_loss, rep.auroc, rep.ece, rep.step_ece);
+        fflush(stdout);
         json_object_set_new(report, v ? "prm_head" : "orm_head",
-                            json_pack("{s:s, s:I, s:f, s:o, s:o, s:o, s:I}", "file", file, "train_rows", (json_int_t)rep.train_rows,
+                            json_pack("{s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:I}", "file", file, "train_rows", (json_int_t)rep.train_rows,
+                                      "best_epoch", (json_int_t)rep.best_epoch,
                                       "train_loss", rep.train_loss, "auroc", jnum_or_null(rep.auroc), "ece", jnum_or_null(rep.ece),
                                       "step_ece", jnum_or_null(rep.step_ece), "held_out_samples", (json_int_t)rep.held_samples));
     }
@@ -252,7 +256,8 @@ static int ttc_verifiers(int argc, char **argv) {
         double auroc = NAN, ece = NAN;
         if (!st) st = judge_model(ckpt, &held, v ? AGG_MIN : AGG_LAST, &auroc, &ece);
         if (st) break;
-        printf("%-28s %10s %8s %8.3f %9.3f %8s\n", v ? "PRM separate model (min)" : "ORM separate model", "-", "-", auroc, ece, "-");
+        printf("%-28s %10s %6s %8s %8.3f %9.3f %8s\n", v ? "PRM separate model (min)" : "ORM separate model", "-", "-", "-", auroc,
+               ece, "-");
         json_object_set_new(report, v ? "prm_model" : "orm_model",
                             json_pack("{s:s, s:o, s:o}", "checkpoint", ckpt, "auroc", jnum_or_null(auroc), "ece", jnum_or_null(ece)));
     }

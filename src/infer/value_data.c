@@ -11,7 +11,7 @@ void value_data_init(value_data *v, size_t width) {
 }
 
 void value_data_free(value_data *v) {
-    free(v->x), free(v->label), free(v->outcome), free(v->last), free(v->heldout);
+    free(v->x), free(v->label), free(v->outcome), free(v->last), free(v->split);
     memset(v, 0, sizeof *v);
 }
 
@@ -26,15 +26,15 @@ static sx_status grow(value_data *v, size_t more) {
     if (o) v->outcome = o;
     bool *a = sx_realloc(v->last, cap * sizeof *a, "value data last");
     if (a) v->last = a;
-    bool *h = sx_realloc(v->heldout, cap * sizeof *h, "value data held");
-    if (h) v->heldout = h;
+    unsigned char *h = sx_realloc(v->split, cap * sizeof *h, "value data splits");
+    if (h) v->split = h;
     if (!x || !l || !o || !a || !h) return sx_fail(SX_ERR_NOMEM, "out of memory for value-head examples");
     v->cap = cap;
     return SX_OK;
 }
 
 sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, const arith_problem *p, const char *solution,
-                         bool heldout, size_t r, rng_state *rng) {
+                         value_split split, size_t r, rng_state *rng) {
     double labels[VERIFIER_MAX_STEPS];
     size_t steps = 0, C = v->width, len = strlen(solution);
     sx_status st = mc_step_labels(mc_policy_rollout, (void *)mp, p, solution, r, rng, labels, VERIFIER_MAX_STEPS, &steps,
@@ -57,7 +57,7 @@ sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, con
         memcpy(v->x + row * C, f + i * C, C * sizeof *f);
         v->label[row] = (float)labels[k];
         v->outcome[row] = outcome ? 1.0f : 0.0f;
-        v->heldout[row] = heldout;
+        v->split[row] = (unsigned char)split;
         v->last[row] = ++k == steps;
     }
     if (s >= 0) kvcache_release(&trunk->cache, s);
@@ -65,10 +65,10 @@ sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, con
     return st;
 }
 
-size_t value_data_select(const value_data *v, bool held, bool last_only, bool outcome_target, float *x, float *y) {
+size_t value_data_select(const value_data *v, value_split split, bool last_only, bool outcome_target, float *x, float *y) {
     size_t m = 0;
     for (size_t i = 0; i < v->n; i++) {
-        if (v->heldout[i] != held || (last_only && !v->last[i])) continue;
+        if (v->split[i] != split || (last_only && !v->last[i])) continue;
         if (x) memcpy(x + m * v->width, v->x + i * v->width, v->width * sizeof *x);
         if (y) y[m] = outcome_target ? v->outcome[i] : v->label[i];
         m++;
@@ -82,7 +82,7 @@ static size_t held_scores(const value_data *v, const value_head *h, bool last_on
     double *z = sx_alloc(h->hidden * sizeof *z, "value data z");
     size_t m = 0;
     for (size_t i = 0; i < v->n && z; i++) {
-        if (!v->heldout[i] || (last_only && !v->last[i])) continue;
+        if (v->split[i] != VD_TEST || (last_only && !v->last[i])) continue;
         score[m] = value_head_prob(h, v->x + i * v->width, z);
         target[m] = outcome_target ? v->outcome[i] : v->label[i];
         if (positive) positive[m] = v->outcome[i] > 0.5f;
@@ -95,16 +95,21 @@ static size_t held_scores(const value_data *v, const value_head *h, bool last_on
 sx_status value_data_fit(const value_data *v, bool outcome_head, size_t hidden, size_t trunk_params,
                          const value_train_config *tc, value_head *h, value_fit_report *rep) {
     memset(rep, 0, sizeof *rep);
-    size_t n = value_data_select(v, false, outcome_head, outcome_head, NULL, NULL), C = v->width;
-    float *x = sx_alloc((n ? n : 1) * C * sizeof *x, "value fit x"), *y = sx_alloc((n ? n : 1) * sizeof *y, "value fit y");
+    memset(h, 0, sizeof *h);
+    size_t n = value_data_select(v, VD_TRAIN, outcome_head, outcome_head, NULL, NULL), C = v->width;
+    size_t nv = value_data_select(v, VD_VALID, outcome_head, outcome_head, NULL, NULL);
+    float *x = sx_alloc((n + nv + 1) * C * sizeof *x, "value fit x"), *y = sx_alloc((n + nv + 1) * sizeof *y, "value fit y");
     double *score = sx_alloc((v->n + 1) * sizeof *score, "value fit scores"), *target = sx_alloc((v->n + 1) * sizeof *target, "value fit targets");
     bool *pos = sx_alloc((v->n + 1) * sizeof *pos, "value fit positives");
     sx_status st = x && y && score && target && pos ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st) st = value_head_init(h, C, hidden, trunk_params, tc->seed);
     if (!st) {
-        value_data_select(v, false, outcome_head, outcome_head, x, y);
+        value_data_select(v, VD_TRAIN, outcome_head, outcome_head, x, y);
+        value_data_select(v, VD_VALID, outcome_head, outcome_head, x + n * C, y + n);
         rep->train_rows = n;
-        st = value_head_train(h, x, y, n, tc, &rep->train_loss);
+        value_head_standardize(h, x, n);
+        value_split_set valid = {.x = x + n * C, .y = y + n, .n = nv};
+        st = value_head_train(h, x, y, n, tc, nv ? &valid : NULL, &rep->train_loss, &rep->best_epoch);
     }
     if (!st) {
         size_t m = held_scores(v, h, true, true, score, target, pos);

@@ -20,7 +20,11 @@ static sx_status head_alloc(value_head *h, size_t in, size_t hidden, size_t trun
     h->in = in, h->hidden = hidden, h->trunk_params = trunk_params;
     h->n_params = hidden * in + 2 * hidden + 1;
     h->p = sx_calloc_n(h->n_params, sizeof *h->p, "value head params");
-    return h->p ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory for a value head");
+    h->shift = sx_calloc_n(in, sizeof *h->shift, "value head shift");
+    h->scale = sx_calloc_n(in, sizeof *h->scale, "value head scale");
+    if (!h->p || !h->shift || !h->scale) { value_head_free(h); return sx_fail(SX_ERR_NOMEM, "out of memory for a value head"); }
+    for (size_t i = 0; i < in; i++) h->scale[i] = 1.0f;
+    return SX_OK;
 }
 
 sx_status value_head_init(value_head *h, size_t in, size_t hidden, size_t trunk_params, uint64_t seed) {
@@ -35,9 +39,23 @@ sx_status value_head_init(value_head *h, size_t in, size_t hidden, size_t trunk_
 }
 
 void value_head_free(value_head *h) {
-    free(h->p);
+    free(h->p), free(h->shift), free(h->scale);
     memset(h, 0, sizeof *h);
 }
+
+void value_head_standardize(value_head *h, const float *x, size_t n) {
+    for (size_t i = 0; i < h->in; i++) {
+        double m = 0, v = 0;
+        for (size_t k = 0; k < n; k++) m += x[k * h->in + i];
+        m = n ? m / (double)n : 0;
+        for (size_t k = 0; k < n; k++) v += (x[k * h->in + i] - m) * (x[k * h->in + i] - m);
+        double sd = n ? sqrt(v / (double)n) : 0;
+        h->shift[i] = (float)m, h->scale[i] = sd > 1e-6 ? (float)(1.0 / sd) : 1.0f;
+    }
+}
+
+// The standardised input u = (x − shift)·scale of one example (in).
+static double input(const value_head *h, const float *x, size_t i) { return ((double)x[i] - h->shift[i]) * h->scale[i]; }
 
 double value_head_logit(const value_head *h, const float *x, double *z) {
     head_view v = view(h);
@@ -45,7 +63,7 @@ double value_head_logit(const value_head *h, const float *x, double *z) {
     for (size_t j = 0; j < h->hidden; j++) {
         double a = v.b1[j];
         const float *w = v.w1 + j * h->in;
-        for (size_t i = 0; i < h->in; i++) a += (double)w[i] * x[i];
+        for (size_t i = 0; i < h->in; i++) a += (double)w[i] * input(h, x, i);
         z[j] = tanh(a);
         out += (double)v.w2[j] * z[j];
     }
@@ -73,14 +91,14 @@ double value_head_loss(const value_head *h, const float *x, const float *y, size
         double logit = value_head_logit(h, xk, z);
         loss += bce_logit(logit, y[k]);
         if (!grad) continue;
-        // v = w2·z + b2, z = tanh(W1·x + b1): dv = p − y; dw2 = dv·z; da = dv·w2·(1 − z²); dW1 = da·xᵀ; db1 = da.
+        // v = w2·z + b2, z = tanh(W1·u + b1): dv = p − y; dw2 = dv·z; da = dv·w2·(1 − z²); dW1 = da·uᵀ; db1 = da.
         double dv = (1.0 / (1.0 + exp(-logit)) - y[k]) / (double)n;
         g_b2[0] += dv;
         for (size_t j = 0; j < H; j++) {
             g_w2[j] += dv * z[j];
             double da = dv * v.w2[j] * (1.0 - z[j] * z[j]);
             g_b1[j] += da;
-            for (size_t i = 0; i < C; i++) g_w1[j * C + i] += da * xk[i];
+            for (size_t i = 0; i < C; i++) g_w1[j * C + i] += da * input(h, xk, i);
         }
     }
     free(z);
@@ -88,19 +106,20 @@ double value_head_loss(const value_head *h, const float *x, const float *y, size
 }
 
 sx_status value_head_train(value_head *h, const float *x, const float *y, size_t n, const value_train_config *c,
-                           double *loss) {
+                           const value_split_set *valid, double *loss, size_t *best_epoch) {
     if (n == 0) return sx_fail(SX_ERR_ARG, "value head: no training examples");
     size_t P = h->n_params, B = c->batch ? c->batch : 64, C = h->in;
     double *g = sx_calloc_n(P, sizeof *g, "value head grad"), *m = sx_calloc_n(P, sizeof *m, "value head m"),
            *s = sx_calloc_n(P, sizeof *s, "value head s");
-    size_t *order = sx_calloc_n(n, sizeof *order, "value head order");
+    size_t *order = sx_calloc_n(n, sizeof *order, "value head order"), best_e = 0;
+    float *best = valid ? sx_alloc(P * sizeof *best, "value head best") : NULL;
     float *bx = sx_calloc_n(B * C, sizeof *bx, "value head batch x"), *by = sx_calloc_n(B, sizeof *by, "value head batch y");
-    sx_status st = g && m && s && order && bx && by ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory training a value head");
+    sx_status st = g && m && s && order && bx && by && (best || !valid) ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory training a value head");
     rng_state r;
     rng_seed(&r, c->seed);
     for (size_t i = 0; i < n; i++) order[i] = i;
     size_t t = 0;
-    double sum = 0;
+    double sum = 0, best_valid = INFINITY, best_train = NAN;
     for (size_t e = 0; e < c->epochs && !st; e++) {
         for (size_t i = n; i > 1; i--) {   // Fisher–Yates
             size_t j = (size_t)rng_below(&r, i), tmp = order[i - 1];
@@ -125,9 +144,16 @@ sx_status value_head_train(value_head *h, const float *x, const float *y, size_t
                 h->p[i] -= (float)(c->lr * upd);
             }
         }
+        double vl = valid ? value_head_loss(h, valid->x, valid->y, valid->n, NULL) : -(double)e;   // no valid: the last
+        if (!st && vl < best_valid) {
+            best_valid = vl, best_train = sum / (double)n, best_e = e + 1;
+            if (best) memcpy(best, h->p, P * sizeof *best);
+        }
     }
-    if (loss) *loss = sum / (double)n;
-    free(g), free(m), free(s), free(order), free(bx), free(by);
+    if (!st && best) memcpy(h->p, best, P * sizeof *best);
+    if (loss) *loss = best_train;
+    if (best_epoch) *best_epoch = best_e;
+    free(g), free(m), free(s), free(order), free(bx), free(by), free(best);
     return st;
 }
 
@@ -136,9 +162,11 @@ sx_status value_head_save(const value_head *h, const char *path, json_t *extra) 
     json_object_set_new(meta, "in", json_integer((json_int_t)h->in));
     json_object_set_new(meta, "hidden", json_integer((json_int_t)h->hidden));
     json_object_set_new(meta, "trunk_params", json_integer((json_int_t)h->trunk_params));
-    tf_tensor t = {.name = "params", .dtype = TF_F32, .ndim = 1, .shape = {h->n_params}, .nbytes = h->n_params * sizeof(float),
-                   .data = h->p};
-    sx_status st = tf_write(path, KIND, meta, &t, 1);
+    tf_tensor t[3] = {{.name = "params", .dtype = TF_F32, .ndim = 1, .shape = {h->n_params}, .nbytes = h->n_params * sizeof(float),
+                       .data = h->p},
+                      {.name = "shift", .dtype = TF_F32, .ndim = 1, .shape = {h->in}, .nbytes = h->in * sizeof(float), .data = h->shift},
+                      {.name = "scale", .dtype = TF_F32, .ndim = 1, .shape = {h->in}, .nbytes = h->in * sizeof(float), .data = h->scale}};
+    sx_status st = tf_write(path, KIND, meta, t, 3);
     json_decref(meta);
     return st;
 }
@@ -150,16 +178,21 @@ sx_status value_head_load(const char *path, value_head *h) {
     if (st) return st;
     json_int_t in = json_integer_value(json_object_get(f.meta, "in")), hid = json_integer_value(json_object_get(f.meta, "hidden")),
                tp = json_integer_value(json_object_get(f.meta, "trunk_params"));
-    const tf_tensor *t = tf_find(&f, "params");
-    if (in <= 0 || hid <= 0 || tp < 0 || !t || t->dtype != TF_F32)
-        st = sx_fail(SX_ERR_FORMAT, "%s: value head without in/hidden/trunk_params or params", path);
+    const tf_tensor *t = tf_find(&f, "params"), *sh = tf_find(&f, "shift"), *sc = tf_find(&f, "scale");
+    if (in <= 0 || hid <= 0 || tp < 0 || !t || !sh || !sc || t->dtype != TF_F32 || sh->dtype != TF_F32 || sc->dtype != TF_F32)
+        st = sx_fail(SX_ERR_FORMAT, "%s: value head without in/hidden/trunk_params or params/shift/scale", path);
     if (!st) st = head_alloc(h, (size_t)in, (size_t)hid, (size_t)tp);
-    if (!st && t->nbytes != h->n_params * sizeof(float))
-        st = sx_fail(SX_ERR_FORMAT, "%s: value head holds %zu bytes of parameters, its shape needs %zu", path, t->nbytes,
-                     h->n_params * sizeof(float));
-    if (!st) memcpy(h->p, t->data, t->nbytes);
-    for (size_t i = 0; !st && i < h->n_params; i++)
-        if (!isfinite(h->p[i])) st = sx_fail(SX_ERR_FORMAT, "%s: value head parameter %zu is not finite", path, i);
+    if (!st && (t->nbytes != h->n_params * sizeof(float) || sh->nbytes != h->in * sizeof(float) || sc->nbytes != h->in * sizeof(float)))
+        st = sx_fail(SX_ERR_FORMAT, "%s: value head tensors do not match its shape (in %zu, hidden %zu)", path, h->in, h->hidden);
+    if (!st) {
+        memcpy(h->p, t->data, t->nbytes);
+        memcpy(h->shift, sh->data, sh->nbytes);
+        memcpy(h->scale, sc->data, sc->nbytes);
+    }
+    for (size_t i = 0; !st && i < h->n_params + 2 * h->in; i++) {
+        float x = i < h->n_params ? h->p[i] : i < h->n_params + h->in ? h->shift[i - h->n_params] : h->scale[i - h->n_params - h->in];
+        if (!isfinite(x)) st = sx_fail(SX_ERR_FORMAT, "%s: value head value %zu is not finite", path, i);
+    }
     if (st) value_head_free(h);
     tf_free(&f);
     return st;
