@@ -8,6 +8,7 @@
 // model with the same vocabulary, e.g. a lower rung of the same ladder) the samples are decoded one after
 // another by speculative decoding (infer/speculative) and the acceptance rate and tokens/s are printed;
 // --vs-plain also decodes them plainly and prints the speed-up (and, greedy, whether the tokens agree).
+// --int8 decodes with int8 weights (model/quant: per-channel scales), the draft's too.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "infer/generate.h"
 #include "infer/speculative.h"
 #include "infer/task_arith.h"
+#include "model/quant.h"
 #include "tok/vocab_io.h"
 #include "train/checkpoint.h"
 
@@ -77,10 +79,11 @@ static double wall_s(void) {
 // The n samples by speculative decoding, one after another, into *out (as generate_samples makes them);
 // prints the acceptance and speed, and with vs_plain the same samples decoded plainly for comparison.
 static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const int32_t *prompt, size_t np, size_t n,
-                           const gen_config *g, uint64_t seed, bool vs_plain, gen_stream **out) {
+                           const gen_config *g, uint64_t seed, bool vs_plain, bool int8, gen_stream **out) {
     model dm = {0};
     decoder dd = {0};
     sx_status st = checkpoint_open_model(draft_path, &dm);
+    if (!st && int8) st = model_quantize_int8(&dm);
     if (!st) st = decoder_init(&dd, &dm, dt->max_ctx);
     *out = st ? NULL : sx_calloc_n(n, sizeof **out, "cmd_sample spec");
     if (!st && !*out) st = sx_fail(SX_ERR_NOMEM, "out of memory");
@@ -139,7 +142,7 @@ int cmd_sample(int argc, char **argv) {
     const char *ckpt, *prompt, *stop, *vocab_path, *draft;
     long n, max_new, top_k, seed, ctx, draft_k;
     double temperature, top_p;
-    bool ids, verbose, vs_plain;
+    bool ids, verbose, vs_plain, int8;
     const flag_def flags[] = {
         {"checkpoint", FLAG_STR, &ckpt, "", "checkpoint.sxt to load"},
         {"prompt", FLAG_STR, &prompt, "", "prompt text (\\n allowed), or token ids with --ids"},
@@ -157,6 +160,7 @@ int cmd_sample(int argc, char **argv) {
         {"draft", FLAG_STR, &draft, "", "speculative decoding with this checkpoint as the draft (same vocabulary, smaller)"},
         {"draft-k", FLAG_INT, &draft_k, "4", "draft tokens proposed per target forward (with --draft)"},
         {"vs-plain", FLAG_BOOL, &vs_plain, "false", "with --draft: also decode plainly and print the speed-up"},
+        {"int8", FLAG_BOOL, &int8, "false", "int8 weights (per-channel scales) for the model and the draft"},
     };
     size_t nf = sizeof flags / sizeof *flags;
     int npos;
@@ -172,7 +176,8 @@ int cmd_sample(int argc, char **argv) {
     if (!st && !*draft && vs_plain) st = sx_fail(SX_ERR_ARG, "--vs-plain compares speculative decoding: give --draft CKPT");
     model m = {0};
     if (!st) st = checkpoint_open_model(ckpt, &m);
-    if (st) return cli_report("sample", st);
+    if (!st && int8) st = model_quantize_int8(&m);
+    if (st) { model_free(&m); return cli_report("sample", st); }
     size_t vocab = m.cfg.vocab;
     bool bytes = !ids && vocab == ARITH_VOCAB;
     bpe_vocab *tok = NULL;
@@ -206,10 +211,13 @@ int cmd_sample(int argc, char **argv) {
     rng_seed(&rng, (uint64_t)seed);
     gen_stream *s = NULL;
     clock_t t0 = clock();
+    double w0 = wall_s();
     if (!st && *draft)
-        st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, &s);
+        st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, int8, &s);
     else if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
-    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC, wall = wall_s() - w0;
+    size_t generated = 0;
+    for (long i = 0; i < n && !st; i++) generated += s[i].len;
     for (long i = 0; i < n && !st; i++) {
         if (verbose) printf("--- sample %ld (%zu tokens%s)\n", i, s[i].len, s[i].stopped ? ", stopped" : "");
         size_t len = s[i].len;
@@ -235,8 +243,9 @@ int cmd_sample(int argc, char **argv) {
         if (!bytes || (len && s[i].tok[len - 1] != '\n')) putchar('\n');
     }
     if (!st && verbose && !*draft)
-        fprintf(stderr, "%zu positions decoded (%zu prompt, prefilled once), %.3g GFLOP, %.2f s CPU\n", d.tokens, np,
-                d.flops / 1e9, secs);
+        fprintf(stderr, "%zu positions decoded (%zu prompt, prefilled once), %.3g GFLOP, %.2f s CPU, %.3f s wall: %.1f "
+                "generated tokens/s%s\n", d.tokens, np, d.flops / 1e9, secs, wall, (double)generated / wall,
+                int8 ? " (int8 weights)" : "");
     gen_streams_free(&d, s, st ? 0 : (size_t)n);
     decoder_free(&d);
     model_free(&m);
