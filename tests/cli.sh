@@ -105,7 +105,7 @@ plain=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.
 spec=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The President" --max-new 12 --temperature 0 \
        --draft "$tmp/smd/checkpoint.sxt" --draft-k 3 --vs-plain 2>"$tmp/spec.err") || fail "sample --draft: $(cat "$tmp/spec.err")"
 [ "$spec" = "$plain" ] || fail "speculative greedy text differs from plain: '$spec' vs '$plain'"
-grep -Eq '^speculative: draft .* k 3: [0-9]+ of [0-9]+ proposals kept \(acceptance [0-9.]+\), [0-9.]+ tokens per target forward, 12 tokens in ' "$tmp/spec.err" ||
+grep -Eq '^speculative: draft .* k 3: [0-9]+ of [0-9]+ examined proposals kept \(acceptance [0-9.]+; [0-9]+ proposed\), [0-9.]+ tokens per target forward, 12 tokens in ' "$tmp/spec.err" ||
     fail "no acceptance line: $(cat "$tmp/spec.err")"
 grep -Eq '^plain: 12 tokens in .* speculative/plain [0-9.]+x \(greedy\); 1 of 1 samples identical$' "$tmp/spec.err" ||
     fail "no comparison line: $(cat "$tmp/spec.err")"

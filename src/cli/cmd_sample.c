@@ -97,21 +97,22 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
         st = w < 0 ? SX_ERR_NOMEM : decoder_forward(d, 1, &w, prompt, NULL);
         if (w >= 0) kvcache_release(&d->cache, w);
     }
-    size_t tokens = 0, proposed = 0, accepted = 0, rounds = 0;
+    size_t tokens = 0, proposed = 0, accepted = 0, rejected = 0, rounds = 0;
     double t0 = wall_s();
     for (size_t i = 0; i < n && !st; i++) {
         spec_result r;
         st = spec_generate(dt, &dd, prompt, np, &sc, &rng, &r);
         if (st) break;
         (*out)[i] = (gen_stream){.tok = r.tok, .len = r.len, .cap = r.len, .stopped = r.stopped, .full = r.full};
-        tokens += r.len, proposed += r.proposed, accepted += r.accepted, rounds += r.rounds;
+        tokens += r.len, proposed += r.proposed, accepted += r.accepted, rejected += r.rejected, rounds += r.rounds;
     }
     double secs = wall_s() - t0;
     if (!st)
-        fprintf(stderr, "speculative: draft %s (%zu params), k %zu: %zu of %zu proposals kept (acceptance %.3f), %.2f "
-                "tokens per target forward, %zu tokens in %.3f s = %.1f tokens/s\n", draft_path, model_param_count(&dm), k,
-                accepted, proposed, proposed ? (double)accepted / (double)proposed : 0, rounds ? (double)tokens / (double)rounds : 0,
-                tokens, secs, (double)tokens / secs);
+        fprintf(stderr, "speculative: draft %s (%zu params), k %zu: %zu of %zu examined proposals kept (acceptance %.3f; "
+                "%zu proposed), %.2f tokens per target forward, %zu tokens in %.3f s = %.1f tokens/s\n", draft_path,
+                model_param_count(&dm), k, accepted, accepted + rejected,
+                accepted + rejected ? (double)accepted / (double)(accepted + rejected) : 0, proposed,
+                rounds ? (double)tokens / (double)rounds : 0, tokens, secs, (double)tokens / secs);
     if (!st && vs_plain) {   // the same samples decoded plainly, one stream at a time like the speculative ones
         rng_seed(&rng, seed);
         size_t plain_tokens = 0, same = 0;

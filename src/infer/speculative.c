@@ -101,6 +101,7 @@ sx_status spec_generate(decoder *target, decoder *draft, const int32_t *prompt, 
         out->rounds++;
         out->proposed += k;
         out->accepted += n;
+        out->rejected += n < k;
         for (size_t i = 0; i <= n && !out->stopped; i++) {
             s[len++] = x[i];
             out->len++;

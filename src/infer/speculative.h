@@ -24,7 +24,10 @@ typedef struct {
     size_t len;
     bool stopped, full;      // ended on a stop token / at the smaller decoder's context
     size_t rounds;           // target forwards after the prompt's
-    size_t proposed, accepted;   // draft proposals and those kept (acceptance rate = accepted / proposed)
+    size_t proposed, accepted;   // draft proposals, and those kept
+    size_t rejected;         // rounds that ended on a rejected proposal: accepted + rejected proposals were
+                             // examined (the rest came after a rejection), so the acceptance rate, the chance
+                             // that an examined proposal is kept, is accepted / (accepted + rejected)
 } spec_result;
 
 // Generates from prompt (np >= 1 tokens) in a new sequence of each decoder (released before returning).
