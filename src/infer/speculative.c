@@ -77,9 +77,11 @@ sx_status spec_generate(decoder *target, decoder *draft, const int32_t *prompt, 
     size_t len = np;
     const sampler_config *sc = &c->gen.sampler;
     while (!st && out->len < max_new && !out->stopped) {
-        if (len >= ctx) { out->full = true; break; }
+        // As plain generation: the context ends a sample once it is full, though a prompt that fills it still
+        // gets one token.
+        if (len >= ctx && out->len > 0) { out->full = true; break; }
         // At most the tokens still wanted and the context allow: a round emits up to k + 1.
-        size_t k = K, left = max_new - out->len - 1, room = ctx - len - 1;
+        size_t k = K, left = max_new - out->len - 1, room = len < ctx ? ctx - len - 1 : 0;
         if (k > left) k = left;
         if (k > room) k = room;
         for (size_t i = 0; i < k && !st; i++) {   // the draft proposes x_1..x_k, feeding all but x_k
