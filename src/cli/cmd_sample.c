@@ -189,6 +189,7 @@ int cmd_sample(int argc, char **argv) {
     if (!st && tok) st = bpe_encode(tok, (const uint8_t *)prompt, strlen(prompt), false, &enc);
     size_t cap = strlen(prompt) + enc.n + 2, np = 0, nstop = 0;
     int32_t *ptok = sx_alloc(cap * sizeof *ptok, "cmd_sample ptok"), stops[64];
+    if (!st && !ptok) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st && bytes) {
         ptok[np++] = ARITH_EOT;
         for (const char *s = prompt; *s; s++) {
