@@ -13,6 +13,7 @@
 #include "model/dcmha.h"
 #include "model/gatednorm.h"
 #include "model/model.h"
+#include "model/quant.h"
 #include "model/smear.h"
 #include "model/value_embed.h"
 
@@ -118,6 +119,7 @@ sx_status model_init(model *m, const model_config *cfg) {
 }
 
 void model_free(model *m) {
+    model_int8_release(m);
     sx_free(m->params);
     sx_free(m->acts);
     sx_free(m->tokens);
