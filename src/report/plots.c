@@ -56,6 +56,47 @@ static bool add_rungs(chart *c, json_t *fit) {
     return true;
 }
 
+// The hero's forecast at each point of pts (fields frac, KEY, lo, hi; times scale) as a dashed band series.
+static bool add_band(chart *c, json_t *pts, double C, const char *key, double scale, const char *label) {
+    size_t P = json_array_size(pts);
+    double *x = take(c, P), *y = take(c, P), *lo = take(c, P), *hi = take(c, P);
+    if (!x || !y || !lo || !hi) return false;
+    for (size_t i = 0; i < P; i++) {
+        json_t *e = json_array_get(pts, i);
+        x[i] = C * num(e, "frac");
+        y[i] = scale * num(e, key);
+        lo[i] = scale * num(e, "lo");
+        hi[i] = scale * num(e, "hi");
+    }
+    snprintf(c->labels[c->n], sizeof c->labels[0], "%s", label);
+    c->s[c->n] = (svg_series){.label = c->labels[c->n], .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728",
+                              .dashed = true};
+    c->n++;
+    return true;
+}
+
+// A check's measured points (rows: frac, observed times scale, inside) as markers, those outside the band
+// ringed; nothing when there are none.
+static bool add_observed(chart *c, json_t *rows, double C, double scale, const char *label) {
+    size_t O = json_array_size(rows);
+    if (!O) return true;
+    double *ox = take(c, O), *oy = take(c, O);
+    bool *out = sx_calloc_n(O, sizeof *out, "plots out");
+    if (out) c->blocks[c->n_blocks++] = out;
+    if (!ox || !oy || !out) return false;
+    for (size_t i = 0; i < O; i++) {
+        json_t *e = json_array_get(rows, i);
+        ox[i] = C * num(e, "frac");
+        oy[i] = scale * num(e, "observed");
+        out[i] = !json_is_true(json_object_get(e, "inside"));
+    }
+    snprintf(c->labels[c->n], sizeof c->labels[0], "%s", label);
+    c->s[c->n] = (svg_series){.label = c->labels[c->n], .x = ox, .y = oy, .flagged = out, .n = O, .color = "#000",
+                              .markers = true};
+    c->n++;
+    return true;
+}
+
 static sx_status finish(FILE *f, chart *c, const char *title, const char *x_label, const char *y_label, bool ok) {
     if (ok) ok = svgplot_print(f, title, x_label, y_label, c->s, c->n);
     chart_free(c);
@@ -65,35 +106,11 @@ static sx_status finish(FILE *f, chart *c, const char *title, const char *x_labe
 sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
     chart c = {0};
     bool ok = !fit || add_rungs(&c, fit);
-    json_t *hero = json_object_get(fc, "hero"), *method = json_object_get(fc, "method"), *pts = json_object_get(fc, "points");
+    json_t *hero = json_object_get(fc, "hero"), *method = json_object_get(fc, "method");
     json_t *rows = report ? json_object_get(report, "rows") : NULL;
     double C = num(hero, "flops");
-    size_t P = json_array_size(pts), O = json_array_size(rows);
-    double *x = take(&c, P), *y = take(&c, P), *lo = take(&c, P), *hi = take(&c, P);
-    ok = ok && x && y && lo && hi;
-    for (size_t i = 0; ok && i < P; i++) {
-        json_t *e = json_array_get(pts, i);
-        x[i] = C * num(e, "frac");
-        y[i] = num(e, "loss");
-        lo[i] = num(e, "lo");
-        hi[i] = num(e, "hi");
-    }
-    if (ok) c.s[c.n++] = (svg_series){.label = "hero forecast (±2σ band)", .x = x, .y = y, .lo = lo, .hi = hi, .n = P,
-                                      .color = "#d62728", .dashed = true};
-    if (ok && O) {
-        double *ox = take(&c, O), *oy = take(&c, O);
-        bool *out = sx_calloc_n(O, sizeof *out, "plots out");
-        if (out) c.blocks[c.n_blocks++] = out;
-        ok = ox && oy && out;
-        for (size_t i = 0; ok && i < O; i++) {
-            json_t *e = json_array_get(rows, i);
-            ox[i] = C * num(e, "frac");
-            oy[i] = num(e, "observed");
-            out[i] = !json_is_true(json_object_get(e, "inside"));
-        }
-        if (ok) c.s[c.n++] = (svg_series){.label = "hero observed", .x = ox, .y = oy, .flagged = out, .n = O, .color = "#000",
-                                          .markers = true};
-    }
+    ok = ok && add_band(&c, json_object_get(fc, "points"), C, "loss", 1, "hero forecast (±2σ band)");
+    ok = ok && add_observed(&c, rows, C, 1, "hero observed");
     char title[512];
     if (report)
         snprintf(title, sizeof title, "Forecast vs observed: run %s (%s, %s) from ladder %s (%s)", str(report, "run"),
@@ -128,36 +145,14 @@ sx_status plots_task(FILE *f, json_t *fc, json_t *report, const char *task) {
     json_t *rows = json_object_get(json_object_get(json_object_get(report, "tasks"), task), "rows");
     json_t *hero = json_object_get(fc, "hero");
     double C = num(hero, "flops");
-    size_t P = json_array_size(pts), O = json_array_size(rows);
+    size_t O = json_array_size(rows);
     chart c = {0};
-    double *x = take(&c, P), *y = take(&c, P), *lo = take(&c, P), *hi = take(&c, P);
-    bool ok = x && y && lo && hi;
-    for (size_t i = 0; ok && i < P; i++) {   // in percent, as the check prints them
-        json_t *e = json_array_get(pts, i);
-        x[i] = C * num(e, "frac");
-        y[i] = 100 * num(e, "acc");
-        lo[i] = 100 * num(e, "lo");
-        hi[i] = 100 * num(e, "hi");
-    }
     bool law = !strcmp(str(t, "status"), "informative");
-    snprintf(c.labels[c.n], sizeof c.labels[0], "hero forecast (%s%s, 95%% band)", law ? "accuracy law " : "no law: ",
+    char label[256];
+    snprintf(label, sizeof label, "hero forecast (%s%s, 95%% band)", law ? "accuracy law " : "no law: ",
              law ? str(t, "form") : str(t, "status"));
-    if (ok) c.s[c.n] = (svg_series){.label = c.labels[c.n], .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728", .dashed = true};
-    c.n += ok;
-    if (ok && O) {
-        double *ox = take(&c, O), *oy = take(&c, O);
-        bool *out = sx_calloc_n(O, sizeof *out, "plots out");
-        if (out) c.blocks[c.n_blocks++] = out;
-        ok = ox && oy && out;
-        for (size_t i = 0; ok && i < O; i++) {
-            json_t *e = json_array_get(rows, i);
-            ox[i] = C * num(e, "frac");
-            oy[i] = 100 * num(e, "observed");
-            out[i] = !json_is_true(json_object_get(e, "inside"));
-        }
-        if (ok) c.s[c.n++] = (svg_series){.label = "hero measured", .x = ox, .y = oy, .flagged = out, .n = O, .color = "#000",
-                                          .markers = true};
-    }
+    // in percent, as the check prints them
+    bool ok = add_band(&c, pts, C, "acc", 100, label) && add_observed(&c, rows, C, 100, "hero measured");
     char title[512], y_label[160];
     snprintf(title, sizeof title, "Task %s: hero %s%s chained forecast (ladder -> task loss -> accuracy)", task,
              str(hero, "model"), O ? " measured vs its" : "");
