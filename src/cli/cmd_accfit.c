@@ -21,30 +21,31 @@ static int fitted(const pub_gadre_run *r, int paper) {
 static int heldout(const pub_gadre_run *r, int paper) { return paper ? r->target : r->params >= 1e9; }
 
 int cmd_accfit(int argc, char **argv) {
-    const char *dir, *dataset, *protocol, *form, *out;
+    static const flags_command cmd = {
+        "acc-fit --gadre DIR [--dataset rpj] [--tasks 17|46] [--protocol paper|small] [--form exp|sigmoid|auto]",
+        "Fits the downstream-error-vs-loss law on the smaller runs of Gadre et al. 2024's over-training study\n"
+        "and predicts the larger and over-trained runs' average top-1 error from their C4 eval loss.",
+        0, 0, NULL};
+    const char *dir, *dataset, *out;
+    int protocol, form;
     long tasks;
     const flag_def flags[] = {
         {"gadre", FLAG_STR, &dir, "", "the directory holding gadre_overtraining_runs.csv and _downstream.csv"},
         {"dataset", FLAG_STR, &dataset, "rpj", "training set: c4_original, rpj or rw_original"},
         {"tasks", FLAG_INT, &tasks, "17", "average top-1 error over the paper's 17-task subset (17) or all 46 tasks"},
-        {"protocol", FLAG_STR, &protocol, "paper", "paper: fit the paper's 6 runs, predict its targets; small: fit every "
-                                                   "run under 1B parameters, predict every larger one"},
-        {"form", FLAG_STR, &form, "exp", "exp (Gadre's err = e - k exp(-g L)), sigmoid, or auto (leave-one-size-out)"},
+        {"protocol", FLAG_CHOICE, &(flag_choice){&protocol, "paper|small"}, "paper",
+         "paper: fit the paper's 6 runs, predict its targets; small: fit every run under 1B parameters, predict every "
+         "larger one"},
+        {"form", FLAG_CHOICE, &(flag_choice){&form, "exp|sigmoid|auto"}, "exp",
+         "exp (Gadre's err = e - k exp(-g L)), sigmoid, or auto (leave-one-size-out)"},
         {"out", FLAG_STR, &out, "", "also write the report as JSON here"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "acc-fit --gadre DIR [--dataset rpj] [--tasks 17|46] [--protocol paper|small] [--form exp|sigmoid|auto]",
-                            "Fits the downstream-error-vs-loss law on the smaller runs of Gadre et al. 2024's over-training study\n"
-                            "and predicts the larger and over-trained runs' average top-1 error from their C4 eval loss.", &st))
-        return 0;
-    int paper = !strcmp(protocol, "paper");
-    int only = !strcmp(form, "exp") ? ACCLAW_EXP : !strcmp(form, "sigmoid") ? ACCLAW_SIGMOID : -1;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
+    int paper = protocol == 0;
+    int only = (int[]){ACCLAW_EXP, ACCLAW_SIGMOID, -1}[form];   // -1: auto
     if (!st && !*dir) st = sx_fail(SX_ERR_ARG, "--gadre DIR is required");
-    if (!st && !paper && strcmp(protocol, "small")) st = sx_fail(SX_ERR_ARG, "--protocol: '%s' is not paper or small", protocol);
-    if (!st && only < 0 && strcmp(form, "auto")) st = sx_fail(SX_ERR_ARG, "--form: '%s' is not exp, sigmoid or auto", form);
     if (!st && tasks != 17 && tasks != 46) st = sx_fail(SX_ERR_ARG, "--tasks: %ld is not 17 or 46", tasks);
     if (st) return cli_report("acc-fit", st);
     pub_gadre g;
@@ -103,7 +104,7 @@ int cmd_accfit(int argc, char **argv) {
                "its predicted loss; here the law alone, from each run's measured loss\n");
     if (*out) {
         json_t *rep = json_pack("{s:s, s:s, s:I, s:s, s:o, s:o, s:f, s:f}", "source", "gadre", "dataset", dataset, "tasks",
-                                (json_int_t)tasks, "protocol", protocol, "law", acclaw_model_to_json(&m), "heldout", rows,
+                                (json_int_t)tasks, "protocol", paper ? "paper" : "small", "law", acclaw_model_to_json(&m), "heldout", rows,
                                 "mean_abs_rel_err", n_held ? sum / (double)n_held : 0.0, "max_abs_rel_err", worst);
         if (json_dump_file(rep, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
         json_decref(rep);

@@ -22,6 +22,10 @@ static void recorded_val(const char *ckpt, char *out, size_t size) {
 }
 
 int cmd_eval(int argc, char **argv) {
+    static const flags_command cmd = {
+        "eval --task NAME[,NAME] CHECKPOINT [flags]",
+        "Scores a checkpoint on downstream tasks: accuracy (95% Wilson interval) and task loss.",
+        0, 1, NULL};
     const char *names, *val, *vocab;
     long n, seed;
     bool as_json;
@@ -33,23 +37,19 @@ int cmd_eval(int argc, char **argv) {
         {"seed", FLAG_INT, &seed, "1", "seed the items are drawn with"},
         {"json", FLAG_BOOL, &as_json, "false", "one JSON object per task"},
     };
-    size_t nf = sizeof flags / sizeof *flags;
-    const char *pos[1];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, nf, argc, argv, pos, 1, &npos, "eval --task NAME[,NAME] CHECKPOINT [flags]",
-                            "Scores a checkpoint on downstream tasks: accuracy (95% Wilson interval) and task loss.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*names) st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice, choice_pmi or arith)");
-    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
+    if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
     if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
     if (st) return cli_report("eval", st);
     char val_path[4096];
     snprintf(val_path, sizeof val_path, "%s", val);
-    if (!*val_path) recorded_val(pos[0], val_path, sizeof val_path);
+    if (!*val_path) recorded_val(a.pos[0], val_path, sizeof val_path);
     task_suite s;
     model m = {0};
-    st = checkpoint_open_model(pos[0], &m);
+    st = checkpoint_open_model(a.pos[0], &m);
     if (!st) st = task_suite_open(&s, names, val_path, vocab, (size_t)n, (uint64_t)seed);
     if (st) { model_free(&m); return cli_report("eval", st); }
     for (size_t k = 0; k < s.n && !st; k++) {

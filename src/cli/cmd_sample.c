@@ -65,6 +65,10 @@ static sx_status parse_ids(const char *text, size_t vocab, int32_t *ids, size_t 
 }
 
 int cmd_sample(int argc, char **argv) {
+    static const flags_command cmd = {
+        "sample --checkpoint CKPT --prompt TEXT [flags]",
+        "Generates samples with the KV-cache decoder; with a BPE vocabulary each line is the prompt and its continuation.",
+        0, 0, NULL};
     const char *ckpt, *prompt, *stop, *vocab_path;
     long n, max_new, top_k, seed, ctx;
     double temperature, top_p;
@@ -84,13 +88,9 @@ int cmd_sample(int argc, char **argv) {
         {"seed", FLAG_INT, &seed, "1", "sampling seed"},
         {"ctx", FLAG_INT, &ctx, "512", "context positions per sequence"},
     };
-    size_t nf = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, nf, argc, argv, NULL, 0, &npos,
-                            "sample --checkpoint CKPT --prompt TEXT [flags]",
-                            "Generates samples with the KV-cache decoder; with a BPE vocabulary each line is the prompt and its continuation.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*ckpt) st = sx_fail(SX_ERR_ARG, "--checkpoint is required");
     if (!st && (n < 1 || max_new < 1 || ctx < 2 || top_k < 0 || temperature < 0 || top_p <= 0 || top_p > 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");

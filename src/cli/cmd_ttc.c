@@ -38,6 +38,10 @@ static sx_status train_on(const char *shard, const char *out, const char *desc, 
 
 // ---- ttc train ----
 static int ttc_train(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ttc train --out DIR [flags]",
+        "Trains a policy on the arithmetic task.",
+        0, 0, NULL};
     const char *out, *desc;
     long problems, steps, batch, seed, max_ops, digits;
     double lr;
@@ -54,12 +58,9 @@ static int ttc_train(int argc, char **argv) {
         {"seed", FLAG_INT, &seed, "1", "problem and initialisation seed"},
         {"quiet", FLAG_BOOL, &quiet, "false", "no progress line"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "ttc train --out DIR [flags]", "Trains a policy on the arithmetic task.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*out) st = sx_fail(SX_ERR_ARG, "--out is required");
     if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1))
         st = sx_fail(SX_ERR_ARG, "--max-ops must be 1..%d, --digits 1..3, --problems positive", ARITH_MAX_OPS);
@@ -90,6 +91,10 @@ static int ttc_train(int argc, char **argv) {
 
 // ---- ttc verifiers ----
 static int ttc_verifiers(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ttc verifiers --policy CKPT --out DIR [flags]",
+        "Trains outcome and process verifiers on the policy's labelled samples.",
+        0, 0, NULL};
     const char *policy_path, *out, *desc;
     long problems, samples, steps, batch, seed, max_ops, digits;
     double lr, temperature;
@@ -109,12 +114,9 @@ static int ttc_verifiers(int argc, char **argv) {
         {"seed", FLAG_INT, &seed, "2", "seed"},
         {"quiet", FLAG_BOOL, &quiet, "false", "no progress line"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "ttc verifiers --policy CKPT --out DIR [flags]", "Trains outcome and process verifiers on the policy's labelled samples.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && (!*policy_path || !*out)) st = sx_fail(SX_ERR_ARG, "--policy and --out are required");
     if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1 || samples < 1))
         st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems or --samples");
@@ -228,6 +230,10 @@ static sx_status write_plots(const char *out, const ttc_experiment_config *c, co
 }
 
 static int ttc_run(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ttc run --policy CKPT --orm CKPT --prm CKPT --out DIR [flags]",
+        "Runs the test-time-compute strategies and the scaling analysis.",
+        0, 0, NULL};
     ttc_experiment_config c;
     const char *out;
     const flag_def flags[] = {
@@ -248,12 +254,9 @@ static int ttc_run(int argc, char **argv) {
         {"bins", FLAG_INT, &c.bins, "4", "difficulty bins for compute-optimal selection"},
         {"seed", FLAG_INT, &c.seed, "3", "test split and sampling seed"},
     };
-    size_t nf = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, nf, argc, argv, NULL, 0, &npos,
-                            "ttc run --policy CKPT --orm CKPT --prm CKPT --out DIR [flags]", "Runs the test-time-compute strategies and the scaling analysis.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     step_agg agg;
     if (!st && (!*c.policy || !*c.orm || !*c.prm || !*out)) st = sx_fail(SX_ERR_ARG, "--policy, --orm, --prm and --out are required");
     if (!st) st = step_agg_parse(c.agg, &agg);
