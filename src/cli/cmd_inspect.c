@@ -61,7 +61,7 @@ int cmd_inspect(int argc, char **argv) {
            f.fwd_matmul_per_token, f.fwd_attention_per_token, seq);
     printf("6N for contrast  %.4g (%.1f%% off)\n", 6 * f.params_total, 100 * (6 * f.params_total / f.train_per_token - 1));
     printf("KV cache         %.0f bytes/token (fp32)\n", f.kv_cache_bytes_per_token);
-    printf("memory           %.1f MiB params+grads+activations at batch %ld x %ld (+ optimizer state)\n",
+    printf("memory           %.1f MiB params+grads+activations+workspaces at batch %ld x %ld (+ optimizer state)\n",
            (double)model_arena_bytes(&m) / (1 << 20), batch, seq);
     model_free(&m);
     return 0;
