@@ -41,7 +41,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test test-only check bench bench-long demo ttc-demo study-speedrun fuzz fuzz-long clean setup FORCE
+.PHONY: all test test-only check bench bench-long demo ttc-demo study-speedrun study-kv fuzz fuzz-long clean setup FORCE
 # Keep the intermediate objects (build/tests/*.o, build/bench/*.o): no `rm` after the test summary, and no
 # recompiling them next time.
 .SECONDARY:
@@ -117,6 +117,11 @@ bench-long: setup $(SEXTANT)
 # Test-time compute demo (issue 8): trains the arithmetic policy and verifiers, runs the strategies.
 ttc-demo: setup $(SEXTANT)
 	@SEXTANT=$(abspath $(SEXTANT)) scripts/ttc-demo runs/ttc-demo
+
+# The attention studies of issue 22 (README "KV-cache budget and MLA vs GQA"; needs make demo's data): about
+# 1.5 hours on 2 cores, most of it seeds added until the comparisons decide.
+study-kv: setup $(SEXTANT)
+	@SEXTANT=$(abspath $(SEXTANT)) scripts/study-kv
 
 # The speedrun study of issue 25 (README "Speedrun study"; needs make demo's data): about 1.5 hours on 2 cores.
 study-speedrun: setup $(SEXTANT)

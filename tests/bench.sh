@@ -48,5 +48,15 @@ for b in 0 1; do
 done
 pgrep -f "$SEXTANT_LOADED_TAG" >/dev/null && fail "loaded.sh left a busy loop running"
 
+# The MPI benchmark (bench/mpi_bench.sh) at toy size, where MPI is installed: both lines, with numbers.
+if command -v mpirun >/dev/null 2>&1 && ldd "$S" 2>/dev/null | grep -q libmpi; then
+    mout=$(SEXTANT="$S" MPI_BENCH_MODEL=d1-w32-hd16 MPI_BENCH_SEQ=32 MPI_BENCH_STEPS=7 MPI_BENCH_ROUNDS=1 \
+           MPI_BENCH_BUCKET=0.01 bench/mpi_bench.sh "$tmp" 2>&1) || fail "mpi_bench.sh exited with $?"
+    echo "$mout"
+    echo "$mout" | grep -Eq '^mpi overhead .* = [0-9.]+x; all-reduce [0-9.]+%' || fail "mpi_bench.sh: no overhead line"
+    echo "$mout" | grep -Eq '^mpi overlap .* [0-9.]+ ms/step blocking, [0-9.]+ ms/step with 0.01 MiB buckets .* ms/step hidden' ||
+        fail "mpi_bench.sh: no overlap line"
+fi
+
 [ $fails -eq 0 ] && echo "bench: all checks passed"
 exit $((fails > 0))

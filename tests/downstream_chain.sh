@@ -6,7 +6,9 @@
 # for each task (the sigmoid chosen for mc by leave-one-rung-out; flat called chance); `forecast` gives the
 # hero's accuracy at every fraction, within 2 points of the planted accuracy at the end, with a band; and
 # `forecast --check` on a hero that logs the planted values reports the accuracy errors in points beside the
-# loss errors: mc inside its band at >= 90% of the fractions, flat's band reaching 100%.
+# loss errors: mc inside its band at >= 90% of the fractions, flat's band reaching 100%; with --plot it writes
+# one chart per task beside the loss chart, holding the hero's 9 measured accuracies, and the run's HTML report
+# shows the same charts.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -70,7 +72,18 @@ assert end["hi"] - end["lo"] < 0.12, end
 fe = flat["points"][-1]
 assert fe["hi"] == 1 and fe["lo"] < 0.25 and abs(fe["acc"] - 0.25) < 0.01, fe
 PY
-"$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" > "$tmp/check.log" 2>&1 || { fail "check"; cat "$tmp/check.log"; }
+"$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" --plot "$tmp/check.svg" > "$tmp/check.log" 2>&1 ||
+    { fail "check"; cat "$tmp/check.log"; }
+for t in mc flat; do
+    f="$tmp/check-task-$t.svg"
+    [ -s "$f" ] || { fail "no task chart $f"; continue; }
+    [ "$(grep -c 'r="2.5" fill="#000"' "$f")" -eq 9 ] || fail "$f: not 9 measured points"
+    grep -q "Task $t: hero d1-hd8-w64 measured vs its chained forecast" "$f" || fail "$f: title"
+done
+grep -q "accuracy law sigmoid, 95% band" "$tmp/check-task-mc.svg" || fail "mc chart legend"
+grep -q "no law: chance, 95% band" "$tmp/check-task-flat.svg" || fail "flat chart legend"
+"$S" report "$tmp/hero" --forecast "$tmp/fc.json" --out "$tmp/hero.html" > /dev/null 2>&1 || fail "report"
+[ "$(grep -c 'Task [a-z]*: hero d1-hd8-w64 measured vs' "$tmp/hero.html")" -eq 2 ] || fail "the HTML report lacks the task charts"
 grep -q "^task mc (accuracy law sigmoid)" "$tmp/check.log" || fail "check prints no task table: $(cat "$tmp/check.log")"
 grep -q "final accuracy error" "$tmp/check.log" || fail "check prints no accuracy summary"
 python3 - "$tmp/hero/forecast_report.json" <<'PY' || fail "forecast_report.json's tasks"

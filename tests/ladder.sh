@@ -132,10 +132,10 @@ timeout 5 "$S" ladder plan "$tmp/huge.ladder" > "$tmp/huge.plan" && grep -q "bat
 printf 'name k\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 32 48\nseeds 1\ntokens_per_param 100\nseq 16\nbatch 4\neval_batches 1\n' > "$tmp/k.ladder"
 "$S" ladder run "$tmp/k.ladder" --out "$tmp/k" --jobs 2 2>/dev/null &
 lpid=$!
-for _ in $(seq 300); do [ -s "$tmp/k/w32-s1/metrics.jsonl" ] && [ -s "$tmp/k/w48-s1/metrics.jsonl" ] && break; sleep 0.02; done
+for _ in $(seq 3000); do [ -s "$tmp/k/w32-s1/metrics.jsonl" ] && [ -s "$tmp/k/w48-s1/metrics.jsonl" ] && break; sleep 0.02; done
 "$S" ladder run "$tmp/k.ladder" --out "$tmp/k" 2>&1 | grep -q "is in use by another sextant process" || fail "a second ladder run on a busy directory"
 kill -9 $lpid; wait $lpid 2>/dev/null
-for _ in $(seq 250); do pgrep -f -- "--out $tmp/k/" >/dev/null || break; sleep 0.02; done
+for _ in $(seq 3000); do pgrep -f -- "--out $tmp/k/" >/dev/null || break; sleep 0.02; done
 pgrep -f -- "--out $tmp/k/" >/dev/null && fail "trainers outlived their killed ladder"
 [ -f "$tmp/k/w32-s1/checkpoint.sxt" ] || fail "a trainer stopped with its ladder should leave a checkpoint"
 "$S" ladder status "$tmp/k.ladder" --out "$tmp/k" | grep -c " partial$" | grep -qx 2 || fail "both runs should be partial"

@@ -17,7 +17,7 @@ short=(--model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 8 --t
 "$S" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 100000 --threads 1 --quiet \
     --out "$tmp/hup" 2>"$tmp/hup.err" &
 pid=$!
-for _ in $(seq 400); do [ -s "$tmp/hup/metrics.jsonl" ] && break; sleep 0.02; done
+for _ in $(seq 3000); do [ -s "$tmp/hup/metrics.jsonl" ] && break; sleep 0.02; done
 kill -HUP $pid; wait $pid; rc=$?
 [ $rc -eq 1 ] || fail "SIGHUP: exit code $rc, expected 1 (killed by the signal?)"
 grep -q "stopped at step [0-9]*; checkpoint written" "$tmp/hup.err" || fail "SIGHUP message: $(cat "$tmp/hup.err")"

@@ -117,6 +117,58 @@ static void test_extra_targets_zero_weight_is_plain(void) {
     model_free(&a), model_free(&b);
 }
 
+// The backward's stages (model_grad_stages, what the overlapped all-reduce relies on): every tensor listed once,
+// and none written after its stage is reported done: each stage's gradients, snapshotted when the hook
+// fires, equal the final ones bit for bit, and were written (non-zero) by then.
+typedef struct { const model *m; float *snap; size_t calls; } stage_snapshots;
+static void snapshot_stage(void *ctx, size_t stage) {
+    stage_snapshots *s = ctx;
+    CHECK(stage == s->calls);   // every stage, in order
+    memcpy(s->snap + stage * s->m->table.total, s->m->grads, s->m->table.total * sizeof *s->snap);
+    s->calls++;
+}
+
+static void grad_stages_are_final(const char *descriptor) {
+    model_config c;
+    model m;
+    enum { B = 2, T = 9 };
+    if (!CHECK(model_config_parse(descriptor, 0, &c) == SX_OK && model_init(&m, &c) == SX_OK)) return;
+    CHECK(model_reserve(&m, B, T) == SX_OK);
+    modelcheck_randomize(&m, 5);
+    model_zero_grad(&m);
+    const size_t n = m.table.n, S = MODEL_GRAD_STAGES(&m), total = m.table.total;
+    size_t *order = calloc(n, sizeof *order), *end = calloc(S, sizeof *end), *seen = calloc(n, sizeof *seen);
+    stage_snapshots snaps = {&m, calloc(S * total, sizeof(float)), 0};
+    model_grad_stages(&m, order, end);
+    for (size_t i = 0; i < n; i++) seen[order[i]]++;
+    for (size_t i = 0; i < n; i++) CHECK(seen[i] == 1);
+    CHECK(end[S - 1] == n && end[0] > 0);
+    int32_t tok[B * (T + 1)];
+    for (int i = 0; i < B * (T + 1); i++) tok[i] = (i * 7 + 3) % (int)c.vocab;
+    model_grad_hook hook = {&snaps, snapshot_stage};
+    m.grad_hook = &hook;
+    model_loss_and_grad(&m, tok, 1.0f);
+    CHECK(snaps.calls == S);
+    size_t bad = 0, unwritten = 0;
+    for (size_t s = 0; s < S; s++)
+        for (size_t k = s ? end[s - 1] : 0; k < end[s]; k++) {
+            const param_spec *p = &m.table.v[order[k]];
+            const float *g = snaps.snap + s * total + p->offset;
+            size_t numel = p->rows * p->cols, nonzero = 0;
+            for (size_t j = 0; j < numel; j++) nonzero += g[j] != 0;
+            if (memcmp(g, m.grads + p->offset, numel * sizeof *g)) bad++, fprintf(stderr, "  %s: %s written after stage %zu\n", descriptor, p->name, s);
+            if (!nonzero) unwritten++, fprintf(stderr, "  %s: %s not written by stage %zu\n", descriptor, p->name, s);
+        }
+    CHECK(bad == 0 && unwritten == 0);
+    free(order), free(end), free(seen), free(snaps.snap);
+    model_free(&m);
+}
+static void test_grad_stages_dense(void) { grad_stages_are_final("d2-w32-hd8-v50"); }
+static void test_grad_stages_addons(void) {
+    grad_stages_are_final("d3-w32-hd8-kv2-swiglu-untied-gnorm4-ve1-smear-bigram64-dcmha4-v50");
+}
+static void test_grad_stages_mla_moe(void) { grad_stages_are_final("d2-w32-hd8-mla-moe4k2-untied-v50"); }
+
 // Initial weights drawn by name: MHA and MQA share every tensor but wk/wv, and those start alike by name
 // (not so from one stream in table order, where l0.wk onwards differ); another seed gives other weights.
 static void test_init_by_name_pairs_shared_tensors(void) {
@@ -145,6 +197,9 @@ static void test_init_by_name_pairs_shared_tensors(void) {
 
 int main(void) {
     TEST_RUN(test_bad_descriptors);
+    TEST_RUN(test_grad_stages_dense);
+    TEST_RUN(test_grad_stages_addons);
+    TEST_RUN(test_grad_stages_mla_moe);
     TEST_RUN(test_large_batch_matches_sequences);
     TEST_RUN(test_large_batch_matches_sequences_extra_targets);
     TEST_RUN(test_gradcheck_extra_targets);

@@ -1,6 +1,8 @@
 // Charts (issue 23, item 6): the y axis gets 4 to 8 round ticks over any range; points flagged outside the
 // band are ringed and counted in the legend; titles are XML-escaped and wrapped; the forecast chart's title
-// names the ladder, the run and both schedules.
+// names the ladder, the run and both schedules. The task chart (issue 27) draws the hero's measured
+// accuracies where they are: read back through the axes' tick labels, each marker gives its point's FLOPs and
+// accuracy.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,9 +122,79 @@ static void test_forecast_chart(void) {
     json_decref(report);
 }
 
+static bool print_task(FILE *f, void *arg) {
+    json_t **docs = arg;
+    return plots_task(f, docs[0], docs[1], "choice") == SX_OK;
+}
+
+// The value of a tick label's position: from two labelled ticks of class cls ("xtick": "1eN" at log10 = N;
+// "ytick": plain numbers), the linear map pixel -> value (log10 for x).
+static void axis_map(const char *svg, const char *cls, double *scale, double *offset) {
+    double pix[2], val[2];
+    const char *p = svg;
+    char key[32];
+    snprintf(key, sizeof key, "class=\"%s\" ", cls);
+    for (int k = 0; k < 2; k++) {
+        p = strstr(p, key);
+        CHECK(p != NULL);
+        if (!p) return;
+        double other;
+        if (cls[0] == 'x') CHECK(sscanf(p + strlen(key), "x=\"%lf\" y=\"%lf\" text-anchor=\"middle\">1e%lf", &pix[k], &other, &val[k]) == 3);
+        else CHECK(sscanf(p + strlen(key), "x=\"%lf\" y=\"%lf\" text-anchor=\"end\">%lf", &other, &pix[k], &val[k]) == 3);
+        if (cls[0] == 'y') pix[k] -= 4;   // the label sits 4 px below its line
+        p++;
+    }
+    *scale = (val[1] - val[0]) / (pix[1] - pix[0]);
+    *offset = val[0] - *scale * pix[0];
+}
+
+static void test_task_chart(void) {
+    // 5e11 .. 1e13 FLOPs: two labelled decades on the x axis
+    json_t *fc = json_pack("{s:{s:s, s:f}, s:{s:{s:s, s:s, s:f, s:[{s:f, s:f, s:f, s:f}, {s:f, s:f, s:f, s:f}, {s:f, s:f, s:f, s:f}]}}}",
+                           "hero", "model", "d2-hd16-w128", "flops", 1e13, "tasks", "choice", "status", "informative",
+                           "form", "exp", "items", 1000.0, "points", "frac", 0.05, "acc", 0.34, "lo", 0.31, "hi", 0.37,
+                           "frac", 0.5, "acc", 0.374, "lo", 0.34, "hi", 0.41, "frac", 1.0, "acc", 0.43, "lo", 0.38, "hi", 0.486);
+    json_t *report = json_pack("{s:{s:{s:[{s:f, s:f, s:b}, {s:f, s:f, s:b}, {s:f, s:f, s:b}]}}}", "tasks", "choice", "rows",
+                               "frac", 0.05, "observed", 0.354, "inside", 1, "frac", 0.5, "observed", 0.43, "inside", 0,
+                               "frac", 1.0, "observed", 0.41, "inside", 1);
+    json_t *docs[2] = {fc, report};
+    char *svg = capture(print_task, docs);
+    CHECK(strstr(title_of(svg), "Task choice: hero d2-hd16-w128 measured vs its chained forecast") != NULL);
+    CHECK(strstr(svg, "hero forecast (accuracy law exp, 95% band)") && strstr(svg, "choice accuracy (%, 1000 items)"));
+    CHECK(count(svg, "class=\"outside\"") == 1 && strstr(svg, "outside the band (1)"));
+    double xs, xo, ys, yo, cx, cy;
+    axis_map(svg, "xtick", &xs, &xo);
+    axis_map(svg, "ytick", &ys, &yo);
+    const double frac[3] = {0.05, 0.5, 1.0}, acc[3] = {35.4, 43.0, 41.0};
+    const char *p = svg;
+    for (int k = 0; k < 3; k++) {   // the measured markers, in order
+        p = strstr(p, "r=\"2.5\" fill=\"#000\"");
+        CHECK(p != NULL);
+        if (!p) break;
+        const char *c = p;
+        while (c > svg && strncmp(c, "<circle", 7)) c--;
+        CHECK(sscanf(c, "<circle cx=\"%lf\" cy=\"%lf\"", &cx, &cy) == 2);
+        CHECK_CLOSE(pow(10, xs * cx + xo), 1e13 * frac[k], 0.01, 0);
+        CHECK_CLOSE(ys * cy + yo, acc[k], 0, 0.05);
+        p++;
+    }
+    CHECK(!strstr(p, "r=\"2.5\" fill=\"#000\""));   // and no others
+    free(svg);
+    docs[1] = NULL;   // the forecast alone: no markers, no ring
+    svg = capture(print_task, docs);
+    CHECK(strstr(title_of(svg), "Task choice: hero d2-hd16-w128 chained forecast") && !strstr(svg, "fill=\"#000\""));
+    free(svg);
+    FILE *null = fopen("/dev/null", "w");
+    CHECK(plots_task(null, fc, NULL, "cloze") == SX_ERR_ARG && strstr(sx_last_error(), "no task cloze"));
+    fclose(null);
+    json_decref(fc);
+    json_decref(report);
+}
+
 int main(void) {
     TEST_RUN(test_ticks);
     TEST_RUN(test_svg);
     TEST_RUN(test_forecast_chart);
+    TEST_RUN(test_task_chart);
     return testlib_finish("plots");
 }

@@ -31,7 +31,7 @@ cmp -s "$tmp/a/checkpoint.sxt" "$tmp/bf/checkpoint.sxt" && fail "--dtype bf16 ch
 # Killed (-9) right after its step-25 checkpoint, then resumed to step 60.
 "$S" train "${common[@]}" --ckpt-every 25 --out "$tmp/c" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 200); do [ -f "$tmp/c/checkpoint.sxt" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -f "$tmp/c/checkpoint.sxt" ] && break; sleep 0.05; done
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 "$S" train "${common[@]}" --out "$tmp/c" --resume || fail "resume failed"
 cmp -s "$tmp/a/checkpoint.sxt" "$tmp/c/checkpoint.sxt" || fail "kill + resume differs from the uninterrupted run"

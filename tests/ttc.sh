@@ -4,7 +4,7 @@
 set -u
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 SEXTANT=${SEXTANT:-./sextant} scripts/ttc-demo "$tmp/t" --smoke > "$tmp/log" 2>&1 || { cat "$tmp/log"; echo "ttc-demo --smoke failed"; exit 1; }
-for f in ttc.json ttc_strategies.svg ttc_sizes.svg; do
+for f in ttc.json ttc_strategies.svg ttc_flops.svg ttc_sizes.svg verifiers/orm_head.sxt verifiers/prm_head.sxt verifiers/verifiers.json; do
     [ -s "$tmp/t/$f" ] || { echo "missing $f"; cat "$tmp/log"; exit 1; }
 done
 grep -q '"majority' "$tmp/t/ttc.json" || { echo "ttc.json lacks the voting strategy"; exit 1; }
@@ -12,4 +12,21 @@ grep -q '"majority' "$tmp/t/ttc.json" || { echo "ttc.json lacks the voting strat
 text() { sed 's/<tspan x[^>]*>/ /g; s/<[^>]*>//g' "$1"; }   # a long title wraps onto a second line
 text "$tmp/t/ttc_strategies.svg" | grep -q 'Accuracy vs samples N: policy [^ ]*checkpoint.sxt, [0-9]* problems' || { echo "strategies chart title"; exit 1; }
 text "$tmp/t/ttc_sizes.svg" | grep -q 'equal inference FLOPs: [0-9]* policies, [0-9]* problems' || { echo "sizes chart title"; exit 1; }
+# Every strategy has a number at every budget (beam search printed nan below N = 4 and above 16 before).
+# (Columns 6 on: the strategies; the coverage fit may be nan at smoke size, where nothing is solved.)
+table=$(sed -n '/^    N    tokens/,/^GFLOP/p' "$tmp/log")
+[ "$(echo "$table" | wc -l)" -ge 4 ] || { echo "no strategies table"; cat "$tmp/log"; exit 1; }
+if echo "$table" | awk 'NR > 1 && !/^GFLOP/ { for (i = 6; i <= NF; i++) if ($i == "nan" || $i == "-") bad = 1 } END { exit !bad }'; then
+    echo "$table"; echo "a strategy without a number"; exit 1
+fi
+for k in '"beam_prm"' '"lookahead2_prm"' '"dvts_prm"' '"flops_per_problem"' '"test_auroc"'; do
+    grep -q "$k" "$tmp/t/ttc.json" || { echo "ttc.json lacks $k"; exit 1; }
+done
+for k in '"orm_head"' '"prm_head"' '"auroc"' '"step_ece"' '"rollouts"'; do
+    grep -q "$k" "$tmp/t/verifiers/verifiers.json" || { echo "verifiers.json lacks $k"; exit 1; }
+done
+# A value head on a policy it was not trained on is refused with a message, not run.
+out=$("$SEXTANT" ttc run --policy "$tmp/t/policy-small/checkpoint.sxt" --orm "$tmp/t/verifiers/orm_head.sxt" \
+      --prm "$tmp/t/verifiers/prm_head.sxt" --out "$tmp/bad" --problems 2 --n 2 2>&1) && { echo "mismatched head accepted"; exit 1; }
+echo "$out" | grep -q "value head was trained on a trunk" || { echo "mismatched head: $out"; exit 1; }
 echo "ttc.sh: ok"

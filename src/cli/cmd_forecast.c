@@ -221,7 +221,7 @@ int cmd_forecast(int argc, char **argv) {
         {"out", FLAG_STR, &out, "forecast.json", "where to write the forecast"},
         {"check", FLAG_STR, &check, "", "instead: compare this run directory with --forecast"},
         {"forecast", FLAG_STR, &fc_path, "forecast.json", "the frozen forecast to check against"},
-        {"plot", FLAG_STR, &svg, "", "also draw an SVG here"},
+        {"plot", FLAG_STR, &svg, "", "also draw an SVG here (and one per task beside it, PATH-task-NAME.svg)"},
         {"unique-tokens", FLAG_DOUBLE, &unique, "0", "the hero's unique tokens (default: the ladder's training data)"},
     };
     flags_args a;
@@ -305,6 +305,7 @@ int cmd_forecast(int argc, char **argv) {
         }
     }
     if (!st && *svg && fc) st = plots_forecast_write(svg, fit, fc, report);
+    if (!st && *svg && fc) st = plots_tasks_write(svg, fc, report);
     json_decref(fit);
     json_decref(fc);
     json_decref(report);

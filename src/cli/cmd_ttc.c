@@ -15,14 +15,18 @@
 #include "core/flags.h"
 #include "core/fsutil.h"
 #include "data/shard.h"
+#include "infer/calibration.h"
 #include "infer/generate.h"
 #include "infer/task_arith.h"
 #include "infer/ttc_experiment.h"
+#include "infer/value_data.h"
 #include "infer/verifier.h"
 #include "report/svgplot.h"
 #include "train/checkpoint.h"
 #include "train/train.h"
 
+
+static json_t *jnum_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static sx_status train_on(const char *shard, const char *out, const char *desc, long steps, long batch, double lr,
                           long seed, bool quiet) {
@@ -90,27 +94,85 @@ static int ttc_train(int argc, char **argv) {
 }
 
 // ---- ttc verifiers ----
+// Held-out samples (every fifth problem): the problems and texts the separate models are judged on.
+typedef struct {
+    arith_problem *p;
+    char **text;
+    bool *correct;
+    size_t n, cap;
+} held_set;
+
+static sx_status held_add(held_set *h, const arith_problem *p, const char *text, bool correct) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        arith_problem *np = sx_realloc(h->p, cap * sizeof *np, "held problems");
+        if (np) h->p = np;
+        char **nt = sx_realloc(h->text, cap * sizeof *nt, "held texts");
+        if (nt) h->text = nt;
+        bool *nc = sx_realloc(h->correct, cap * sizeof *nc, "held verdicts");
+        if (nc) h->correct = nc;
+        if (!np || !nt || !nc) return sx_fail(SX_ERR_NOMEM, "out of memory");
+        h->cap = cap;
+    }
+    h->text[h->n] = sx_strdup(text, "held text");
+    if (!h->text[h->n]) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    h->p[h->n] = *p, h->correct[h->n++] = correct;
+    return SX_OK;
+}
+
+static void held_free(held_set *h) {
+    for (size_t i = 0; i < h->n; i++) free(h->text[i]);
+    free(h->p), free(h->text), free(h->correct);
+}
+
+// A separate label-byte verifier's held-out AUROC and ECE (final score against outcome; agg for the PRM).
+static sx_status judge_model(const char *ckpt, const held_set *h, step_agg agg, double *auroc, double *ece) {
+    model m;
+    decoder d = {0};
+    double *score = sx_alloc((h->n + 1) * sizeof *score, "judge scores"), *y = sx_alloc((h->n + 1) * sizeof *y, "judge y"),
+           steps[VERIFIER_MAX_STEPS];
+    sx_status st = score && y ? checkpoint_open_model(ckpt, &m) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    bool opened = !st;
+    if (!st) st = decoder_init(&d, &m, TTC_CTX);
+    verifier v = {.d = &d};
+    for (size_t i = 0; i < h->n && !st; i++) {
+        size_t ns;
+        st = verifier_score(&v, &h->p[i], (const char *const *)&h->text[i], 1, steps, &ns);
+        score[i] = verifier_aggregate(steps, ns, agg), y[i] = h->correct[i];
+    }
+    if (!st) *auroc = calib_auroc(score, h->correct, h->n), *ece = calib_ece(score, y, h->n, 10);
+    decoder_free(&d);
+    if (opened) model_free(&m);
+    free(score), free(y);
+    return st;
+}
+
 static int ttc_verifiers(int argc, char **argv) {
     static const flags_command cmd = {
         "ttc verifiers --policy CKPT --out DIR [flags]",
-        "Trains outcome and process verifiers on the policy's labelled samples.",
+        "Trains outcome and process verifiers on the policy's labelled samples: value heads on the policy's frozen "
+        "trunk (outcome labels; Monte-Carlo step labels) and separate label-byte models.",
         0, 0, NULL};
     const char *policy_path, *out, *desc;
-    long problems, samples, steps, batch, seed, max_ops, digits;
-    double lr, temperature;
+    long problems, samples, steps, batch, seed, max_ops, digits, rollouts, hidden, epochs;
+    double lr, temperature, head_lr;
     bool quiet;
     const flag_def flags[] = {
         {"policy", FLAG_STR, &policy_path, "", "policy checkpoint"},
-        {"out", FLAG_STR, &out, "", "directory: orm/ and prm/ runs, orm.bin, prm.bin"},
-        {"model", FLAG_STR, &desc, "d2-w64-hd16", "verifier model descriptor"},
-        {"problems", FLAG_INT, &problems, "600", "fresh training-distribution problems to sample"},
+        {"out", FLAG_STR, &out, "", "directory: orm_head.sxt, prm_head.sxt, verifiers.json; orm/ and prm/ models"},
+        {"model", FLAG_STR, &desc, "d2-w64-hd16", "separate verifier models' descriptor"},
+        {"problems", FLAG_INT, &problems, "600", "fresh problems to sample (every fifth held out for evaluation)"},
         {"samples", FLAG_INT, &samples, "8", "policy samples per problem"},
         {"max-ops", FLAG_INT, &max_ops, "6", "problems have 1..max-ops operations"},
         {"digits", FLAG_INT, &digits, "2", "operand digits at most"},
-        {"temperature", FLAG_DOUBLE, &temperature, "1.0", "sampling temperature"},
-        {"steps", FLAG_INT, &steps, "800", "optimizer steps per verifier"},
+        {"temperature", FLAG_DOUBLE, &temperature, "1.0", "sampling temperature (samples and rollouts)"},
+        {"rollouts", FLAG_INT, &rollouts, "8", "policy completions per step for the process labels"},
+        {"head-hidden", FLAG_INT, &hidden, "32", "value heads' hidden units"},
+        {"head-epochs", FLAG_INT, &epochs, "60", "value heads' passes over their examples at most (early-stopped)"},
+        {"head-lr", FLAG_DOUBLE, &head_lr, "1e-3", "value heads' AdamW learning rate"},
+        {"steps", FLAG_INT, &steps, "800", "optimizer steps per separate verifier model (0: none)"},
         {"batch", FLAG_INT, &batch, "16", "sequences of 128 tokens per step"},
-        {"lr", FLAG_DOUBLE, &lr, "3e-3", "AdamW peak learning rate"},
+        {"lr", FLAG_DOUBLE, &lr, "3e-3", "AdamW peak learning rate of the separate models"},
         {"seed", FLAG_INT, &seed, "2", "seed"},
         {"quiet", FLAG_BOOL, &quiet, "false", "no progress line"},
     };
@@ -118,8 +180,10 @@ static int ttc_verifiers(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (!st && (!*policy_path || !*out)) st = sx_fail(SX_ERR_ARG, "--policy and --out are required");
-    if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1 || samples < 1))
-        st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems or --samples");
+    if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 5 || samples < 1 ||
+                rollouts < 1 || hidden < 1 || epochs < 1 || steps < 0 || !(head_lr > 0)))
+        st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems (5 or more), --samples, --rollouts, --head-hidden, "
+                     "--head-epochs, --head-lr or --steps");
     if (st) return cli_report("ttc verifiers", st);
     model m;
     decoder d = {0};
@@ -129,7 +193,8 @@ static int ttc_verifiers(int argc, char **argv) {
     const char *names[2] = {"orm", "prm"};
     if (!w || !p) return cli_report("ttc verifiers", sx_fail(SX_ERR_NOMEM, "out of memory"));
     st = checkpoint_open_model(policy_path, &m);
-    if (!st) st = decoder_init(&d, &m, TTC_CTX);
+    if (st) { free(w), free(p); return cli_report("ttc verifiers", st); }
+    st = decoder_init(&d, &m, TTC_CTX);
     if (!st) st = fs_mkdir_p(out);
     for (int v = 0; v < 2 && !st; v++) {
         snprintf(path[v], sizeof path[v], "%s/%s.bin", out, names[v]);
@@ -139,29 +204,89 @@ static int ttc_verifiers(int argc, char **argv) {
     arith_split((uint64_t)seed * 7919u + 5, (size_t)problems, 1, (int)max_ops, (int)digits, p);
     rng_state rng;
     rng_seed(&rng, (uint64_t)seed);
+    value_data vd;
+    value_data_init(&vd, m.cfg.width);
+    held_set held = {0};
+    mc_policy mp = {.d = &d, .temperature = temperature, .max_tokens = TTC_CTX};
     size_t good = 0, total = 0, docs[2] = {0};
     for (long i = 0; i < problems && !st; i++) {
         ttc_sample_set s;
+        bool is_held = i % 5 == 4;   // the test split; every tenth problem of the rest validates (early stopping)
+        value_split split = is_held ? VD_TEST : i % 10 == 3 ? VD_VALID : VD_TRAIN;
         st = ttc_sample_problem(&d, &p[i], (size_t)samples, temperature, &rng, &s);
         for (size_t j = 0; j < s.n && !st; j++) {
             size_t k;
             good += s.correct[j], total++;
-            for (int v = 0; v < 2 && !st; v++) st = verifier_write_docs(&w[v], &p[i], s.text[j], v == 1, &k), docs[v] += k;
+            st = value_data_add(&vd, &d, &mp, &p[i], s.text[j], split, (size_t)rollouts, &rng);
+            if (!st && is_held) st = held_add(&held, &p[i], s.text[j], s.correct[j]);
+            for (int v = 0; v < 2 && !st && !is_held; v++) st = verifier_write_docs(&w[v], &p[i], s.text[j], v == 1, &k), docs[v] += k;
         }
         ttc_sample_set_free(&s);
     }
     for (int v = 0; v < 2; v++) { if (st) shard_writer_abort(&w[v]); else st = shard_writer_close(&w[v]); }
+    if (!st) printf("labelled %zu samples (%.1f%% correct, %zu rollouts for step labels): %zu value-head rows, %zu ORM "
+                    "documents, %zu PRM documents\n", total, 100.0 * (double)good / (double)(total ? total : 1),
+                    vd.rollouts, vd.n, docs[0], docs[1]);
+    fflush(stdout);   // before the trainer's own lines
+    json_t *report = json_object();
+    value_train_config tc = {.epochs = (size_t)epochs, .batch = 64, .lr = head_lr, .weight_decay = 1e-4, .seed = (uint64_t)seed};
+    printf("%-28s %10s %6s %8s %8s %9s %8s\n", "verifier (held-out samples)", "train_rows", "epoch", "loss", "AUROC", "ECE", "step_ECE");
+    for (int v = 0; v < 2 && !st; v++) {
+        value_head h;
+        value_fit_report rep;
+        st = value_data_fit(&vd, v == 0, (size_t)hidden, model_param_count(&m), &tc, &h, &rep);
+        char file[4096];
+        snprintf(file, sizeof file, "%s/%s_head.sxt", out, names[v]);
+        json_t *meta = json_pack("{s:s, s:s}", "policy", policy_path, "labels", v ? "monte-carlo step values" : "outcome");
+        if (!st) st = value_head_save(&h, file, meta);
+        json_decref(meta);
+        value_head_free(&h);
+        if (st) break;
+        printf("%-28s %10zu %6zu %8.4f %8.3f %9.3f %8.3f\n", v ? "PRM value head (MC labels)" : "ORM value head (outcome)",
+               rep.train_rows, rep.best_epoch, rep.train_loss, rep.auroc, rep.ece, rep.step_ece);
+        fflush(stdout);
+        json_object_set_new(report, v ? "prm_head" : "orm_head",
+                            json_pack("{s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:I}", "file", file, "train_rows", (json_int_t)rep.train_rows,
+                                      "best_epoch", (json_int_t)rep.best_epoch,
+                                      "train_loss", rep.train_loss, "auroc", jnum_or_null(rep.auroc), "ece", jnum_or_null(rep.ece),
+                                      "step_ece", jnum_or_null(rep.step_ece), "held_out_samples", (json_int_t)rep.held_samples));
+    }
+    for (int v = 0; v < 2 && !st && steps > 0; v++) {
+        st = train_on(path[v], dir[v], desc, steps, batch, lr, seed + v, quiet);
+        char ckpt[4200];
+        snprintf(ckpt, sizeof ckpt, "%s/checkpoint.sxt", dir[v]);
+        double auroc = NAN, ece = NAN;
+        if (!st) st = judge_model(ckpt, &held, v ? AGG_MIN : AGG_LAST, &auroc, &ece);
+        if (st) break;
+        printf("%-28s %10s %6s %8s %8.3f %9.3f %8s\n", v ? "PRM separate model (min)" : "ORM separate model", "-", "-", "-", auroc,
+               ece, "-");
+        json_object_set_new(report, v ? "prm_model" : "orm_model",
+                            json_pack("{s:s, s:o, s:o}", "checkpoint", ckpt, "auroc", jnum_or_null(auroc), "ece", jnum_or_null(ece)));
+    }
+    json_object_set_new(report, "samples", json_integer((json_int_t)total));
+    json_object_set_new(report, "correct", json_integer((json_int_t)good));
+    json_object_set_new(report, "rollouts", json_integer((json_int_t)vd.rollouts));
+    char jpath[4200];
+    snprintf(jpath, sizeof jpath, "%s/verifiers.json", out);
+    if (!st && json_dump_file(report, jpath, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "cannot write %s", jpath);
+    json_decref(report);
+    value_data_free(&vd);
+    held_free(&held);
     decoder_free(&d);
     model_free(&m);
     free(p);
     free(w);
-    if (!st) printf("labelled %zu samples (%.1f%% correct): %zu ORM documents, %zu PRM documents\n", total,
-                    100.0 * (double)good / (double)(total ? total : 1), docs[0], docs[1]);
-    for (int v = 0; v < 2 && !st; v++) st = train_on(path[v], dir[v], desc, steps, batch, lr, seed + v, quiet);
     return cli_report("ttc verifiers", st);
 }
 
 // ---- ttc run ----
+// One table cell: the value, or "-" for a strategy not run at that budget.
+static void print_cell(double v, const char *fmt) {
+    if (!isfinite(v)) { printf(" %8s", "-"); return; }
+    printf(" ");
+    printf(fmt, v);
+}
+
 // The table: one column per strategy row of ttc_strategies.
 static void print_table(const ttc_experiment_config *c, const ttc_experiment_result *r) {
     const ttc_policy_result *p = &r->pol[0];
@@ -173,9 +298,19 @@ static void print_table(const ttc_experiment_config *c, const ttc_experiment_res
     for (size_t ki = 0; ki < r->nk; ki++) {
         double fit = exp(p->fit_a * pow((double)r->ks[ki], p->fit_b));
         printf("%5zu %9.0f %10.4f %8.3f %8.3f", r->ks[ki], p->tokens[ki], p->flops[ki] / 1e9, p->cov[ki], fit);
-        for (size_t s = 0; s < ttc_n_strategies; s++) printf(" %8.3f", r->mean[s][ki]);
+        for (size_t s = 0; s < ttc_n_strategies; s++) print_cell(r->mean[s][ki], "%8.3f");
         printf(" %8.3f\n", r->opt_pred[ki]);
     }
+    printf("GFLOP per problem (policy + the verifier a strategy reads; shared prefixes counted once)\n%5s", "N");
+    for (size_t s = 0; s < ttc_n_strategies; s++) printf(" %8s", ttc_strategies[s].column);
+    printf("\n");
+    for (size_t ki = 0; ki < r->nk; ki++) {
+        printf("%5zu", r->ks[ki]);
+        for (size_t s = 0; s < ttc_n_strategies; s++) print_cell(r->flops[s][ki] / 1e9, "%8.4f");
+        printf("\n");
+    }
+    printf("verifiers on the test samples: ORM (%s) AUROC %.3f, PRM (%s) AUROC %.3f\n", r->orm_kind, r->orm_auroc,
+           r->prm_kind, r->prm_auroc);
     printf("coverage law: c(k) = exp(%.4f * k^%.4f)\n", p->fit_a, p->fit_b);
     for (size_t i = 0; i < r->npol; i++) {
         printf("model %-40s %8zu params:", r->pol[i].path, r->pol[i].params);
@@ -192,17 +327,19 @@ static sx_status write_plots(const char *out, const ttc_experiment_config *c, co
     size_t nk = r->nk;
     double kd[TTC_MAX_K], fitv[TTC_MAX_K];
     for (size_t ki = 0; ki < nk; ki++) kd[ki] = (double)r->ks[ki], fitv[ki] = exp(p0->fit_a * pow(kd[ki], p0->fit_b));
-    svg_series sel[TTC_MAX_STRATEGIES + 3];
-    size_t ns = 0;
+    svg_series sel[TTC_MAX_STRATEGIES + 3], fl[TTC_MAX_STRATEGIES];
+    size_t ns = 0, nf = 0;
     sel[ns++] = (svg_series){.label = "coverage (pass@N)", .x = kd, .y = p0->cov, .n = nk, .color = "#000", .markers = true};
     sel[ns++] = (svg_series){.label = "coverage law fit", .x = kd, .y = fitv, .n = nk, .color = "#000", .dashed = true};
     for (size_t s = 0; s < ttc_n_strategies; s++) {
         const char *color = colors[s % 8];
-        if (ttc_strategies[s].budget == TTC_BUDGET_SAMPLES)
-            sel[ns++] = (svg_series){.label = ttc_strategies[s].name, .x = kd, .y = r->mean[s], .n = nk, .color = color, .markers = true};
-        else if (r->nb)   // beam budgets start at N = 4, index 2 of the budgets
-            sel[ns++] = (svg_series){.label = ttc_strategies[s].name, .x = kd + 2, .y = r->mean[s] + 2, .n = r->nb, .color = color,
-                                     .markers = true};
+        size_t run = 0;   // search rows stop at --search-max
+        while (run < nk && isfinite(r->mean[s][run])) run++;
+        if (run)
+            sel[ns++] = (svg_series){.label = ttc_strategies[s].name, .x = kd, .y = r->mean[s], .n = run, .color = color,
+                                     .markers = true, .dashed = ttc_strategies[s].budget == TTC_BUDGET_SEARCH};
+        if (run) fl[nf++] = (svg_series){.label = ttc_strategies[s].name, .x = r->flops[s], .y = r->mean[s], .n = run,
+                                         .color = color, .markers = true, .dashed = ttc_strategies[s].budget == TTC_BUDGET_SEARCH};
     }
     sel[ns++] = (svg_series){.label = "compute-optimal (CV)", .x = kd, .y = r->opt_pred, .n = nk, .color = colors[6], .dashed = true};
     char path[4096];
@@ -211,6 +348,10 @@ static sx_status write_plots(const char *out, const ttc_experiment_config *c, co
     snprintf(title, sizeof title, "Accuracy vs samples N: policy %s, %zu problems, process verifier aggregated by %s",
              c->policy, r->problems, c->agg);
     sx_status st = svgplot_write(path, title, "samples per problem N", "accuracy", sel, ns);
+    snprintf(path, sizeof path, "%s/ttc_flops.svg", out);
+    snprintf(title, sizeof title, "Accuracy vs inference FLOPs per problem (policy + verifier): policy %s, %zu problems",
+             c->policy, r->problems);
+    if (!st) st = svgplot_write(path, title, "FLOPs per problem", "accuracy", fl, nf);
     svg_series sz[16];
     size_t nz = 0;
     char labels[16][96];
@@ -249,8 +390,8 @@ static int ttc_run(int argc, char **argv) {
         {"temperature", FLAG_DOUBLE, &c.temperature, "1.0", "sampling temperature"},
         {"agg", FLAG_STR, &c.agg, "min", "process-verifier step aggregation: last, min, prod"},
         {"trials", FLAG_INT, &c.trials, "32", "random subsets per budget for the selectors"},
-        {"beam-max", FLAG_INT, &c.beam_max, "16", "largest beam-search budget (budgets 4, 8, ... up to it; 0: off)"},
-        {"width", FLAG_INT, &c.width, "4", "beam width M (each kept beam expands M ways)"},
+        {"search-max", FLAG_INT, &c.search_max, "64", "largest tree-search budget (beam, lookahead, DVTS; 0: off)"},
+        {"width", FLAG_INT, &c.width, "4", "beam width M (each kept beam, or DVTS subtree, expands M ways)"},
         {"bins", FLAG_INT, &c.bins, "4", "difficulty bins for compute-optimal selection"},
         {"seed", FLAG_INT, &c.seed, "3", "test split and sampling seed"},
     };
@@ -278,7 +419,7 @@ static int ttc_run(int argc, char **argv) {
     json_decref(root);
     if (!st) st = write_plots(out, &c, &r);
     ttc_experiment_free(&r);
-    if (!st) printf("wrote %s/ttc.json, ttc_strategies.svg, ttc_sizes.svg\n", out);
+    if (!st) printf("wrote %s/ttc.json, ttc_strategies.svg, ttc_flops.svg, ttc_sizes.svg\n", out);
     return cli_report("ttc run", st);
 }
 

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdint.h>
@@ -68,6 +69,38 @@ void dist_forget_launcher(void) {
     }
 }
 
+// The collectives of one flight: requests started so far (n of cap), the floats each sums (0 once it has
+// been counted as done), and the first error of a sum that could not start.
+struct dist_flight {
+    size_t cap, n, floats, done;
+    sx_status st;
+    size_t *len;
+#ifdef SEXTANT_MPI
+    MPI_Request *req;
+#endif
+};
+
+dist_flight *dist_flight_new(size_t max_sums) {
+    dist_flight *f = sx_calloc(sizeof *f, "dist flight");
+    if (f) f->len = sx_calloc_n(max_sums ? max_sums : 1, sizeof *f->len, "dist flight sizes");
+#ifdef SEXTANT_MPI
+    if (f && f->len) f->req = sx_calloc_n(max_sums ? max_sums : 1, sizeof *f->req, "dist flight requests");
+    if (f && !f->req) { dist_flight_free(f); return NULL; }
+#endif
+    if (f && !f->len) { dist_flight_free(f); return NULL; }
+    f->cap = max_sums;
+    return f;
+}
+
+void dist_flight_free(dist_flight *f) {
+    if (!f) return;
+    free(f->len);
+#ifdef SEXTANT_MPI
+    free(f->req);
+#endif
+    free(f);
+}
+
 #ifndef SEXTANT_MPI
 
 sx_status dist_init(void) {
@@ -82,6 +115,18 @@ sx_status dist_allreduce_sum_f64(double *x, size_t n) { return SX_OK; }
 sx_status dist_broadcast(void *buf, size_t bytes, int root) { return SX_OK; }
 sx_status dist_agree(sx_status st) { return st; }
 sx_status dist_check_identical(const void *buf, size_t bytes, const char *what) { return SX_OK; }
+sx_status dist_flight_allreduce(dist_flight *f, float *x, size_t n) { return SX_OK; }
+size_t dist_flight_poke(dist_flight *f) { return 0; }
+sx_status dist_flight_wait(dist_flight *f) { return SX_OK; }
+sx_status dist_allgather_ranges(float *x, const size_t *offsets) { return SX_OK; }
+sx_status dist_gather_ranges(const float *mine, float *all, const size_t *offsets, int root) {
+    if (all != mine) memcpy(all, mine, offsets[1] * sizeof *all);   // one rank owns everything
+    return SX_OK;
+}
+sx_status dist_scatter_ranges(const float *all, float *mine, const size_t *offsets, int root) {
+    if (all != mine) memcpy(mine, all, offsets[1] * sizeof *mine);
+    return SX_OK;
+}
 
 #else
 
@@ -151,22 +196,101 @@ void dist_finalize(void) {
     MPI_Finalize();
 }
 
+static sx_status not_started(const char *what) {
+    g_broken = true;
+    return sx_fail(SX_ERR_IO, "rank %d: %s could not start", g_rank, what);
+}
+
+// Starts x (n elements) <- op over ranks in place, in pieces of at most DIST_BUCKET elements: req[0..pieces).
+static sx_status start_allreduce(void *x, size_t n, MPI_Datatype type, size_t elem, MPI_Op op, MPI_Request *req,
+                                 const char *what) {
+    for (size_t off = 0, b = 0; off < n; off += DIST_BUCKET, b++) {
+        size_t len = n - off < DIST_BUCKET ? n - off : DIST_BUCKET;
+        if (MPI_Iallreduce(MPI_IN_PLACE, (char *)x + off * elem, (int)len, type, op, MPI_COMM_WORLD, &req[b]) != MPI_SUCCESS)
+            return not_started(what);
+    }
+    return SX_OK;
+}
+
+static size_t pieces(size_t n) { return (n + DIST_BUCKET - 1) / DIST_BUCKET; }
+
 static sx_status allreduce(void *x, size_t n, MPI_Datatype type, size_t elem, MPI_Op op, const char *what) {
     if (g_size == 1 || n == 0) return SX_OK;
-    size_t nb = (n + DIST_BUCKET - 1) / DIST_BUCKET;
-    MPI_Request *req = sx_alloc(nb * sizeof *req, "dist req");
+    MPI_Request *req = sx_alloc(pieces(n) * sizeof *req, "dist req");
     if (!req) return sx_fail(SX_ERR_NOMEM, "out of memory");
-    for (size_t b = 0; b < nb; b++) {
-        size_t off = b * DIST_BUCKET, len = n - off < DIST_BUCKET ? n - off : DIST_BUCKET;
-        if (MPI_Iallreduce(MPI_IN_PLACE, (char *)x + off * elem, (int)len, type, op, MPI_COMM_WORLD, &req[b]) != MPI_SUCCESS) {
-            g_broken = true;
-            free(req);
-            return sx_fail(SX_ERR_IO, "rank %d: %s could not start", g_rank, what);
-        }
-    }
-    sx_status st = wait_requests((int)nb, req, what, -1);
+    sx_status st = start_allreduce(x, n, type, elem, op, req, what);
+    if (!st) st = wait_requests((int)pieces(n), req, what, -1);
     free(req);
     return st;
+}
+
+sx_status dist_flight_allreduce(dist_flight *f, float *x, size_t n) {
+    if (g_size == 1 || n == 0 || f->st) return f->st;
+    SX_CHECK(f->n + pieces(n) <= f->cap, "dist_flight_allreduce: more sums than the flight was made for");
+    f->st = start_allreduce(x, n, MPI_FLOAT, sizeof *x, MPI_SUM, f->req + f->n, "the all-reduce");
+    for (size_t off = 0; off < n && !f->st; off += DIST_BUCKET)
+        f->len[f->n++] = n - off < DIST_BUCKET ? n - off : DIST_BUCKET;
+    f->floats += n;
+    return f->st;
+}
+
+size_t dist_flight_poke(dist_flight *f) {
+    for (size_t i = 0; i < f->n && !f->st; i++) {
+        int flag = 0;
+        if (!f->len[i]) continue;
+        if (MPI_Test(&f->req[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;   // dist_flight_wait says why
+        if (flag) f->done += f->len[i], f->len[i] = 0;
+    }
+    return f->done;
+}
+
+sx_status dist_flight_wait(dist_flight *f) {
+    sx_status st = f->st ? f->st : f->n ? wait_requests((int)f->n, f->req, "the all-reduce", -1) : SX_OK;
+    f->n = f->floats = f->done = 0;
+    f->st = SX_OK;
+    return st;
+}
+
+// MPI's int counts and displacements of the ranges offsets[0..P] (SX_ERR_ARG beyond 2^31 − 1 floats).
+static sx_status range_counts(const size_t *offsets, int *counts, int *displs, const char *what) {
+    if (offsets[g_size] > INT_MAX)
+        return sx_fail(SX_ERR_ARG, "%s: %zu floats, more than MPI's counts reach (2^31 - 1)", what, offsets[g_size]);
+    for (int r = 0; r < g_size; r++) {
+        SX_CHECK(offsets[r] <= offsets[r + 1], "dist ranges: offsets must not decrease");
+        counts[r] = (int)(offsets[r + 1] - offsets[r]);
+        displs[r] = (int)offsets[r];
+    }
+    return SX_OK;
+}
+
+// One of the three range collectives (0: all-gather in place into x; 1: gather mine into root's all; 2: scatter
+// root's all into mine), waited for.
+static sx_status ranges(int kind, float *mine, float *all, const size_t *offsets, int root, const char *what) {
+    if (g_size == 1) return SX_OK;
+    int *counts = sx_alloc(2 * (size_t)g_size * sizeof *counts, "dist counts"), *displs = counts + g_size;
+    if (!counts) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    sx_status st = range_counts(offsets, counts, displs, what);
+    MPI_Request req;
+    int rc = MPI_SUCCESS;
+    if (!st && kind == 0)
+        rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_FLOAT, MPI_COMM_WORLD, &req);
+    if (!st && kind == 1)
+        rc = MPI_Igatherv(mine, counts[g_rank], MPI_FLOAT, all, counts, displs, MPI_FLOAT, root, MPI_COMM_WORLD, &req);
+    if (!st && kind == 2)
+        rc = MPI_Iscatterv(all, counts, displs, MPI_FLOAT, mine, counts[g_rank], MPI_FLOAT, root, MPI_COMM_WORLD, &req);
+    if (!st) st = rc == MPI_SUCCESS ? wait_requests(1, &req, what, -1) : not_started(what);
+    free(counts);
+    return st;
+}
+
+sx_status dist_allgather_ranges(float *x, const size_t *offsets) {
+    return ranges(0, NULL, x, offsets, 0, "the all-gather of the parameters");
+}
+sx_status dist_gather_ranges(const float *mine, float *all, const size_t *offsets, int root) {
+    return ranges(1, (float *)mine, all, offsets, root, "the gather of the optimizer state");
+}
+sx_status dist_scatter_ranges(const float *all, float *mine, const size_t *offsets, int root) {
+    return ranges(2, mine, (float *)all, offsets, root, "the scatter of the optimizer state");
 }
 
 sx_status dist_allreduce_sum(float *x, size_t n) { return allreduce(x, n, MPI_FLOAT, sizeof *x, MPI_SUM, "the all-reduce"); }

@@ -39,6 +39,32 @@ double dist_timeout(void);
 sx_status dist_allreduce_sum(float *x, size_t n);
 // The same for a few doubles (losses, counters).
 sx_status dist_allreduce_sum_f64(double *x, size_t n);
+// Collectives in flight: sums started one by one (as their inputs become final) and waited for together,
+// so that the communication overlaps whatever the caller computes in between. Each started sum is split like
+// dist_allreduce_sum's, so at any P the bits equal dist_allreduce_sum's on the same floats when the pieces
+// match, and at P = 2 always (a + b is exact to commute).
+typedef struct dist_flight dist_flight;
+// A flight for at most max_sums started sums (each of at most DIST_BUCKET floats; longer ones count as
+// several). NULL when out of memory (sx_alloc said what).
+dist_flight *dist_flight_new(size_t max_sums);
+void dist_flight_free(dist_flight *f);
+// Starts x (n floats) <- the element-wise sum over ranks, in place; x must not be touched until
+// dist_flight_wait returns. An error (it could not start) is also returned by the next dist_flight_wait.
+sx_status dist_flight_allreduce(dist_flight *f, float *x, size_t n);
+// Lets MPI move the started sums on without waiting (MPI progresses non-blocking collectives only inside
+// its calls); returns how many of the flight's floats are summed so far.
+size_t dist_flight_poke(dist_flight *f);
+// Waits (at most dist_timeout()) for every started sum, then empties the flight for the next step.
+sx_status dist_flight_wait(dist_flight *f);
+
+// Sharded state (ZeRO-1): rank r owns x[offsets[r], offsets[r+1]) of an array of offsets[P] floats.
+// In place: every rank's x <- every owner's range.
+sx_status dist_allgather_ranges(float *x, const size_t *offsets);
+// root's all (offsets[P] floats) <- mine (offsets[r+1] - offsets[r] floats) of every rank r; all is only
+// read on root (may be NULL elsewhere).
+sx_status dist_gather_ranges(const float *mine, float *all, const size_t *offsets, int root);
+// The reverse: mine of every rank r <- root's all[offsets[r], offsets[r+1]).
+sx_status dist_scatter_ranges(const float *all, float *mine, const size_t *offsets, int root);
 // buf (bytes) on every rank <- root's buf.
 sx_status dist_broadcast(void *buf, size_t bytes, int root);
 // Collective: if st is an error on any rank, every rank returns an error — the failing rank its own, the

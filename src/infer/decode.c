@@ -152,7 +152,9 @@ static void rows_at_layer(decoder *d, size_t n, const int *seq, size_t layer, ro
     }
 }
 
-sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *tok, float *logits) {
+// The forward of n rows; with feats, overwrites it (n, C) with the final-normed hidden states (the head's input);
+// with logits, overwrites it (n, V) with the scored logits.
+static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_t *tok, float *feats, float *logits) {
     model *m = d->m;
     const model_config *c = &m->cfg;
     size_t C = c->width, V = c->vocab;
@@ -189,15 +191,24 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     d->flops += flops;
     d->tokens += n;
     rows_free(&rc);
-    if (logits) {
+    if (logits || feats) {
         rmsnorm_forward(n, C, s.x, m->p[m->norm_f], MODEL_NORM_EPS, s.hn, s.rstd);
         model_gate_norm(m, 2 * c->n_layer, n, s.hn, s.gate_saved, s.gate_scratch);
-        linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
+        if (feats) memcpy(feats, s.hn, n * C * sizeof *feats);
+        if (logits) linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
     }
     gemm_bind_workspace(outer);
     if (logits && c->softcap > 0)
         for (size_t i = 0; i < n * V; i++) logits[i] = c->softcap * tanhf(logits[i] / c->softcap);
     return SX_OK;
+}
+
+sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *tok, float *logits) {
+    return forward_rows(d, n, seq, tok, NULL, logits);
+}
+
+sx_status decoder_forward_features(decoder *d, size_t n, const int *seq, const int32_t *tok, float *feats) {
+    return forward_rows(d, n, seq, tok, feats, NULL);
 }
 
 sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits) {

@@ -74,133 +74,128 @@ double ttc_selector_accuracy(const ttc_pool *p, size_t k, ttc_selector s, size_t
     return hits / (double)trials;
 }
 
-// ---- beam search ----
+// ---- tree search: beam search, lookahead, DVTS ----
 
 typedef struct {
     gen_stream pol;
     int vseq;
     double steps[VERIFIER_MAX_STEPS];
-    size_t n_steps;
+    size_t n_steps, group;
+    double key;                 // this round's ranking key
 } beam;
 
 static double beam_score(const beam *b, step_agg agg) { return verifier_aggregate(b->steps, b->n_steps, agg); }
 
-static void beam_drop(decoder *policy, decoder *prm, beam *b) {
-    kvcache_release(&policy->cache, b->pol.seq);
-    kvcache_release(&prm->cache, b->vseq);
+static void beam_drop(decoder *policy, decoder *vd, beam *b) {
+    if (b->pol.logits) kvcache_release(&policy->cache, b->pol.seq);
+    if (b->pol.logits) kvcache_release(&vd->cache, b->vseq);
     free(b->pol.logits);
     free(b->pol.tok);
     memset(b, 0, sizeof *b);
 }
 
-static sx_status beam_fork(decoder *policy, decoder *prm, const beam *src, beam *dst) {
+static sx_status beam_fork(decoder *policy, decoder *vd, const beam *src, beam *dst) {
     memset(dst, 0, sizeof *dst);
     sx_status st = gen_stream_fork(policy, &src->pol, &dst->pol);
-    dst->vseq = kvcache_fork(&prm->cache, src->vseq);
+    dst->vseq = kvcache_fork(&vd->cache, src->vseq);
     memcpy(dst->steps, src->steps, sizeof dst->steps);
-    dst->n_steps = src->n_steps;
+    dst->n_steps = src->n_steps, dst->group = src->group;
     return st ? st : dst->vseq < 0 ? SX_ERR_NOMEM : SX_OK;
 }
 
 // Feeds every beam's newly generated step (minus a final end-of-text) to the verifier and appends the score
 // read after each '\n'.
-static sx_status score_new_steps(decoder *prm, beam *b, size_t n) {
-    size_t V = prm->m->cfg.vocab, rows = 0;
+static sx_status score_new_steps(const verifier *prm, beam *b, size_t n) {
+    size_t rows = 0;
     for (size_t i = 0; i < n; i++) rows += b[i].pol.new_in_call;
     int *seq = sx_alloc((rows + 1) * sizeof *seq, "ttc seq");
     int32_t *tok = sx_alloc((rows + 1) * sizeof *tok, "ttc tok");
     size_t *owner = sx_alloc((rows + 1) * sizeof *owner, "ttc owner");
-    float *logits = sx_alloc((rows + 1) * V * sizeof *logits, "ttc logits");
-    sx_status st = seq && tok && owner && logits ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    double *score = sx_alloc((rows + 1) * sizeof *score, "ttc scores");
+    sx_status st = seq && tok && owner && score ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t r = 0;
     for (size_t i = 0; i < n && !st; i++)
         for (size_t j = b[i].pol.len - b[i].pol.new_in_call; j < b[i].pol.len; j++) {
             int32_t t = b[i].pol.tok[j];
-            if (t == ARITH_EOT || kvcache_len(&prm->cache, b[i].vseq) + (r > 0 && owner[r - 1] == i ? 1 : 0) >= prm->max_ctx) break;
+            if (t == ARITH_EOT || kvcache_len(&prm->d->cache, b[i].vseq) + (r > 0 && owner[r - 1] == i ? 1 : 0) >= prm->d->max_ctx) break;
             seq[r] = b[i].vseq, tok[r] = t, owner[r++] = i;
         }
-    if (!st && r) st = decoder_forward(prm, r, seq, tok, logits);
+    if (!st && r) st = verifier_forward(prm, r, seq, tok, score);
     for (size_t k = 0; k < r && !st; k++) {
         beam *x = &b[owner[k]];
-        if (tok[k] == '\n' && x->n_steps < VERIFIER_MAX_STEPS) x->steps[x->n_steps++] = verifier_head(logits + k * V);
+        if (tok[k] == '\n' && x->n_steps < VERIFIER_MAX_STEPS) x->steps[x->n_steps++] = score[k];
     }
     free(seq);
     free(tok);
     free(owner);
-    free(logits);
+    free(score);
     return st;
 }
 
-static int by_score_desc(const void *a, const void *b) {
-    double x = ((const double *)a)[0], y = ((const double *)b)[0];
-    return x > y ? -1 : x < y ? 1 : (((const double *)a)[1] < ((const double *)b)[1] ? -1 : 1);
+static const int32_t step_stops[2] = {'\n', ARITH_EOT};
+
+// Generates one step (to '\n' or end of text) for each of the n beams and scores it; counts the tokens.
+static sx_status step_all(decoder *policy, const verifier *prm, beam *b, size_t n, const gen_config *g, rng_state *rng,
+                          gen_stream *scratch, size_t *tokens) {
+    for (size_t i = 0; i < n; i++) scratch[i] = b[i].pol;
+    sx_status st = generate_streams(policy, scratch, n, g, rng);
+    for (size_t i = 0; i < n; i++) b[i].pol = scratch[i], *tokens += scratch[i].new_in_call;
+    return st ? st : score_new_steps(prm, b, n);
 }
 
-sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p, const beam_config *c, rng_state *rng,
-                          beam_result *out) {
-    size_t N = c->n_beams, M = c->width < 1 ? 1 : c->width, keep = N / M ? N / M : 1, V = policy->m->cfg.vocab;
-    double flops0 = policy->flops + prm->flops;
-    memset(out, 0, sizeof *out);
-    beam *act = sx_calloc_n(keep * M + N, sizeof *act, "ttc act"),
-           *done = sx_calloc_n(2 * N + keep * M, sizeof *done, "ttc done"), root = {0};
-    double (*rank)[2] = sx_alloc((keep * M + N) * sizeof *rank, "ttc");
-    int32_t prompt[ARITH_EXPR_MAX + 2];
-    size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2), n_act = 0, n_done = 0;
-    float *vlast = sx_alloc(prm->m->cfg.vocab * sizeof *vlast, "ttc vlast");
-    root.pol.logits = sx_alloc(V * sizeof *root.pol.logits, "ttc root.pol.logits");
-    root.pol.seq = kvcache_new_seq(&policy->cache);
-    root.vseq = kvcache_new_seq(&prm->cache);
-    sx_status st = act && done && rank && vlast && root.pol.logits && root.pol.seq >= 0 && root.vseq >= 0
-                       ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
-    if (!st) st = decoder_prefill(policy, root.pol.seq, prompt, np, root.pol.logits);
-    if (!st) st = decoder_prefill(prm, root.vseq, prompt, np, vlast);
-    for (size_t i = 0; i < N && !st; i++) st = beam_fork(policy, prm, &root, &act[n_act++]);
-    const int32_t stops[2] = {'\n', ARITH_EOT};
-    gen_config g = {.sampler = {.temperature = c->temperature, .top_p = 1}, .max_new = c->max_step_tokens,
-                    .stop = stops, .n_stop = 2};
-    gen_stream *streams = sx_alloc((keep * M + N) * sizeof *streams, "ttc streams");
-    if (!streams && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
-    for (size_t round = 0; !st && n_act > 0; round++) {
-        for (size_t i = 0; i < n_act; i++) streams[i] = act[i].pol;
-        st = generate_streams(policy, streams, n_act, &g, rng);
-        for (size_t i = 0; i < n_act; i++) act[i].pol = streams[i], out->tokens += streams[i].new_in_call;
-        if (!st) st = score_new_steps(prm, act, n_act);
-        // Completed beams (end of text, a step without a newline, a full context) leave the active set.
-        size_t live = 0;
-        for (size_t i = 0; i < n_act; i++) {
-            gen_stream *s = &act[i].pol;
-            bool complete = s->full || !s->stopped || s->tok[s->len - 1] == ARITH_EOT || round + 1 >= c->max_rounds;
-            if (complete) done[n_done++] = act[i];
-            else act[live++] = act[i];
-        }
-        n_act = live;
-        if (st || n_done >= N || n_act == 0) break;
-        for (size_t i = 0; i < n_act; i++) rank[i][0] = beam_score(&act[i], c->agg), rank[i][1] = (double)i;
-        qsort(rank, n_act, sizeof *rank, by_score_desc);
-        size_t kept = n_act < keep ? n_act : keep, n_new = 0;
-        beam *next = sx_calloc_n(kept * M, sizeof *next, "ttc next");
-        if (!next) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
-        for (size_t i = 0; i < kept && !st; i++)
-            for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, prm, &act[(size_t)rank[i][1]], &next[n_new++]);
-        for (size_t i = 0; i < n_act; i++) beam_drop(policy, prm, &act[i]);
-        memcpy(act, next, n_new * sizeof *next);
-        free(next);
-        n_act = n_new;
+static bool beam_ended(const beam *b) {
+    const gen_stream *s = &b->pol;
+    return s->full || !s->stopped || (s->len && s->tok[s->len - 1] == ARITH_EOT);
+}
+
+// Lookahead (Snell et al. §5.2): each beam's key is the verifier's aggregated score after up to k further steps
+// rolled out greedily from it; the rollouts are then discarded.
+static sx_status lookahead_keys(decoder *policy, const verifier *prm, beam *b, size_t n, const search_config *c,
+                                gen_stream *scratch, size_t *tokens) {
+    beam *roll = sx_calloc_n(n + 1, sizeof *roll, "ttc rollouts"), *live = sx_calloc_n(n + 1, sizeof *live, "ttc live");
+    size_t *at = sx_calloc_n(n + 1, sizeof *at, "ttc live index");
+    sx_status st = roll && live && at ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    size_t made = 0;
+    for (; made < n && !st; made++) st = beam_fork(policy, prm->d, &b[made], &roll[made]);
+    gen_config greedy = {.sampler = {.temperature = 0, .top_p = 1}, .max_new = c->max_step_tokens, .stop = step_stops, .n_stop = 2};
+    for (size_t k = 0; k < c->lookahead && !st; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!beam_ended(&b[i]) && (k == 0 || !beam_ended(&roll[i]))) live[m] = roll[i], at[m++] = i;
+        if (m == 0) break;
+        st = step_all(policy, prm, live, m, &greedy, NULL, scratch, tokens);
+        for (size_t j = 0; j < m; j++) roll[at[j]] = live[j];
     }
-    // Verifier-weighted vote over the completed beams.
+    for (size_t i = 0; i < n; i++) b[i].key = roll && i < made ? beam_score(&roll[i], c->agg) : 0;
+    for (size_t i = 0; i < made; i++) beam_drop(policy, prm->d, &roll[i]);
+    free(roll), free(live), free(at);
+    return st;
+}
+
+typedef struct { size_t group; double key; size_t idx; } ranked;
+static int by_group_then_key(const void *a, const void *b) {
+    const ranked *x = a, *y = b;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->idx < y->idx ? -1 : 1;
+}
+
+// The verifier-weighted vote over the completed beams.
+static sx_status vote(const arith_problem *p, beam *done, size_t n_done, step_agg agg, search_result *out) {
     long *ans = sx_calloc_n(n_done + 1, sizeof *ans, "ttc ans");
     bool *has = sx_calloc_n(n_done + 1, sizeof *has, "ttc has"), *cor = sx_calloc_n(n_done + 1, sizeof *cor, "ttc cor");
     double *sc = sx_calloc_n(n_done + 1, sizeof *sc, "ttc sc");
     size_t *idx = sx_calloc_n(n_done + 1, sizeof *idx, "ttc idx");
-    char text[1024];
-    for (size_t i = 0; i < n_done && ans && has && cor && sc && idx; i++) {
+    sx_status st = ans && has && cor && sc && idx ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    char text[1024];   // arith_detokenize truncates beyond it; the answer line of a longer text is lost
+    for (size_t i = 0; i < n_done && !st; i++) {
         arith_detokenize(done[i].pol.tok, done[i].pol.len, text, sizeof text);
         has[i] = arith_final_answer(text, &ans[i]);
         cor[i] = has[i] && ans[i] == p->answer;
-        sc[i] = beam_score(&done[i], c->agg);
+        sc[i] = beam_score(&done[i], agg);
         idx[i] = i;
     }
-    if (!st && ans && has && cor && sc && idx) {
+    if (!st) {
         ttc_pool pool = {.n = n_done, .answer = ans, .has_answer = has, .correct = cor, .score = sc};
         long w = ttc_select(&pool, idx, n_done, SEL_WEIGHTED);
         out->has_answer = w >= 0;
@@ -209,17 +204,74 @@ sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p,
         out->completed = n_done;
     }
     free(ans), free(has), free(cor), free(sc), free(idx);
-    for (size_t i = 0; i < n_act; i++) beam_drop(policy, prm, &act[i]);
-    for (size_t i = 0; i < n_done; i++) beam_drop(policy, prm, &done[i]);
-    if (root.pol.seq >= 0 && root.pol.logits) kvcache_release(&policy->cache, root.pol.seq);
-    if (root.vseq >= 0) kvcache_release(&prm->cache, root.vseq);
-    free(root.pol.logits);
-    free(streams);
-    free(act);
-    free(done);
-    free(rank);
-    free(vlast);
-    out->flops = policy->flops + prm->flops - flops0;
+    return st;
+}
+
+sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *p, const search_config *c, rng_state *rng,
+                     search_result *out) {
+    size_t N = c->n_beams ? c->n_beams : 1, M = c->width < 1 ? 1 : c->width > N ? N : c->width;
+    bool dvts = c->kind == SEARCH_DVTS;
+    size_t G = dvts ? N / M : 1, keep = dvts ? 1 : N / M, V = policy->m->cfg.vocab, n_start = dvts ? G * M : N;
+    decoder *vd = prm->d;
+    double flops0 = policy->flops + vd->flops;
+    memset(out, 0, sizeof *out);
+    // At most N active beams (N/M kept × M, or G subtrees × M), and each round adds at most N completed ones
+    // to fewer than N already there.
+    beam *act = sx_calloc_n(N, sizeof *act, "ttc act"), *next = sx_calloc_n(N, sizeof *next, "ttc next"),
+         *done = sx_calloc_n(2 * N, sizeof *done, "ttc done"), root = {0};
+    ranked *rank = sx_calloc_n(N, sizeof *rank, "ttc rank");
+    gen_stream *scratch = sx_calloc_n(N, sizeof *scratch, "ttc streams");
+    int32_t prompt[ARITH_EXPR_MAX + 2];
+    size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2), n_act = 0, n_done = 0;
+    double *vprompt = sx_alloc(np * sizeof *vprompt, "ttc vprompt");
+    int *vseqs = sx_alloc(np * sizeof *vseqs, "ttc vseqs");
+    root.pol.logits = sx_alloc(V * sizeof *root.pol.logits, "ttc root logits");
+    root.pol.seq = kvcache_new_seq(&policy->cache);
+    root.vseq = kvcache_new_seq(&vd->cache);
+    sx_status st = act && next && done && rank && scratch && vprompt && vseqs && root.pol.logits && root.pol.seq >= 0 &&
+                           root.vseq >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st) st = decoder_prefill(policy, root.pol.seq, prompt, np, root.pol.logits);
+    for (size_t i = 0; i < np && !st; i++) vseqs[i] = root.vseq;
+    if (!st) st = verifier_forward(prm, np, vseqs, prompt, vprompt);
+    for (size_t i = 0; i < n_start && !st; i++) {
+        root.group = dvts ? i / M : 0;
+        st = beam_fork(policy, vd, &root, &act[n_act++]);
+    }
+    gen_config g = {.sampler = {.temperature = c->temperature, .top_p = 1}, .max_new = c->max_step_tokens,
+                    .stop = step_stops, .n_stop = 2};
+    for (size_t round = 0; !st && n_act > 0; round++) {
+        st = step_all(policy, prm, act, n_act, &g, rng, scratch, &out->tokens);
+        for (size_t i = 0; i < n_act; i++) act[i].key = beam_score(&act[i], c->agg);
+        if (!st && c->lookahead) st = lookahead_keys(policy, prm, act, n_act, c, scratch, &out->tokens);
+        for (size_t i = 0; i < n_act; i++) rank[i] = (ranked){act[i].group, act[i].key, i};
+        qsort(rank, n_act, sizeof *rank, by_group_then_key);
+        // Per group, in key order: ended beams (or all, in the last round) are completed; the first `keep` others
+        // are kept. A DVTS subtree whose best candidate has ended stops there.
+        size_t n_next = 0;
+        bool last_round = round + 1 >= c->max_rounds;
+        for (size_t r = 0, kept = 0, group_stopped = 0; r < n_act && !st; r++) {
+            beam *b = &act[rank[r].idx];
+            if (r == 0 || rank[r].group != rank[r - 1].group) kept = 0, group_stopped = dvts && beam_ended(b);
+            if (beam_ended(b) || last_round) {
+                done[n_done++] = *b;
+                memset(b, 0, sizeof *b);
+            } else if (kept < keep && !group_stopped && n_done < N) {
+                kept++;
+                for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, vd, b, &next[n_next++]);
+            }
+        }
+        for (size_t i = 0; i < n_act; i++) beam_drop(policy, vd, &act[i]);
+        memcpy(act, next, n_next * sizeof *next);
+        n_act = n_next;
+        if (n_done >= N) break;
+    }
+    if (!st) st = vote(p, done, n_done, c->agg, out);
+    for (size_t i = 0; i < n_act; i++) beam_drop(policy, vd, &act[i]);
+    for (size_t i = 0; i < n_done; i++) beam_drop(policy, vd, &done[i]);
+    if (root.pol.seq >= 0) kvcache_release(&policy->cache, root.pol.seq);
+    if (root.vseq >= 0) kvcache_release(&vd->cache, root.vseq);
+    free(root.pol.logits), free(vprompt), free(vseqs), free(scratch), free(rank), free(act), free(next), free(done);
+    out->flops = policy->flops + vd->flops - flops0;
     return st;
 }
 

@@ -1,6 +1,6 @@
 // ttc: test-time-compute strategies and their scaling analysis. Parallel selectors over a pool of N
 // samples of one problem (majority vote, best-of-N by verifier score, verifier-weighted vote), their
-// expected accuracy at k < N by random subsets, beam search against the process verifier, the unbiased
+// expected accuracy at k < N by random subsets, tree search against the process verifier (beam, lookahead, DVTS), the unbiased
 // pass@k estimator, the coverage law fit c(k) ≈ exp(a·k^b), and compute-optimal strategy choice per
 // difficulty bin with two-fold cross-validation. Not responsible for training models or for files.
 #ifndef SEXTANT_INFER_TTC_H
@@ -38,24 +38,34 @@ long ttc_select(const ttc_pool *p, const size_t *idx, size_t k, ttc_selector s);
 // whole pool, when k == n).
 double ttc_selector_accuracy(const ttc_pool *p, size_t k, ttc_selector s, size_t trials, rng_state *rng);
 
-// Beam search against a process verifier (Snell et al. §5.2): N beams, width M (N/M kept per round, each
-// expanded M ways by sampling one step, i.e. up to '\n' or end of text), step scores aggregated with agg,
-// completed beams set aside until N are complete or max_rounds pass; the answer is the verifier-weighted vote
-// over the completed ones. Counts policy tokens generated and policy + verifier FLOPs.
+// Tree search against a process verifier, N = n_beams generations per problem:
+// - beam search (Snell et al. §5.2): N first steps sampled; each round every active beam gets one more step
+//   (sampled up to '\n' or end of text), is scored by the verifier (step scores aggregated with agg), and the
+//   N/M best are kept and expanded M ways;
+// - lookahead (lookahead = k > 0): as beam search, but a beam is ranked by the verifier's aggregated score at
+//   the end of a k-step greedy rollout from it (the rollout is discarded; its cost is counted);
+// - DVTS (diverse verifier tree search, search-and-learn): N/M independent subtrees; each keeps only its best
+//   candidate per round and expands it M ways; a subtree stops when its best candidate has ended.
+// Ended beams (end of text, a step without a newline, a full context, the last round) are set aside; the search
+// stops once N are set aside or none is active. Answer: the verifier-weighted vote over the ended beams.
+// Counts policy tokens generated (rollouts included) and policy + verifier FLOPs (both decoders' counts: a
+// shared prefix is computed once, as the KV cache forks it).
+typedef enum { SEARCH_BEAM = 0, SEARCH_DVTS } search_kind;
 typedef struct {
-    size_t n_beams, width, max_rounds, max_step_tokens;
+    search_kind kind;
+    size_t n_beams, width, max_rounds, max_step_tokens, lookahead;
     double temperature;
     step_agg agg;
-} beam_config;
+} search_config;
 typedef struct {
     bool has_answer, correct;
     long answer;
     size_t tokens;        // policy tokens generated
     double flops;         // policy + verifier decode FLOPs
     size_t completed;
-} beam_result;
-sx_status ttc_beam_search(decoder *policy, decoder *prm, const arith_problem *p, const beam_config *c, rng_state *rng,
-                          beam_result *out);
+} search_result;
+sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *p, const search_config *c, rng_state *rng,
+                     search_result *out);
 
 // Compute-optimal selection: acc[q·S + s] = accuracy of strategy s on problem q at one budget, bin[q] the
 // problem's difficulty bin (0..n_bins). Two folds (even / odd problem index): in each bin pick the strategy

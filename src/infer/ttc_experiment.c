@@ -2,17 +2,21 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "infer/calibration.h"
 #include "infer/generate.h"
 #include "infer/ttc_experiment.h"
+#include "model/flops.h"
 #include "train/checkpoint.h"
 
 const ttc_strategy ttc_strategies[] = {
-    {"majority", "major", SEL_MAJORITY, TTC_SCORE_NONE, TTC_BUDGET_SAMPLES},
-    {"best_of_n_orm", "bon_orm", SEL_BEST_OF_N, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES},
-    {"weighted_orm", "w_orm", SEL_WEIGHTED, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES},
-    {"best_of_n_prm", "bon_prm", SEL_BEST_OF_N, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES},
-    {"weighted_prm", "w_prm", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES},
-    {"beam_prm", "beam", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_BEAM},
+    {"majority", "major", SEL_MAJORITY, TTC_SCORE_NONE, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"best_of_n_orm", "bon_orm", SEL_BEST_OF_N, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"weighted_orm", "w_orm", SEL_WEIGHTED, TTC_SCORE_ORM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"best_of_n_prm", "bon_prm", SEL_BEST_OF_N, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"weighted_prm", "w_prm", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SAMPLES, SEARCH_BEAM, 0},
+    {"beam_prm", "beam", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SEARCH, SEARCH_BEAM, 0},
+    {"lookahead2_prm", "look2", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SEARCH, SEARCH_BEAM, 2},
+    {"dvts_prm", "dvts", SEL_WEIGHTED, TTC_SCORE_PRM, TTC_BUDGET_SEARCH, SEARCH_DVTS, 0},
 };
 const size_t ttc_n_strategies = sizeof ttc_strategies / sizeof *ttc_strategies;
 _Static_assert(sizeof ttc_strategies / sizeof *ttc_strategies <= TTC_MAX_STRATEGIES, "raise TTC_MAX_STRATEGIES");
@@ -59,10 +63,30 @@ static size_t majority_row(void) {
     return 0;
 }
 
+// A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
+// separate label-byte model checkpoint.
+static sx_status open_verifier(const char *path, model *policy, model *own, value_head *h, decoder *d, verifier *v) {
+    sx_status st;
+    if (value_head_is_file(path)) {
+        st = value_head_load(path, h);
+        if (!st) st = decoder_init(d, policy, TTC_CTX);
+        *v = (verifier){.d = d, .head = h};
+    } else {
+        st = checkpoint_open_model(path, own);
+        if (!st) st = decoder_init(d, own, TTC_CTX);
+        *v = (verifier){.d = d, .head = NULL};
+    }
+    return st;
+}
+
 // Everything the experiment holds open: the policies' and verifiers' models and decoders, and the buffers.
 typedef struct {
     model m[TTC_MAX_POLICIES], orm_m, prm_m;
     decoder d[TTC_MAX_POLICIES], orm, prm;
+    value_head orm_h, prm_h;
+    verifier orm_v, prm_v;
+    double *orm_all, *prm_all;   // (problems · N) every test sample's scores, for the verifiers' AUROC
+    bool *correct_all;
     arith_problem *p;
     double *acc, *pass1, *pred, *orm_s, *prm_s, *steps, *acc_k;
     size_t *nsteps, *bin_pred, *bin_oracle;
@@ -71,50 +95,75 @@ typedef struct {
 static void work_free(work *w, size_t npol) {
     for (size_t i = 0; i < npol; i++) decoder_free(&w->d[i]), model_free(&w->m[i]);
     decoder_free(&w->orm), decoder_free(&w->prm), model_free(&w->orm_m), model_free(&w->prm_m);
+    value_head_free(&w->orm_h), value_head_free(&w->prm_h);
+    free(w->orm_all), free(w->prm_all), free(w->correct_all);
     free(w->p), free(w->acc), free(w->pass1), free(w->pred), free(w->orm_s), free(w->prm_s);
     free(w->steps), free(w->nsteps), free(w->bin_pred), free(w->bin_oracle), free(w->acc_k);
 }
 
-// One problem's samples of the main policy scored by both verifiers, every strategy row at every budget into
-// a = acc[q][k][strategy].
+// FLOPs of a prompt of np positions fed once (model_flops_decode_token summed over its positions).
+static double prompt_flops(const model_config *c, size_t np) {
+    double f = 0;
+    for (size_t pos = 1; pos <= np; pos++) f += model_flops_decode_token(c, pos);
+    return f;
+}
+
+// The cost of k of N samples drawn after one shared prompt: the prompt once, then k samples' own share.
+static double k_of_n(double total, double prompt, size_t k, size_t n) { return prompt + (total - prompt) * (double)k / (double)n; }
+
+// One problem's samples of the main policy (pol_flops: what drawing them cost) scored by both verifiers,
+// every strategy row at every budget into acc[q][k][strategy], their cost into r->flops and r->tokens.
 static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg agg, ttc_experiment_result *r, work *w,
-                                       size_t q, const ttc_sample_set *s, const size_t *bk, rng_state *rng) {
-    size_t N = (size_t)c->n, nk = r->nk, S = ttc_n_strategies;
+                                       size_t q, const ttc_sample_set *s, double pol_flops, rng_state *rng) {
+    size_t N = (size_t)c->n, nk = r->nk, S = ttc_n_strategies, nq = (size_t)c->problems;
     ttc_pool pool = {.n = s->n, .answer = s->answer, .has_answer = s->has, .correct = s->correct};
-    double vf0 = w->orm.flops + w->prm.flops;
-    sx_status st = verifier_score(&w->orm, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    double of0 = w->orm.flops;
+    sx_status st = verifier_score(&w->orm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    double of = w->orm.flops - of0, pf0 = w->prm.flops;
     for (size_t j = 0; j < s->n && !st; j++) w->orm_s[j] = w->nsteps[j] ? w->steps[j * VERIFIER_MAX_STEPS + w->nsteps[j] - 1] : 0;
-    if (!st) st = verifier_score(&w->prm, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    if (!st) st = verifier_score(&w->prm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    double pf = w->prm.flops - pf0;
     for (size_t j = 0; j < s->n && !st; j++) w->prm_s[j] = verifier_aggregate(w->steps + j * VERIFIER_MAX_STEPS, w->nsteps[j], agg);
-    r->verifier_flops += (w->orm.flops + w->prm.flops - vf0) / (double)N / 2.0;   // per sample and verifier
+    r->verifier_flops += (of + pf) / (double)N / 2.0;   // per sample and verifier
     size_t correct = 0;
-    for (size_t j = 0; j < s->n; j++) correct += s->correct[j];
+    for (size_t j = 0; j < s->n; j++) {
+        correct += s->correct[j];
+        w->orm_all[q * N + j] = w->orm_s[j], w->prm_all[q * N + j] = w->prm_s[j], w->correct_all[q * N + j] = s->correct[j];
+    }
     w->pass1[q] = (double)correct / (double)N;
     double m = 0;
     for (size_t j = 0; j < s->n; j++) m += w->orm_s[j];
     w->pred[q] = m / (double)N;
     const double *scores[] = {[TTC_SCORE_NONE] = NULL, [TTC_SCORE_ORM] = w->orm_s, [TTC_SCORE_PRM] = w->prm_s};
+    size_t np = strlen(w->p[q].expr) + 2;   // arith_prompt_tokens: EOT, the expression, '\n'
+    double pol_prompt = prompt_flops(&w->d[0].m->cfg, np);
+    double ver_cost[] = {[TTC_SCORE_NONE] = 0, [TTC_SCORE_ORM] = of, [TTC_SCORE_PRM] = pf};
+    double ver_prompt[] = {[TTC_SCORE_NONE] = 0, [TTC_SCORE_ORM] = prompt_flops(&w->orm.m->cfg, np),
+                           [TTC_SCORE_PRM] = prompt_flops(&w->prm.m->cfg, np)};
     for (size_t ki = 0; ki < nk && !st; ki++) {
         double *a = w->acc + (q * nk + ki) * S;
+        size_t k = r->ks[ki];
         for (size_t t = 0; t < S; t++) {
             a[t] = NAN;
             if (ttc_strategies[t].budget != TTC_BUDGET_SAMPLES) continue;
-            pool.score = scores[ttc_strategies[t].scorer];
-            a[t] = ttc_selector_accuracy(&pool, r->ks[ki], ttc_strategies[t].selector, (size_t)c->trials, rng);
+            ttc_scorer v = ttc_strategies[t].scorer;
+            pool.score = scores[v];
+            a[t] = ttc_selector_accuracy(&pool, k, ttc_strategies[t].selector, (size_t)c->trials, rng);
+            r->flops[t][ki] += (k_of_n(pol_flops, pol_prompt, k, N) + (v ? k_of_n(ver_cost[v], ver_prompt[v], k, N) : 0)) / (double)nq;
+            r->tokens[t][ki] += (double)s->tokens * (double)k / (double)N / (double)nq;
         }
     }
     for (size_t t = 0; t < S && !st; t++) {
-        if (ttc_strategies[t].budget != TTC_BUDGET_BEAM) continue;
-        for (size_t bi = 0; bi < r->nb && !st; bi++) {
-            size_t ki = 0;
-            while (r->ks[ki] != bk[bi]) ki++;
-            beam_config bc = {.n_beams = bk[bi], .width = (size_t)c->width, .max_rounds = 2 * ARITH_MAX_OPS,
-                              .max_step_tokens = 48, .temperature = c->temperature, .agg = agg};
-            beam_result br;
-            st = ttc_beam_search(&w->d[0], &w->prm, &w->p[q], &bc, rng, &br);
-            w->acc[(q * nk + ki) * S + t] = br.correct;
-            r->beam_tokens[ki] += (double)br.tokens / (double)c->problems;
-            r->beam_flops[ki] += br.flops / (double)c->problems;
+        if (ttc_strategies[t].budget != TTC_BUDGET_SEARCH) continue;
+        for (size_t ki = 0; ki < nk && r->ks[ki] <= (size_t)c->search_max && !st; ki++) {
+            search_config sc = {.kind = ttc_strategies[t].search, .n_beams = r->ks[ki], .width = (size_t)c->width,
+                                .max_rounds = 2 * ARITH_MAX_OPS, .max_step_tokens = 48,
+                                .lookahead = ttc_strategies[t].lookahead, .temperature = c->temperature, .agg = agg};
+            search_result sr;
+            st = ttc_search(&w->d[0], &w->prm_v, &w->p[q], &sc, rng, &sr);
+            w->acc[(q * nk + ki) * S + t] = sr.correct;
+            r->tokens[t][ki] += (double)sr.tokens / (double)nq;
+            r->flops[t][ki] += sr.flops / (double)nq;
         }
     }
     return st;
@@ -132,6 +181,7 @@ static void aggregate(const ttc_experiment_config *c, ttc_experiment_result *r, 
             r->mean[s][ki] = 0;
             for (size_t q = 0; q < nq; q++) r->mean[s][ki] += w->acc[(q * nk + ki) * S + s] / (double)nq;
             if (isfinite(r->mean[s][ki])) map[n_run++] = s;
+            else r->flops[s][ki] = r->tokens[s][ki] = NAN;   // not run at this budget
         }
         for (size_t q = 0; q < nq; q++)
             for (size_t j = 0; j < n_run; j++) w->acc_k[q * n_run + j] = w->acc[(q * nk + ki) * S + map[j]];
@@ -150,13 +200,12 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     memset(r, 0, sizeof *r);
     work w;
     memset(&w, 0, sizeof w);
-    size_t nq = (size_t)c->problems, N = (size_t)c->n, S = ttc_n_strategies, bk[TTC_MAX_K];
+    size_t nq = (size_t)c->problems, N = (size_t)c->n, S = ttc_n_strategies;
     r->problems = nq;
     step_agg agg;
     sx_status st = step_agg_parse(c->agg, &agg);
     if (st) return st;
     for (size_t k = 1; k <= N; k *= 2) r->ks[r->nk++] = k;
-    for (size_t k = 4; c->beam_max > 0 && k <= (size_t)c->beam_max; k *= 2) bk[r->nb++] = k;
     // Policies: the main one first, then --extra.
     r->paths = sx_strdup(c->extra, "ttc policy paths");
     r->pol[r->npol++].path = c->policy;
@@ -166,10 +215,11 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
         if (!st) st = decoder_init(&w.d[i], &w.m[i], TTC_CTX);
         r->pol[i].params = model_param_count(&w.m[i]);
     }
-    if (!st) st = checkpoint_open_model(c->orm, &w.orm_m);
-    if (!st) st = decoder_init(&w.orm, &w.orm_m, TTC_CTX);
-    if (!st) st = checkpoint_open_model(c->prm, &w.prm_m);
-    if (!st) st = decoder_init(&w.prm, &w.prm_m, TTC_CTX);
+    if (!st) st = open_verifier(c->orm, &w.m[0], &w.orm_m, &w.orm_h, &w.orm, &w.orm_v);
+    if (!st) st = open_verifier(c->prm, &w.m[0], &w.prm_m, &w.prm_h, &w.prm, &w.prm_v);
+    w.orm_all = sx_calloc_n(nq * N, sizeof *w.orm_all, "ttc ORM scores"), w.prm_all = sx_calloc_n(nq * N, sizeof *w.prm_all, "ttc PRM scores");
+    w.correct_all = sx_calloc_n(nq * N, sizeof *w.correct_all, "ttc verdicts");
+    if (!st && (!w.orm_all || !w.prm_all || !w.correct_all)) st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");
     w.p = sx_calloc_n(nq, sizeof *w.p, "ttc problems");
     w.acc = sx_calloc_n(nq * r->nk * S, sizeof *w.acc, "ttc accuracies");   // [q][k][strategy]
     w.pass1 = sx_calloc_n(nq, sizeof *w.pass1, "ttc pass@1"), w.pred = sx_calloc_n(nq, sizeof *w.pred, "ttc predictions");
@@ -196,7 +246,7 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
             size_t correct = 0;
             for (size_t j = 0; j < s.n; j++) correct += s.correct[j];
             double per_sample_flops = (d->flops - f0) / (double)N, per_sample_tokens = (double)s.tokens / (double)N;
-            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, bk, &rng);
+            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, d->flops - f0, &rng);
             ttc_pool pool = {.n = s.n, .answer = s.answer, .has_answer = s.has, .correct = s.correct};
             for (size_t ki = 0; ki < r->nk; ki++) {
                 e->cov[ki] += ttc_pass_at_k(s.n, correct, r->ks[ki]) / (double)nq;
@@ -212,6 +262,12 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
         if (!st && ttc_fit_coverage(kd, e->cov, r->nk, &e->fit_a, &e->fit_b)) e->fit_a = e->fit_b = NAN;
     }
     if (!st) aggregate(c, r, &w);
+    if (!st) {
+        r->orm_auroc = calib_auroc(w.orm_all, w.correct_all, nq * N);
+        r->prm_auroc = calib_auroc(w.prm_all, w.correct_all, nq * N);
+        r->orm_kind = w.orm_v.head ? "value head on the policy trunk" : "separate label-byte model";
+        r->prm_kind = w.prm_v.head ? "value head on the policy trunk" : "separate label-byte model";
+    }
     r->verifier_flops /= (double)nq;
     work_free(&w, r->npol);
     return st;
@@ -230,7 +286,12 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
     double kd[TTC_MAX_K];
     for (size_t ki = 0; ki < nk; ki++) kd[ki] = (double)r->ks[ki];
     json_t *strat = json_object(), *models = json_array();
-    for (size_t s = 0; s < ttc_n_strategies; s++) json_object_set_new(strat, ttc_strategies[s].name, jarr(r->mean[s], nk));
+    json_t *fl = json_object(), *tk = json_object();
+    for (size_t s = 0; s < ttc_n_strategies; s++) {
+        json_object_set_new(strat, ttc_strategies[s].name, jarr(r->mean[s], nk));
+        json_object_set_new(fl, ttc_strategies[s].name, jarr(r->flops[s], nk));
+        json_object_set_new(tk, ttc_strategies[s].name, jarr(r->tokens[s], nk));
+    }
     json_object_set_new(strat, "compute_optimal_predicted_bins_cv", jarr(r->opt_pred, nk));
     json_object_set_new(strat, "compute_optimal_oracle_bins_cv", jarr(r->opt_oracle, nk));
     for (size_t i = 0; i < r->npol; i++) {
@@ -241,8 +302,10 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
                                                 "tokens_per_problem", jarr(p->tokens, nk), "coverage_fit", "a",
                                                 jnum(p->fit_a), "b", jnum(p->fit_b)));
     }
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "budgets", jarr(kd, nk), "strategies", strat,
-                     "beam_tokens_per_problem", jarr(r->beam_tokens, nk), "beam_flops_per_problem", jarr(r->beam_flops, nk),
+    json_t *ver = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", "orm", "kind", r->orm_kind ? r->orm_kind : "", "test_auroc",
+                            jnum(r->orm_auroc), "prm", "kind", r->prm_kind ? r->prm_kind : "", "test_auroc", jnum(r->prm_auroc));
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "verifiers", ver, "budgets", jarr(kd, nk), "strategies", strat,
+                     "flops_per_problem", fl, "tokens_per_problem", tk,
                      "models", models, "compute_optimal_choice_per_bin", r->choices, "verifier_flops_per_sample",
                      r->verifier_flops, "prm_aggregation", c->agg, "problems", (json_int_t)r->problems,
                      "max_ops", (json_int_t)c->max_ops);

@@ -1,7 +1,7 @@
 // ttc_experiment: the test-time-compute experiment on the arithmetic task (`sextant ttc run`). Samples N
 // solutions per test problem from a policy, scores them with an outcome (ORM) and a process verifier (PRM),
 // and measures every strategy of ttc_strategies at budgets N = 1, 2, 4, ...: coverage (pass@k) and its
-// fitted law, the parallel selectors, beam search with the PRM, compute-optimal choice per difficulty bin,
+// fitted law, the parallel selectors, tree search with the PRM, compute-optimal choice per difficulty bin,
 // and further policies (model sizes) at equal FLOPs. Not responsible for flags, printing or plots (the
 // CLI's), nor for the strategies' mechanics (infer/ttc.h).
 #ifndef SEXTANT_INFER_TTC_EXPERIMENT_H
@@ -18,15 +18,17 @@
 
 // ---- the strategy table: adding a strategy is one row here (and, for a new selector, one ttc_select case) ----
 typedef enum { TTC_SCORE_NONE, TTC_SCORE_ORM, TTC_SCORE_PRM } ttc_scorer;
-// SAMPLES: measured at every budget N over random subsets of the N samples; BEAM: a beam search per budget
-// N = 4, 8, ... up to --beam-max, with the PRM.
-typedef enum { TTC_BUDGET_SAMPLES, TTC_BUDGET_BEAM } ttc_budget_rule;
+// SAMPLES: measured at every budget N over random subsets of the N samples; SEARCH: a tree search (infer/ttc.h)
+// per budget N up to --search-max, with the PRM.
+typedef enum { TTC_BUDGET_SAMPLES, TTC_BUDGET_SEARCH } ttc_budget_rule;
 typedef struct {
     const char *name;          // key in ttc.json and the compute-optimal choices
     const char *column;        // the table's column heading (8 characters at most)
-    ttc_selector selector;     // how the answer is chosen (beam search: over its completed beams)
+    ttc_selector selector;     // how the answer is chosen (tree search: the weighted vote over its ended beams)
     ttc_scorer scorer;         // which verifier's scores the selector sees
     ttc_budget_rule budget;
+    search_kind search;        // SEARCH rows: beam search or DVTS
+    size_t lookahead;          // SEARCH rows: k-step greedy rollouts ranking each beam (0: none)
 } ttc_strategy;
 extern const ttc_strategy ttc_strategies[];
 extern const size_t ttc_n_strategies;
@@ -47,9 +49,9 @@ sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, doubl
 void ttc_sample_set_free(ttc_sample_set *s);
 
 typedef struct {
-    const char *policy, *orm, *prm;   // checkpoints
+    const char *policy, *orm, *prm;   // checkpoints (orm, prm: a value head on the policy's trunk or a model)
     const char *extra;                // "" or comma-separated checkpoints of other policy sizes
-    long problems, n, max_ops, digits, trials, beam_max, width, bins, seed;
+    long problems, n, max_ops, digits, trials, search_max, width, bins, seed;
     double temperature;
     const char *agg;                  // the PRM's step aggregation: "last", "min" or "prod" (verifier.h)
 } ttc_experiment_config;
@@ -63,14 +65,18 @@ typedef struct {
 
 typedef struct {
     size_t nk, ks[TTC_MAX_K];          // budgets
-    size_t nb;                         // beam budgets (4, 8, ...: the first nb budgets from index 2)
     double mean[TTC_MAX_STRATEGIES][TTC_MAX_K];   // main policy: mean accuracy per strategy row and budget (NaN: not run)
     double opt_pred[TTC_MAX_K], opt_oracle[TTC_MAX_K];  // compute-optimal per predicted / oracle difficulty bins
-    double beam_tokens[TTC_MAX_K], beam_flops[TTC_MAX_K];
+    // Mean per problem of every strategy at every budget, counted the same way for all: policy FLOPs (the
+    // prompt once, then each sample or beam's own positions, as the KV cache shares the prefix) plus verifier
+    // FLOPs (the same for its trunk) when the strategy reads a verifier; tokens the policy generated.
+    double flops[TTC_MAX_STRATEGIES][TTC_MAX_K], tokens[TTC_MAX_STRATEGIES][TTC_MAX_K];
     double verifier_flops;             // per sample and verifier
     size_t npol;
     ttc_policy_result pol[TTC_MAX_POLICIES];   // the main policy first
     json_t *choices;                   // {"N": [strategy per bin]}
+    double orm_auroc, prm_auroc;       // every test sample's final score against its correctness
+    const char *orm_kind, *prm_kind;   // value head or separate model (static strings)
     size_t problems;
     char *paths;                       // the copy of --extra that pol[1..].path point into
 } ttc_experiment_result;

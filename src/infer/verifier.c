@@ -39,33 +39,69 @@ double verifier_head(const float *logits) {
     return exp(g - m) / (exp(g - m) + exp(b - m));
 }
 
-sx_status verifier_score(decoder *d, const arith_problem *p, const char *const *solutions, size_t n, double *scores,
+// The oracle's score after each row: the sequence's tokens up to the row's position (rows of one sequence come
+// in position order, so a row sits before as many positions as later rows of its sequence).
+static sx_status oracle_scores(const verifier *v, size_t n, const int *seq, double *score) {
+    int32_t *hist = sx_alloc(v->d->max_ctx * sizeof *hist, "verifier oracle tokens");
+    if (!hist) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t r = 0; r < n; r++) {
+        size_t later = 0, len = kvcache_len(&v->d->cache, seq[r]);
+        for (size_t q = r + 1; q < n; q++) later += seq[q] == seq[r];
+        for (size_t i = 0; i < len - later; i++) hist[i] = kvcache_token(&v->d->cache, seq[r], i);
+        score[r] = v->oracle(v->oracle_ctx, hist, len - later);
+    }
+    free(hist);
+    return SX_OK;
+}
+
+sx_status verifier_forward(const verifier *v, size_t n, const int *seq, const int32_t *tok, double *score) {
+    decoder *d = v->d;
+    size_t C = d->m->cfg.width, V = d->m->cfg.vocab, H = v->head ? v->head->hidden : 0;
+    if (v->head && (v->head->in != C || v->head->trunk_params != model_param_count(d->m)))
+        return sx_fail(SX_ERR_MISMATCH, "value head was trained on a trunk of width %zu and %zu parameters, not this "
+                       "one (width %zu, %zu parameters): pass the policy it was trained with", v->head->in,
+                       v->head->trunk_params, C, model_param_count(d->m));
+    float *out = sx_alloc((n ? n : 1) * (v->head ? C : V) * sizeof *out, "verifier rows");
+    double *z = sx_alloc((H ? H : 1) * sizeof *z, "verifier head scratch");
+    sx_status st = out && z ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st) st = v->head ? decoder_forward_features(d, n, seq, tok, out) : decoder_forward(d, n, seq, tok, out);
+    for (size_t r = 0; r < n && !st; r++)
+        score[r] = v->head ? value_head_prob(v->head, out + r * C, z) : verifier_head(out + r * V);
+    if (!st && v->oracle) st = oracle_scores(v, n, seq, score);
+    if (!st && v->head) d->flops += (double)n * value_head_flops(v->head);
+    free(out);
+    free(z);
+    return st;
+}
+
+sx_status verifier_score(const verifier *v, const arith_problem *p, const char *const *solutions, size_t n, double *scores,
                          size_t *n_steps) {
-    size_t V = d->m->cfg.vocab, rows = 0;
+    decoder *d = v->d;
+    size_t rows = 0;
     int32_t prompt[ARITH_EXPR_MAX + 2];
     size_t np = arith_prompt_tokens(p, prompt, ARITH_EXPR_MAX + 2);
     for (size_t i = 0; i < n; i++) rows += strlen(solutions[i]);
-    int *seq = sx_alloc((rows + 1) * sizeof *seq, "verifier seq"),
+    int *seq = sx_alloc((rows + np + 1) * sizeof *seq, "verifier seq"),
            *kids = sx_alloc((n + 1) * sizeof *kids, "verifier kids");
     for (size_t i = 0; kids && i < n; i++) kids[i] = -1;
     int32_t *tok = sx_alloc((rows + 1) * sizeof *tok, "verifier tok");
-    float *logits = sx_alloc((rows + 1) * V * sizeof *logits, "verifier logits"),
-           *last = sx_alloc(V * sizeof *last, "verifier last");
+    double *sc = sx_alloc((rows + np + 1) * sizeof *sc, "verifier scores");
     int root = kvcache_new_seq(&d->cache);
-    sx_status st = seq && kids && tok && logits && last && root >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
-    if (!st) st = decoder_prefill(d, root, prompt, np, last);
+    sx_status st = seq && kids && tok && sc && root >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < np && !st; i++) seq[i] = root;
+    if (!st) st = verifier_forward(v, np, seq, prompt, sc);   // the prompt once; its scores are not used
     size_t r = 0, cap = d->max_ctx > np ? d->max_ctx - np : 0;
     for (size_t i = 0; i < n && !st; i++) {
         kids[i] = kvcache_fork(&d->cache, root);
         size_t len = strlen(solutions[i]);
         for (size_t j = 0; j < len && j < cap; j++, r++) seq[r] = kids[i], tok[r] = (unsigned char)solutions[i][j];
     }
-    if (!st) st = decoder_forward(d, r, seq, tok, logits);
+    if (!st) st = verifier_forward(v, r, seq, tok, sc);
     r = 0;
     for (size_t i = 0; i < n && !st; i++) {
         size_t len = strlen(solutions[i]), k = 0;
         for (size_t j = 0; j < len && j < cap; j++, r++)
-            if (solutions[i][j] == '\n' && k < VERIFIER_MAX_STEPS) scores[i * VERIFIER_MAX_STEPS + k++] = verifier_head(logits + r * V);
+            if (solutions[i][j] == '\n' && k < VERIFIER_MAX_STEPS) scores[i * VERIFIER_MAX_STEPS + k++] = sc[r];
         n_steps[i] = k;
     }
     for (size_t i = 0; i < n && kids; i++)
@@ -74,8 +110,7 @@ sx_status verifier_score(decoder *d, const arith_problem *p, const char *const *
     free(seq);
     free(kids);
     free(tok);
-    free(logits);
-    free(last);
+    free(sc);
     return st;
 }
 

@@ -13,6 +13,20 @@ double law_nd_eval(const double p[LAW_ND_NPARAM], double n_params, double n_toke
            p[LAW_ND_B] * pow(n_tokens, -p[LAW_ND_BETA]);
 }
 
+// ND1 is ND with beta = alpha.
+static void nd_of_nd1(const double *p1, double *p) {
+    p[LAW_ND_E] = p1[LAW_ND1_E];
+    p[LAW_ND_A] = p1[LAW_ND1_A];
+    p[LAW_ND_B] = p1[LAW_ND1_B];
+    p[LAW_ND_ALPHA] = p[LAW_ND_BETA] = p1[LAW_ND1_ALPHA];
+}
+
+double law_nd1_eval(const double p[LAW_ND1_NPARAM], double n_params, double n_tokens) {
+    double p5[LAW_ND_NPARAM];
+    nd_of_nd1(p, p5);
+    return law_nd_eval(p5, n_params, n_tokens);
+}
+
 double law_power_eval(const double p[LAW_POW_NPARAM], double x) {
     return p[LAW_POW_LINF] + p[LAW_POW_A] * pow(x, -p[LAW_POW_ALPHA]);
 }
@@ -270,18 +284,21 @@ static void nd_basis(void *ctx, const double *p, double *phi) {
     }
 }
 
+// d pred_i / d p into J[LAW_ND_NPARAM] (overwritten).
+static void nd_point_jac(const xy_ctx *c, const double *p, size_t i, double *J) {
+    double na = exp(-p[LAW_ND_ALPHA] * c->ln_a[i]), db = exp(-p[LAW_ND_BETA] * c->ln_b[i]);
+    J[LAW_ND_E] = 1;
+    J[LAW_ND_A] = na;
+    J[LAW_ND_B] = db;
+    J[LAW_ND_ALPHA] = -p[LAW_ND_A] * na * c->ln_a[i];
+    J[LAW_ND_BETA] = -p[LAW_ND_B] * db * c->ln_b[i];
+}
+
 static void nd_eval(void *ctx, const double *p, double *pred, double *jac) {
     const xy_ctx *c = ctx;
     for (size_t i = 0; i < c->n; i++) {
-        double na = exp(-p[LAW_ND_ALPHA] * c->ln_a[i]), db = exp(-p[LAW_ND_BETA] * c->ln_b[i]);
-        pred[i] = p[LAW_ND_E] + p[LAW_ND_A] * na + p[LAW_ND_B] * db;
-        if (!jac) continue;
-        double *J = jac + i * LAW_ND_NPARAM;
-        J[LAW_ND_E] = 1;
-        J[LAW_ND_A] = na;
-        J[LAW_ND_B] = db;
-        J[LAW_ND_ALPHA] = -p[LAW_ND_A] * na * c->ln_a[i];
-        J[LAW_ND_BETA] = -p[LAW_ND_B] * db * c->ln_b[i];
+        pred[i] = p[LAW_ND_E] + p[LAW_ND_A] * exp(-p[LAW_ND_ALPHA] * c->ln_a[i]) + p[LAW_ND_B] * exp(-p[LAW_ND_BETA] * c->ln_b[i]);
+        if (jac) nd_point_jac(c, p, i, jac + i * LAW_ND_NPARAM);
     }
 }
 
@@ -289,6 +306,42 @@ sx_status law_nd_bind(const double *n_params, const double *n_tokens, size_t n, 
     memset(out, 0, sizeof *out);
     *out = (fit_law){.name = "nd", .n_params = LAW_ND_NPARAM, .n_linear = 3, .params = nd_params,
                      .eval = nd_eval, .basis = nd_basis};
+    return xy_new(n_params, n_tokens, n, "L(N,D)", out);
+}
+
+static const law_param nd1_params[LAW_ND1_NPARAM] = {
+    [LAW_ND1_E] = {"E", LAW_LINEAR, NULL, 0},
+    [LAW_ND1_A] = {"A", LAW_LINEAR, NULL, 0},
+    [LAW_ND1_B] = {"B", LAW_LINEAR, NULL, 0},
+    [LAW_ND1_ALPHA] = {"alpha", LAW_NONLIN, grid_exponent, N_GRID_EXPONENT},
+};
+
+static void nd1_basis(void *ctx, const double *p, double *phi) {
+    double p5[LAW_ND_NPARAM];
+    nd_of_nd1(p, p5);
+    nd_basis(ctx, p5, phi);
+}
+
+// ND's Jacobian row by row, its two exponent columns summed into the one exponent.
+static void nd1_eval(void *ctx, const double *p, double *pred, double *jac) {
+    const xy_ctx *c = ctx;
+    double p5[LAW_ND_NPARAM], j5[LAW_ND_NPARAM];
+    nd_of_nd1(p, p5);
+    nd_eval(ctx, p5, pred, NULL);
+    for (size_t i = 0; jac && i < c->n; i++) {
+        nd_point_jac(c, p5, i, j5);
+        double *J = jac + i * LAW_ND1_NPARAM;
+        J[LAW_ND1_E] = j5[LAW_ND_E];
+        J[LAW_ND1_A] = j5[LAW_ND_A];
+        J[LAW_ND1_B] = j5[LAW_ND_B];
+        J[LAW_ND1_ALPHA] = j5[LAW_ND_ALPHA] + j5[LAW_ND_BETA];
+    }
+}
+
+sx_status law_nd1_bind(const double *n_params, const double *n_tokens, size_t n, fit_law *out) {
+    memset(out, 0, sizeof *out);
+    *out = (fit_law){.name = "nd1", .n_params = LAW_ND1_NPARAM, .n_linear = 3, .params = nd1_params,
+                     .eval = nd1_eval, .basis = nd1_basis};
     return xy_new(n_params, n_tokens, n, "L(N,D)", out);
 }
 

@@ -7,6 +7,7 @@
 //
 // Laws (all parameters are positive reals; parameter vectors are double[] in the enum order below):
 //   ND      L(N,D) = E + A/N^alpha + B/D^beta                          (Chinchilla approach 3)
+//   ND1     L(N,D) = E + A/N^alpha + B/D^alpha                         (one exponent: Gadre et al. 2024)
 //   POWER   L(C)   = Linf + A*C^-alpha                                 (loss vs compute; per-fraction laws)
 //   TISSUE  L(t)   = L0 + A*S1(t)^-alpha - C*S2(t)                     (Tissue et al. LR-annealing law)
 //   MPL     L(t)   = L0 + A*S1(t)^-alpha - B*LD(t)                     (multi-power law, Luo et al.)
@@ -24,12 +25,14 @@
 #include "core/status.h"
 
 enum { LAW_ND_E, LAW_ND_A, LAW_ND_B, LAW_ND_ALPHA, LAW_ND_BETA, LAW_ND_NPARAM };
+enum { LAW_ND1_E, LAW_ND1_A, LAW_ND1_B, LAW_ND1_ALPHA, LAW_ND1_NPARAM };
 enum { LAW_POW_LINF, LAW_POW_A, LAW_POW_ALPHA, LAW_POW_NPARAM };
 enum { LAW_TIS_L0, LAW_TIS_A, LAW_TIS_C, LAW_TIS_ALPHA, LAW_TIS_LAMBDA, LAW_TIS_NPARAM };
 enum { LAW_MPL_L0, LAW_MPL_A, LAW_MPL_B, LAW_MPL_ALPHA, LAW_MPL_C, LAW_MPL_BETA, LAW_MPL_GAMMA, LAW_MPL_NPARAM };
 
 // ---- closed-form laws -------------------------------------------------------------------------------
 double law_nd_eval(const double p[LAW_ND_NPARAM], double n_params, double n_tokens);
+double law_nd1_eval(const double p[LAW_ND1_NPARAM], double n_params, double n_tokens);
 double law_power_eval(const double p[LAW_POW_NPARAM], double x);
 
 // ---- LR-schedule laws ---------------------------------------------------------------------------------
@@ -71,7 +74,7 @@ typedef struct {
 // A law bound to n_points observations. Parameters are in the law's enum order; LINEAR parameters take
 // basis columns in the order they appear. The prediction is pred = sum_j phi[:,j] * linear_j.
 typedef struct {
-    const char *name; // "nd", "power", "tissue", "mpl"
+    const char *name; // "nd", "nd1", "power", "tissue", "mpl"
     size_t n_params, n_linear, n_points;
     const law_param *params; // [n_params], static
     void *ctx;               // owned; bound data and caches (not thread-safe: one fit at a time per law)
@@ -95,6 +98,7 @@ typedef struct {
 // in order for the schedule laws). Free with fit_law_free. They return SX_ERR_ARG for bad inputs
 // (non-positive N/D/x, steps out of range, S1 = 0 at a point) and SX_ERR_NOMEM.
 sx_status law_nd_bind(const double *n_params, const double *n_tokens, size_t n, fit_law *out);
+sx_status law_nd1_bind(const double *n_params, const double *n_tokens, size_t n, fit_law *out);
 sx_status law_power_bind(const double *x, size_t n, fit_law *out);
 sx_status law_tissue_bind(const law_curve *curves, size_t n_curves, fit_law *out);
 // block > 1 (fast fitting): runs of up to `block` consecutive LR changes between two eval steps enter the

@@ -403,6 +403,11 @@ static double head_loss(model *m, const int32_t *targets, xent_extra *extra, con
     return total / (double)BT;
 }
 
+// Tells the hook (if any) that backward stage s is done.
+static void grads_ready(const model *m, size_t s) {
+    if (m->grad_hook) m->grad_hook->ready(m->grad_hook->ctx, s);
+}
+
 sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double *loss) {
     const long failures = sx_alloc_failures();   // kernels inside parallel regions report failures only here
     const gemm_workspace *outer = gemm_bind_workspace(&m->gemm_work);
@@ -440,6 +445,7 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     gate_norm_backward(m, k, v.x + k * BT * C, m->norm_f, v.rstd + k * BT, v.dh, gate_saved(m, &v, k), v.scratch);
     rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[m->norm_f], v.rstd + k * BT, v.dh, v.dx, m->g[m->norm_f], false,
                      v.work);
+    grads_ready(m, 0);
     block_shape bs = shape_of(m, &v);
     bs.grad_scale = grad_scale;
     for (size_t l = c->n_layer; l-- > 0;) {
@@ -456,6 +462,7 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
             rmsnorm_backward(BT, C, v.x + k * BT * C, m->p[first], v.rstd + k * BT, v.dh, v.dx, m->g[first], true,
                              v.work);
         }
+        grads_ready(m, c->n_layer - l);
     }
     if (c->smear) {   // v.dx becomes the gradient of the embeddings before smear (v.dh and the scratch are free)
         parallel_fill(v.dh, v.dx, BT * C);
@@ -467,6 +474,7 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
         const int32_t *row = buf + 3 * BT;   // bigram_batch's rows and patterns from the forward
         bigram_backward(BT, C, c->bigram_signs, row, row + BT, v.dx, m->g[m->bigram]);
     }
+    grads_ready(m, c->n_layer + 1);
     gemm_bind_workspace(outer);
     return loss;
 }
@@ -522,6 +530,30 @@ json_t *model_moe_stats_json(const model *m) {
 }
 
 void model_zero_grad(model *m) { parallel_fill(m->grads, NULL, m->table.total); }
+
+// Appends the tensors [first, first + n) to order at *k.
+static void list_tensors(size_t first, size_t n, size_t *order, size_t *k) {
+    for (size_t i = 0; i < n; i++) order[(*k)++] = first + i;
+}
+
+void model_grad_stages(const model *m, size_t *order, size_t *stage_end) {
+    const model_config *c = &m->cfg;
+    const size_t L = c->n_layer, gates = c->gnorm_rank ? 2 : 0;   // tensors per GatedNorm site
+    size_t k = 0;
+    if (c->untied) list_tensors(m->head, 1, order, &k);
+    list_tensors(m->norm_f, 1, order, &k);
+    list_tensors(m->gnorm + 2 * (2 * L), gates, order, &k);
+    stage_end[0] = k;
+    for (size_t l = L; l-- > 0;) {
+        list_tensors(m->layer_first[l], 2 + m->mixer_tensors + m->ffn_tensors, order, &k);
+        list_tensors(m->gnorm + 2 * (2 * l), 2 * gates, order, &k);
+        stage_end[L - l] = k;
+    }
+    list_tensors(0, m->layer_first[0], order, &k);   // written by every layer, or after them
+    stage_end[L + 1] = k;
+    SX_CHECK(k == m->table.n, "model_grad_stages: list a new tensor in its backward stage");
+}
+
 
 void model_param_refs(const model *m, param_ref *refs) {
     for (size_t i = 0; i < m->table.n; i++) {

@@ -14,6 +14,15 @@
 // RMSNorm epsilon of the layer inputs and the final norm (training and decode).
 #define MODEL_NORM_EPS 1e-5f
 
+// Gradients final before the backward ends, so that a caller can start sending them (their sum over ranks)
+// while the backward goes on. model_grad_stages gives the stages' order; during model_loss_and_grad, with
+// m->grad_hook set, ready(ctx, s) is called on the calling thread, between kernels, when stage s is done:
+// from then on the gradients of tensors order[0 .. stage_end[s]) get no more writes in this pass.
+typedef struct {
+    void *ctx;
+    void (*ready)(void *ctx, size_t stage);
+} model_grad_hook;
+
 typedef struct {
     model_config cfg;
     param_table table;
@@ -52,6 +61,7 @@ typedef struct {
     const int32_t *prefix;
     float extra_w[XENT_MAX_EXTRA];
     double extra_loss;
+    const model_grad_hook *grad_hook;   // NULL (default): nothing is told
 } model;
 
 // The attention mixer module of a config (model.c's table).
@@ -113,6 +123,12 @@ void model_after_step(model *m);
 // {"moe_load": [[fraction of routed tokens per expert] per layer], "moe_max_load": [max/mean per layer]}.
 json_t *model_moe_stats_json(const model *m);
 void model_zero_grad(model *m);
+// The backward's stages (model_grad_hook): fills order (m->table.n tensor indices, each once) and stage_end
+// (MODEL_GRAD_STAGES(m) cumulative counts; the last is m->table.n). Stage 0: the untied head, final norm and
+// its GatedNorm; then one stage per layer, last layer first (its tensors and GatedNorms); last, the tensors
+// every layer may write (embeddings, value embeddings, smear, DC-MHA), final only when the backward ends.
+#define MODEL_GRAD_STAGES(m) ((m)->cfg.n_layer + 2)
+void model_grad_stages(const model *m, size_t *order, size_t *stage_end);
 // Optimizer view of the tensors: refs has m->table.n entries (allocated by the caller).
 void model_param_refs(const model *m, param_ref *refs);
 // Parameter counts: all tensors, and without the embeddings (token, bigram, value) and (untied) head. For MoE the active count

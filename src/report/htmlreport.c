@@ -8,6 +8,7 @@
 #include "scale/forecast.h"
 #include "report/htmlreport.h"
 #include "report/plots.h"
+#include "scale/taskcast.h"
 #include "runs/rundir.h"
 #include "report/svgplot.h"
 
@@ -182,7 +183,11 @@ sx_status htmlreport_run(FILE *f, const char *run_dir, json_t *fc, json_t *fit) 
     sx_status st = rundir_read(run_dir, &run);
     if (st) { rundir_free(&run); return st; }
     json_t *report = NULL;
-    if (fc && (st = forecast_check_run(fc, run_dir, &report))) { rundir_free(&run); return st; }
+    if (fc && ((st = forecast_check_run(fc, run_dir, &report)) || (st = taskcast_check_into(fc, run_dir, report, NULL)))) {
+        json_decref(report);
+        rundir_free(&run);
+        return st;
+    }
     head(f, "run", run_dir);
     const char *sched = json_string_value(json_object_get(json_object_get(run.config, "schedule"), "spec"));
     double last_val = run.n_evals ? run.evals[run.n_evals - 1].val_loss : NAN;
@@ -198,6 +203,14 @@ sx_status htmlreport_run(FILE *f, const char *run_dir, json_t *fc, json_t *fit) 
     if (!st && fc) {
         fprintf(f, "<figure>");
         st = plots_forecast(f, fit, fc, report);
+        fprintf(f, "</figure>\n");
+    }
+    const char *task;
+    json_t *forecast_task;
+    json_object_foreach(fc ? json_object_get(fc, "tasks") : NULL, task, forecast_task) {   // each task the hero was forecast on
+        if (st) break;
+        fprintf(f, "<figure>");
+        st = plots_task(f, fc, report, task);
         fprintf(f, "</figure>\n");
     }
     fprintf(f, "</section>\n");

@@ -1,7 +1,8 @@
 // htmlreport: one self-contained HTML page (inline CSS and SVG, no script, nothing fetched) that a person
 // opens in a browser: for a ladder, its runs' status, the fitted laws with bootstrap intervals, the rung
 // curves and the spec; for a run, its curves, the check against its forecast (plot and verification table,
-// points outside the band marked) and its resolved configuration.
+// points outside the band marked; a plot per task the forecast holds, its measured accuracies against the
+// chained forecast) and its resolved configuration.
 // Elements carry ids a test can find: "summary", "plots", "status", "laws", "verification", "config".
 // Not responsible for training, fitting or forecasting: it reads their documents.
 #ifndef SEXTANT_REPORT_HTMLREPORT_H

@@ -104,11 +104,79 @@ sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
     return finish(f, &c, title, "training FLOPs", "validation loss (nats/token)", ok);
 }
 
-sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report) {
+// Opens path for a plot; close_plot closes it and folds a failed close into st.
+static FILE *open_plot(const char *path, sx_status *st) {
     FILE *f = fopen(path, "w");
-    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot create", path);
-    sx_status st = plots_forecast(f, fit, fc, report);
+    *st = f ? SX_OK : sx_fail(SX_ERR_IO, "%s: cannot create", path);
+    return f;
+}
+
+static sx_status close_plot(FILE *f, const char *path, sx_status st) {
     if (fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
+    return st;
+}
+
+sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report) {
+    sx_status st;
+    FILE *f = open_plot(path, &st);
+    return f ? close_plot(f, path, plots_forecast(f, fit, fc, report)) : st;
+}
+
+sx_status plots_task(FILE *f, json_t *fc, json_t *report, const char *task) {
+    json_t *t = json_object_get(json_object_get(fc, "tasks"), task), *pts = json_object_get(t, "points");
+    if (!t) return sx_fail(SX_ERR_ARG, "the forecast has no task %s", task);
+    json_t *rows = json_object_get(json_object_get(json_object_get(report, "tasks"), task), "rows");
+    json_t *hero = json_object_get(fc, "hero");
+    double C = num(hero, "flops");
+    size_t P = json_array_size(pts), O = json_array_size(rows);
+    chart c = {0};
+    double *x = take(&c, P), *y = take(&c, P), *lo = take(&c, P), *hi = take(&c, P);
+    bool ok = x && y && lo && hi;
+    for (size_t i = 0; ok && i < P; i++) {   // in percent, as the check prints them
+        json_t *e = json_array_get(pts, i);
+        x[i] = C * num(e, "frac");
+        y[i] = 100 * num(e, "acc");
+        lo[i] = 100 * num(e, "lo");
+        hi[i] = 100 * num(e, "hi");
+    }
+    bool law = !strcmp(str(t, "status"), "informative");
+    snprintf(c.labels[c.n], sizeof c.labels[0], "hero forecast (%s%s, 95%% band)", law ? "accuracy law " : "no law: ",
+             law ? str(t, "form") : str(t, "status"));
+    if (ok) c.s[c.n] = (svg_series){.label = c.labels[c.n], .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728", .dashed = true};
+    c.n += ok;
+    if (ok && O) {
+        double *ox = take(&c, O), *oy = take(&c, O);
+        bool *out = sx_calloc_n(O, sizeof *out, "plots out");
+        if (out) c.blocks[c.n_blocks++] = out;
+        ok = ox && oy && out;
+        for (size_t i = 0; ok && i < O; i++) {
+            json_t *e = json_array_get(rows, i);
+            ox[i] = C * num(e, "frac");
+            oy[i] = 100 * num(e, "observed");
+            out[i] = !json_is_true(json_object_get(e, "inside"));
+        }
+        if (ok) c.s[c.n++] = (svg_series){.label = "hero measured", .x = ox, .y = oy, .flagged = out, .n = O, .color = "#000",
+                                          .markers = true};
+    }
+    char title[512], y_label[160];
+    snprintf(title, sizeof title, "Task %s: hero %s%s chained forecast (ladder -> task loss -> accuracy)", task,
+             str(hero, "model"), O ? " measured vs its" : "");
+    snprintf(y_label, sizeof y_label, "%s accuracy (%%, %.0f items)", task, num(t, "items"));
+    return finish(f, &c, title, "training FLOPs", y_label, ok);
+}
+
+sx_status plots_tasks_write(const char *path, json_t *fc, json_t *report) {
+    const char *name, *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+    json_t *t;
+    sx_status st = SX_OK;
+    json_object_foreach(json_object_get(fc, "tasks"), name, t) {
+        char file[4200];
+        snprintf(file, sizeof file, "%.*s-task-%s.svg", (int)stem, path, name);
+        FILE *f = open_plot(file, &st);
+        if (f) st = close_plot(f, file, plots_task(f, fc, report, name));
+        if (st) break;
+    }
     return st;
 }
 
@@ -158,11 +226,9 @@ sx_status plots_backtest(FILE *f, json_t *report) {
 }
 
 sx_status plots_backtest_write(const char *path, json_t *report) {
-    FILE *f = fopen(path, "w");
-    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot create", path);
-    sx_status st = plots_backtest(f, report);
-    if (fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
-    return st;
+    sx_status st;
+    FILE *f = open_plot(path, &st);
+    return f ? close_plot(f, path, plots_backtest(f, report)) : st;
 }
 
 sx_status plots_ladder(FILE *f, json_t *fit) {

@@ -1,6 +1,7 @@
 // plots: the standard charts of sextant's documents, drawn with svgplot, each titled with what it shows
 // (ladder, run, schedules): a curve ladder's backtest, the forecast (ladder rungs, the hero's forecast band, the observed run with its
-// out-of-band points ringed), a ladder's rung curves with its final-loss law, and a run's own curves.
+// out-of-band points ringed), the hero's task accuracies against their chained forecast, a ladder's rung curves with its
+// final-loss law, and a run's own curves.
 // Used by `forecast --plot`, `backtest --plot` (files) and `report` (inline in HTML). Not responsible for computing any of
 // the numbers: they come from fit.json, forecast.json, a check report or a run directory.
 #ifndef SEXTANT_REPORT_PLOTS_H
@@ -25,6 +26,14 @@ sx_status plots_backtest_write(const char *path, json_t *report);
 // A run's training loss (at most ~500 points) and its validation evaluations against tokens seen.
 // name labels the run (usually its directory).
 sx_status plots_run(FILE *f, const char *name, const rundir_run *run);
+// One task's accuracy forecast for the hero (forecast.json's "tasks"[task]: the chained forecast at every
+// evaluated fraction with its band) against training FLOPs, and, when report holds the task's check
+// (report["tasks"], taskcast_check_into), the hero's measured accuracies, those outside the band ringed.
+// SX_ERR_ARG when the forecast has no such task.
+sx_status plots_task(FILE *f, json_t *fc, json_t *report, const char *task);
+// plots_task for every task of the forecast, each to its own file beside path: "dir/x.svg" gives
+// "dir/x-task-NAME.svg". Nothing when the forecast has no tasks.
+sx_status plots_tasks_write(const char *path, json_t *fc, json_t *report);
 // Final loss vs compute of every variant of a comparison (compare_ladders' report, scale/compare.h) with
 // its fitted law extended to the target compute, written to path.
 sx_status plots_compare(const char *path, json_t *report);

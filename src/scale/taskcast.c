@@ -229,7 +229,7 @@ sx_status taskcast_check_into(json_t *forecast, const char *run_dir, json_t *rep
     json_t *tasks = NULL;
     sx_status st = taskcast_check(forecast, run_dir, &tasks);
     if (!st && json_object_size(tasks)) {
-        taskcast_print_check(out, tasks);
+        if (out) taskcast_print_check(out, tasks);
         json_object_set(report, "tasks", tasks);
     }
     json_decref(tasks);

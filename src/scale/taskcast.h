@@ -26,8 +26,8 @@ sx_status taskcast_forecast(json_t *fit_tasks, const hero_spec *hero, json_t **o
 // After a loss check (forecast_check_run): the run's task accuracies against forecast.json's "tasks", printed
 // to out and attached to the loss report as "tasks": {name: {"points", "mean_abs_err_points",
 // "max_abs_err_points", "final_err_points", "inside_band_frac", "mean_band_halfwidth_points", "rows"}}, the
-// error in points being forecast - observed. Nothing when the forecast has no tasks. Used by `forecast
-// --check` and `train --forecast`.
+// error in points being forecast - observed (out NULL: attached, not printed). Nothing when the forecast has
+// no tasks. Used by `forecast --check`, `train --forecast` and the run's HTML report.
 sx_status taskcast_check_into(json_t *forecast, const char *run_dir, json_t *report, FILE *out);
 
 #endif

@@ -64,6 +64,9 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"forecast", FLAG_STR, &o->forecast, "", "forecast.json to verify against while training"},
         {"peak-gflops", FLAG_DOUBLE, &o->peak_gflops, "0", "peak for MFU (0: this machine's fp32/bf16 peak)"},
         {"quiet", FLAG_BOOL, &o->quiet, "false", "no progress line"},
+        {"bucket-mb", FLAG_DOUBLE, &o->bucket_mb, "4", "under mpirun: gradients are summed over the ranks in buckets "
+                                                      "of this many MiB, each started during the backward as soon as "
+                                                      "it is final (0: one all-reduce after the backward)"},
         {"on-spike", FLAG_STR, &o->on_spike, "stop", "on a non-finite or spiking loss: stop, or rollback to the last checkpoint and skip the batch"},
         {"spike-threshold", FLAG_DOUBLE, &o->spike_threshold, "0", "a loss above X times its running average is a spike (0: off)"},
         {"mtp", FLAG_INT, &o->mtp, "0", "multi-token prediction: each position also predicts the tokens 1..K further "

@@ -81,6 +81,8 @@ typedef struct {
                                 // check as eval_hook: train_run itself does not read it)
     double peak_gflops;         // for MFU; 0 = the machine's default for the dtype
     bool quiet;                 // no progress line
+    double bucket_mb;           // under mpirun: MiB of gradients per all-reduce bucket, started during the
+                                // backward (0: one blocking all-reduce after it; train/grad_sync.h)
     const char *on_spike;       // "stop" or "rollback" (to the last checkpoint, skipping the bad batches) when
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)

@@ -56,10 +56,11 @@ sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_ste
     return SX_OK;
 }
 
-// Flags that change how a run is watched, not what it trains: they may differ on resume.
+// Flags that change how a run is watched or communicates, not what it trains: they may differ on resume.
 static const char *const free_flags[] = {
     "out", "resume", "threads", "quiet", "eval-every", "eval-at", "eval-batches", "eval-tasks", "eval-task-items", "eval-tasks-val", "ckpt-every", "save-at",
     "forecast", "peak-gflops", "on-spike", "spike-threshold", "branch-from", "override", "resume-or-start",
+    "bucket-mb",
 };
 
 static bool listed(const char *key, const char *const *list, size_t n) {

@@ -19,6 +19,7 @@
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/extra_targets.h"
+#include "train/grad_sync.h"
 #include "train/progress.h"
 #include "train/runlog.h"
 #include "train/train.h"
@@ -73,6 +74,7 @@ typedef struct {
     bool dist, stop, check_every_step;
     size_t row0, rows;
     float share;
+    grad_sync sync;             // the gradients' sum over ranks, overlapped with the backward (--bucket-mb)
     double comm_s;
     long fault_step;
     int fault_signal;
@@ -326,6 +328,9 @@ static sx_status setup(run *r) {
     if (!o->out || !*o->out) return sx_fail(SX_ERR_ARG, "--out: a run directory is required");
     if (o->on_spike && strcmp(o->on_spike, "stop") && strcmp(o->on_spike, "rollback"))
         return sx_fail(SX_ERR_ARG, "--on-spike must be stop or rollback, not '%s'", o->on_spike);
+    if (!(o->bucket_mb >= 0 && o->bucket_mb <= 1e6))
+        return sx_fail(SX_ERR_ARG, "--bucket-mb must be 0 (one all-reduce after the backward) or a size in MiB up "
+                       "to 1e6, not %g", o->bucket_mb);
     if (!(o->spike_threshold == 0 || o->spike_threshold > 1))
         return sx_fail(SX_ERR_ARG, "--spike-threshold must be 0 (off) or a factor above 1, not %g", o->spike_threshold);
     read_test_hooks(r);
@@ -370,6 +375,8 @@ static sx_status setup(run *r) {
     if ((st = model_init(&r->m, &cfg)) || (st = extra_targets_attach(&r->extra, &r->m)) ||
         (st = model_reserve(&r->m, r->rows, r->T)))
         return st;
+    size_t bucket = o->bucket_mb > 0 ? (size_t)fmax(1, o->bucket_mb * (1 << 20) / sizeof(float)) : 0;
+    if (r->dist && (st = grad_sync_init(&r->sync, &r->m, bucket))) return st;
     if (o->init_by_name) model_init_weights_by_name(&r->m, (uint64_t)o->seed);
     else model_init_weights(&r->m, (uint64_t)o->seed);
     // A hyperball keeps each matrix at its initial norm, so none may start at zero (docs/MODEL.md "Optimizers").
@@ -458,6 +465,7 @@ static void teardown(run *r) {
     if (r->lock_fd >= 0) close(r->lock_fd);
     runlog_close(&r->log);
     optimizer_free(&r->opt);
+    grad_sync_free(&r->sync);
     model_free(&r->m);
     extra_targets_free(&r->extra);
     batch_source_close(r->train);
@@ -525,7 +533,7 @@ static sx_status reduce_step(run *r, double *loss, double *extra) {
     r->stop = stop_requested;
     if (!r->dist) return SX_OK;
     double t0 = runlog_now(), v[3] = {*loss, r->stop, *extra};
-    sx_status st = dist_allreduce_sum(r->m.grads, r->m.table.total);
+    sx_status st = grad_sync_finish(&r->sync);
     if (!st && r->m.n_stats) st = dist_allreduce_sum(r->m.stats_acc, r->m.cfg.n_layer * r->m.n_stats);
     if (!st) st = dist_allreduce_sum_f64(v, 3);
     r->comm_s = runlog_now() - t0;
@@ -544,12 +552,16 @@ static double train_step(run *r, double lr_mult, double *norm, double *extra, sx
     const long failures = sx_alloc_failures();
     for (long k = 0; k < r->o->grad_accum; k++) {
         if ((*st = batch_source_next(r->train, r->B, r->tokens))) return NAN;
+        if (r->dist && k + 1 == r->o->grad_accum) grad_sync_arm(&r->sync);   // only now are the gradients final
         loss += r->share * model_loss_and_grad(&r->m, my_rows(r), r->share / (float)r->o->grad_accum);
         *extra += r->share * model_extra_loss(&r->m);
     }
     // A kernel that could not allocate its scratch skipped its work: stop before the update (the last
     // checkpoint is intact) rather than call the garbage a numerical failure.
-    if ((*st = dist_agree(sx_alloc_check(failures)))) return NAN;   // every rank stops together
+    if ((*st = dist_agree(sx_alloc_check(failures)))) {   // every rank stops together
+        if (r->dist) grad_sync_finish(&r->sync);            // after the sums in flight
+        return NAN;
+    }
     if ((*st = reduce_step(r, &loss, extra))) return NAN;
     loss /= (double)r->o->grad_accum;
     *extra /= (double)r->o->grad_accum;
@@ -709,6 +721,14 @@ static void print_summary(const run *r) {
                  r->load_ratio_sum / steps, r->load_ratio_worst);
     fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s%s; %s\n",
             r->step, steps, took, tps, r->last_loss, val, load, r->o->out);
+    const grad_sync *g = &r->sync;
+    if (!r->dist || !g->steps) return;
+    char how[160] = "one all-reduce after each backward (--bucket-mb 0)";
+    if (g->n_buckets)
+        snprintf(how, sizeof how, "%zu buckets of %g MiB started during the backward, %.0f%% of the gradients summed "
+                 "by its end", g->n_buckets, r->o->bucket_mb, 100 * g->floats_early / (g->floats_total * (double)g->steps));
+    fprintf(stderr, "sextant train: gradient all-reduce: %.3f s waited after the backward (%.1f%% of the time, "
+            "%.2f ms a step); %s\n", g->wait_s, secs > 0 ? 100 * g->wait_s / secs : 0, 1e3 * g->wait_s / (double)g->steps, how);
 }
 
 static void on_signal(int sig) {
