@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 out=$(SEXTANT="$S" BENCH_THREADS=2 BENCH_CASES="d1-w32-hd16:32" BENCH_DTYPES="fp32 bf16" BENCH_ROUNDS=2 BENCH_STEPS=8 \
       BENCH_WARMUP=2 BENCH_RUNG_CASES="d1-w16-hd16:32" BENCH_RUNG_STEPS=30 \
-      BENCH_SKIP="torch scaling bf16loss gemm fit tok loaded mpi study forecast" bench/run-all "$tmp" 2>&1) ||
+      BENCH_SKIP="torch scaling bf16loss gemm fit tok loaded mpi study forecast decode" bench/run-all "$tmp" 2>&1) ||
     fail "bench/run-all exited with $?"
 echo "$out"
 echo "$out" | grep -q FAILED && fail "a run failed"
@@ -57,6 +57,17 @@ if command -v mpirun >/dev/null 2>&1 && ldd "$S" 2>/dev/null | grep -q libmpi; t
     echo "$mout" | grep -Eq '^mpi overlap .* [0-9.]+ ms/step blocking, [0-9.]+ ms/step with 0.01 MiB buckets .* ms/step hidden' ||
         fail "mpi_bench.sh: no overlap line"
 fi
+
+# The decode benchmark (bench/decode.sh) at toy size on two 2-step models: one line per speculative case (greedy
+# samples identical), one per model for int8.
+"$S" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/dec-t" 2>/dev/null || fail "train target"
+"$S" train --model d1-w16-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/dec-d" 2>/dev/null || fail "train draft"
+dout=$(SEXTANT="$S" BENCH_DECODE_IDS=1 BENCH_DECODE_PROMPT=1,2,3 BENCH_DECODE_K="1 3" BENCH_DECODE_TEMPS="0 1" BENCH_DECODE_NEW=8 \
+       BENCH_DECODE_N=2 BENCH_DECODE_ROUNDS=1 BENCH_DECODE_VAL=none bench/decode.sh "$tmp/dec-t/checkpoint.sxt" "$tmp/dec-d/checkpoint.sxt" 2>&1) || fail "decode.sh exited with $?: $dout"
+echo "$dout"
+[ "$(echo "$dout" | awk '$2 ~ /^[13]$/ && $4 >= 0 && $4 <= 1 && $6 > 0 && $8 ~ /x$/' | wc -l)" -eq 4 ] || fail "decode.sh: expected 4 case lines"
+[ "$(echo "$dout" | awk '$3 == 0 && $9 == "2/2"' | wc -l)" -eq 2 ] || fail "decode.sh: greedy samples not identical"
+[ "$(echo "$dout" | awk 'NF == 5 && $2 > 0 && $3 > 0 && $4 ~ /x$/ && $5 ~ /^(yes|no)$/' | wc -l)" -eq 2 ] || fail "decode.sh: expected 2 int8 lines"
 
 [ $fails -eq 0 ] && echo "bench: all checks passed"
 exit $((fails > 0))

@@ -96,6 +96,25 @@ out=$("$S" sample --checkpoint "$tmp/thr/checkpoint.sxt" --prompt "The President
 echo "$out" | grep -q "is not comma-separated token ids below 64; for a text prompt give --vocab FILE" ||
     fail "no hint to give --vocab: $out"
 
+# sample --draft: speculative decoding with a smaller model of the same vocabulary prints the same greedy text as
+# plain sampling, with its acceptance and speed against plain decoding; a draft with another vocabulary is refused.
+"$S" train --model d1-w16-hd16 --train "$tmp/tok/t.shard" --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/smd" 2>/dev/null ||
+    fail "train the draft"
+plain=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The President" --max-new 12 --temperature 0) ||
+    fail "plain greedy sample"
+spec=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The President" --max-new 12 --temperature 0 \
+       --draft "$tmp/smd/checkpoint.sxt" --draft-k 3 --vs-plain 2>"$tmp/spec.err") || fail "sample --draft: $(cat "$tmp/spec.err")"
+[ "$spec" = "$plain" ] || fail "speculative greedy text differs from plain: '$spec' vs '$plain'"
+grep -Eq '^speculative: draft .* k 3: [0-9]+ of [0-9]+ examined proposals kept \(acceptance [0-9.]+; [0-9]+ proposed\), [0-9.]+ tokens per target forward, 12 tokens in ' "$tmp/spec.err" ||
+    fail "no acceptance line: $(cat "$tmp/spec.err")"
+grep -Eq '^plain: 12 tokens in .* speculative/plain [0-9.]+x \(greedy\); 1 of 1 samples identical$' "$tmp/spec.err" ||
+    fail "no comparison line: $(cat "$tmp/spec.err")"
+out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The" --draft "$tmp/thr/checkpoint.sxt" 2>&1) &&
+    fail "a draft with another vocabulary was accepted"
+echo "$out" | grep -q "the draft model's vocabulary has 64 tokens, the target's 300" || fail "vocabulary mismatch not named: $out"
+out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "1" --ids --vs-plain 2>&1) && fail "--vs-plain without --draft"
+echo "$out" | grep -q "give --draft CKPT" || fail "--vs-plain without --draft: $out"
+
 # Silent surprises and messages that say what to do (issue 23, items 4 and 5).
 # expect MESSAGE CMD...: the command fails and says MESSAGE.
 expect() {

@@ -4,7 +4,11 @@
 // the training shard whose hash the shard names), the prompt is encoded after an end-of-text token (as every
 // document starts in a shard) and the prompt and samples print as text; with the task's byte vocabulary
 // (257) as bytes; otherwise, or with --ids, as comma-separated token ids. One sample per line unless
-// --verbose, which adds a header line per sample and the decoding statistics.
+// --verbose, which adds a header line per sample and the decoding statistics. With --draft CKPT (a smaller
+// model with the same vocabulary, e.g. a lower rung of the same ladder) the samples are decoded one after
+// another by speculative decoding (infer/speculative) and the acceptance rate and tokens/s are printed;
+// --vs-plain also decodes them plainly and prints the speed-up (and, greedy, whether the tokens agree).
+// --int8 decodes with int8 weights (model/quant: per-channel scales), the draft's too.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +19,9 @@
 #include "core/flags.h"
 #include "data/shard.h"
 #include "infer/generate.h"
+#include "infer/speculative.h"
 #include "infer/task_arith.h"
+#include "model/quant.h"
 #include "tok/vocab_io.h"
 #include "train/checkpoint.h"
 
@@ -64,15 +70,84 @@ static sx_status parse_ids(const char *text, size_t vocab, int32_t *ids, size_t 
     return SX_OK;
 }
 
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// The n samples by speculative decoding, one after another, into *out (as generate_samples makes them);
+// prints the acceptance and speed, and with vs_plain the same samples decoded plainly for comparison.
+static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const int32_t *prompt, size_t np, size_t n,
+                           const gen_config *g, uint64_t seed, bool vs_plain, bool int8, gen_stream **out) {
+    model dm = {0};
+    decoder dd = {0};
+    sx_status st = checkpoint_open_model(draft_path, &dm);
+    if (!st && int8) st = model_quantize_int8(&dm);
+    if (!st) st = decoder_init(&dd, &dm, dt->max_ctx);
+    *out = st ? NULL : sx_calloc_n(n, sizeof **out, "cmd_sample spec");
+    if (!st && !*out) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    spec_config sc = {.gen = *g, .k = k};
+    rng_state rng;
+    rng_seed(&rng, seed);
+    // One untimed prefill through each model first: the first forwards of a process pay for page faults
+    // and the GEMM path's setup, which would count against whichever decoding ran first.
+    for (decoder *d = dt; d && !st && vs_plain; d = d == dt ? &dd : NULL) {
+        int w = kvcache_new_seq(&d->cache);
+        st = w < 0 ? SX_ERR_NOMEM : decoder_forward(d, 1, &w, prompt, NULL);
+        if (w >= 0) kvcache_release(&d->cache, w);
+    }
+    size_t tokens = 0, proposed = 0, accepted = 0, rejected = 0, rounds = 0;
+    double t0 = wall_s();
+    for (size_t i = 0; i < n && !st; i++) {
+        spec_result r;
+        st = spec_generate(dt, &dd, prompt, np, &sc, &rng, &r);
+        if (st) break;
+        (*out)[i] = (gen_stream){.tok = r.tok, .len = r.len, .cap = r.len, .stopped = r.stopped, .full = r.full};
+        tokens += r.len, proposed += r.proposed, accepted += r.accepted, rejected += r.rejected, rounds += r.rounds;
+    }
+    double secs = wall_s() - t0;
+    if (!st)
+        fprintf(stderr, "speculative: draft %s (%zu params), k %zu: %zu of %zu examined proposals kept (acceptance %.3f; "
+                "%zu proposed), %.2f tokens per target forward, %zu tokens in %.3f s = %.1f tokens/s\n", draft_path,
+                model_param_count(&dm), k, accepted, accepted + rejected,
+                accepted + rejected ? (double)accepted / (double)(accepted + rejected) : 0, proposed,
+                rounds ? (double)tokens / (double)rounds : 0, tokens, secs, (double)tokens / secs);
+    if (!st && vs_plain) {   // the same samples decoded plainly, one stream at a time like the speculative ones
+        rng_seed(&rng, seed);
+        size_t plain_tokens = 0, same = 0;
+        double p0 = wall_s();
+        for (size_t i = 0; i < n && !st; i++) {
+            gen_stream *s = NULL;
+            st = generate_samples(dt, prompt, np, 1, g, &rng, &s);
+            if (!st) {
+                plain_tokens += s->len;
+                same += s->len == (*out)[i].len && !memcmp(s->tok, (*out)[i].tok, s->len * sizeof *s->tok);
+            }
+            gen_streams_free(dt, s, st ? 0 : 1);
+        }
+        double plain_s = wall_s() - p0;
+        if (!st)
+            fprintf(stderr, "plain: %zu tokens in %.3f s = %.1f tokens/s; speculative/plain %.2fx%s%zu of %zu samples "
+                    "identical\n", plain_tokens, plain_s, (double)plain_tokens / plain_s,
+                    ((double)tokens / secs) / ((double)plain_tokens / plain_s), g->sampler.temperature > 0 ?
+                    " (sampled: different draws of the same law); " : " (greedy); ", same, n);
+    }
+    if (st && *out) { gen_streams_free(dt, *out, n); *out = NULL; }
+    decoder_free(&dd);
+    model_free(&dm);
+    return st;
+}
+
 int cmd_sample(int argc, char **argv) {
     static const flags_command cmd = {
         "sample --checkpoint CKPT --prompt TEXT [flags]",
         "Generates samples with the KV-cache decoder; with a BPE vocabulary each line is the prompt and its continuation.",
         0, 0, NULL};
-    const char *ckpt, *prompt, *stop, *vocab_path;
-    long n, max_new, top_k, seed, ctx;
+    const char *ckpt, *prompt, *stop, *vocab_path, *draft;
+    long n, max_new, top_k, seed, ctx, draft_k;
     double temperature, top_p;
-    bool ids, verbose;
+    bool ids, verbose, vs_plain, int8;
     const flag_def flags[] = {
         {"checkpoint", FLAG_STR, &ckpt, "", "checkpoint.sxt to load"},
         {"prompt", FLAG_STR, &prompt, "", "prompt text (\\n allowed), or token ids with --ids"},
@@ -87,6 +162,10 @@ int cmd_sample(int argc, char **argv) {
         {"stop", FLAG_STR, &stop, "", "comma-separated stop token ids (the end-of-text id of byte models is always one)"},
         {"seed", FLAG_INT, &seed, "1", "sampling seed"},
         {"ctx", FLAG_INT, &ctx, "512", "context positions per sequence"},
+        {"draft", FLAG_STR, &draft, "", "speculative decoding with this checkpoint as the draft (same vocabulary, smaller)"},
+        {"draft-k", FLAG_INT, &draft_k, "4", "draft tokens proposed per target forward (with --draft)"},
+        {"vs-plain", FLAG_BOOL, &vs_plain, "false", "with --draft: also decode plainly and print the speed-up"},
+        {"int8", FLAG_BOOL, &int8, "false", "int8 weights (per-channel scales) for the model and the draft"},
     };
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
@@ -94,9 +173,12 @@ int cmd_sample(int argc, char **argv) {
     if (!st && !*ckpt) st = sx_fail(SX_ERR_ARG, "--checkpoint is required");
     if (!st && (n < 1 || max_new < 1 || ctx < 2 || top_k < 0 || temperature < 0 || top_p <= 0 || top_p > 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");
+    if (!st && *draft && (draft_k < 1 || draft_k > 64)) st = sx_fail(SX_ERR_ARG, "--draft-k must be 1..64, not %ld", draft_k);
+    if (!st && !*draft && vs_plain) st = sx_fail(SX_ERR_ARG, "--vs-plain compares speculative decoding: give --draft CKPT");
     model m = {0};
     if (!st) st = checkpoint_open_model(ckpt, &m);
-    if (st) return cli_report("sample", st);
+    if (!st && int8) st = model_quantize_int8(&m);
+    if (st) { model_free(&m); return cli_report("sample", st); }
     size_t vocab = m.cfg.vocab;
     bool bytes = !ids && vocab == ARITH_VOCAB;
     bpe_vocab *tok = NULL;
@@ -107,6 +189,7 @@ int cmd_sample(int argc, char **argv) {
     if (!st && tok) st = bpe_encode(tok, (const uint8_t *)prompt, strlen(prompt), false, &enc);
     size_t cap = strlen(prompt) + enc.n + 2, np = 0, nstop = 0;
     int32_t *ptok = sx_alloc(cap * sizeof *ptok, "cmd_sample ptok"), stops[64];
+    if (!st && !ptok) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st && bytes) {
         ptok[np++] = ARITH_EOT;
         for (const char *s = prompt; *s; s++) {
@@ -130,8 +213,13 @@ int cmd_sample(int argc, char **argv) {
     rng_seed(&rng, (uint64_t)seed);
     gen_stream *s = NULL;
     clock_t t0 = clock();
-    if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
-    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    double w0 = wall_s();
+    if (!st && *draft)
+        st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, int8, &s);
+    else if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC, wall = wall_s() - w0;
+    size_t generated = 0;
+    for (long i = 0; i < n && !st; i++) generated += s[i].len;
     for (long i = 0; i < n && !st; i++) {
         if (verbose) printf("--- sample %ld (%zu tokens%s)\n", i, s[i].len, s[i].stopped ? ", stopped" : "");
         size_t len = s[i].len;
@@ -156,9 +244,10 @@ int cmd_sample(int argc, char **argv) {
         }
         if (!bytes || (len && s[i].tok[len - 1] != '\n')) putchar('\n');
     }
-    if (!st && verbose)
-        fprintf(stderr, "%zu positions decoded (%zu prompt, prefilled once), %.3g GFLOP, %.2f s CPU\n", d.tokens, np,
-                d.flops / 1e9, secs);
+    if (!st && verbose && !*draft)
+        fprintf(stderr, "%zu positions decoded (%zu prompt, prefilled once), %.3g GFLOP, %.2f s CPU, %.3f s wall: %.1f "
+                "generated tokens/s%s\n", d.tokens, np, d.flops / 1e9, secs, wall, (double)generated / wall,
+                int8 ? " (int8 weights)" : "");
     gen_streams_free(&d, s, st ? 0 : (size_t)n);
     decoder_free(&d);
     model_free(&m);

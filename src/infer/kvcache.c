@@ -85,6 +85,13 @@ size_t kvcache_append(kvcache *kv, int seq, int32_t tok) {
     return s->base + s->len++;
 }
 
+void kvcache_truncate(kvcache *kv, int seq, size_t len) {
+    kv_segment *s = &kv->seg[seq];
+    SX_CHECK(s->refs == 1, "truncate a sequence no fork reads (release its forks first)");
+    SX_CHECK(len >= s->base && len <= s->base + s->len, "truncate within the sequence's own positions");
+    s->len = len - s->base;
+}
+
 int32_t kvcache_token(const kvcache *kv, int seq, size_t pos) {
     SX_CHECK(pos < kvcache_len(kv, seq), "the position lies within the sequence");
     while (pos < kv->seg[seq].base) seq = kv->seg[seq].parent;

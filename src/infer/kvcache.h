@@ -41,6 +41,9 @@ size_t kvcache_len(const kvcache *kv, int seq);
 // Appends one position holding token tok to seq and returns its absolute index; the caller fills its row in
 // every layer via kvcache_row. Returns (size_t)-1 when out of memory.
 size_t kvcache_append(kvcache *kv, int seq, int32_t tok);
+// Drops seq's positions from len on (a speculative decoder's rejected proposals): their rows are reused by the
+// next appends. len must not reach below seq's own first position, and no live fork may read seq.
+void kvcache_truncate(kvcache *kv, int seq, size_t len);
 // The token at absolute position pos < kvcache_len(seq), its own or inherited from an ancestor.
 int32_t kvcache_token(const kvcache *kv, int seq, size_t pos);
 // Row of layer `layer` at absolute position pos, which must be one of seq's own (not inherited) rows.

@@ -39,21 +39,22 @@ void sampler_probs(const sampler_config *c, const float *logits, size_t V, doubl
     for (size_t i = 0; i < keep; i++) probs[r[i].id] /= kept;
 }
 
+int32_t sampler_pick(const double *probs, size_t V, double u) {
+    double acc = 0;
+    for (size_t i = 0; i < V; i++)
+        if (u < (acc += probs[i])) return (int32_t)i;
+    for (size_t i = V; i-- > 0;)   // rounding left u above the last cumulative sum: take the last kept token
+        if (probs[i] > 0) return (int32_t)i;
+    return 0;
+}
+
 int32_t sampler_draw(const sampler_config *c, const float *logits, size_t V, rng_state *rng) {
     if (c->temperature <= 0) return sampler_argmax(logits, V);
     double *probs = sx_alloc(V * sizeof *probs, "sampling probs");
     void *order = sx_alloc(V * SAMPLER_SCRATCH_BYTES, "sampling order");
     if (!probs || !order) { free(probs); free(order); return sampler_argmax(logits, V); }
     sampler_probs(c, logits, V, probs, order);
-    double u = rng_uniform(rng), acc = 0;
-    int32_t tok = -1;
-    for (size_t i = 0; i < V && tok < 0; i++) {
-        acc += probs[i];
-        if (u < acc) tok = (int32_t)i;
-    }
-    if (tok < 0)   // rounding left u above the last cumulative sum: take the last kept token
-        for (size_t i = V; i-- > 0 && tok < 0;)
-            if (probs[i] > 0) tok = (int32_t)i;
+    int32_t tok = sampler_pick(probs, V, rng_uniform(rng));
     free(probs);
     free(order);
     return tok;

@@ -18,6 +18,9 @@ typedef struct {
 // the lower id), at most top_k, stopping once their mass reaches top_p. scratch: V·SAMPLER_SCRATCH_BYTES bytes.
 #define SAMPLER_SCRATCH_BYTES 16
 void sampler_probs(const sampler_config *c, const float *logits, size_t V, double *probs, void *scratch);
+// The token a uniform draw u in [0, 1) picks from probs (V, summing to 1): the first whose cumulative sum
+// exceeds u, or, when rounding leaves u above the last sum, the last token with probability > 0.
+int32_t sampler_pick(const double *probs, size_t V, double u);
 // Draws a token from logits (V) with one uniform draw from rng (none for greedy).
 int32_t sampler_draw(const sampler_config *c, const float *logits, size_t V, rng_state *rng);
 // Index of the largest logit (ties to the lower index).

@@ -13,6 +13,7 @@
 #include "model/dcmha.h"
 #include "model/gatednorm.h"
 #include "model/model.h"
+#include "model/quant.h"
 #include "model/smear.h"
 #include "model/value_embed.h"
 
@@ -132,6 +133,7 @@ static void release_shape(model *m) {
 }
 
 void model_free(model *m) {
+    model_int8_release(m);
     sx_free(m->params);
     release_shape(m);
     free(m->p);

@@ -62,6 +62,11 @@ typedef struct {
     float extra_w[XENT_MAX_EXTRA];
     double extra_loss;
     const model_grad_hook *grad_hook;   // NULL (default): nothing is told
+    // With int8 weights (model_quantize_int8, model/quant.h): the int8 copies of the weight matrices in the
+    // table's order, a scale per row, and their size in bytes; NULL and 0 otherwise.
+    int8_t *q8;
+    float *q8_scale;
+    size_t q8_bytes;
 } model;
 
 // The attention mixer module of a config (model.c's table).

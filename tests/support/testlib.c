@@ -74,3 +74,52 @@ void testlib_bind_gemm_workspace(void) {
     }
     gemm_bind_workspace(&ws);
 }
+
+// Q(a, x) = Γ(a, x) / Γ(a): the series for x < a + 1, else the continued fraction (Lentz), as in Numerical
+// Recipes' gammq; both to relative 1e-14.
+static double gamma_q(double a, double x) {
+    if (x <= 0) return 1;
+    double lead = exp(-x + a * log(x) - lgamma(a));
+    if (x < a + 1) {
+        double term = 1 / a, sum = term;
+        for (int n = 1; n < 10000 && fabs(term) > fabs(sum) * 1e-15; n++) sum += (term *= x / (a + n));
+        return 1 - sum * lead;
+    }
+    double b = x + 1 - a, c = 1 / 1e-300, d = 1 / b, h = d;
+    for (int i = 1; i < 10000; i++) {
+        double an = -i * (i - a);
+        b += 2;
+        d = an * d + b;
+        if (fabs(d) < 1e-300) d = 1e-300;
+        c = b + an / c;
+        if (fabs(c) < 1e-300) c = 1e-300;
+        d = 1 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < 1e-15) break;
+    }
+    return h * lead;
+}
+
+double testlib_chi2_sf(double chi2, double dof) { return gamma_q(dof / 2, chi2 / 2); }
+
+double testlib_chi2_pvalue(const size_t *counts, const double *probs, size_t n_cells, size_t *dof) {
+    // Pearson's χ², cells expecting fewer than 5 draws pooled into one (so the χ² law applies).
+    size_t total = 0, cells = 0, pooled_n = 0;
+    double chi2 = 0, pooled_p = 0;
+    for (size_t i = 0; i < n_cells; i++) total += counts[i];
+    for (size_t i = 0; i < n_cells; i++) {
+        double e = probs[i] * (double)total;
+        if (e < 5) { pooled_n += counts[i]; pooled_p += probs[i]; continue; }
+        chi2 += (counts[i] - e) * (counts[i] - e) / e;
+        cells++;
+    }
+    if (pooled_p > 0 || pooled_n > 0) {
+        double e = pooled_p * (double)total;
+        if (e <= 0) return 0;   // draws where the law has none
+        chi2 += (pooled_n - e) * (pooled_n - e) / e;
+        cells++;
+    }
+    if (dof) *dof = cells - 1;
+    return cells > 1 ? testlib_chi2_sf(chi2, (double)(cells - 1)) : 1;
+}

@@ -19,6 +19,12 @@ double testlib_max_rel_err(const float *got, const float *want, size_t n, double
 bool testlib_arrays_close(const float *got, const float *want, size_t n, double rtol, double atol,
                           const char *file, int line, const char *what);
 
+// P(χ²(dof) > chi2): the p-value of a χ² statistic.
+double testlib_chi2_sf(double chi2, double dof);
+// Pearson's χ² test of counts (n_cells draws per cell) against the law probs (summing to 1): the p-value;
+// cells expecting under 5 draws are pooled. *dof (may be NULL) gets the degrees of freedom used.
+double testlib_chi2_pvalue(const size_t *counts, const double *probs, size_t n_cells, size_t *dof);
+
 #define CHECK(cond) testlib_check((cond), __FILE__, __LINE__, #cond)
 #define CHECK_CLOSE(got, want, rtol, atol) testlib_close((got), (want), (rtol), (atol), __FILE__, __LINE__, #got)
 #define CHECK_ARRAYS_CLOSE(got, want, n, rtol, atol) \
