@@ -563,6 +563,52 @@ static void test_state_roundtrip(void) {
     check_state_roundtrip(OPT_MUONH);
 }
 
+// ZeRO-1's shards: two optimizers over the first two and the last two tensors, each stepped with the norm of
+// all four gradients (clipping active), update the parameters bit for bit as one optimizer over all four, and
+// their states, one after the other, are that optimizer's state (optimizer_state_floats gives the cut).
+static void check_sharded(optimizer_kind kind) {
+    optimizer_config c = test_config(kind);
+    c.clip_norm = 1.0f;   // the random gradients' norm is about 16: every step clips
+    float *data[RT_N], *grad[RT_N], *data2[RT_N], *grad2[RT_N];
+    for (int k = 0; k < RT_N; k++) {
+        size_t n = rt_shapes[k][0] * rt_shapes[k][1];
+        data[k] = randn(n, 1.0f);
+        data2[k] = malloc(n * sizeof(float));
+        memcpy(data2[k], data[k], n * sizeof(float));
+        grad[k] = malloc(n * sizeof(float));
+        grad2[k] = malloc(n * sizeof(float));
+    }
+    param_ref refs[RT_N], refs2[RT_N];
+    rt_make(refs, data, grad);
+    rt_make(refs2, data2, grad2);
+    optimizer whole, shard[2];
+    CHECK(optimizer_init(&whole, &c, refs, RT_N) == SX_OK);
+    CHECK(optimizer_init(&shard[0], &c, refs2, 2) == SX_OK && optimizer_init(&shard[1], &c, refs2 + 2, RT_N - 2) == SX_OK);
+    CHECK(optimizer_state_floats(&c, refs, 2) == shard[0].state_floats);
+    CHECK(optimizer_state_floats(&c, refs, RT_N) == whole.state_floats);
+    for (int s = 0; s < 4; s++) {
+        rt_grads(grad, 200 + s);
+        rt_grads(grad2, 200 + s);
+        double norm = optimizer_step(&whole, 1.0 - 0.1 * s), all = grad_global_norm(refs2, RT_N);
+        CHECK(all == norm && norm > 2 * c.clip_norm);
+        for (int h = 0; h < 2; h++) CHECK(optimizer_step_with_norm(&shard[h], 1.0 - 0.1 * s, all) == norm);
+    }
+    for (int k = 0; k < RT_N; k++)
+        CHECK(memcmp(data[k], data2[k], rt_shapes[k][0] * rt_shapes[k][1] * sizeof(float)) == 0);
+    CHECK(shard[0].state_floats + shard[1].state_floats == whole.state_floats);
+    CHECK(memcmp(whole.state, shard[0].state, shard[0].state_floats * sizeof(float)) == 0);
+    CHECK(memcmp(whole.state + shard[0].state_floats, shard[1].state, shard[1].state_floats * sizeof(float)) == 0);
+    CHECK(shard[0].t == 4 && shard[1].t == 4 && whole.t == 4);
+    optimizer_free(&whole), optimizer_free(&shard[0]), optimizer_free(&shard[1]);
+    for (int k = 0; k < RT_N; k++) free(data[k]), free(grad[k]), free(data2[k]), free(grad2[k]);
+}
+
+static void test_sharded(void) {
+    check_sharded(OPT_ADAMW);
+    check_sharded(OPT_MUON);
+    check_sharded(OPT_MUONH);
+}
+
 // Bad settings are reported with the setting's name.
 static void test_config_errors(void) {
     optimizer_config c;
@@ -612,6 +658,7 @@ int main(void) {
     TEST_RUN(test_hyperball_zero_matrix);
     TEST_RUN(test_torch_fixture);
     TEST_RUN(test_state_roundtrip);
+    TEST_RUN(test_sharded);
     TEST_RUN(test_config_errors);
     return testlib_finish("optim");
 }

@@ -103,12 +103,19 @@ static void test_compute_optimal(void) {
     // 8 problems, 2 strategies, 2 bins: strategy 1 is better in bin 0, strategy 0 in bin 1.
     double acc[16] = {0, 1, 0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 1, 0};
     size_t bin[8] = {0, 0, 0, 0, 1, 1, 1, 1}, choice[2];
-    CHECK_CLOSE(ttc_compute_optimal(acc, bin, 8, 2, 2, choice), 1.0, 0, 1e-12);
+    CHECK_CLOSE(ttc_compute_optimal(acc, NULL, bin, 8, 2, 2, choice), 1.0, 0, 1e-12);
     CHECK(choice[0] == 1 && choice[1] == 0);
     // A strategy that wins only on the even fold does not transfer: CV accuracy 0.5, not 1.
     double acc2[8] = {1, 0, 0, 1, 1, 0, 0, 1};
     size_t one[4] = {0, 0, 0, 0};
-    CHECK_CLOSE(ttc_compute_optimal(acc2, one, 4, 2, 1, NULL), 0.0, 0, 1e-12);
+    CHECK_CLOSE(ttc_compute_optimal(acc2, NULL, one, 4, 2, 1, NULL), 0.0, 0, 1e-12);
+    // At a FLOP budget: strategy 1 costs 2, so a budget of 1 leaves strategy 0 alone (right only in bin 1).
+    double cost[2] = {1, 2};
+    bool allowed[2];
+    CHECK_CLOSE(ttc_compute_optimal_at(acc, cost, 1.0, bin, 8, 2, 2, allowed), 0.5, 0, 1e-12);
+    CHECK(allowed[0] && !allowed[1]);
+    CHECK_CLOSE(ttc_compute_optimal_at(acc, cost, 2.0, bin, 8, 2, 2, allowed), 1.0, 0, 1e-12);
+    CHECK(isnan(ttc_compute_optimal_at(acc, cost, 0.5, bin, 8, 2, 2, allowed)));
     double d[6] = {0.5, 0.1, 0.9, 0.3, 0.7, 0.2};
     size_t b[6];
     ttc_bin_quantiles(d, 6, 3, b);

@@ -193,8 +193,9 @@ static void test_mc_step_labels(void) {
     CHECK(mc_step_labels(toy_rollout, &t, &p, ref, 4, &r, lab, 2, &n, NULL) == SX_OK && n == 2);
 }
 
-// The features a value head reads are the LM head's input: logits = features · head weights, row for row;
-// a head trained on another trunk is refused.
+// The features a value head reads: the hidden part is exactly the LM head's input (logits = features · head
+// weights); the step statistics are the trunk's own log-probabilities of the tokens written, the same whether a
+// sequence is fed in one call or in pieces across a fork; a head trained on another trunk is refused.
 static void test_trunk_features(void) {
     model_config c;
     model m;
@@ -202,26 +203,60 @@ static void test_trunk_features(void) {
     model_init_weights(&m, 7);
     decoder a, b;
     CHECK(decoder_init(&a, &m, 64) == SX_OK && decoder_init(&b, &m, 64) == SX_OK);
-    int32_t tok[6] = {ARITH_EOT, '1', '+', '2', '\n', '3'};
-    int seq_a[6], seq_b[6];
-    int sa = kvcache_new_seq(&a.cache), sb = kvcache_new_seq(&b.cache);
-    for (int i = 0; i < 6; i++) seq_a[i] = sa, seq_b[i] = sb;
-    float logits[6 * ARITH_VOCAB], feats[6 * 32], again[6 * ARITH_VOCAB];
-    CHECK(decoder_forward(&a, 6, seq_a, tok, logits) == SX_OK);
-    CHECK(decoder_forward_features(&b, 6, seq_b, tok, feats) == SX_OK);
-    linear_forward(6, 32, ARITH_VOCAB, feats, m.p[m.head], again, false);
-    CHECK_ARRAYS_CLOSE(again, logits, 6 * ARITH_VOCAB, 1e-5, 1e-6);
-    value_head h;
-    CHECK(value_head_init(&h, 32, 4, model_param_count(&m) + 1, 1) == SX_OK);
-    verifier v = {.d = &b, .head = &h};
+    trunk_reader ta, tb;
+    trunk_reader_init(&ta, &a);
+    trunk_reader_init(&tb, &b);
+    enum { N = 9, C = 32, F = 32 + TRUNK_EXTRA };
+    CHECK(trunk_feature_dim(&ta) == F);
+    int32_t tok[N] = {ARITH_EOT, '1', '+', '2', '\n', '3', '\n', '4', '\n'};   // problem line, then steps "3", "4"
+    int seq_a[N], seq_b[N];
+    int sa = trunk_new_seq(&ta);
+    for (int i = 0; i < N; i++) seq_a[i] = sa;
+    float logits[N * ARITH_VOCAB], fa[N * F], fb[N * F], again[N * ARITH_VOCAB], h[N * C];
+    CHECK(trunk_forward(&ta, N, seq_a, tok, fa) == SX_OK);
+    int s0 = kvcache_new_seq(&a.cache);
+    for (int i = 0; i < N; i++) seq_a[i] = s0;
+    CHECK(decoder_forward_features(&a, N, seq_a, tok, h, logits) == SX_OK);
+    for (int r = 0; r < N; r++) CHECK(!memcmp(fa + r * F, h + r * C, C * sizeof *h));
+    linear_forward(N, C, ARITH_VOCAB, h, m.p[m.head], again, false);
+    CHECK_ARRAYS_CLOSE(again, logits, N * ARITH_VOCAB, 1e-5, 1e-6);
+    // Log-probabilities of tokens 5, 6 (step "3\n") and 7, 8 (step "4\n") from the logits before them.
+    double lp[N];
+    for (int r = 1; r < N; r++) {
+        double mx = -INFINITY, z = 0;
+        for (int v = 0; v < ARITH_VOCAB; v++) mx = fmax(mx, logits[(r - 1) * ARITH_VOCAB + v]);
+        for (int v = 0; v < ARITH_VOCAB; v++) z += exp(logits[(r - 1) * ARITH_VOCAB + v] - mx);
+        lp[r] = logits[(r - 1) * ARITH_VOCAB + tok[r]] - mx - log(z);
+    }
+    CHECK_CLOSE(fa[6 * F + C], fmin(lp[5], lp[6]), 1e-4, 1e-5);         // step min at the first step's newline
+    CHECK_CLOSE(fa[6 * F + C + 1], (lp[5] + lp[6]) / 2, 1e-4, 1e-5);     // step mean
+    CHECK_CLOSE(fa[6 * F + C + 2], fmin(lp[5], lp[6]), 1e-4, 1e-5);     // path min: the problem line not counted
+    CHECK_CLOSE(fa[8 * F + C], fmin(lp[7], lp[8]), 1e-4, 1e-5);
+    CHECK_CLOSE(fa[8 * F + C + 2], fmin(fmin(lp[5], lp[6]), fmin(lp[7], lp[8])), 1e-4, 1e-5);
+    // In pieces: the problem line, a fork, then one step per call: the same features.
+    int root = trunk_new_seq(&tb);
+    for (int i = 0; i < 5; i++) seq_b[i] = root;
+    CHECK(trunk_forward(&tb, 5, seq_b, tok, fb) == SX_OK);
+    int kid = trunk_fork(&tb, root);
+    for (int i = 5; i < N; i++) seq_b[i] = kid;
+    CHECK(trunk_forward(&tb, 2, seq_b + 5, tok + 5, fb + 5 * F) == SX_OK);
+    CHECK(trunk_forward(&tb, 2, seq_b + 7, tok + 7, fb + 7 * F) == SX_OK);
+    CHECK_ARRAYS_CLOSE(fb, fa, N * F, 1e-5, 1e-6);
+    value_head hd;
+    CHECK(value_head_init(&hd, F, 4, model_param_count(&m) + 1, 1) == SX_OK);
+    verifier v = {.d = &b, .head = &hd, .trunk = &tb};
     double score[1];
-    int32_t one = '4';
-    CHECK(verifier_forward(&v, 1, seq_b, &one, score) == SX_ERR_MISMATCH);
-    h.trunk_params = model_param_count(&m);
+    int32_t one = '5';
+    CHECK(verifier_forward(&v, 1, &kid, &one, score) == SX_ERR_MISMATCH);
+    hd.trunk_params = model_param_count(&m);
     double f0 = b.flops;
-    CHECK(verifier_forward(&v, 1, seq_b, &one, score) == SX_OK && score[0] > 0 && score[0] < 1);
-    CHECK(b.flops - f0 > value_head_flops(&h));   // the trunk's FLOPs and the head's
-    value_head_free(&h);
+    CHECK(verifier_forward(&v, 1, &kid, &one, score) == SX_OK && score[0] > 0 && score[0] < 1);
+    CHECK(b.flops - f0 > value_head_flops(&hd));   // the trunk's FLOPs and the head's
+    trunk_release(&tb, kid), trunk_release(&tb, root), trunk_release(&ta, sa), kvcache_release(&a.cache, s0);
+    CHECK(kvcache_floats(&a.cache) == 0 && kvcache_floats(&b.cache) == 0);
+    value_head_free(&hd);
+    trunk_reader_free(&ta);
+    trunk_reader_free(&tb);
     decoder_free(&a);
     decoder_free(&b);
     model_free(&m);

@@ -204,8 +204,10 @@ static int ttc_verifiers(int argc, char **argv) {
     arith_split((uint64_t)seed * 7919u + 5, (size_t)problems, 1, (int)max_ops, (int)digits, p);
     rng_state rng;
     rng_seed(&rng, (uint64_t)seed);
+    trunk_reader trunk;
+    trunk_reader_init(&trunk, &d);
     value_data vd;
-    value_data_init(&vd, m.cfg.width);
+    value_data_init(&vd, trunk_feature_dim(&trunk));
     held_set held = {0};
     mc_policy mp = {.d = &d, .temperature = temperature, .max_tokens = TTC_CTX};
     size_t good = 0, total = 0, docs[2] = {0};
@@ -217,7 +219,7 @@ static int ttc_verifiers(int argc, char **argv) {
         for (size_t j = 0; j < s.n && !st; j++) {
             size_t k;
             good += s.correct[j], total++;
-            st = value_data_add(&vd, &d, &mp, &p[i], s.text[j], split, (size_t)rollouts, &rng);
+            st = value_data_add(&vd, &trunk, &mp, &p[i], s.text[j], split, (size_t)rollouts, &rng);
             if (!st && is_held) st = held_add(&held, &p[i], s.text[j], s.correct[j]);
             for (int v = 0; v < 2 && !st && !is_held; v++) st = verifier_write_docs(&w[v], &p[i], s.text[j], v == 1, &k), docs[v] += k;
         }
@@ -271,6 +273,7 @@ static int ttc_verifiers(int argc, char **argv) {
     if (!st && json_dump_file(report, jpath, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "cannot write %s", jpath);
     json_decref(report);
     value_data_free(&vd);
+    trunk_reader_free(&trunk);
     held_free(&held);
     decoder_free(&d);
     model_free(&m);
@@ -308,6 +311,15 @@ static void print_table(const ttc_experiment_config *c, const ttc_experiment_res
         printf("%5zu", r->ks[ki]);
         for (size_t s = 0; s < ttc_n_strategies; s++) print_cell(r->flops[s][ki] / 1e9, "%8.4f");
         printf("\n");
+    }
+    size_t bon = 0;   // best_of_n_prm's row, the baseline of the FLOP comparison
+    while (bon < ttc_n_strategies && strcmp(ttc_strategies[bon].name, "best_of_n_prm")) bon++;
+    if (bon < ttc_n_strategies) {
+        printf("compute-optimal (strategy and N per bin of the policy's pass rate, 2-fold CV) against best-of-N (PRM)\n"
+               "%5s %10s %8s %8s %12s %8s\n", "N", "bon_GFLOP", "bon", "opt", "GFLOP_match", "saving");
+        for (size_t ki = 0; ki < r->nk; ki++)
+            printf("%5zu %10.4f %8.3f %8.3f %12.4f %7.1fx\n", r->ks[ki], r->flops[bon][ki] / 1e9, r->mean[bon][ki],
+                   r->opt_at_flops[ki], r->match_flops[ki] / 1e9, r->flops[bon][ki] / r->match_flops[ki]);
     }
     printf("verifiers on the test samples: ORM (%s) AUROC %.3f, PRM (%s) AUROC %.3f\n", r->orm_kind, r->orm_auroc,
            r->prm_kind, r->prm_auroc);

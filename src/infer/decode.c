@@ -207,8 +207,8 @@ sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *t
     return forward_rows(d, n, seq, tok, NULL, logits);
 }
 
-sx_status decoder_forward_features(decoder *d, size_t n, const int *seq, const int32_t *tok, float *feats) {
-    return forward_rows(d, n, seq, tok, feats, NULL);
+sx_status decoder_forward_features(decoder *d, size_t n, const int *seq, const int32_t *tok, float *feats, float *logits) {
+    return forward_rows(d, n, seq, tok, feats, logits);
 }
 
 sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits) {

@@ -28,9 +28,9 @@ void decoder_free(decoder *d);
 // sequence must appear in position order (a prompt can be one call). Overwrites logits (n, V) with the
 // scored logits after each row (soft-capped like training), or skips the head when logits is NULL.
 sx_status decoder_forward(decoder *d, size_t n, const int *seq, const int32_t *tok, float *logits);
-// The same rows, overwriting feats (n, C) with the final-normed hidden states the head would read (what a
-// value head on this model's trunk sees); the head itself is skipped.
-sx_status decoder_forward_features(decoder *d, size_t n, const int *seq, const int32_t *tok, float *feats);
+// The same rows, overwriting feats (n, C) with the final-normed hidden states the head reads (what a value
+// head on this model's trunk sees), and logits (n, V) as decoder_forward when not NULL (else the head is skipped).
+sx_status decoder_forward_features(decoder *d, size_t n, const int *seq, const int32_t *tok, float *feats, float *logits);
 // Prefill: feeds tokens[0..n) to seq; overwrites last_logits (V) with the logits after the last one.
 sx_status decoder_prefill(decoder *d, int seq, const int32_t *tokens, size_t n, float *last_logits);
 

@@ -86,18 +86,18 @@ typedef struct {
 
 static double beam_score(const beam *b, step_agg agg) { return verifier_aggregate(b->steps, b->n_steps, agg); }
 
-static void beam_drop(decoder *policy, decoder *vd, beam *b) {
+static void beam_drop(decoder *policy, const verifier *prm, beam *b) {
     if (b->pol.logits) kvcache_release(&policy->cache, b->pol.seq);
-    if (b->pol.logits) kvcache_release(&vd->cache, b->vseq);
+    if (b->pol.logits && b->vseq >= 0) verifier_release(prm, b->vseq);
     free(b->pol.logits);
     free(b->pol.tok);
     memset(b, 0, sizeof *b);
 }
 
-static sx_status beam_fork(decoder *policy, decoder *vd, const beam *src, beam *dst) {
+static sx_status beam_fork(decoder *policy, const verifier *prm, const beam *src, beam *dst) {
     memset(dst, 0, sizeof *dst);
     sx_status st = gen_stream_fork(policy, &src->pol, &dst->pol);
-    dst->vseq = kvcache_fork(&vd->cache, src->vseq);
+    dst->vseq = verifier_fork(prm, src->vseq);
     memcpy(dst->steps, src->steps, sizeof dst->steps);
     dst->n_steps = src->n_steps, dst->group = src->group;
     return st ? st : dst->vseq < 0 ? SX_ERR_NOMEM : SX_OK;
@@ -156,7 +156,7 @@ static sx_status lookahead_keys(decoder *policy, const verifier *prm, beam *b, s
     size_t *at = sx_calloc_n(n + 1, sizeof *at, "ttc live index");
     sx_status st = roll && live && at ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t made = 0;
-    for (; made < n && !st; made++) st = beam_fork(policy, prm->d, &b[made], &roll[made]);
+    for (; made < n && !st; made++) st = beam_fork(policy, prm, &b[made], &roll[made]);
     gen_config greedy = {.sampler = {.temperature = 0, .top_p = 1}, .max_new = c->max_step_tokens, .stop = step_stops, .n_stop = 2};
     for (size_t k = 0; k < c->lookahead && !st; k++) {
         size_t m = 0;
@@ -167,7 +167,7 @@ static sx_status lookahead_keys(decoder *policy, const verifier *prm, beam *b, s
         for (size_t j = 0; j < m; j++) roll[at[j]] = live[j];
     }
     for (size_t i = 0; i < n; i++) b[i].key = roll && i < made ? beam_score(&roll[i], c->agg) : 0;
-    for (size_t i = 0; i < made; i++) beam_drop(policy, prm->d, &roll[i]);
+    for (size_t i = 0; i < made; i++) beam_drop(policy, prm, &roll[i]);
     free(roll), free(live), free(at);
     return st;
 }
@@ -227,7 +227,7 @@ sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *
     int *vseqs = sx_alloc(np * sizeof *vseqs, "ttc vseqs");
     root.pol.logits = sx_alloc(V * sizeof *root.pol.logits, "ttc root logits");
     root.pol.seq = kvcache_new_seq(&policy->cache);
-    root.vseq = kvcache_new_seq(&vd->cache);
+    root.vseq = verifier_new_seq(prm);
     sx_status st = act && next && done && rank && scratch && vprompt && vseqs && root.pol.logits && root.pol.seq >= 0 &&
                            root.vseq >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st) st = decoder_prefill(policy, root.pol.seq, prompt, np, root.pol.logits);
@@ -235,7 +235,7 @@ sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *
     if (!st) st = verifier_forward(prm, np, vseqs, prompt, vprompt);
     for (size_t i = 0; i < n_start && !st; i++) {
         root.group = dvts ? i / M : 0;
-        st = beam_fork(policy, vd, &root, &act[n_act++]);
+        st = beam_fork(policy, prm, &root, &act[n_act++]);
     }
     gen_config g = {.sampler = {.temperature = c->temperature, .top_p = 1}, .max_new = c->max_step_tokens,
                     .stop = step_stops, .n_stop = 2};
@@ -257,19 +257,19 @@ sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *
                 memset(b, 0, sizeof *b);
             } else if (kept < keep && !group_stopped && n_done < N) {
                 kept++;
-                for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, vd, b, &next[n_next++]);
+                for (size_t j = 0; j < M && !st; j++) st = beam_fork(policy, prm, b, &next[n_next++]);
             }
         }
-        for (size_t i = 0; i < n_act; i++) beam_drop(policy, vd, &act[i]);
+        for (size_t i = 0; i < n_act; i++) beam_drop(policy, prm, &act[i]);
         memcpy(act, next, n_next * sizeof *next);
         n_act = n_next;
         if (n_done >= N) break;
     }
     if (!st) st = vote(p, done, n_done, c->agg, out);
-    for (size_t i = 0; i < n_act; i++) beam_drop(policy, vd, &act[i]);
-    for (size_t i = 0; i < n_done; i++) beam_drop(policy, vd, &done[i]);
+    for (size_t i = 0; i < n_act; i++) beam_drop(policy, prm, &act[i]);
+    for (size_t i = 0; i < n_done; i++) beam_drop(policy, prm, &done[i]);
     if (root.pol.seq >= 0) kvcache_release(&policy->cache, root.pol.seq);
-    if (root.vseq >= 0) kvcache_release(&vd->cache, root.vseq);
+    if (root.vseq >= 0) verifier_release(prm, root.vseq);
     free(root.pol.logits), free(vprompt), free(vseqs), free(scratch), free(rank), free(act), free(next), free(done);
     out->flops = policy->flops + vd->flops - flops0;
     return st;
@@ -277,10 +277,12 @@ sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *
 
 // ---- compute-optimal selection ----
 
-static size_t best_strategy(const double *acc, const size_t *bin, size_t nq, size_t S, size_t b, int fold) {
+static size_t best_strategy(const double *acc, const bool *allowed, const size_t *bin, size_t nq, size_t S, size_t b,
+                            int fold) {
     size_t best = 0;
     double best_sum = -1;
     for (size_t s = 0; s < S; s++) {
+        if (allowed && !allowed[s]) continue;
         double sum = 0;
         for (size_t q = 0; q < nq; q++)
             if (bin[q] == b && (fold < 0 || (int)(q % 2) == fold)) sum += acc[q * S + s];
@@ -289,15 +291,25 @@ static size_t best_strategy(const double *acc, const size_t *bin, size_t nq, siz
     return best;
 }
 
-double ttc_compute_optimal(const double *acc, const size_t *bin, size_t nq, size_t S, size_t n_bins, size_t *choice) {
+double ttc_compute_optimal(const double *acc, const bool *allowed, const size_t *bin, size_t nq, size_t S, size_t n_bins,
+                           size_t *choice) {
+    bool any = !allowed;
+    for (size_t s = 0; s < S && !any; s++) any = allowed[s];
+    if (!any) return NAN;
     double total = 0;
     for (size_t b = 0; b < n_bins; b++) {
-        size_t pick[2] = {best_strategy(acc, bin, nq, S, b, 0), best_strategy(acc, bin, nq, S, b, 1)};
+        size_t pick[2] = {best_strategy(acc, allowed, bin, nq, S, b, 0), best_strategy(acc, allowed, bin, nq, S, b, 1)};
         for (size_t q = 0; q < nq; q++)
             if (bin[q] == b) total += acc[q * S + pick[1 - q % 2]];   // chosen on the other fold
-        if (choice) choice[b] = best_strategy(acc, bin, nq, S, b, -1);
+        if (choice) choice[b] = best_strategy(acc, allowed, bin, nq, S, b, -1);
     }
     return nq ? total / (double)nq : NAN;
+}
+
+double ttc_compute_optimal_at(const double *acc, const double *cost, double budget, const size_t *bin, size_t nq, size_t S,
+                              size_t n_bins, bool *allowed) {
+    for (size_t s = 0; s < S; s++) allowed[s] = isfinite(cost[s]) && cost[s] <= budget * (1 + 1e-9);
+    return ttc_compute_optimal(acc, allowed, bin, nq, S, n_bins, NULL);
 }
 
 typedef struct { double key; size_t id; } keyed;

@@ -69,10 +69,15 @@ sx_status ttc_search(decoder *policy, const verifier *prm, const arith_problem *
 
 // Compute-optimal selection: acc[q·S + s] = accuracy of strategy s on problem q at one budget, bin[q] the
 // problem's difficulty bin (0..n_bins). Two folds (even / odd problem index): in each bin pick the strategy
-// best on one fold, score it on the other; returns the mean accuracy over all problems and writes the
-// strategy chosen per bin on the whole set to choice (n_bins, may be NULL).
-double ttc_compute_optimal(const double *acc, const size_t *bin, size_t n_problems, size_t n_strategies,
-                           size_t n_bins, size_t *choice);
+// best on one fold among the allowed ones (allowed (S) or NULL: all), score it on the other; returns the mean
+// accuracy over all problems (NaN when none is allowed) and writes the strategy chosen per bin on the whole set
+// to choice (n_bins, may be NULL).
+double ttc_compute_optimal(const double *acc, const bool *allowed, const size_t *bin, size_t n_problems,
+                           size_t n_strategies, size_t n_bins, size_t *choice);
+// The same at a FLOP budget: the choices s (strategy-and-budget pairs) whose cost[s] (mean FLOPs per problem)
+// is at most budget; allowed (S) is scratch.
+double ttc_compute_optimal_at(const double *acc, const double *cost, double budget, const size_t *bin, size_t n_problems,
+                              size_t n_choices, size_t n_bins, bool *allowed);
 // Bins by quantile of a per-problem difficulty estimate d (higher = easier): bin 0 the hardest.
 void ttc_bin_quantiles(const double *d, size_t n, size_t n_bins, size_t *bin);
 

@@ -65,12 +65,14 @@ static size_t majority_row(void) {
 
 // A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
 // separate label-byte model checkpoint.
-static sx_status open_verifier(const char *path, model *policy, model *own, value_head *h, decoder *d, verifier *v) {
+static sx_status open_verifier(const char *path, model *policy, model *own, value_head *h, trunk_reader *t, decoder *d,
+                               verifier *v) {
     sx_status st;
     if (value_head_is_file(path)) {
         st = value_head_load(path, h);
         if (!st) st = decoder_init(d, policy, TTC_CTX);
-        *v = (verifier){.d = d, .head = h};
+        trunk_reader_init(t, d);
+        *v = (verifier){.d = d, .head = h, .trunk = t};
     } else {
         st = checkpoint_open_model(path, own);
         if (!st) st = decoder_init(d, own, TTC_CTX);
@@ -84,6 +86,7 @@ typedef struct {
     model m[TTC_MAX_POLICIES], orm_m, prm_m;
     decoder d[TTC_MAX_POLICIES], orm, prm;
     value_head orm_h, prm_h;
+    trunk_reader orm_t, prm_t;
     verifier orm_v, prm_v;
     double *orm_all, *prm_all;   // (problems · N) every test sample's scores, for the verifiers' AUROC
     bool *correct_all;
@@ -96,6 +99,7 @@ static void work_free(work *w, size_t npol) {
     for (size_t i = 0; i < npol; i++) decoder_free(&w->d[i]), model_free(&w->m[i]);
     decoder_free(&w->orm), decoder_free(&w->prm), model_free(&w->orm_m), model_free(&w->prm_m);
     value_head_free(&w->orm_h), value_head_free(&w->prm_h);
+    trunk_reader_free(&w->orm_t), trunk_reader_free(&w->prm_t);
     free(w->orm_all), free(w->prm_all), free(w->correct_all);
     free(w->p), free(w->acc), free(w->pass1), free(w->pred), free(w->orm_s), free(w->prm_s);
     free(w->steps), free(w->nsteps), free(w->bin_pred), free(w->bin_oracle), free(w->acc_k);
@@ -169,6 +173,46 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
     return st;
 }
 
+// The row of best-of-N by the PRM, the baseline of the FLOP comparison.
+static size_t best_of_n_row(void) {
+    for (size_t s = 0; s < ttc_n_strategies; s++)
+        if (ttc_strategies[s].selector == SEL_BEST_OF_N && ttc_strategies[s].scorer == TTC_SCORE_PRM &&
+            ttc_strategies[s].budget == TTC_BUDGET_SAMPLES) return s;
+    return 0;
+}
+
+static int by_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+// Compute-optimal choice of strategy and N at FLOP budgets (after aggregate's means and costs).
+static void compute_optimal_flops(const ttc_experiment_config *c, ttc_experiment_result *r, const work *w) {
+    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, nc = 0, bon = best_of_n_row();
+    for (size_t ki = 0; ki < nk; ki++) r->opt_at_flops[ki] = r->match_flops[ki] = NAN;
+    double *acc = sx_alloc((nq * S * nk + 1) * sizeof *acc, "ttc choices"), *cost = sx_alloc((S * nk + 1) * sizeof *cost, "ttc costs"),
+           *sorted = sx_alloc((S * nk + 1) * sizeof *sorted, "ttc sorted costs");
+    bool *allowed = sx_alloc((S * nk + 1) * sizeof *allowed, "ttc allowed");
+    if (!acc || !cost || !sorted || !allowed) { free(acc), free(cost), free(sorted), free(allowed); return; }
+    for (size_t s = 0; s < S; s++)   // the choices: every (strategy, N) measured
+        for (size_t ki = 0; ki < nk; ki++)
+            if (isfinite(r->mean[s][ki])) cost[nc] = sorted[nc] = r->flops[s][ki], nc++;
+    for (size_t q = 0; q < nq; q++) {
+        size_t j = 0;
+        for (size_t s = 0; s < S; s++)
+            for (size_t ki = 0; ki < nk; ki++)
+                if (isfinite(r->mean[s][ki])) acc[q * nc + j++] = w->acc[(q * nk + ki) * S + s];
+    }
+    qsort(sorted, nc, sizeof *sorted, by_double);
+    for (size_t ki = 0; ki < nk; ki++) {
+        r->opt_at_flops[ki] = ttc_compute_optimal_at(acc, cost, r->flops[bon][ki], w->bin_oracle, nq, nc, (size_t)c->bins, allowed);
+        for (size_t i = 0; i < nc && isnan(r->match_flops[ki]); i++)
+            if (ttc_compute_optimal_at(acc, cost, sorted[i], w->bin_oracle, nq, nc, (size_t)c->bins, allowed) >= r->mean[bon][ki] - 1e-12)
+                r->match_flops[ki] = sorted[i];
+    }
+    free(acc), free(cost), free(sorted), free(allowed);
+}
+
 // Mean accuracy per strategy and budget over the problems, and compute-optimal selection per budget.
 static void aggregate(const ttc_experiment_config *c, ttc_experiment_result *r, work *w) {
     size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies;
@@ -186,8 +230,8 @@ static void aggregate(const ttc_experiment_config *c, ttc_experiment_result *r, 
         for (size_t q = 0; q < nq; q++)
             for (size_t j = 0; j < n_run; j++) w->acc_k[q * n_run + j] = w->acc[(q * nk + ki) * S + map[j]];
         size_t choice[64];
-        r->opt_pred[ki] = ttc_compute_optimal(w->acc_k, w->bin_pred, nq, n_run, (size_t)c->bins, choice);
-        r->opt_oracle[ki] = ttc_compute_optimal(w->acc_k, w->bin_oracle, nq, n_run, (size_t)c->bins, NULL);
+        r->opt_pred[ki] = ttc_compute_optimal(w->acc_k, NULL, w->bin_pred, nq, n_run, (size_t)c->bins, choice);
+        r->opt_oracle[ki] = ttc_compute_optimal(w->acc_k, NULL, w->bin_oracle, nq, n_run, (size_t)c->bins, NULL);
         json_t *row = json_array();
         for (long b = 0; b < c->bins; b++) json_array_append_new(row, json_string(ttc_strategies[map[choice[b]]].name));
         char key[32];
@@ -215,8 +259,8 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
         if (!st) st = decoder_init(&w.d[i], &w.m[i], TTC_CTX);
         r->pol[i].params = model_param_count(&w.m[i]);
     }
-    if (!st) st = open_verifier(c->orm, &w.m[0], &w.orm_m, &w.orm_h, &w.orm, &w.orm_v);
-    if (!st) st = open_verifier(c->prm, &w.m[0], &w.prm_m, &w.prm_h, &w.prm, &w.prm_v);
+    if (!st) st = open_verifier(c->orm, &w.m[0], &w.orm_m, &w.orm_h, &w.orm_t, &w.orm, &w.orm_v);
+    if (!st) st = open_verifier(c->prm, &w.m[0], &w.prm_m, &w.prm_h, &w.prm_t, &w.prm, &w.prm_v);
     w.orm_all = sx_calloc_n(nq * N, sizeof *w.orm_all, "ttc ORM scores"), w.prm_all = sx_calloc_n(nq * N, sizeof *w.prm_all, "ttc PRM scores");
     w.correct_all = sx_calloc_n(nq * N, sizeof *w.correct_all, "ttc verdicts");
     if (!st && (!w.orm_all || !w.prm_all || !w.correct_all)) st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");
@@ -262,6 +306,7 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
         if (!st && ttc_fit_coverage(kd, e->cov, r->nk, &e->fit_a, &e->fit_b)) e->fit_a = e->fit_b = NAN;
     }
     if (!st) aggregate(c, r, &w);
+    if (!st) compute_optimal_flops(c, r, &w);
     if (!st) {
         r->orm_auroc = calib_auroc(w.orm_all, w.correct_all, nq * N);
         r->prm_auroc = calib_auroc(w.prm_all, w.correct_all, nq * N);
@@ -294,6 +339,8 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
     }
     json_object_set_new(strat, "compute_optimal_predicted_bins_cv", jarr(r->opt_pred, nk));
     json_object_set_new(strat, "compute_optimal_oracle_bins_cv", jarr(r->opt_oracle, nk));
+    json_object_set_new(strat, "compute_optimal_at_best_of_n_flops", jarr(r->opt_at_flops, nk));
+    json_object_set_new(strat, "flops_to_match_best_of_n", jarr(r->match_flops, nk));
     for (size_t i = 0; i < r->npol; i++) {
         const ttc_policy_result *p = &r->pol[i];
         json_array_append_new(models, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:{s:o, s:o}}", "checkpoint", p->path,

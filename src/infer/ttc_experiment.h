@@ -67,6 +67,10 @@ typedef struct {
     size_t nk, ks[TTC_MAX_K];          // budgets
     double mean[TTC_MAX_STRATEGIES][TTC_MAX_K];   // main policy: mean accuracy per strategy row and budget (NaN: not run)
     double opt_pred[TTC_MAX_K], opt_oracle[TTC_MAX_K];  // compute-optimal per predicted / oracle difficulty bins
+    // Compute-optimal over every (strategy, N) choice within the FLOPs best-of-N (PRM) spends at N, per bin of
+    // the policy's own pass rate (two-fold CV); and the least FLOPs at which it matches best-of-N's accuracy
+    // at N (NaN: never within the choices measured).
+    double opt_at_flops[TTC_MAX_K], match_flops[TTC_MAX_K];
     // Mean per problem of every strategy at every budget, counted the same way for all: policy FLOPs (the
     // prompt once, then each sample or beam's own positions, as the KV cache shares the prefix) plus verifier
     // FLOPs (the same for its trunk) when the strategy reads a verifier; tokens the policy generated.

@@ -33,7 +33,7 @@ static sx_status grow(value_data *v, size_t more) {
     return SX_OK;
 }
 
-sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, const arith_problem *p, const char *solution,
+sx_status value_data_add(value_data *v, trunk_reader *trunk, const mc_policy *mp, const arith_problem *p, const char *solution,
                          value_split split, size_t r, rng_state *rng) {
     double labels[VERIFIER_MAX_STEPS];
     size_t steps = 0, C = v->width, len = strlen(solution);
@@ -43,13 +43,13 @@ sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, con
     int32_t *tok = sx_alloc((len + ARITH_EXPR_MAX + 2) * sizeof *tok, "value data tokens");
     int *seq = sx_alloc((len + ARITH_EXPR_MAX + 2) * sizeof *seq, "value data seqs");
     float *f = sx_alloc((len + ARITH_EXPR_MAX + 2) * C * sizeof *f, "value data features");
-    int s = kvcache_new_seq(&trunk->cache);
+    int s = trunk_new_seq(trunk);
     st = tok && seq && f && s >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     if (!st) st = grow(v, steps);
     size_t n = arith_prompt_tokens(p, tok, ARITH_EXPR_MAX + 2), np = n;
-    for (size_t i = 0; i < len && n < trunk->max_ctx; i++) tok[n++] = (unsigned char)solution[i];
+    for (size_t i = 0; i < len && n < trunk->d->max_ctx; i++) tok[n++] = (unsigned char)solution[i];
     for (size_t i = 0; i < n; i++) seq[i] = s;
-    if (!st) st = decoder_forward_features(trunk, n, seq, tok, f);
+    if (!st) st = trunk_forward(trunk, n, seq, tok, f);
     bool outcome = arith_check_final(p, solution);
     for (size_t i = np, k = 0; i < n && k < steps && !st; i++) {
         if (tok[i] != '\n') continue;
@@ -60,7 +60,7 @@ sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, con
         v->split[row] = (unsigned char)split;
         v->last[row] = ++k == steps;
     }
-    if (s >= 0) kvcache_release(&trunk->cache, s);
+    if (s >= 0) trunk_release(trunk, s);
     free(tok), free(seq), free(f);
     return st;
 }

@@ -1,6 +1,6 @@
 // value_data: the training and held-out examples of the value heads, collected from the policy's own samples.
-// One row per complete line (step) of a sample: the policy trunk's features after that line (decoder_forward_
-// features at its '\n'), its Monte-Carlo value label (infer/mc_labels.h; the last line: the outcome), the
+// One row per complete line (step) of a sample: the policy trunk's features after that line (infer/
+// trunk_features.h, at its '\n'), its Monte-Carlo value label (infer/mc_labels.h; the last line: the outcome), the
 // sample's outcome, whether the row is the sample's last, and its problem's split (training, validation for early
 // stopping, held-out test).
 // Not responsible for sampling the solutions or for training (infer/value_head.h).
@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "infer/mc_labels.h"
+#include "infer/trunk_features.h"
 #include "infer/value_head.h"
 
 typedef enum { VD_TRAIN = 0, VD_VALID, VD_TEST } value_split;
@@ -24,9 +25,9 @@ typedef struct {
 
 void value_data_init(value_data *v, size_t width);
 void value_data_free(value_data *v);
-// Appends the rows of one solution (complete lines) of problem p: features from the policy's decoder, labels
-// from r rollouts of mp per step (mp->d may be the same decoder).
-sx_status value_data_add(value_data *v, decoder *trunk, const mc_policy *mp, const arith_problem *p, const char *solution,
+// Appends the rows of one solution (complete lines) of problem p: features from the trunk reader (width
+// v->width = trunk_feature_dim), labels from r rollouts of mp per step (mp->d may be the trunk's decoder).
+sx_status value_data_add(value_data *v, trunk_reader *trunk, const mc_policy *mp, const arith_problem *p, const char *solution,
                          value_split split, size_t r, rng_state *rng);
 // Copies the rows of one split (and, when last_only, only last rows) into x (rows, width) and y (rows): y the
 // outcome (outcome_target) or the step label. Returns the row count; x, y NULL just counts.

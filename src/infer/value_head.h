@@ -1,5 +1,6 @@
-// value_head: a scalar value head on a frozen trunk. Input: a trunk's final-normed hidden state x (C) at a
-// step boundary (decoder_forward_features), standardised per dimension with the training rows' mean and
+// value_head: a scalar value head on a frozen trunk. Input: the trunk's features x at a step boundary
+// (infer/trunk_features.h: its final-normed hidden state and its own step log-probabilities), standardised
+// per dimension with the training rows' mean and
 // standard deviation (u = (x − shift)·scale, fixed before training); one hidden layer, z = tanh(W1·u + b1)
 // (H), logit v = w2·z + b2,
 // value p = sigmoid(v) ∈ (0, 1). Trained with binary cross-entropy on soft targets y ∈ [0, 1]: outcome labels

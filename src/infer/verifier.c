@@ -54,17 +54,25 @@ static sx_status oracle_scores(const verifier *v, size_t n, const int *seq, doub
     return SX_OK;
 }
 
+int verifier_new_seq(const verifier *v) { return v->trunk ? trunk_new_seq(v->trunk) : kvcache_new_seq(&v->d->cache); }
+int verifier_fork(const verifier *v, int src) { return v->trunk ? trunk_fork(v->trunk, src) : kvcache_fork(&v->d->cache, src); }
+void verifier_release(const verifier *v, int seq) {
+    if (v->trunk) trunk_release(v->trunk, seq);
+    else kvcache_release(&v->d->cache, seq);
+}
+
 sx_status verifier_forward(const verifier *v, size_t n, const int *seq, const int32_t *tok, double *score) {
     decoder *d = v->d;
-    size_t C = d->m->cfg.width, V = d->m->cfg.vocab, H = v->head ? v->head->hidden : 0;
+    size_t V = d->m->cfg.vocab, H = v->head ? v->head->hidden : 0, C = v->head ? trunk_feature_dim(v->trunk) : 0;
+    SX_CHECK(!v->head || (v->trunk && v->trunk->d == d), "a value-head verifier reads its decoder through a trunk reader");
     if (v->head && (v->head->in != C || v->head->trunk_params != model_param_count(d->m)))
-        return sx_fail(SX_ERR_MISMATCH, "value head was trained on a trunk of width %zu and %zu parameters, not this "
-                       "one (width %zu, %zu parameters): pass the policy it was trained with", v->head->in,
+        return sx_fail(SX_ERR_MISMATCH, "value head was trained on a trunk of %zu features and %zu parameters, not this "
+                       "one (%zu features, %zu parameters): pass the policy it was trained with", v->head->in,
                        v->head->trunk_params, C, model_param_count(d->m));
     float *out = sx_alloc((n ? n : 1) * (v->head ? C : V) * sizeof *out, "verifier rows");
     double *z = sx_alloc((H ? H : 1) * sizeof *z, "verifier head scratch");
     sx_status st = out && z ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
-    if (!st) st = v->head ? decoder_forward_features(d, n, seq, tok, out) : decoder_forward(d, n, seq, tok, out);
+    if (!st) st = v->head ? trunk_forward(v->trunk, n, seq, tok, out) : decoder_forward(d, n, seq, tok, out);
     for (size_t r = 0; r < n && !st; r++)
         score[r] = v->head ? value_head_prob(v->head, out + r * C, z) : verifier_head(out + r * V);
     if (!st && v->oracle) st = oracle_scores(v, n, seq, score);
@@ -86,13 +94,14 @@ sx_status verifier_score(const verifier *v, const arith_problem *p, const char *
     for (size_t i = 0; kids && i < n; i++) kids[i] = -1;
     int32_t *tok = sx_alloc((rows + 1) * sizeof *tok, "verifier tok");
     double *sc = sx_alloc((rows + np + 1) * sizeof *sc, "verifier scores");
-    int root = kvcache_new_seq(&d->cache);
+    int root = verifier_new_seq(v);
     sx_status st = seq && kids && tok && sc && root >= 0 ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < np && !st; i++) seq[i] = root;
     if (!st) st = verifier_forward(v, np, seq, prompt, sc);   // the prompt once; its scores are not used
     size_t r = 0, cap = d->max_ctx > np ? d->max_ctx - np : 0;
     for (size_t i = 0; i < n && !st; i++) {
-        kids[i] = kvcache_fork(&d->cache, root);
+        kids[i] = verifier_fork(v, root);
+        if (kids[i] < 0) { st = sx_fail(SX_ERR_NOMEM, "out of memory"); break; }
         size_t len = strlen(solutions[i]);
         for (size_t j = 0; j < len && j < cap; j++, r++) seq[r] = kids[i], tok[r] = (unsigned char)solutions[i][j];
     }
@@ -105,8 +114,8 @@ sx_status verifier_score(const verifier *v, const arith_problem *p, const char *
         n_steps[i] = k;
     }
     for (size_t i = 0; i < n && kids; i++)
-        if (kids[i] >= 0) kvcache_release(&d->cache, kids[i]);
-    if (root >= 0) kvcache_release(&d->cache, root);
+        if (kids[i] >= 0) verifier_release(v, kids[i]);
+    if (root >= 0) verifier_release(v, root);
     free(seq);
     free(kids);
     free(tok);

@@ -113,7 +113,12 @@ double grad_global_norm(const param_ref *params, size_t n) {
 
 double grad_clip_global_norm(const param_ref *params, size_t n, double max_norm) {
     double norm = grad_global_norm(params, n);
-    if (!(max_norm > 0) || !(norm > max_norm)) return norm;
+    grad_clip_to(params, n, norm, max_norm);
+    return norm;
+}
+
+void grad_clip_to(const param_ref *params, size_t n, double norm, double max_norm) {
+    if (!(max_norm > 0) || !(norm > max_norm)) return;
     const float scale = (float)(max_norm / (norm + 1e-6));
     for (size_t k = 0; k < n; k++) {
         float *g = params[k].grad;
@@ -121,7 +126,6 @@ double grad_clip_global_norm(const param_ref *params, size_t n, double max_norm)
 #pragma omp parallel for schedule(static) if (numel >= 32768)
         for (size_t i = 0; i < numel; i++) g[i] *= scale;
     }
-    return norm;
 }
 
 static bool uses_muon(const optimizer_config *cfg, const param_ref *p) {
@@ -142,6 +146,17 @@ static bool decays(const optimizer_config *cfg, const param_ref *p) {
     case PGROUP_GAIN: return false;
     }
     return false;
+}
+
+// State floats of one tensor (its numel already checked against overflow).
+static size_t tensor_state_floats(const optimizer_config *cfg, const param_ref *p) {
+    return (uses_muon(cfg, p) ? 1 : 2) * p->rows * p->cols + (uses_hyperball(cfg, p) ? 1 : 0);
+}
+
+size_t optimizer_state_floats(const optimizer_config *cfg, const param_ref *params, size_t n) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += tensor_state_floats(cfg, &params[i]);
+    return total;
 }
 
 void optimizer_free(optimizer *o) {
@@ -185,7 +200,7 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
         const size_t g = uses_muon(cfg, p) ? gemm_workspace_bytes(d, d, d, (size_t)threads_most()) : 0;
         if (g == SIZE_MAX) return sx_fail(SX_ERR_ARG, "optimizer: matrix %s is too large for Muon", p->name);
         if (g > gemm_bytes) gemm_bytes = g;
-        state += (uses_muon(cfg, p) ? 1 : 2) * numel + (uses_hyperball(cfg, p) ? 1 : 0);
+        state += tensor_state_floats(cfg, p);
     }
     o->params = sx_alloc(n * sizeof *o->params, "optimizer parameter list");
     o->slots = sx_calloc(n * sizeof *o->slots, "optimizer slots");
@@ -235,9 +250,13 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
 }
 
 double optimizer_step(optimizer *o, double lr_mult) {
+    return optimizer_step_with_norm(o, lr_mult, grad_global_norm(o->params, o->n_params));
+}
+
+double optimizer_step_with_norm(optimizer *o, double lr_mult, double norm) {
     const optimizer_config *c = &o->cfg;
-    double norm = grad_clip_global_norm(o->params, o->n_params, c->clip_norm);
     if (!isfinite(norm)) return norm;
+    grad_clip_to(o->params, o->n_params, norm, c->clip_norm);
     o->t++;
     const double lr = c->lr * lr_mult, muon_lr = c->muon_lr * lr_mult;
     const gemm_workspace *outer = gemm_bind_workspace(&o->gemm_work);

@@ -93,12 +93,22 @@ double grad_global_norm(const param_ref *params, size_t n);
 // If max_norm > 0 and the norm exceeds it, scales every grad in place by max_norm / (norm + 1e-6).
 // Returns the pre-clip norm.
 double grad_clip_global_norm(const param_ref *params, size_t n, double max_norm);
+// The same scaling with the norm given (of these gradients or of a larger set that holds them).
+void grad_clip_to(const param_ref *params, size_t n, double norm, double max_norm);
+// Floats of state optimizer_init allocates for these tensors under cfg (Adam's two moments or Muon's
+// momentum per element, one radius per hyperball tensor), laid out tensor after tensor: the state of
+// params[a..b) is the range [floats(params, a), floats(params, b)) of the whole list's.
+size_t optimizer_state_floats(const optimizer_config *cfg, const param_ref *params, size_t n);
 
 // One step: clip (if clip_norm > 0), t += 1, then update every tensor in place with learning rates
 // cfg.lr * lr_mult (AdamW), cfg.muon_lr * lr_mult (Muon) and cfg.hyper_lr * lr_mult (hyperball). Gradients may be scaled by the clip; they are
 // not zeroed. Returns the pre-clip gradient norm. If that norm is not finite, nothing is changed (no clip,
 // no update, t unchanged) and the norm is returned so the caller can stop with a message.
 double optimizer_step(optimizer *o, double lr_mult);
+// optimizer_step with the pre-clip gradient norm given: that of a larger list of tensors of which o updates a
+// contiguous part (a shard of the optimizer state, ZeRO-1). The shards of a list, each stepped with the
+// whole list's grad_global_norm, update every tensor exactly as one optimizer over the list does.
+double optimizer_step_with_norm(optimizer *o, double lr_mult, double norm);
 
 // Deterministic sum of squares of x (n), accumulated in double over a fixed partition of the array, so
 // the value is the same for any thread count. Used for the gradient norm and Muon's Frobenius norm.

@@ -67,6 +67,9 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"bucket-mb", FLAG_DOUBLE, &o->bucket_mb, "4", "under mpirun: gradients are summed over the ranks in buckets "
                                                       "of this many MiB, each started during the backward as soon as "
                                                       "it is final (0: one all-reduce after the backward)"},
+        {"zero1", FLAG_BOOL, &o->zero1, "false", "under mpirun: shard the optimizer state over the ranks (ZeRO-1): "
+                                                 "each updates its part of the tensors, then the parameters are "
+                                                 "all-gathered (same results, less memory per rank)"},
         {"on-spike", FLAG_STR, &o->on_spike, "stop", "on a non-finite or spiking loss: stop, or rollback to the last checkpoint and skip the batch"},
         {"spike-threshold", FLAG_DOUBLE, &o->spike_threshold, "0", "a loss above X times its running average is a spike (0: off)"},
         {"mtp", FLAG_INT, &o->mtp, "0", "multi-token prediction: each position also predicts the tokens 1..K further "

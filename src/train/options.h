@@ -83,6 +83,8 @@ typedef struct {
     bool quiet;                 // no progress line
     double bucket_mb;           // under mpirun: MiB of gradients per all-reduce bucket, started during the
                                 // backward (0: one blocking all-reduce after it; train/grad_sync.h)
+    bool zero1;                 // under mpirun: each rank keeps and updates its shard of the optimizer state
+                                // (ZeRO-1), the parameters all-gathered after every step
     const char *on_spike;       // "stop" or "rollback" (to the last checkpoint, skipping the bad batches) when
                                 // the loss or gradient is not finite or the loss spikes; NULL means "stop"
     double spike_threshold;     // a loss above this multiple of its running average is a spike (0: off)

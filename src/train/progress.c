@@ -60,7 +60,7 @@ sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_ste
 static const char *const free_flags[] = {
     "out", "resume", "threads", "quiet", "eval-every", "eval-at", "eval-batches", "eval-tasks", "eval-task-items", "eval-tasks-val", "ckpt-every", "save-at",
     "forecast", "peak-gflops", "on-spike", "spike-threshold", "branch-from", "override", "resume-or-start",
-    "bucket-mb",
+    "bucket-mb", "zero1",
 };
 
 static bool listed(const char *key, const char *const *list, size_t n) {

@@ -75,6 +75,13 @@ typedef struct {
     size_t row0, rows;
     float share;
     grad_sync sync;             // the gradients' sum over ranks, overlapped with the backward (--bucket-mb)
+    // --zero1 (ZeRO-1) under mpirun: opt holds only this rank's shard of the optimizer state. Rank q owns the
+    // tensors [shard_tensor[q], shard_tensor[q+1]), the floats [shard_param[q], shard_param[q+1]) of the
+    // parameter block and [shard_state[q], shard_state[q+1]) of the whole optimizer's state; each has P+1
+    // entries. full is the whole optimizer on rank 0 while a checkpoint is read or written, else zeroed.
+    bool zero;
+    size_t *shard_tensor, *shard_param, *shard_state;
+    optimizer full;
     double comm_s;
     long fault_step;
     int fault_signal;
@@ -183,8 +190,9 @@ static json_t *train_meta(const run *r) {
 }
 
 static sx_status save_checkpoint(run *r, const char *path) {
+    SX_CHECK(!r->zero || r->full.state, "--zero1: gather_state before writing a checkpoint");
     json_t *meta = train_meta(r);
-    sx_status st = checkpoint_save(path, &r->m, &r->opt, meta);
+    sx_status st = checkpoint_save(path, &r->m, r->zero ? &r->full : &r->opt, meta);
     json_decref(meta);
     return st;
 }
@@ -203,6 +211,54 @@ static sx_status apply_meta(run *r, json_t *meta, const char *from) {
     return batch_source_restore(r->train, p.data, from);
 }
 
+// --zero1: rank 0's whole optimizer (r->full), the checkpoints' view of the state, while one is read or written.
+static sx_status open_full(run *r) {
+    return r->full.state ? SX_OK : optimizer_init(&r->full, &r->o->opt, r->refs, r->m.table.n);
+}
+
+// --zero1, collective: rank 0's r->full <- every rank's shard of the state, and the step count.
+static sx_status gather_state(run *r) {
+    sx_status st = dist_agree(r->rank == 0 ? open_full(r) : SX_OK);
+    if (!st) st = dist_gather_ranges(r->opt.state, r->full.state, r->shard_state, 0);
+    r->full.t = r->opt.t;
+    return st;
+}
+
+// --zero1, collective: every rank's shard <- rank 0's r->full when it holds one (a checkpoint was read; on a
+// fresh start every rank initialised its shard alike). Frees r->full.
+static sx_status scatter_state(run *r) {
+    uint8_t have = r->full.state != NULL;
+    sx_status st = dist_broadcast(&have, sizeof have, 0);
+    if (!st && have) st = dist_scatter_ranges(r->full.state, r->opt.state, r->shard_state, 0);
+    optimizer_free(&r->full);
+    return st;
+}
+
+// --zero1: the tensors cut into P contiguous shards of about equal optimizer state (a tensor stays whole: Muon
+// and the hyperball need whole matrices), and the optimizer of this rank's shard.
+static sx_status shard_optimizer(run *r) {
+    const size_t P = (size_t)dist_size(), n = r->m.table.n;
+    const param_table *t = &r->m.table;
+    r->shard_tensor = sx_calloc_n(3 * (P + 1), sizeof *r->shard_tensor, "train shards");
+    if (!r->shard_tensor) return SX_ERR_NOMEM;   // sx_alloc said what
+    r->shard_param = r->shard_tensor + P + 1;
+    r->shard_state = r->shard_param + P + 1;
+    const size_t total = optimizer_state_floats(&r->o->opt, r->refs, n);
+    size_t k = 0, acc = 0;
+    for (size_t q = 0; q < P; q++) {
+        r->shard_tensor[q] = k;
+        r->shard_param[q] = k < n ? t->v[k].offset : t->total;
+        r->shard_state[q] = acc;
+        for (; k < n && (acc < total / P * (q + 1) || q + 1 == P); k++)   // the last rank takes the rest
+            acc += optimizer_state_floats(&r->o->opt, &r->refs[k], 1);
+    }
+    r->shard_tensor[P] = n;
+    r->shard_param[P] = t->total;
+    r->shard_state[P] = total;
+    const size_t first = r->shard_tensor[r->rank];
+    return optimizer_init(&r->opt, &r->o->opt, r->refs + first, r->shard_tensor[r->rank + 1] - first);
+}
+
 // The --save-at copy of the state at r->step: out/ckpt-<step>.sxt.
 static sx_status save_kept_copy(run *r) {
     char keep[4200];
@@ -213,7 +269,9 @@ static sx_status save_kept_copy(run *r) {
 // Continues from the checkpoint at path: parameters, optimizer state, step counters and data position.
 static sx_status resume_from(run *r, const char *path) {
     json_t *meta = NULL;
-    sx_status st = checkpoint_load(path, &r->m, &r->opt, &meta);
+    sx_status st = r->zero ? open_full(r) : SX_OK;
+    if (!st) st = checkpoint_load(path, &r->m, r->zero ? &r->full : &r->opt, &meta);
+    if (!st && r->zero) r->opt.t = r->full.t;   // the shards get their state from r->full in sync_from_rank0
     if (!st) st = apply_meta(r, meta, path);
     json_decref(meta);
     return st;
@@ -233,7 +291,7 @@ static sx_status sync_from_rank0(run *r) {
     st = dist_agree(st);
     if (!st) st = dist_broadcast(text, len, 0);
     if (!st) st = dist_broadcast(r->m.params, r->m.table.total * sizeof *r->m.params, 0);
-    if (!st) st = dist_broadcast(r->opt.state, r->opt.state_floats * sizeof *r->opt.state, 0);
+    if (!st) st = r->zero ? scatter_state(r) : dist_broadcast(r->opt.state, r->opt.state_floats * sizeof *r->opt.state, 0);
     if (!st) st = dist_broadcast(&r->opt.t, sizeof r->opt.t, 0);
     if (!st && r->rank) {
         meta = json_loads(text, 0, NULL);
@@ -384,7 +442,8 @@ static sx_status setup(run *r) {
     r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
-    if ((st = optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
+    r->zero = o->zero1 && r->dist;
+    if ((st = r->zero ? shard_optimizer(r) : optimizer_init(&r->opt, &o->opt, r->refs, r->m.table.n))) return st;
     double batch_tokens = (double)(r->B * r->T) * (double)o->grad_accum;
     r->total_steps = o->steps > 0 ? o->steps : (long)floor(o->tokens / batch_tokens);
     if (r->total_steps <= 0)
@@ -465,6 +524,8 @@ static void teardown(run *r) {
     if (r->lock_fd >= 0) close(r->lock_fd);
     runlog_close(&r->log);
     optimizer_free(&r->opt);
+    optimizer_free(&r->full);
+    free(r->shard_tensor);
     grad_sync_free(&r->sync);
     model_free(&r->m);
     extra_targets_free(&r->extra);
@@ -543,6 +604,16 @@ static sx_status reduce_step(run *r, double *loss, double *extra) {
     return st;
 }
 
+// The optimizer step; returns the pre-clip gradient norm (not finite: nothing changed). With --zero1 each rank
+// updates its shard under the norm of all the gradients (every rank holds them all, summed), then the
+// parameters are all-gathered: the same bits as one optimizer over every tensor.
+static double step_optimizer(run *r, double lr_mult, sx_status *st) {
+    if (!r->zero) return optimizer_step(&r->opt, lr_mult);
+    double norm = optimizer_step_with_norm(&r->opt, lr_mult, grad_global_norm(r->refs, r->m.table.n));
+    if (isfinite(norm)) *st = dist_allgather_ranges(r->m.params, r->shard_param);
+    return norm;
+}
+
 // One optimizer step over grad_accum micro-batches (each rank its rows of each, then summed over the
 // ranks); returns the mean next-token loss and sets *norm and *extra (the mean weighted extra-target loss).
 static double train_step(run *r, double lr_mult, double *norm, double *extra, sx_status *st) {
@@ -566,7 +637,8 @@ static double train_step(run *r, double lr_mult, double *norm, double *extra, sx
     loss /= (double)r->o->grad_accum;
     *extra /= (double)r->o->grad_accum;
     loss = injected_loss(r, r->step + 1, loss);
-    *norm = isfinite(loss) && !is_spike(r, loss) ? optimizer_step(&r->opt, lr_mult) : NAN;
+    *norm = isfinite(loss) && !is_spike(r, loss) ? step_optimizer(r, lr_mult, st) : NAN;
+    if (*st) return NAN;
     if (isfinite(*norm)) model_after_step(&r->m);
     if (isfinite(*norm) && (r->check_every_step || r->step + 1 == r->total_steps))
         *st = dist_check_identical(r->m.params, r->m.table.total * sizeof *r->m.params, "parameters");
@@ -617,8 +689,9 @@ static sx_status loop(run *r) {
     r->t_start = t_start;
     r->last_val = NAN;
     bool rolls_back = o->on_spike && !strcmp(o->on_spike, "rollback");
-    sx_status st = SX_OK;
-    if (rolls_back && r->rank == 0 && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
+    sx_status st = rolls_back && r->zero ? gather_state(r) : SX_OK;
+    if (!st && rolls_back && r->rank == 0 && access(r->ckpt_path, F_OK) != 0) st = save_checkpoint(r, r->ckpt_path); // step 0 to roll back to
+    optimizer_free(&r->full);
     st = dist_agree(st);
     while (r->step < r->total_steps && !st) {
         double t0 = runlog_now(), norm;
@@ -685,8 +758,10 @@ static sx_status loop(run *r) {
             alert = h && h->on_eval && h->on_eval(h->ctx, step, watched, line, note, sizeof note);
         }
         bool ckpt = step == r->total_steps || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || r->stop;
-        if (r->rank == 0) st = record_step(r, line, step, ckpt);
+        if (r->zero && (ckpt || at_fraction(r->save_fracs, r->n_save_fracs, step, r->total_steps))) st = gather_state(r);
+        if (!st && r->rank == 0) st = record_step(r, line, step, ckpt);
         else json_decref(line);
+        optimizer_free(&r->full);
         if ((st = dist_agree(st))) break;
         if (ckpt) r->n_skips = 0; // replays start after this step now
         char text[384], eta[32];
@@ -721,6 +796,13 @@ static void print_summary(const run *r) {
                  r->load_ratio_sum / steps, r->load_ratio_worst);
     fprintf(stderr, "sextant train: done: %ld steps (%.0f this time) in %s, %.0f tok/s; last train loss %.4f%s%s; %s\n",
             r->step, steps, took, tps, r->last_loss, val, load, r->o->out);
+    if (r->zero) {
+        double most = 0, mb = 4.0 / 1e6;
+        for (int q = 0; q < dist_size(); q++) most = fmax(most, (double)(r->shard_state[q + 1] - r->shard_state[q]));
+        fprintf(stderr, "sextant train: optimizer state sharded over %d ranks (ZeRO-1): %.3f MB on rank 0, at most %.3f MB "
+                "on a rank, %.3f MB unsharded\n", dist_size(), mb * (double)r->opt.state_floats, mb * most,
+                mb * (double)r->shard_state[dist_size()]);
+    }
     const grad_sync *g = &r->sync;
     if (!r->dist || !g->steps) return;
     char how[160] = "one all-reduce after each backward (--bucket-mb 0)";

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# ZeRO-1 (--zero1, issue 24), 2 ranks on this machine: each rank keeps and updates its shard of the optimizer
+# state and the parameters are all-gathered after every step (compared on both ranks after every step,
+# SEXTANT_DIST_CHECK=1). A sharded run ends bit-identical to the unsharded one (checkpoint and losses), with
+# AdamW and with MuonH (whole matrices per rank, hyperball radii in the state); the checkpoints keep their
+# format: the unsharded run's mid-run checkpoint resumed sharded, and the sharded run's resumed unsharded,
+# end where the straight run ends. The summary reports the optimizer state per rank.
+# Skips (exit 0, with a message) when mpirun is missing or $SEXTANT was built without MPI.
+set -u
+S=${SEXTANT:-./sextant}
+command -v mpirun >/dev/null 2>&1 || { echo "mpi_zero.sh: skipped, mpirun not found"; exit 0; }
+ldd "$S" 2>/dev/null | grep -q libmpi || { echo "mpi_zero.sh: skipped, $S was built without MPI"; exit 0; }
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0   # libmpi keeps its allocations to the end
+MPI=(timeout 60 mpirun --allow-run-as-root --oversubscribe -np 2)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+common=(--model d2-w32-hd8-untied --train synthetic:64 --batch 4 --seq 16 --steps 12 --lr 1e-2 --eval-every 6
+        --eval-batches 1 --threads 1 --quiet --warmup 2 --save-at 0.5 --clip 0.5)   # the norms are 0.8-1: every step clips
+losses() { grep -o '"\(train_loss\|grad_norm\)":[^,]*' "$1/metrics.jsonl"; }
+
+# run NAME ARGS...: a 2-rank run into $tmp/NAME (its stderr in $tmp/NAME.log).
+run() {
+    local name=$1; shift
+    SEXTANT_DIST_CHECK=1 "${MPI[@]}" "$S" train "${common[@]}" "$@" --out "$tmp/$name" > "$tmp/$name.log" 2>&1 ||
+        { fail "2-rank run $name"; cat "$tmp/$name.log"; }
+}
+# same A B: A's and B's final checkpoints, losses and gradient norms are identical.
+same() {
+    cmp -s "$tmp/$1/checkpoint.sxt" "$tmp/$2/checkpoint.sxt" || fail "$2's checkpoint differs from $1's"
+    [ -n "$(losses "$tmp/$1")" ] && [ "$(losses "$tmp/$1")" = "$(losses "$tmp/$2")" ] || fail "$2's losses or gradient norms differ from $1's"
+}
+# resume_dir NAME FROM: a run directory holding FROM's step-6 checkpoint and metrics.
+resume_dir() { mkdir -p "$tmp/$1"; cp "$tmp/$2/ckpt-6.sxt" "$tmp/$1/checkpoint.sxt"; head -6 "$tmp/$2/metrics.jsonl" > "$tmp/$1/metrics.jsonl"; cp "$tmp/$2/config.json" "$tmp/$1/"; }
+
+run plain
+run sharded --zero1
+same plain sharded
+run muonh --optimizer muonh
+run muonh-sharded --optimizer muonh --zero1
+same muonh muonh-sharded
+
+resume_dir plain-to-sharded plain
+run plain-to-sharded --zero1 --resume
+same plain plain-to-sharded
+resume_dir sharded-to-plain sharded
+run sharded-to-plain --resume
+same plain sharded-to-plain
+
+# Rank 0 holds less optimizer state than the unsharded optimizer (Adam: 2 floats per parameter).
+line=$(grep "optimizer state sharded over 2 ranks" "$tmp/sharded.log")
+echo "$line"
+awk -v l="$line" 'BEGIN { n = split(l, w, " "); for (i = 1; i <= n; i++) { if (w[i] == "on" && w[i+1] == "rank") r0 = w[i-2]; if (w[i] == "unsharded") all = w[i-2] }
+                        exit !(r0 > 0 && all > 0 && r0 < 0.75 * all) }' || fail "rank 0 should hold well under the unsharded optimizer state: $line"
+grep -q "optimizer state sharded" "$tmp/plain.log" && fail "an unsharded run reports sharding"
+
+echo "mpi_zero.sh: $fails failed"
+[ $fails -eq 0 ]
