@@ -555,9 +555,39 @@ static void test_forecast_non_finite(void) {
     }
 }
 
+// A fit that ends on the bound L∞ = 0 (a linear parameter the variable projection clamps to 0) is a valid
+// start for the refits a bootstrap makes from it, and a valid pin: the four rungs of a real ladder whose
+// losses follow a pure power law (the speedrun study's gate ladder once aborted here).
+static void test_power_linf_on_bound(void) {
+    const double x[] = {5932138364928, 1465437388800, 556758466560, 147053740032};
+    const double y[] = {4.394307445, 4.77917113, 5.034755885, 5.381919305};
+    fit_law law;
+    CHECK(law_power_bind(x, 4, &law) == SX_OK);
+    fit_options o;
+    fit_options_default(&o);
+    fit_result r;
+    CHECK(fit_law_run(&law, y, NULL, &o, &r) == SX_OK);
+    CHECK(r.params[LAW_POW_LINF] >= 0 && r.params[LAW_POW_LINF] < 1 && r.max_abs_rel < 0.01);
+    const double start[LAW_POW_NPARAM] = {0, r.params[LAW_POW_A], r.params[LAW_POW_ALPHA]};
+    double p[LAW_POW_NPARAM], obj, obj_start;
+    CHECK(fit_refine(&law, y, NULL, &o, start, p, &obj) == SX_OK);
+    fit_evaluate(&law, start, y, NULL, &o, &obj_start, NULL, NULL);
+    CHECK(isfinite(obj) && obj <= obj_start && p[LAW_POW_LINF] >= 0);
+    for (size_t j = 0; j < LAW_POW_NPARAM; j++) CHECK(isfinite(p[j]));
+    const double pin[LAW_POW_NPARAM] = {0, NAN, NAN};
+    o.pin = pin;
+    fit_result pinned;
+    CHECK(fit_law_run(&law, y, NULL, &o, &pinned) == SX_OK);
+    CHECK(pinned.params[LAW_POW_LINF] == 0 && pinned.max_abs_rel < 0.01);
+    fit_result_free(&pinned);
+    fit_result_free(&r);
+    fit_law_free(&law);
+}
+
 int main(void) {
     TEST_RUN(test_nd_synthetic);
     TEST_RUN(test_power_synthetic_backtest);
+    TEST_RUN(test_power_linf_on_bound);
     TEST_RUN(test_prior);
     TEST_RUN(test_per_fraction_and_scale);
     TEST_RUN(test_pubdata_missing_column);

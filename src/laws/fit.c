@@ -14,6 +14,7 @@
 #define FIT_MAX_LINEAR 8
 #define FIT_STAGED_POLISH_ITER 10 // exact-law iterations after a fast fit
 #define FIT_BAD_RESIDUAL 1e3 // log residual charged for a non-positive or non-finite prediction
+#define FIT_TINY 1e-300 // where a parameter on its bound 0 starts in the optimiser's log space
 
 void fit_options_default(fit_options *o) {
     *o = (fit_options){.huber_delta = 1e-3, .n_starts = 4, .max_iter = 200, .pin = NULL, .prior = NULL,
@@ -336,7 +337,8 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     SX_CHECK(np <= 32, "a law has at most 32 parameters");
     for (size_t j = 0; j < np; j++) {
         params[j] = is_pinned(o, j) ? o->pin[j] : start[j];
-        SX_CHECK(params[j] > 0, "law parameters are positive");
+        // 0 is allowed: a fit can end on the bound of a linear parameter (the projection clamps it there)
+        SX_CHECK(params[j] >= 0, "law parameters are non-negative");
         if (!is_pinned(o, j) && law->params[j].kind != LAW_GRID) {
             free_idx[n_free++] = j;
             with_prior |= has_prior(o, j);
@@ -373,7 +375,8 @@ sx_status fit_refine(const fit_law *law, const double *obs, const double *w, con
     }
     double best[32];
     memcpy(best, params, np * sizeof(double));
-    for (size_t j = 0; j < n_free; j++) gsl_vector_set(x, j, log(params[free_idx[j]]));
+    // The optimiser works in log space: a parameter on its bound 0 starts just above it.
+    for (size_t j = 0; j < n_free; j++) gsl_vector_set(x, j, log(fmax(params[free_idx[j]], FIT_TINY)));
     gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .fvv = NULL, .n = n_rows, .p = n_free, .params = &d};
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int info = 0;
