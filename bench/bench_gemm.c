@@ -17,9 +17,13 @@
 #include <time.h>
 
 #include "core/rng.h"
+#include "core/status.h"
 #include "kernels/gemm.h"
 
 static clockid_t g_clock = CLOCK_MONOTONIC;
+// Ours packs into these (huge pages, as the model's): the workspace for any product on every thread, and
+// panels for the largest op(B) packed once (gemm_pack_b).
+static gemm_workspace g_work, g_panels;
 
 static double now(void) {
     struct timespec t;
@@ -118,7 +122,7 @@ static void run_once(const bench_case *c, int who, const float *A, const float *
     gemm_set_precision(who == 1 ? GEMM_BF16 : GEMM_FP32);
     gemm_packed_b wb;
     const bool pack = who != 2 && c->chunk && !c->ta;
-    if (pack) gemm_pack_b(&wb, c->tb, c->K, c->N, B, ldb);
+    if (pack) gemm_pack_b(&wb, g_panels.buf, g_panels.bytes, c->tb, c->K, c->N, B, ldb);
     for (size_t t0 = 0; t0 < tokens; t0 += step) {
         const size_t n = tokens - t0 < step ? tokens - t0 : step;
         if (c->ta) // chunks of the depth: rows t0.. of both stored operands, C accumulates
@@ -126,7 +130,6 @@ static void run_once(const bench_case *c, int who, const float *A, const float *
         else
             call(c, who, n, c->K, A + t0 * lda, B, C + t0 * c->N, c->acc, pack ? &wb : NULL);
     }
-    if (pack) gemm_packed_b_free(&wb);
     gemm_set_precision(GEMM_FP32);
 }
 
@@ -219,6 +222,15 @@ int main(int argc, char **argv) {
         {"square 2048", false, false, false, 2048, 2048, 2048, 0},
         {"tile 64x64x64", false, true, false, 64, 64, 64, 0},
     };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const size_t b = gemm_packed_b_bytes(cases[i].K, cases[i].N);
+        g_panels.bytes = b > g_panels.bytes ? b : g_panels.bytes;
+    }
+    g_work.bytes = gemm_workspace_bytes(SIZE_MAX, SIZE_MAX, SIZE_MAX, (size_t)nt);
+    g_work.buf = sx_alloc_huge(g_work.bytes, "GEMM workspace");
+    g_panels.buf = sx_alloc_huge(g_panels.bytes, "packed operand");
+    if (!g_work.buf || !g_panels.buf) return 1;   // sx_alloc_huge said what
+    gemm_bind_workspace(&g_work);
     printf("# GFLOP/s (medians); ratio = ours fp32 / OpenBLAS; err = relative Frobenius distance from OpenBLAS\n");
     printf("%-32s %9s %9s %9s %7s %7s %7s %9s %9s\n", "case (MxNxK)", "fp32", "bf16", "OpenBLAS", "ratio", "%peak",
            "bf%peak", "err fp32", "err bf16");

@@ -248,6 +248,7 @@ static void test_fixture_fp8_relu2(void) { modelcheck_fixture("fp8_relu2"); }
 static void test_fixture_fp8_swiglu(void) { modelcheck_fixture("fp8_swiglu"); }
 
 int main(void) {
+    testlib_bind_gemm_workspace();   // the kernels and modules here run outside a model
     TEST_RUN(test_e4m3_known_values);
     TEST_RUN(test_e4m3_all_codes);
     TEST_RUN(test_e4m3_ties_and_saturation);

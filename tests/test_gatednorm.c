@@ -116,6 +116,7 @@ static void test_kernels_reference(void) {
 }
 
 int main(void) {
+    testlib_bind_gemm_workspace();   // the kernels and modules here run outside a model
     rng_seed(&rng, 77);
     TEST_RUN(test_kernels_reference);
     return testlib_finish("gatednorm");

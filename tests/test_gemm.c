@@ -45,6 +45,14 @@ typedef struct {
     size_t M, N, K;
 } shape;
 
+// Caller-owned panels for gemm_pack_b (64-byte aligned); free() them after the last gemm_packed.
+static void *pack(gemm_packed_b *p, bool tb, size_t K, size_t N, const float *b, size_t ldb) {
+    const size_t bytes = gemm_packed_b_bytes(K, N);
+    void *panels = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    gemm_pack_b(p, panels, bytes, tb, K, N, b, ldb);
+    return panels;
+}
+
 // The product as gemm() would compute it: by one gemm() call, or (packed) with op(B) packed once and the
 // rows of C computed in three chunks by gemm_packed(), as the LM head does.
 static void product(bool packed, bool ta, bool tb, size_t M, size_t N, size_t K, const float *a, size_t lda,
@@ -54,14 +62,14 @@ static void product(bool packed, bool ta, bool tb, size_t M, size_t N, size_t K,
         return;
     }
     gemm_packed_b p;
-    gemm_pack_b(&p, tb, K, N, b, ldb);
+    void *panels = pack(&p, tb, K, N, b, ldb);
     CHECK(p.panels != NULL);
     const size_t chunk = (M + 2) / 3;
     for (size_t r0 = 0; r0 < M; r0 += chunk) {
         const size_t rows = M - r0 < chunk ? M - r0 : chunk;
         gemm_packed(ta, rows, ta ? a + r0 : a + r0 * lda, lda, &p, c + r0 * ldc, ldc, acc);
     }
-    gemm_packed_b_free(&p);
+    free(panels);
 }
 
 // Checks gemm (or, with packed, gemm_packed) against gemm_ref for one shape in the current precision and
@@ -169,7 +177,7 @@ static void test_packed_exact_and_fallback(void) {
     for (int t = 0; t < 4; t++) {
         bool ta = t & 1, tb = t & 2;
         gemm_packed_b p;
-        gemm_pack_b(&p, tb, K, N, b, tb ? K : N);
+        void *panels = pack(&p, tb, K, N, b, tb ? K : N);
         CHECK(packed_matches_gemm(&p, ta, M, a, ta ? M : K));
         gemm_set_precision(GEMM_BF16);
         CHECK(packed_matches_gemm(&p, ta, M, a, ta ? M : K));
@@ -179,16 +187,16 @@ static void test_packed_exact_and_fallback(void) {
             CHECK(packed_matches_gemm(&p, ta, M, a, ta ? M : K));
         }
         CHECK(gemm_force_path(saved));
-        gemm_packed_b_free(&p);
+        free(panels);
     }
     // Nothing to pack: gemm_packed is gemm().
     gemm_packed_b p;
     float c[4] = {9, 9, 9, 9};
-    gemm_pack_b(&p, false, 0, 2, b, 2);
+    CHECK(gemm_packed_b_bytes(0, 2) == 0);
+    gemm_pack_b(&p, NULL, 0, false, 0, 2, b, 2);
     CHECK(p.panels == NULL);
     gemm_packed(false, 2, a, 1, &p, c, 2, false); // K == 0: zeroed
     CHECK(c[0] == 0 && c[3] == 0);
-    gemm_packed_b_free(&p);
     free(a), free(b);
 }
 
@@ -284,7 +292,7 @@ static void test_transpose_every_path(void) {
     free(src), free(dst);
 }
 
-// gemm inside a parallel region runs single-threaded per caller, with its own packing buffers.
+// gemm inside a parallel region runs single-threaded per caller, each in the workspace its thread bound.
 static void test_inside_parallel_region(void) {
     enum { M = 70, N = 90, K = 110, T = 4 };
     rng_state r;
@@ -292,15 +300,76 @@ static void test_inside_parallel_region(void) {
     float *a = fill(&r, T * M * K), *b = fill(&r, K * N), *c = malloc(T * M * N * sizeof *c),
           *ref = malloc(T * M * N * sizeof *ref);
     for (int t = 0; t < T; t++) gemm_ref(false, false, M, N, K, a + t * M * K, K, b, N, ref + t * M * N, N, false);
-#pragma omp parallel for num_threads(2)
-    for (int t = 0; t < T; t++) gemm(false, false, M, N, K, a + t * M * K, K, b, N, c + t * M * N, N, false);
+#pragma omp parallel num_threads(2)
+    {
+        const gemm_workspace own = {aligned_alloc(64, 64 << 20), 64 << 20};
+        CHECK(own.bytes >= gemm_workspace_bytes(M, N, K, 1));
+        const gemm_workspace *outer = gemm_bind_workspace(&own);
+#pragma omp for
+        for (int t = 0; t < T; t++) gemm(false, false, M, N, K, a + t * M * K, K, b, N, c + t * M * N, N, false);
+        gemm_bind_workspace(outer);
+        free(own.buf);
+    }
     CHECK_ARRAYS_CLOSE(c, ref, T * M * N, 1e-4, 1e-4);
     free(a), free(b), free(c), free(ref);
+}
+
+// gemm_workspace_bytes and gemm_packed_b_bytes are enough, and gemm stays inside them: every shape, path
+// and precision computed in memory of exactly that size (for 1 to 3 threads), followed by guard bytes
+// that must come out untouched, gives bit for bit what it gives in the tests' large workspace.
+static void test_workspace_exact_size(void) {
+    enum { GUARD = 4096, MARK = 0xa5 };
+    const char *saved = gemm_path_name();
+    const gemm_workspace *outer = gemm_bind_workspace(NULL);
+    rng_state r;
+    rng_seed(&r, 5);
+    for (const char *const *path = gemm_supported_paths(); *path; path++)
+        for (int prec = 0; prec < 2; prec++)
+            for (size_t i = 0; i < sizeof g_shapes / sizeof g_shapes[0]; i++) {
+                CHECK(gemm_force_path(*path));
+                gemm_set_precision(prec ? GEMM_BF16 : GEMM_FP32);
+                const shape s = g_shapes[i];
+                const size_t nt = 1 + i % 3, ws_bytes = gemm_workspace_bytes(s.M, s.N, s.K, nt);
+                const size_t pb_bytes = gemm_packed_b_bytes(s.K, s.N);
+                unsigned char *ws_mem = aligned_alloc(64, (ws_bytes + GUARD + 63) / 64 * 64);
+                unsigned char *pb_mem = aligned_alloc(64, (pb_bytes + GUARD + 63) / 64 * 64);
+                memset(ws_mem + ws_bytes, MARK, GUARD);
+                memset(pb_mem + pb_bytes, MARK, GUARD);
+                const gemm_workspace ws = {ws_mem, ws_bytes};
+                gemm_bind_workspace(&ws);
+                omp_set_num_threads((int)nt);
+                float *a = fill(&r, s.M * s.K), *b = fill(&r, s.K * s.N);
+                const size_t bytes = s.M * s.N * sizeof(float);
+                float *c = malloc(bytes), *want = malloc(bytes);
+                for (int t = 0; t < 4; t++) {
+                    const bool ta = t & 1, tb = t & 2;
+                    const size_t lda = ta ? s.M : s.K, ldb = tb ? s.K : s.N;
+                    gemm_bind_workspace(outer);
+                    gemm(ta, tb, s.M, s.N, s.K, a, lda, b, ldb, want, s.N, false);
+                    gemm_bind_workspace(&ws);
+                    gemm(ta, tb, s.M, s.N, s.K, a, lda, b, ldb, c, s.N, false);
+                    CHECK(memcmp(c, want, bytes) == 0);
+                    gemm_packed_b p;
+                    gemm_pack_b(&p, pb_mem, pb_bytes, tb, s.K, s.N, b, ldb);
+                    gemm_packed(ta, s.M, a, lda, &p, c, s.N, false);
+                    CHECK(memcmp(c, want, bytes) == 0);
+                }
+                size_t touched = 0;
+                for (size_t g = 0; g < GUARD; g++) touched += (ws_mem[ws_bytes + g] != MARK) + (pb_mem[pb_bytes + g] != MARK);
+                if (!CHECK(touched == 0)) printf("  %s %s %zu x %zu x %zu: %zu guard bytes overwritten\n", *path,
+                                                 prec ? "bf16" : "fp32", s.M, s.N, s.K, touched);
+                free(a), free(b), free(c), free(want), free(ws_mem), free(pb_mem);
+            }
+    omp_set_num_threads(3);
+    gemm_set_precision(GEMM_FP32);
+    CHECK(gemm_force_path(saved));
+    gemm_bind_workspace(outer);
 }
 
 int main(void) {
     // Three threads whatever the machine: the threaded splits (uneven ones too) are always exercised.
     omp_set_num_threads(3);
+    testlib_bind_gemm_workspace();
     TEST_RUN(test_bf16_round);
     TEST_RUN(test_edges_and_dispatch);
     TEST_RUN(test_fp32_every_path);
@@ -310,6 +379,7 @@ int main(void) {
     TEST_RUN(test_packed_exact_and_fallback);
     TEST_RUN(test_bf16_close_to_fp32);
     TEST_RUN(test_inside_parallel_region);
+    TEST_RUN(test_workspace_exact_size);
     TEST_RUN(test_transpose_every_path);
     return testlib_finish("gemm");
 }

@@ -307,6 +307,7 @@ static void test_qb_descriptor(void) {
 }
 
 int main(void) {
+    testlib_bind_gemm_workspace();   // the kernels and modules here run outside a model
     TEST_RUN(test_kth_largest);
     TEST_RUN(test_qb_step_matches_naive);
     TEST_RUN(test_qb_step_fixture);

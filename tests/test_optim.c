@@ -642,6 +642,7 @@ static void test_config_errors(void) {
 }
 
 int main(void) {
+    testlib_bind_gemm_workspace();   // the kernels and modules here run outside a model
     rng_seed(&rng, 1234);
     TEST_RUN(test_adamw_hand);
     TEST_RUN(test_adamw_muon_reference);

@@ -1,5 +1,6 @@
 // train_options and its flag table: the defaults agree with the optimizer's own, and the command line the
-// ladder's children get (flags_to_argv) reads back as exactly the options it came from.
+// ladder's children get (flags_to_argv) reads back as exactly the options it came from. And the start every
+// command shares (flags_start) with its choice flags.
 #include <math.h>
 #include <string.h>
 #include "train/options.h"
@@ -65,9 +66,44 @@ static void test_bad_flags(void) {
     CHECK(o.opt.lr == 3e-3f);
 }
 
+// A command's start (flags_start) and a FLAG_CHOICE row: the index of the word given, the default's, the
+// refusal of another word naming the choices, the word echoed in JSON and on a command line that reads back.
+static void test_command_start_and_choice(void) {
+    int mode;
+    long k;
+    const flag_def flags[] = {
+        {"mode", FLAG_CHOICE, &(flag_choice){&mode, "size|role|auto"}, "role", "how"},
+        {"k", FLAG_INT, &k, "3", "how many"},
+    };
+    static const flags_command cmd = {"demo A B [C]", NULL, 2, 3, "give A and B"};
+    flags_args a;
+    char *ok[] = {"x", "--mode", "auto", "y"}, *dflt[] = {"x", "y", "z"}, *bad[] = {"x", "y", "--mode=sizes"};
+    char *few[] = {"x", "--k", "4"}, *many[] = {"w", "x", "y", "z"};
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 4, ok, &a) && a.st == SX_OK && mode == 2 && k == 3);
+    CHECK(a.npos == 2 && !strcmp(a.pos[0], "x") && !strcmp(a.pos[1], "y"));
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 3, dflt, &a) && a.st == SX_OK && mode == 1 && a.npos == 3);
+    json_t *j = flags_to_json(flags, FLAGS_COUNT(flags));
+    CHECK(!strcmp(json_string_value(json_object_get(j, "mode")), "role"));
+    json_decref(j);
+    char buf[256], *argv[8];
+    int argc = 0;
+    mode = 0;
+    CHECK(flags_to_argv(flags, FLAGS_COUNT(flags), buf, sizeof buf, argv, &argc, 8) == SX_OK && argc == 4);
+    CHECK(!strcmp(argv[0], "--mode") && !strcmp(argv[1], "size"));
+    argv[argc++] = "p", argv[argc++] = "q";
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a) && a.st == SX_OK && mode == 0);
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 3, bad, &a) && a.st == SX_ERR_ARG);
+    CHECK(!strcmp(sx_last_error(), "--mode: 'sizes' is not size, role or auto"));
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 3, few, &a) && a.st == SX_ERR_ARG && k == 4);
+    CHECK(!strcmp(sx_last_error(), "give A and B"));
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 4, many, &a) && a.st == SX_ERR_ARG);
+    CHECK(strstr(sx_last_error(), "unexpected argument 'z'") != NULL);
+}
+
 int main(void) {
     TEST_RUN(test_defaults_agree);
     TEST_RUN(test_argv_roundtrip);
     TEST_RUN(test_bad_flags);
+    TEST_RUN(test_command_start_and_choice);
     return testlib_finish("options");
 }

@@ -263,6 +263,7 @@ static void test_trunk_features(void) {
 }
 
 int main(void) {
+    testlib_bind_gemm_workspace();   // one check runs the head's product itself (linear_forward)
     TEST_RUN(test_gradients_by_finite_differences);
     TEST_RUN(test_training_and_file);
     TEST_RUN(test_auroc_and_ece);

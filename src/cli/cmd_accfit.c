@@ -51,35 +51,33 @@ static void collect(const pub_gadre *g, const char *dataset, long tasks, int (*k
 static int loss_fit_point(const pub_gadre_run *r, int paper) { (void)paper; return r->fit_point; }
 
 int cmd_accfit(int argc, char **argv) {
-    const char *dir, *dataset, *proto_name, *form, *out;
+    static const flags_command cmd = {
+        "acc-fit --gadre DIR [--dataset rpj] [--tasks 17|46] [--protocol paper|small|chain] [--form exp|sigmoid|auto]",
+        "Fits the downstream-error-vs-loss law on the smaller runs of Gadre et al. 2024's over-training study\n"
+        "and predicts the larger and over-trained runs' average top-1 error, from their measured C4 eval loss\n"
+        "and chained from their size and tokens alone (a loss law L(N, D) fitted on the same runs).",
+        0, 0, NULL};
+    const char *dir, *dataset, *form, *out;
+    int proto;
     long tasks;
     const flag_def flags[] = {
         {"gadre", FLAG_STR, &dir, "", "the directory holding gadre_overtraining_runs.csv and _downstream.csv"},
         {"dataset", FLAG_STR, &dataset, "rpj", "training set: c4_original, rpj or rw_original"},
         {"tasks", FLAG_INT, &tasks, "17", "average top-1 error over the paper's 17-task subset (17) or all 46 tasks"},
-        {"protocol", FLAG_STR, &proto_name, "paper", "paper: fit the paper's 6 runs, predict its targets; small: fit every "
-                                                     "run under 1B parameters, predict every larger one; chain: as small, "
-                                                     "both laws' forms chosen by leave-one-size-out of the chained error"},
+        {"protocol", FLAG_CHOICE, &(flag_choice){&proto, "paper|small|chain"}, "paper",
+         "paper: fit the paper's 6 runs, predict its targets; small: fit every run under 1B parameters, predict every "
+         "larger one; chain: as small, both laws' forms chosen by leave-one-size-out of the chained error"},
         {"form", FLAG_STR, &form, "", "exp (Gadre's err = e - k exp(-g L); the default), sigmoid, or auto "
                                       "(leave-one-size-out); chain: auto only"},
         {"out", FLAG_STR, &out, "", "also write the report as JSON here"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "acc-fit --gadre DIR [--dataset rpj] [--tasks 17|46] [--protocol paper|small|chain] [--form exp|sigmoid|auto]",
-                            "Fits the downstream-error-vs-loss law on the smaller runs of Gadre et al. 2024's over-training study\n"
-                            "and predicts the larger and over-trained runs' average top-1 error, from their measured C4 eval loss\n"
-                            "and chained from their size and tokens alone (a loss law L(N, D) fitted on the same runs).", &st))
-        return 0;
-    protocol proto = !strcmp(proto_name, "paper") ? PROTO_PAPER : !strcmp(proto_name, "small") ? PROTO_SMALL
-                   : !strcmp(proto_name, "chain") ? PROTO_CHAIN : (protocol)-1;
-    int paper = proto == PROTO_PAPER;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
+    int paper = proto == PROTO_PAPER;   // --protocol's words are in protocol's order
     if (!*form) form = proto == PROTO_CHAIN ? "auto" : "exp";
     int only = !strcmp(form, "exp") ? ACCLAW_EXP : !strcmp(form, "sigmoid") ? ACCLAW_SIGMOID : -1;
     if (!st && !*dir) st = sx_fail(SX_ERR_ARG, "--gadre DIR is required");
-    if (!st && (int)proto < 0) st = sx_fail(SX_ERR_ARG, "--protocol: '%s' is not paper, small or chain", proto_name);
     if (!st && only < 0 && strcmp(form, "auto")) st = sx_fail(SX_ERR_ARG, "--form: '%s' is not exp, sigmoid or auto", form);
     if (!st && proto == PROTO_CHAIN && only >= 0)
         st = sx_fail(SX_ERR_ARG, "--form %s: the chain protocol chooses both forms by leave-one-size-out (--form auto)", form);
@@ -180,7 +178,7 @@ int cmd_accfit(int argc, char **argv) {
                "0.0464%% for 6.9B at M = 20\n");
     if (*out) {
         json_t *rep = json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:o, s:f, s:f, s:f, s:f}", "source", "gadre", "dataset", dataset,
-                                "tasks", (json_int_t)tasks, "protocol", proto_name, "law",
+                                "tasks", (json_int_t)tasks, "protocol", (const char *[]){"paper", "small", "chain"}[proto], "law",
                                 proto == PROTO_CHAIN ? accchain_model_to_json(&cm) : acclaw_model_to_json(&m), "loss_form",
                                 accchain_loss_name(lf), "heldout", rows, "mean_abs_rel_err", n_held ? sum[0] / (double)n_held : 0.0,
                                 "max_abs_rel_err", worst[0], "mean_abs_rel_err_chained", n_held ? sum[1] / (double)n_held : 0.0,

@@ -15,6 +15,13 @@
 #define MAX_VARIANTS 32   // the baseline and up to 31 variants (the speedrun study compares 14)
 
 int cmd_compare(int argc, char **argv) {
+    static const flags_command cmd = {
+        "compare BASELINE VARIANT... [flags]   (up to 31 variants; each a ladder spec, or a curve ladder directory from "
+        "`sextant import`)",
+        "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
+        "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-bootstrap\n"
+        "intervals), KV-cache bytes, verdict (paired bootstrap, Holm-corrected over the variants).",
+        2, MAX_VARIANTS, "give a baseline ladder spec and at least one variant"};
     double target, width, budget_h, budget_flops;
     bool shared, run, until;
     long jobs, seeds;
@@ -33,18 +40,9 @@ int cmd_compare(int argc, char **argv) {
         {"plot", FLAG_STR, &svg, "", "write an SVG of loss vs compute with the fits"},
         {"out", FLAG_STR, &out, "", "write the report as JSON"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    const char *pos[MAX_VARIANTS];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, MAX_VARIANTS, &npos,
-                            "compare BASELINE VARIANT... [flags]   (up to 31 variants; each a ladder spec, or a curve ladder directory from "
-                            "`sextant import`)",
-                            "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
-                            "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-bootstrap\n"
-                            "intervals), KV-cache bytes, verdict (paired bootstrap, Holm-corrected over the variants).", &st))
-        return 0;
-    if (!st && npos < 2) st = sx_fail(SX_ERR_ARG, "give a baseline ladder spec and at least one variant");
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && (jobs < 1 || seeds < 0 || seeds > 1000 || width < 0 || budget_h < 0 || budget_flops < 0))
         st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width and the budgets >= 0");
     if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
@@ -53,16 +51,16 @@ int cmd_compare(int argc, char **argv) {
     char dirs[MAX_VARIANTS][128];
     const char *dp[MAX_VARIANTS];
     bool curves = false;   // some variant is a curve ladder: nothing to train, the compute default comes from the data
-    for (int i = 0; i < npos && !st; i++) {
-        if (import_is_ladder_dir(pos[i])) {   // named by its directory's last component
-            const char *base = strrchr(pos[i], '/');
+    for (int i = 0; i < a.npos && !st; i++) {
+        if (import_is_ladder_dir(a.pos[i])) {   // named by its directory's last component
+            const char *base = strrchr(a.pos[i], '/');
             memset(&specs[i], 0, sizeof specs[i]);
-            snprintf(specs[i].name, sizeof specs[i].name, "%s", base && base[1] ? base + 1 : pos[i]);
-            dp[i] = pos[i];
+            snprintf(specs[i].name, sizeof specs[i].name, "%s", base && base[1] ? base + 1 : a.pos[i]);
+            dp[i] = a.pos[i];
             curves = true;
             continue;
         }
-        st = ladder_spec_read(pos[i], &specs[i]);
+        st = ladder_spec_read(a.pos[i], &specs[i]);
         if (seeds > 0) specs[i].n_seeds = (size_t)seeds;
         snprintf(dirs[i], sizeof dirs[i], "runs/%.100s", specs[i].name);
         dp[i] = dirs[i];
@@ -73,7 +71,7 @@ int cmd_compare(int argc, char **argv) {
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = 0;
-    for (int i = 0; i < npos && (run || until) && !st; i++) st = ladder_execute(&specs[i], dp[i], exe, (int)jobs, -1);
+    for (int i = 0; i < a.npos && (run || until) && !st; i++) st = ladder_execute(&specs[i], dp[i], exe, (int)jobs, -1);
     if (!st && !(target > 0) && !curves) {
         ladder_run *plan;
         size_t nr;
@@ -84,8 +82,8 @@ int cmd_compare(int argc, char **argv) {
     }
     json_t *report = NULL;
     sequential_options so = {.width = width, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs};
-    if (!st) st = until ? sequential_compare(specs, dp, (size_t)npos, target, shared, &so, &report)
-                        : compare_ladders(specs, dp, (size_t)npos, target, shared, &report);
+    if (!st) st = until ? sequential_compare(specs, dp, (size_t)a.npos, target, shared, &so, &report)
+                        : compare_ladders(specs, dp, (size_t)a.npos, target, shared, &report);
     if (!st) compare_print(stdout, report);
     if (!st && until) sequential_print(stdout, report);
     if (!st && until && json_integer_value(json_object_get(json_object_get(report, "until_decided"), "rounds")) > 0)

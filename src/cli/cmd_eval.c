@@ -39,6 +39,10 @@ static sx_status val_loss(model *m, batch_source *src, size_t batches, size_t B,
 }
 
 int cmd_eval(int argc, char **argv) {
+    static const flags_command cmd = {
+        "eval --task NAME[,NAME] | --val-loss CHECKPOINT [flags]",
+        "Scores a checkpoint on downstream tasks (accuracy with its 95% Wilson interval, task loss) and/or its validation loss.",
+        0, 1, NULL};
     const char *names, *val, *vocab;
     long n, seed, batches, batch, seq;
     bool as_json, want_loss, int8;
@@ -55,25 +59,21 @@ int cmd_eval(int argc, char **argv) {
         {"seq", FLAG_INT, &seq, "128", "tokens per validation row"},
         {"int8", FLAG_BOOL, &int8, "false", "int8 weights (per-channel scales); with --val-loss also the fp32 loss"},
     };
-    size_t nf = sizeof flags / sizeof *flags;
-    const char *pos[1];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, nf, argc, argv, pos, 1, &npos, "eval --task NAME[,NAME] | --val-loss CHECKPOINT [flags]",
-                            "Scores a checkpoint on downstream tasks (accuracy with its 95% Wilson interval, task loss) and/or its validation loss.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*names && !want_loss)
         st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice, choice_pmi or arith), or --val-loss");
     if (!st && (batches < 1 || batch < 1 || seq < 1)) st = sx_fail(SX_ERR_ARG, "--batches, --batch and --seq must be positive");
-    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
+    if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
     if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
     if (st) return cli_report("eval", st);
     char val_path[4096];
     snprintf(val_path, sizeof val_path, "%s", val);
-    if (!*val_path) recorded_val(pos[0], val_path, sizeof val_path);
+    if (!*val_path) recorded_val(a.pos[0], val_path, sizeof val_path);
     task_suite s = {0};
     model m = {0};
-    st = checkpoint_open_model(pos[0], &m);
+    st = checkpoint_open_model(a.pos[0], &m);
     if (!st && want_loss && !*val_path) st = sx_fail(SX_ERR_ARG, "--val-loss needs --val SHARD (the run records none)");
     if (!st && want_loss) {
         batch_source *src = NULL;

@@ -28,6 +28,13 @@ static size_t trained_context(const char *checkpoint, size_t fallback) {
 }
 
 int cmd_export(int argc, char **argv) {
+    static const flags_command cmd = {
+        "export [--format safetensors] CHECKPOINT OUT.safetensors",
+        "Writes a checkpoint's weights as safetensors with Hugging Face Llama tensor names (F32, exact)\n"
+        "and an HF-style config.json, for the dense family: RMSNorm, RoPE, MHA/GQA/MQA, swiglu (a stock\n"
+        "LlamaForCausalLM) or relu2/gelu (non-gated MLP, said in config.json). `sextant import-weights`\n"
+        "reads them back. MLA, MoE and other variants with no Llama equivalent are refused.",
+        2, 2, "give a checkpoint and an output file: sextant export CHECKPOINT OUT.safetensors"};
     const char *format, *config;
     long context;
     const flag_def flags[] = {
@@ -35,46 +42,38 @@ int cmd_export(int argc, char **argv) {
         {"config", FLAG_STR, &config, "", "where to write the HF-style config.json (default: beside OUT)"},
         {"context", FLAG_INT, &context, "0", "max_position_embeddings (default: the run's seq, else 2048)"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    const char *pos[2];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, 2, &npos, "export [--format safetensors] CHECKPOINT OUT.safetensors",
-                            "Writes a checkpoint's weights as safetensors with Hugging Face Llama tensor names (F32, exact)\n"
-                            "and an HF-style config.json, for the dense family: RMSNorm, RoPE, MHA/GQA/MQA, swiglu (a stock\n"
-                            "LlamaForCausalLM) or relu2/gelu (non-gated MLP, said in config.json). `sextant import-weights`\n"
-                            "reads them back. MLA, MoE and other variants with no Llama equivalent are refused.", &st))
-        return 0;
-    if (!st && npos != 2) st = sx_fail(SX_ERR_ARG, "give a checkpoint and an output file: sextant export CHECKPOINT OUT.safetensors");
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && strcmp(format, "safetensors")) st = sx_fail(SX_ERR_ARG, "--format %s: the one format is safetensors", format);
     if (!st && context < 0) st = sx_fail(SX_ERR_ARG, "--context must be positive");
     if (st) return cli_report("export", st);
     char config_path[4200], dir[4096];
-    config_beside(pos[1], config, config_path, sizeof config_path);
-    snprintf(dir, sizeof dir, "%s", pos[1]);
+    config_beside(a.pos[1], config, config_path, sizeof config_path);
+    snprintf(dir, sizeof dir, "%s", a.pos[1]);
     st = fs_mkdir_p(dirname(dir));   // a Hugging Face model is a folder: made when missing
-    if (!st) st = hf_export(pos[0], pos[1], config_path, context ? (size_t)context : trained_context(pos[0], 2048));
-    if (!st) printf("wrote %s and %s\n", pos[1], config_path);
+    if (!st) st = hf_export(a.pos[0], a.pos[1], config_path, context ? (size_t)context : trained_context(a.pos[0], 2048));
+    if (!st) printf("wrote %s and %s\n", a.pos[1], config_path);
     return cli_report("export", st);
 }
 
 int cmd_import_weights(int argc, char **argv) {
+    static const flags_command cmd = {
+        "import-weights IN.safetensors OUT.sxt [--config config.json]",
+        "Reads Llama-style safetensors (sextant's export, or another writer's within the dense family:\n"
+        "F32 or BF16) into a weights-only sextant checkpoint (for sample).",
+        2, 2, "give the safetensors file and the checkpoint to write: sextant import-weights IN OUT.sxt"};
     const char *config;
     const flag_def flags[] = {
         {"config", FLAG_STR, &config, "", "the HF-style config.json (default: beside IN; not needed for sextant's own exports)"},
     };
-    const char *pos[2];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, 1, argc, argv, pos, 2, &npos, "import-weights IN.safetensors OUT.sxt [--config config.json]",
-                            "Reads Llama-style safetensors (sextant's export, or another writer's within the dense family:\n"
-                            "F32 or BF16) into a weights-only sextant checkpoint (for sample).", &st))
-        return 0;
-    if (!st && npos != 2) st = sx_fail(SX_ERR_ARG, "give the safetensors file and the checkpoint to write: sextant import-weights IN OUT.sxt");
+    flags_args a;
+    if (flags_start(&cmd, flags, 1, argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (st) return cli_report("import-weights", st);
     char config_path[4200];
-    config_beside(pos[0], config, config_path, sizeof config_path);
-    st = hf_import(pos[0], config_path, pos[1]);
-    if (!st) printf("wrote %s\n", pos[1]);
+    config_beside(a.pos[0], config, config_path, sizeof config_path);
+    st = hf_import(a.pos[0], config_path, a.pos[1]);
+    if (!st) printf("wrote %s\n", a.pos[1]);
     return cli_report("import-weights", st);
 }

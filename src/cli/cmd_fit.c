@@ -39,7 +39,9 @@ static sx_status fit_final_law(const import_ladder *l, size_t loss, json_t **fit
 
 // sextant fit DIR on a curve ladder (sextant import): the joint law, N chosen one size back, the band's parts
 // (law "nds"), or the final-loss law alone (law "final").
-static int fit_curve_ladder(const char *dir, const char *out, const char *loss, const char *law) {
+enum { LAW_NDS, LAW_FINAL };   // --law's choices, in order
+
+static int fit_curve_ladder(const char *dir, const char *out, const char *loss, int law) {
     import_ladder l;
     json_t *fit = NULL;
     char path[4200];
@@ -48,8 +50,7 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
     sx_status st = import_read_dir(dir, &l);
     int k = st ? 0 : import_loss_index(&l, loss);
     if (!st && k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", dir, loss);
-    if (!st && strcmp(law, "nds") && strcmp(law, "final")) st = sx_fail(SX_ERR_ARG, "--law: '%s' is not nds or final", law);
-    if (!st && !strcmp(law, "final")) {
+    if (!st && law == LAW_FINAL) {
         st = fit_final_law(&l, (size_t)k, &fit);
         if (!st && json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
         if (!st) printf("wrote %s\n", path);
@@ -108,11 +109,19 @@ static void print_tasks(json_t *tasks) {
 }
 
 int cmd_fit(int argc, char **argv) {
-    const char *runs, *out, *loss, *val_set, *with, *law;
+    static const flags_command cmd = {
+        "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME] [--with DATA_LIMITED_SPEC]\n"
+        "       sextant fit LADDER_DIR [--loss NAME] [--law nds|final] [--out fit.json]   (a ladder from `sextant import`)",
+        "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
+        "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.",
+        1, 1, "give the ladder spec (or an imported ladder directory): sextant fit SPEC"};
+    const char *runs, *out, *loss, *val_set, *with;
+    int law;
     const flag_def flags[] = {
         {"loss", FLAG_STR, &loss, "", "curve ladders: the loss column (default: the first)"},
-        {"law", FLAG_STR, &law, "nds", "curve ladders: nds (the joint law of whole curves) or final (Chinchilla's approach 3 "
-                                       "on final losses, with 95% bootstrap intervals)"},
+        {"law", FLAG_CHOICE, &(flag_choice){&law, "nds|final"}, "nds",
+         "curve ladders: nds (the joint law of whole curves) or final (Chinchilla's approach 3 on final losses, with "
+         "95% bootstrap intervals)"},
         {"with", FLAG_STR, &with, "", "a data-limited ladder (key unique_tokens) whose runs, with this ladder's, fit the "
                                       "data-constrained law that forecast uses when a hero repeats data"},
         {"val-set", FLAG_STR, &val_set, "", "fit one validation set of a mixture (val_loss_NAME) instead of the mix; "
@@ -120,20 +129,12 @@ int cmd_fit(int argc, char **argv) {
         {"runs", FLAG_STR, &runs, "", "the ladder's output directory (default runs/<name>)"},
         {"out", FLAG_STR, &out, "", "where to write fit.json (default <runs>/fit.json)"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    const char *pos[1];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
-                            "fit SPEC [--runs DIR] [--out fit.json] [--val-set NAME] [--with DATA_LIMITED_SPEC]\n"
-                            "       sextant fit LADDER_DIR [--loss NAME] [--law nds|final] [--out fit.json]   (a ladder from `sextant import`)",
-                            "Reads every run of a finished ladder and fits: the per-fraction laws L_f(C) = Linf + A*C^-alpha\n"
-                            "across rungs (with a seed bootstrap) and a multi-power schedule law per rung.", &st))
-        return 0;
-    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give the ladder spec (or an imported ladder directory): sextant fit SPEC");
-    if (!st && import_is_ladder_dir(pos[0])) return fit_curve_ladder(pos[0], out, loss, law);
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
+    if (!st && import_is_ladder_dir(a.pos[0])) return fit_curve_ladder(a.pos[0], out, loss, law);
     ladder_spec spec;
-    if (!st) st = ladder_spec_read(pos[0], &spec);
+    if (!st) st = ladder_spec_read(a.pos[0], &spec);
     if (!st && *val_set && strlen(val_set) >= sizeof spec.val_set) st = sx_fail(SX_ERR_ARG, "--val-set: name too long");
     if (st) return cli_report("fit", st);
     if (*val_set) strcpy(spec.val_set, val_set);

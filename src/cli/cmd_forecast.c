@@ -188,6 +188,12 @@ static sx_status curve_check(const curve_args *a) {
 }
 
 int cmd_forecast(int argc, char **argv) {
+    static const flags_command cmd = {
+        "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
+        "       sextant forecast --check RUN_DIR --forecast forecast.json [--fit fit.json --plot f.svg]",
+        "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
+        "so it can be preregistered; --check compares a run (finished or not) with it.",
+        0, 0, NULL};
     const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path;
     double tokens, warmup, flops_ratio, unique;
     long batch, seq;
@@ -218,15 +224,9 @@ int cmd_forecast(int argc, char **argv) {
         {"plot", FLAG_STR, &svg, "", "also draw an SVG here (and one per task beside it, PATH-task-NAME.svg)"},
         {"unique-tokens", FLAG_DOUBLE, &unique, "0", "the hero's unique tokens (default: the ladder's training data)"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
-                            "       sextant forecast --check RUN_DIR --forecast forecast.json [--fit fit.json --plot f.svg]",
-                            "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
-                            "so it can be preregistered; --check compares a run (finished or not) with it.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (st) return cli_report("forecast", st);
     json_t *fit = NULL, *fc = NULL, *report = NULL;
     ca.schedule = schedule;

@@ -26,6 +26,14 @@ static sx_status read_own_ladder(const char *spec_path, const char *dir, import_
 }
 
 int cmd_import(int argc, char **argv) {
+    static const flags_command cmd = {
+        "import --curves FILE [--runs FILE] --loss-col NAME[,NAME...] --out DIR [column flags]\n"
+        "       sextant import --from-ladder SPEC [--from-runs DIR] --out DIR",
+        "Reads loss curves trained anywhere into a curve ladder that `sextant fit`, `forecast` and `backtest`\n"
+        "read like one of sextant's own. Each field is found in the column of its canonical name, or the one\n"
+        "named by --FIELD-col; a run field no table holds can be set for every run with --FIELD. Bad input is\n"
+        "refused with the file, row and column; nothing is written unless everything is read.",
+        0, 0, NULL};
     const char *runs, *curves, *out, *loss, *from_ladder, *from_runs;
     const char *col[IF_N_FIELDS] = {0}, *val[IF_N_FIELDS] = {0};
     char names[2 * IF_N_FIELDS][48], helps[2 * IF_N_FIELDS][160];
@@ -48,16 +56,9 @@ int cmd_import(int argc, char **argv) {
                  f == IF_SCHEDULE ? " (a sextant schedule, e.g. cosine:min=0.1)" : f == IF_WARMUP ? " (steps, or a fraction < 1)" : "");
         flags[n++] = (flag_def){names[2 * f + 1], FLAG_STR, &val[f], "", helps[2 * f + 1]};
     }
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "import --curves FILE [--runs FILE] --loss-col NAME[,NAME...] --out DIR [column flags]\n"
-                            "       sextant import --from-ladder SPEC [--from-runs DIR] --out DIR",
-                            "Reads loss curves trained anywhere into a curve ladder that `sextant fit`, `forecast` and `backtest`\n"
-                            "read like one of sextant's own. Each field is found in the column of its canonical name, or the one\n"
-                            "named by --FIELD-col; a run field no table holds can be set for every run with --FIELD. Bad input is\n"
-                            "refused with the file, row and column; nothing is written unless everything is read.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, n, argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*out) st = sx_fail(SX_ERR_ARG, "give the ladder directory to create (--out DIR)");
     if (st) return cli_report("import", st);
     import_options o = {.runs_path = runs, .curves_path = curves, .loss_cols = loss};

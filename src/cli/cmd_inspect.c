@@ -7,6 +7,10 @@
 #include "model/flops.h"
 
 int cmd_inspect(int argc, char **argv) {
+    static const flags_command cmd = {
+        "inspect DESCRIPTOR [--vocab V] [--seq T] | inspect --options",
+        "Prints the model's exact accounting, or the descriptor grammar.",
+        0, 1, NULL};
     long vocab, seq, batch;
     bool options;
     const flag_def flags[] = {
@@ -15,22 +19,17 @@ int cmd_inspect(int argc, char **argv) {
         {"seq", FLAG_INT, &seq, "256", "context length for attention FLOPs"},
         {"batch", FLAG_INT, &batch, "8", "sequences per batch, for the activation memory"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    const char *pos[1];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos,
-                            "inspect DESCRIPTOR [--vocab V] [--seq T] | inspect --options",
-                            "Prints the model's exact accounting, or the descriptor grammar.", &st))
-        return 0;
-    if (!st && options && npos == 0) {
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
+    if (!st && options && a.npos == 0) {
         model_config_print_options(stdout);
         return 0;
     }
-    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give one model descriptor, e.g. sextant inspect d6-kv2");
+    if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one model descriptor, e.g. sextant inspect d6-kv2");
     if (!st && (vocab < 0 || seq <= 0 || batch <= 0)) st = sx_fail(SX_ERR_ARG, "--vocab, --seq and --batch must be positive");
     model_config c;
-    if (!st) st = model_config_parse(pos[0], (size_t)vocab, &c);
+    if (!st) st = model_config_parse(a.pos[0], (size_t)vocab, &c);
     if (st) return cli_report("inspect", st);
     model m;
     st = model_init(&m, &c);
@@ -62,7 +61,7 @@ int cmd_inspect(int argc, char **argv) {
            f.fwd_matmul_per_token, f.fwd_attention_per_token, seq);
     printf("6N for contrast  %.4g (%.1f%% off)\n", 6 * f.params_total, 100 * (6 * f.params_total / f.train_per_token - 1));
     printf("KV cache         %.0f bytes/token (fp32)\n", f.kv_cache_bytes_per_token);
-    printf("memory           %.1f MiB params+grads+activations at batch %ld x %ld (+ optimizer state)\n",
+    printf("memory           %.1f MiB params+grads+activations+workspaces at batch %ld x %ld (+ optimizer state)\n",
            (double)model_arena_bytes(&m) / (1 << 20), batch, seq);
     model_free(&m);
     return 0;

@@ -9,6 +9,12 @@
 #include "scale/ladder.h"
 
 int cmd_ladder(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ladder run|status|plan SPEC [flags]",
+        "Trains every rung (and seed, and cooldown branch) of a ladder spec into its own run directory,\n"
+        "skipping finished runs and resuming interrupted ones. The spec format is documented in\n"
+        "docs/FORMATS.md (Ladder spec) and examples/*.ladder.",
+        0, 2, NULL};
     const char *out;
     long jobs, rung;
     const flag_def flags[] = {
@@ -16,28 +22,21 @@ int cmd_ladder(int argc, char **argv) {
         {"jobs", FLAG_INT, &jobs, "1", "runs trained at once (threads are split between them)"},
         {"rung", FLAG_INT, &rung, "-1", "train only run number K of the plan (one process per run under a batch system)"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    const char *pos[2];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, 2, &npos,
-                            "ladder run|status|plan SPEC [flags]",
-                            "Trains every rung (and seed, and cooldown branch) of a ladder spec into its own run directory,\n"
-                            "skipping finished runs and resuming interrupted ones. The spec format is documented in\n"
-                            "docs/FORMATS.md (Ladder spec) and examples/*.ladder.", &st))
-        return 0;
-    if (!st && npos >= 1 && strcmp(pos[0], "run") && strcmp(pos[0], "status") && strcmp(pos[0], "plan"))
-        st = sx_fail(SX_ERR_ARG, "unknown action '%s': sextant ladder run|status|plan SPEC", pos[0]);
-    if (!st && npos != 2) st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
+    if (!st && a.npos >= 1 && strcmp(a.pos[0], "run") && strcmp(a.pos[0], "status") && strcmp(a.pos[0], "plan"))
+        st = sx_fail(SX_ERR_ARG, "unknown action '%s': sextant ladder run|status|plan SPEC", a.pos[0]);
+    if (!st && a.npos != 2) st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
     if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");
     ladder_spec spec;
-    if (!st) st = ladder_spec_read(pos[1], &spec);
+    if (!st) st = ladder_spec_read(a.pos[1], &spec);
     if (st) return cli_report("ladder", st);
     char dir[1100];
     snprintf(dir, sizeof dir, "%s", *out ? out : "");
     if (!*out) snprintf(dir, sizeof dir, "runs/%s", spec.name);
-    if (!strcmp(pos[0], "status")) return cli_report("ladder", ladder_print_status(&spec, dir));
-    if (!strcmp(pos[0], "plan")) {
+    if (!strcmp(a.pos[0], "status")) return cli_report("ladder", ladder_print_status(&spec, dir));
+    if (!strcmp(a.pos[0], "plan")) {
         ladder_run *runs;
         size_t nr;
         if ((st = ladder_plan(&spec, &runs, &nr))) return cli_report("ladder", st);

@@ -27,6 +27,12 @@ static sx_status load(const char *path, bool required, bool sealed, json_t **out
 }
 
 int cmd_report(int argc, char **argv) {
+    static const flags_command cmd = {
+        "report RUNDIR|LADDER [--out report.html]",
+        "Writes one self-contained HTML page (plots inline, no network) for a training run (its curves,\n"
+        "the check against its forecast, its configuration) or a ladder spec (its runs, fitted laws with\n"
+        "intervals, rung curves, the spec).",
+        1, 1, "give a run directory or a ladder spec: sextant report RUNDIR|LADDER"};
     const char *out, *runs, *fit_path, *fc_path;
     const flag_def flags[] = {
         {"out", FLAG_STR, &out, "", "the HTML file (default: report.html in the run or the ladder's runs directory)"},
@@ -34,24 +40,17 @@ int cmd_report(int argc, char **argv) {
         {"fit", FLAG_STR, &fit_path, "", "fit.json (default: <runs>/fit.json; for a run, runs/<forecast's ladder>/fit.json)"},
         {"forecast", FLAG_STR, &fc_path, "", "RUNDIR: the forecast to check it against (default: the one it trained with)"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    const char *pos[1];
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, pos, 1, &npos, "report RUNDIR|LADDER [--out report.html]",
-                            "Writes one self-contained HTML page (plots inline, no network) for a training run (its curves,\n"
-                            "the check against its forecast, its configuration) or a ladder spec (its runs, fitted laws with\n"
-                            "intervals, rung curves, the spec).", &st))
-        return 0;
-    if (!st && npos != 1) st = sx_fail(SX_ERR_ARG, "give a run directory or a ladder spec: sextant report RUNDIR|LADDER");
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (st) return cli_report("report", st);
     char dir[1100], path[1200], fit_default[1200];
     json_t *fit = NULL, *fc = NULL;
     struct stat sb;
-    bool is_run = stat(pos[0], &sb) == 0 && S_ISDIR(sb.st_mode);
+    bool is_run = stat(a.pos[0], &sb) == 0 && S_ISDIR(sb.st_mode);
     ladder_spec spec;
     if (is_run) {
-        snprintf(dir, sizeof dir, "%s", pos[0]);
+        snprintf(dir, sizeof dir, "%s", a.pos[0]);
         json_t *config = NULL;
         snprintf(path, sizeof path, "%s/config.json", dir);
         if (!is_file(path)) st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
@@ -62,14 +61,14 @@ int cmd_report(int argc, char **argv) {
         snprintf(fit_default, sizeof fit_default, "runs/%s/fit.json", ladder ? ladder : "");
         if (!st) st = *fit_path ? load(fit_path, true, true, &fit) : ladder ? load(fit_default, false, true, &fit) : SX_OK;
         json_decref(config);
-    } else if (is_file(pos[0])) {
-        st = ladder_spec_read(pos[0], &spec);
+    } else if (is_file(a.pos[0])) {
+        st = ladder_spec_read(a.pos[0], &spec);
         if (!st) snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
         if (!st && !*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
         snprintf(fit_default, sizeof fit_default, "%s/fit.json", dir);
         if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, true, &fit);
     } else
-        st = sx_fail(SX_ERR_IO, "%s: no such run directory or ladder spec", pos[0]);
+        st = sx_fail(SX_ERR_IO, "%s: no such run directory or ladder spec", a.pos[0]);
     snprintf(path, sizeof path, "%s", *out ? out : "");
     if (!*out) snprintf(path, sizeof path, "%s/report.html", dir);
     FILE *f = NULL;

@@ -140,6 +140,10 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
 }
 
 int cmd_sample(int argc, char **argv) {
+    static const flags_command cmd = {
+        "sample --checkpoint CKPT --prompt TEXT [flags]",
+        "Generates samples with the KV-cache decoder; with a BPE vocabulary each line is the prompt and its continuation.",
+        0, 0, NULL};
     const char *ckpt, *prompt, *stop, *vocab_path, *draft;
     long n, max_new, top_k, seed, ctx, draft_k;
     double temperature, top_p;
@@ -163,13 +167,9 @@ int cmd_sample(int argc, char **argv) {
         {"vs-plain", FLAG_BOOL, &vs_plain, "false", "with --draft: also decode plainly and print the speed-up"},
         {"int8", FLAG_BOOL, &int8, "false", "int8 weights (per-channel scales) for the model and the draft"},
     };
-    size_t nf = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, nf, argc, argv, NULL, 0, &npos,
-                            "sample --checkpoint CKPT --prompt TEXT [flags]",
-                            "Generates samples with the KV-cache decoder; with a BPE vocabulary each line is the prompt and its continuation.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*ckpt) st = sx_fail(SX_ERR_ARG, "--checkpoint is required");
     if (!st && (n < 1 || max_new < 1 || ctx < 2 || top_k < 0 || temperature < 0 || top_p <= 0 || top_p > 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");

@@ -13,9 +13,6 @@
 #include "tok/corpus.h"
 #include "tok/vocab_io.h"
 
-#define MAX_INPUTS 64
-#define NFLAGS(a) (sizeof(a) / sizeof *(a))
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -45,15 +42,20 @@ static sx_status write_output(const char *path, const void *data, size_t n) {
     return bad ? sx_fail(SX_ERR_IO, "cannot write %s", f == stdout ? "standard output" : path) : SX_OK;
 }
 
-static int usage_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int *npos,
-                          const char *synopsis, const char *about) {
-    sx_status st;
-    if (flags_help_or_parse(defs, n, argc, argv, pos, MAX_INPUTS, npos, synopsis, about, &st)) return 0;
-    if (st) { fail(st); flags_usage(stderr, synopsis, about, defs, n); return 2; }
+// flags_start, and on a usage error the message and the usage on stderr. Returns the exit code when the
+// command ends here (0 after --help, 2), else -1.
+static int usage_or_parse(const flags_command *c, const flag_def *defs, size_t n, int argc, char **argv, flags_args *a) {
+    if (flags_start(c, defs, n, argc, argv, a)) return 0;
+    if (a->st) { fail(a->st); flags_usage(stderr, c->synopsis, c->about, defs, n); return 2; }
     return -1;
 }
 
 static int do_train(int argc, char **argv) {
+    static const flags_command cmd = {
+        "tokenize train [flags] CORPUS...",
+        "Learns a byte-level BPE vocabulary from corpus files (documents separated by "
+        "<|endoftext|> lines; - for stdin).",
+        0, FLAGS_MAX_POS, NULL};
     const char *out = NULL, *pretok = NULL, *name = NULL;
     long vocab_size = 0;
     flag_def defs[] = {
@@ -62,14 +64,12 @@ static int do_train(int argc, char **argv) {
         { "pretok", FLAG_STR, &pretok, "gpt2", "pre-tokenizer: gpt2, cl100k or o200k" },
         { "name", FLAG_STR, &name, "", "vocabulary name (default sextant-bpe-SIZE)" },
     };
-    const char *pos[MAX_INPUTS];
-    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize train [flags] CORPUS...",
-                                  "Learns a byte-level BPE vocabulary from corpus files (documents separated by "
-                                  "<|endoftext|> lines; - for stdin).");
+    flags_args a;
+    int rc = usage_or_parse(&cmd, defs, FLAGS_COUNT(defs), argc, argv, &a);
     if (rc >= 0) return rc;
     int kind = pretok_from_name(pretok);
     if (kind < 0) return fail(sx_fail(SX_ERR_ARG, "--pretok %s: use gpt2, cl100k or o200k", pretok));
-    if (npos == 0) pos[npos++] = "-";
+    if (a.npos == 0) a.pos[a.npos++] = "-";
     char def_name[64];
     snprintf(def_name, sizeof def_name, "sextant-bpe-%ld", vocab_size);
     double t0 = now_s();
@@ -78,8 +78,8 @@ static int do_train(int argc, char **argv) {
     tok_bytes text = {0};
     uint64_t bytes = 0;
     sx_status st = bpe_trainer_create(&tr, (pretok_kind)kind);
-    for (int i = 0; i < npos && !st; i++) {
-        if ((st = read_input(pos[i], &text))) break;
+    for (int i = 0; i < a.npos && !st; i++) {
+        if ((st = read_input(a.pos[i], &text))) break;
         bytes += text.n;
         size_t p = 0, len;
         const uint8_t *doc;
@@ -110,7 +110,18 @@ static sx_status load_vocab(const char *spec, bpe_vocab **v) {
     return vocab_load(spec, v);
 }
 
+// The vocabulary and the one input (FILE, or stdin without one) of encode and decode.
+static sx_status vocab_and_input(const char *action, const flags_args *a, const char *vocab, bpe_vocab **v,
+                                 tok_bytes *text) {
+    sx_status st = a->npos > 1 ? sx_fail(SX_ERR_ARG, "%s takes one input file", action) : load_vocab(vocab, v);
+    return st ? st : read_input(a->npos ? a->pos[0] : NULL, text);
+}
+
 static int do_encode(int argc, char **argv) {
+    static const flags_command cmd = {
+        "tokenize encode --vocab V [FILE]",
+        "Encodes a file (or stdin) to token ids.",
+        0, FLAGS_MAX_POS, NULL};
     const char *vocab = NULL, *out = NULL;
     bool special = false, stats = false;
     flag_def defs[] = {
@@ -119,15 +130,13 @@ static int do_encode(int argc, char **argv) {
         { "special", FLAG_BOOL, &special, NULL, "turn special-token strings such as <|endoftext|> into their ids" },
         { "stats", FLAG_BOOL, &stats, NULL, "print bytes, tokens and encoding speed to stderr" },
     };
-    const char *pos[MAX_INPUTS];
-    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize encode --vocab V [FILE]",
-                                  "Encodes a file (or stdin) to token ids.");
+    flags_args a;
+    int rc = usage_or_parse(&cmd, defs, FLAGS_COUNT(defs), argc, argv, &a);
     if (rc >= 0) return rc;
     bpe_vocab *v = NULL;
     tok_bytes text = {0}, txt = {0};
     tok_ids ids = {0};
-    sx_status st = npos > 1 ? sx_fail(SX_ERR_ARG, "encode takes one input file") : load_vocab(vocab, &v);
-    if (!st) st = read_input(npos ? pos[0] : NULL, &text);
+    sx_status st = vocab_and_input("encode", &a, vocab, &v, &text);
     double t0 = now_s();
     if (!st) st = bpe_encode(v, text.data, text.n, special, &ids);
     double dt = now_s() - t0;
@@ -149,20 +158,22 @@ static int do_encode(int argc, char **argv) {
 }
 
 static int do_decode(int argc, char **argv) {
+    static const flags_command cmd = {
+        "tokenize decode --vocab V [FILE]",
+        "Decodes token ids (decimal, separated by spaces, commas or newlines) to bytes.",
+        0, FLAGS_MAX_POS, NULL};
     const char *vocab = NULL, *out = NULL;
     flag_def defs[] = {
         { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
         { "out", FLAG_STR, &out, "-", "where to write the bytes" },
     };
-    const char *pos[MAX_INPUTS];
-    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize decode --vocab V [FILE]",
-                                  "Decodes token ids (decimal, separated by spaces, commas or newlines) to bytes.");
+    flags_args a;
+    int rc = usage_or_parse(&cmd, defs, FLAGS_COUNT(defs), argc, argv, &a);
     if (rc >= 0) return rc;
     bpe_vocab *v = NULL;
     tok_bytes text = {0}, bytes = {0};
     tok_ids ids = {0};
-    sx_status st = npos > 1 ? sx_fail(SX_ERR_ARG, "decode takes one input file") : load_vocab(vocab, &v);
-    if (!st) st = read_input(npos ? pos[0] : NULL, &text);
+    sx_status st = vocab_and_input("decode", &a, vocab, &v, &text);
     if (!st) st = tok_bytes_append(&text, "", 1);
     for (char *p = (char *)text.data; !st && p && *p;) {
         while (*p == ' ' || *p == ',' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '[' || *p == ']') p++;
@@ -215,23 +226,26 @@ static sx_status shard_corpus(bpe_vocab *v, const char *out, const char **paths,
 }
 
 static int do_shard(int argc, char **argv) {
+    static const flags_command cmd = {
+        "tokenize shard --vocab V --out SHARD CORPUS...",
+        "Tokenizes corpus files into a token shard; every document is preceded by "
+        "<|endoftext|>.",
+        0, FLAGS_MAX_POS, NULL};
     const char *vocab = NULL, *out = NULL;
     flag_def defs[] = {
         { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
         { "out", FLAG_STR, &out, NULL, "shard file to write" },
     };
-    const char *pos[MAX_INPUTS];
-    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize shard --vocab V --out SHARD CORPUS...",
-                                  "Tokenizes corpus files into a token shard; every document is preceded by "
-                                  "<|endoftext|>.");
+    flags_args a;
+    int rc = usage_or_parse(&cmd, defs, FLAGS_COUNT(defs), argc, argv, &a);
     if (rc >= 0) return rc;
     bpe_vocab *v = NULL;
     shard_header h = {0};
     uint64_t bytes = 0;
     double t0 = now_s();
     sx_status st = (!out || !*out) ? sx_fail(SX_ERR_ARG, "--out is required") : load_vocab(vocab, &v);
-    if (npos == 0) pos[npos++] = "-";
-    if (!st) st = shard_corpus(v, out, pos, npos, &h, &bytes);
+    if (a.npos == 0) a.pos[a.npos++] = "-";
+    if (!st) st = shard_corpus(v, out, a.pos, a.npos, &h, &bytes);
     double dt = now_s() - t0;
     if (!st)
         fprintf(stderr, "wrote %s: %llu documents, %llu tokens (%u-bit) from %.1f MB in %.2f s, vocab %s (%zu ids)\n",
@@ -260,6 +274,12 @@ static sx_status parse_weights(const char *s, mixture_spec *m) {
 }
 
 static int do_mixture(int argc, char **argv) {
+    static const flags_command cmd = {
+        "tokenize mixture --vocab V --out DIR TEXT_DIR",
+        "Tokenizes TEXT_DIR/NAME.train.txt and NAME.val.txt of every source (scripts/fetch-data "
+        "--mixture writes them) into DIR/NAME.{train,val}.shard and writes the mixture spec "
+        "DIR/mixture.mix (src/data/mixture.h) that train --train/--val accept.",
+        0, FLAGS_MAX_POS, NULL};
     const char *vocab = NULL, *out = NULL, *sources = NULL, *weights = NULL;
     flag_def defs[] = {
         { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
@@ -267,16 +287,13 @@ static int do_mixture(int argc, char **argv) {
         { "sources", FLAG_STR, &sources, "gutenberg,sotu,gcide,linux-doc,python-doc", "source names, comma-separated" },
         { "weights", FLAG_STR, &weights, "", "NAME=WEIGHT,... (default: each source's share of the train tokens)" },
     };
-    const char *pos[MAX_INPUTS];
-    int npos, rc = usage_or_parse(defs, NFLAGS(defs), argc, argv, pos, &npos, "tokenize mixture --vocab V --out DIR TEXT_DIR",
-                                  "Tokenizes TEXT_DIR/NAME.train.txt and NAME.val.txt of every source (scripts/fetch-data "
-                                  "--mixture writes them) into DIR/NAME.{train,val}.shard and writes the mixture spec "
-                                  "DIR/mixture.mix (src/data/mixture.h) that train --train/--val accept.");
+    flags_args a;
+    int rc = usage_or_parse(&cmd, defs, FLAGS_COUNT(defs), argc, argv, &a);
     if (rc >= 0) return rc;
     bpe_vocab *v = NULL;
     mixture_spec m = {0};
     sx_status st = (!out || !*out) ? sx_fail(SX_ERR_ARG, "--out is required")
-                 : npos != 1 ? sx_fail(SX_ERR_ARG, "give one TEXT_DIR") : load_vocab(vocab, &v);
+                 : a.npos != 1 ? sx_fail(SX_ERR_ARG, "give one TEXT_DIR") : load_vocab(vocab, &v);
     char list[1024], *save = NULL;
     snprintf(list, sizeof list, "%s", sources);
     for (char *tok = strtok_r(list, ",", &save); tok && !st; tok = strtok_r(NULL, ",", &save)) {
@@ -291,7 +308,7 @@ static int do_mixture(int argc, char **argv) {
         for (int split = 0; split < 2 && !st; split++) {
             const char *sp = split ? "val" : "train";
             char in[4096], shard[4096];
-            snprintf(in, sizeof in, "%s/%s.%s.txt", pos[0], m.src[k].name, sp);
+            snprintf(in, sizeof in, "%s/%s.%s.txt", a.pos[0], m.src[k].name, sp);
             snprintf(shard, sizeof shard, "%s/%s.%s.shard", out, m.src[k].name, sp);
             const char *paths[1] = {in};
             shard_header h;

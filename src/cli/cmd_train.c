@@ -18,16 +18,17 @@ static sx_status tasks_start(void *ctx, const model *m) { return task_suite_chec
 static sx_status tasks_measure(void *ctx, model *m, json_t *line) { return task_suite_measure(ctx, m, line); }
 
 int cmd_train(int argc, char **argv) {
+    static const flags_command cmd = {
+        "train --model d4 --train SHARD --out DIR [flags]",
+        "Trains a model; writes config.json, metrics.jsonl (one line per step) and checkpoint.sxt to --out.",
+        0, 0, NULL};
     train_options o;
     train_options_default(&o);
     flag_def flags[TRAIN_MAX_FLAGS];
     size_t n = train_options_flags(&o, flags);
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos, "train --model d4 --train SHARD --out DIR [flags]",
-                            "Trains a model; writes config.json, metrics.jsonl (one line per step) and checkpoint.sxt to --out.",
-                            &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, n, argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*o.train_data) st = sx_fail(SX_ERR_ARG, "--train is required (a token shard or synthetic:V)");
     // --forecast: the forecast is read and its hash checked once, here; the check runs as the evaluation hook
     // from that copy (an edit of the file while the run trains changes nothing), and the run length defaults

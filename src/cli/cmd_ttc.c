@@ -42,6 +42,10 @@ static sx_status train_on(const char *shard, const char *out, const char *desc, 
 
 // ---- ttc train ----
 static int ttc_train(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ttc train --out DIR [flags]",
+        "Trains a policy on the arithmetic task.",
+        0, 0, NULL};
     const char *out, *desc;
     long problems, steps, batch, seed, max_ops, digits;
     double lr;
@@ -58,12 +62,9 @@ static int ttc_train(int argc, char **argv) {
         {"seed", FLAG_INT, &seed, "1", "problem and initialisation seed"},
         {"quiet", FLAG_BOOL, &quiet, "false", "no progress line"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos,
-                            "ttc train --out DIR [flags]", "Trains a policy on the arithmetic task.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && !*out) st = sx_fail(SX_ERR_ARG, "--out is required");
     if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 1))
         st = sx_fail(SX_ERR_ARG, "--max-ops must be 1..%d, --digits 1..3, --problems positive", ARITH_MAX_OPS);
@@ -147,6 +148,11 @@ static sx_status judge_model(const char *ckpt, const held_set *h, step_agg agg, 
 }
 
 static int ttc_verifiers(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ttc verifiers --policy CKPT --out DIR [flags]",
+        "Trains outcome and process verifiers on the policy's labelled samples: value heads on the policy's frozen "
+        "trunk (outcome labels; Monte-Carlo step labels) and separate label-byte models.",
+        0, 0, NULL};
     const char *policy_path, *out, *desc;
     long problems, samples, steps, batch, seed, max_ops, digits, rollouts, hidden, epochs;
     double lr, temperature, head_lr;
@@ -170,13 +176,9 @@ static int ttc_verifiers(int argc, char **argv) {
         {"seed", FLAG_INT, &seed, "2", "seed"},
         {"quiet", FLAG_BOOL, &quiet, "false", "no progress line"},
     };
-    size_t n = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, n, argc, argv, NULL, 0, &npos, "ttc verifiers --policy CKPT --out DIR [flags]",
-                            "Trains outcome and process verifiers on the policy's labelled samples: value heads on the "
-                            "policy's frozen trunk (outcome labels; Monte-Carlo step labels) and separate label-byte models.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     if (!st && (!*policy_path || !*out)) st = sx_fail(SX_ERR_ARG, "--policy and --out are required");
     if (!st && (max_ops < 1 || max_ops > ARITH_MAX_OPS || digits < 1 || digits > 3 || problems < 5 || samples < 1 ||
                 rollouts < 1 || hidden < 1 || epochs < 1 || steps < 0 || !(head_lr > 0)))
@@ -381,6 +383,10 @@ static sx_status write_plots(const char *out, const ttc_experiment_config *c, co
 }
 
 static int ttc_run(int argc, char **argv) {
+    static const flags_command cmd = {
+        "ttc run --policy CKPT --orm CKPT --prm CKPT --out DIR [flags]",
+        "Runs the test-time-compute strategies and the scaling analysis.",
+        0, 0, NULL};
     ttc_experiment_config c;
     const char *out;
     const flag_def flags[] = {
@@ -401,12 +407,9 @@ static int ttc_run(int argc, char **argv) {
         {"bins", FLAG_INT, &c.bins, "4", "difficulty bins for compute-optimal selection"},
         {"seed", FLAG_INT, &c.seed, "3", "test split and sampling seed"},
     };
-    size_t nf = sizeof flags / sizeof *flags;
-    int npos;
-    sx_status st;
-    if (flags_help_or_parse(flags, nf, argc, argv, NULL, 0, &npos,
-                            "ttc run --policy CKPT --orm CKPT --prm CKPT --out DIR [flags]", "Runs the test-time-compute strategies and the scaling analysis.", &st))
-        return 0;
+    flags_args a;
+    if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
+    sx_status st = a.st;
     step_agg agg;
     if (!st && (!*c.policy || !*c.orm || !*c.prm || !*out)) st = sx_fail(SX_ERR_ARG, "--policy, --orm, --prm and --out are required");
     if (!st) st = step_agg_parse(c.agg, &agg);

@@ -4,6 +4,36 @@
 #include <string.h>
 #include "core/flags.h"
 
+// Choice i of a FLAG_CHOICE flag: its length, and where it starts in *word (NULL: not wanted); 0 past the last.
+static size_t choice_at(const flag_def *d, int i, const char **word) {
+    const char *s = ((const flag_choice *)d->target)->words;
+    for (; i > 0 && s; i--) s = strchr(s, '|') ? strchr(s, '|') + 1 : NULL;
+    if (!s) return 0;
+    if (word) *word = s;
+    return strcspn(s, "|");
+}
+
+static bool choice_is(const flag_def *d, int i, const char *text) {
+    const char *w = "";
+    size_t len = choice_at(d, i, &w);
+    return strlen(text) == len && !strncmp(w, text, len);
+}
+
+// "--NAME: 'WORD' is not a, b or c".
+static sx_status refuse_choice(const flag_def *d, const char *word) {
+    char list[256] = "";
+    size_t used = 0;
+    int n = 0;
+    while (choice_at(d, n, NULL)) n++;
+    for (int i = 0; i < n && used < sizeof list; i++) {
+        const char *w = "";
+        size_t len = choice_at(d, i, &w);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%.*s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                                 (int)len, w);
+    }
+    return sx_fail(SX_ERR_ARG, "--%s: '%s' is not %s", d->name, word, list);
+}
+
 static sx_status set_value(const flag_def *d, const char *text) {
     char *end;
     switch (d->type) {
@@ -33,6 +63,15 @@ static sx_status set_value(const flag_def *d, const char *text) {
         else if (!strcmp(text, "true") || !strcmp(text, "1")) *(bool *)d->target = true;
         else return sx_fail(SX_ERR_ARG, "--%s: '%s' is not true or false", d->name, text);
         return SX_OK;
+    case FLAG_CHOICE: {
+        const char *word = text ? text : "";
+        for (int i = 0; choice_at(d, i, NULL); i++)
+            if (choice_is(d, i, word)) {
+                *((const flag_choice *)d->target)->index = i;
+                return SX_OK;
+            }
+        return refuse_choice(d, word);
+    }
     }
     return sx_fail(SX_ERR_ARG, "--%s: flag type %d has no parser (add a case to set_value)", d->name, (int)d->type);
 }
@@ -91,11 +130,13 @@ sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv
     return SX_OK;
 }
 
-bool flags_help_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                         int *npos, const char *synopsis, const char *about, sx_status *st) {
+bool flags_start(const flags_command *c, const flag_def *defs, size_t n, int argc, char **argv, flags_args *a) {
+    SX_CHECK(c->max_pos <= FLAGS_MAX_POS && c->min_pos <= c->max_pos, "a command takes 0..FLAGS_MAX_POS positional arguments");
     bool help;
-    *st = flags_parse(defs, n, argc, argv, pos, max_pos, npos, &help);
-    if (help) flags_usage(stdout, synopsis, about, defs, n);
+    a->npos = 0;
+    a->st = flags_parse(defs, n, argc, argv, a->pos, c->max_pos, &a->npos, &help);
+    if (help) flags_usage(stdout, c->synopsis, c->about, defs, n);
+    else if (!a->st && a->npos < c->min_pos) a->st = sx_fail(SX_ERR_ARG, "%s", c->few_pos);
     return help;
 }
 
@@ -103,7 +144,7 @@ void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_
     fprintf(out, "usage: sextant %s\n", synopsis);
     if (about) fprintf(out, "\n%s\n", about);
     fprintf(out, "\nflags:\n");
-    static const char *kinds[] = {"TEXT", "INT", "NUM", "", "NUM"};
+    static const char *kinds[] = {"TEXT", "INT", "NUM", "", "NUM", "TEXT"};
     for (size_t i = 0; i < n; i++) {
         char left[64];
         snprintf(left, sizeof left, "--%s %s", defs[i].name, kinds[defs[i].type]);
@@ -130,6 +171,12 @@ static void format_value(const flag_def *d, char *text, size_t size) {
     case FLAG_DOUBLE: snprintf(text, size, "%.17g", *(double *)d->target); break;
     case FLAG_FLOAT: snprintf(text, size, "%.9g", (double)*(float *)d->target); break;
     case FLAG_BOOL: snprintf(text, size, "%s", *(bool *)d->target ? "true" : "false"); break;
+    case FLAG_CHOICE: {
+        const char *w = "";
+        size_t len = choice_at(d, *((const flag_choice *)d->target)->index, &w);
+        snprintf(text, size, "%.*s", (int)len, w);
+        break;
+    }
     }
 }
 
@@ -167,6 +214,12 @@ json_t *flags_to_json(const flag_def *defs, size_t n) {
         case FLAG_DOUBLE: v = json_real(*(double *)d->target); break;
         case FLAG_BOOL: v = json_boolean(*(bool *)d->target); break;
         case FLAG_FLOAT: v = json_real(float_as_typed(*(float *)d->target)); break;
+        case FLAG_CHOICE: {
+            char word[64];
+            format_value(d, word, sizeof word);
+            v = json_string(word);
+            break;
+        }
         }
         json_object_set_new(o, d->name, v);
     }

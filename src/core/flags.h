@@ -8,15 +8,23 @@
 #include <jansson.h>
 #include "core/status.h"
 
-typedef enum { FLAG_STR, FLAG_INT, FLAG_DOUBLE, FLAG_BOOL, FLAG_FLOAT } flag_type;
+typedef enum { FLAG_STR, FLAG_INT, FLAG_DOUBLE, FLAG_BOOL, FLAG_FLOAT, FLAG_CHOICE } flag_type;
 
 typedef struct {
     const char *name;    // long name without dashes: "lr" is given as --lr 0.01 or --lr=0.01
     flag_type type;
-    void *target;        // const char ** | long * | double * | bool * | float *
+    void *target;        // const char ** | long * | double * | bool * | float * | flag_choice *
     const char *defval;  // default as text (NULL: empty string / 0 / false)
     const char *help;
 } flag_def;
+
+// The target of a FLAG_CHOICE: the words it takes, '|'-separated ("size|role"), and where the index of the
+// one given goes; any other word is refused: "--NAME: 'WORD' is not size or role". In a table row:
+//   {"protocol", FLAG_CHOICE, &(flag_choice){&protocol, "size|role"}, "size", "..."}
+typedef struct {
+    int *index;
+    const char *words;
+} flag_choice;
 
 // Sets every target to its default.
 sx_status flags_set_defaults(const flag_def *defs, size_t n);
@@ -30,10 +38,30 @@ sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, con
 // Leaves targets not named in argv as they are.
 sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
                            int *npos, bool *help);
-// The start of every subcommand: flags_parse, and on --help the usage (flags_usage) on stdout. Returns true
-// when it printed the usage (the command then exits with 0); otherwise false, with the parse status in *st.
-bool flags_help_or_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                         int *npos, const char *synopsis, const char *about, sx_status *st);
+// The flags of a table declared as an array.
+#define FLAGS_COUNT(table) (sizeof(table) / sizeof *(table))
+
+// A subcommand's usage and positional arguments: with its flag table, everything its start needs.
+typedef struct {
+    const char *synopsis;     // "usage: sextant <synopsis>"
+    const char *about;        // the paragraph under it in --help (NULL: none)
+    int min_pos, max_pos;     // positional arguments taken; max_pos at most FLAGS_MAX_POS
+    const char *few_pos;      // the error when fewer than min_pos are given
+} flags_command;
+
+enum { FLAGS_MAX_POS = 64 };
+// What flags_start read: the positional arguments in order and the first error (SX_OK when none; its
+// message in sx_last_error()).
+typedef struct {
+    const char *pos[FLAGS_MAX_POS];
+    int npos;
+    sx_status st;
+} flags_args;
+
+// The start of every subcommand: flags_parse (every target set, from its default or argv), on --help the
+// usage (flags_usage) on stdout, then the positional arguments' count. Returns true when it printed the
+// usage (the command then exits with 0); otherwise false, with what it read in *a.
+bool flags_start(const flags_command *c, const flag_def *defs, size_t n, int argc, char **argv, flags_args *a);
 // Prints "usage: sextant <synopsis>" and one line per flag with its default and help.
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n);
 // The shortest decimal (as a double) that reads back as f: the value a user would have typed (0.007, not

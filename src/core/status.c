@@ -97,12 +97,11 @@ sx_status sx_alloc_check(long since) {
 }
 
 // A block rounded up to a multiple of align and aligned to it (64, or SX_HUGE_PAGE with the huge-page advice).
-// optional: a failure is the caller's to survive (no message, not counted by sx_alloc_failures).
-static void *alloc_aligned(size_t bytes, size_t align, const char *what, bool optional) {
+static void *alloc_aligned(size_t bytes, size_t align, const char *what) {
     void *p = NULL;
     const size_t rounded = (bytes + align - 1) & ~(align - 1);
     if (injected(what) || rounded < bytes || posix_memalign(&p, align, rounded ? rounded : 64) != 0)
-        return optional ? NULL : nomem(bytes, what);
+        return nomem(bytes, what);
     if (align == SX_HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE); // advice only: failure means 4 KiB pages
     return p;
 }
@@ -111,12 +110,10 @@ static void *alloc_aligned(size_t bytes, size_t align, const char *what, bool op
 // them, and on a virtual machine every TLB miss is a two-level page walk: with 4 KiB pages d6 trains 9%
 // (fp32) to 13% (bf16) slower.
 void *sx_alloc(size_t bytes, const char *what) {
-    return alloc_aligned(bytes, bytes >= 2 * SX_HUGE_PAGE ? SX_HUGE_PAGE : 64, what, false);
+    return alloc_aligned(bytes, bytes >= 2 * SX_HUGE_PAGE ? SX_HUGE_PAGE : 64, what);
 }
 
-void *sx_alloc_huge(size_t bytes, const char *what) { return alloc_aligned(bytes, SX_HUGE_PAGE, what, false); }
-
-void *sx_try_alloc_huge(size_t bytes, const char *what) { return alloc_aligned(bytes, SX_HUGE_PAGE, what, true); }
+void *sx_alloc_huge(size_t bytes, const char *what) { return alloc_aligned(bytes, SX_HUGE_PAGE, what); }
 
 void *sx_calloc(size_t bytes, const char *what) {
     void *p = sx_alloc(bytes, what);

@@ -50,9 +50,6 @@ sx_status sx_alloc_check(long since);
 // buffers of any size that the kernels stream through.
 #define SX_HUGE_PAGE ((size_t)2 << 20)
 void *sx_alloc_huge(size_t bytes, const char *what);
-// The same for a buffer its caller can do without (a slower path): a failure records nothing and does not
-// count in sx_alloc_failures. The fault-injection hook still fails it, so that the slower path is tested.
-void *sx_try_alloc_huge(size_t bytes, const char *what);
 void *sx_calloc(size_t bytes, const char *what);
 // n x size zeroed bytes (calloc's shape), the product checked for overflow.
 void *sx_calloc_n(size_t n, size_t size, const char *what);

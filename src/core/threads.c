@@ -1,4 +1,5 @@
 #include <math.h>
+#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,11 @@ int threads_cores(void) {
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+int threads_most(void) {
+    int cores = threads_cores();
+    return cores > omp_get_max_threads() ? cores : omp_get_max_threads();
 }
 
 static double clock_s(clockid_t id) {

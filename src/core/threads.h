@@ -23,6 +23,9 @@ void threads_wait_policy_setup(char **argv);
 
 // The cores this process may run on (its affinity mask, else the online CPUs).
 int threads_cores(void);
+// The most threads this process may run: its cores or OpenMP's maximum now, whichever is more (train
+// --threads 0 follows the free cores up to all of them). Kernels' workspaces are sized for this many.
+int threads_most(void);
 
 // Load seen since the last sample: the machine's busy CPU time and this process's own.
 typedef struct {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
+#include "core/threads.h"
 #include "infer/decode.h"
 #include "kernels/embedding.h"
 #include "kernels/rmsnorm.h"
@@ -50,6 +51,7 @@ void decoder_free(decoder *d) {
     free(d->cos);
     free(d->sin);
     sx_free(d->buf);
+    sx_free(d->gemm_work.buf);
     memset(d, 0, sizeof *d);
 }
 
@@ -58,10 +60,15 @@ static sx_status reserve(decoder *d, size_t n) {
     size_t rows = n > 2 * d->cap_rows ? n : 2 * d->cap_rows;
     scratch s;
     size_t floats = carve(d, rows, NULL, &s);
+    const size_t gemm_bytes = model_gemm_work_bytes(d->m, rows, (size_t)threads_most());
+    if (gemm_bytes == SIZE_MAX) return sx_fail(SX_ERR_ARG, "too many rows to decode at once (%zu)", n);
     sx_free(d->buf);
+    sx_free(d->gemm_work.buf);
     d->buf = sx_alloc(floats * sizeof(float), "decoder scratch");
-    d->cap_rows = d->buf ? rows : 0;
-    return d->buf ? SX_OK : SX_ERR_NOMEM;
+    d->gemm_work = (gemm_workspace){d->buf ? sx_alloc_huge(gemm_bytes, "decoder GEMM packing workspace") : NULL,
+                                    gemm_bytes};
+    d->cap_rows = d->gemm_work.buf ? rows : 0;
+    return d->gemm_work.buf ? SX_OK : SX_ERR_NOMEM;
 }
 
 // Per call: each row's position, and per layer its cache slot and the spans it sees (at most its sequence's
@@ -160,6 +167,7 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     if (st) { rows_free(&rc); return st; }
     scratch s;
     carve(d, d->cap_rows, d->buf, &s);
+    const gemm_workspace *outer = gemm_bind_workspace(&d->gemm_work);
     embed_rows(m, n, tok, rc.prev, rc.prev ? rc.prev + 2 * n : NULL, s.x);
     if (c->smear) smear_rows(m, n, rc.pos, rc.prev, rc.prev + 2 * n, s.prev, s.x);
     block_shape bs = {.cfg = c, .B = n, .T = 1, .grad_scale = 1.0f};
@@ -183,13 +191,14 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     d->flops += flops;
     d->tokens += n;
     rows_free(&rc);
-    if (!logits && !feats) return SX_OK;
-    rmsnorm_forward(n, C, s.x, m->p[m->norm_f], MODEL_NORM_EPS, s.hn, s.rstd);
-    model_gate_norm(m, 2 * c->n_layer, n, s.hn, s.gate_saved, s.gate_scratch);
-    if (feats) memcpy(feats, s.hn, n * C * sizeof *feats);
-    if (!logits) return SX_OK;
-    linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
-    if (c->softcap > 0)
+    if (logits || feats) {
+        rmsnorm_forward(n, C, s.x, m->p[m->norm_f], MODEL_NORM_EPS, s.hn, s.rstd);
+        model_gate_norm(m, 2 * c->n_layer, n, s.hn, s.gate_saved, s.gate_scratch);
+        if (feats) memcpy(feats, s.hn, n * C * sizeof *feats);
+        if (logits) linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
+    }
+    gemm_bind_workspace(outer);
+    if (logits && c->softcap > 0)
         for (size_t i = 0; i < n * V; i++) logits[i] = c->softcap * tanhf(logits[i] / c->softcap);
     return SX_OK;
 }

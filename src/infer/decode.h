@@ -17,6 +17,7 @@ typedef struct {
     size_t cap_rows;       // rows the scratch below is sized for
     float *buf;            // one block of scratch, carved per call
     size_t buf_floats;
+    gemm_workspace gemm_work; // GEMM's packing workspace for cap_rows rows, bound while decoder_forward runs
     double flops;          // model FLOPs spent by decoder_forward so far (model_flops_decode_token)
     size_t tokens;         // positions processed so far
 } decoder;

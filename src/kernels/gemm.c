@@ -2,7 +2,8 @@
 // micro-panels (fp32, fp32 rounded to bf16, or bf16 pairs), blocks for the caches (KC deep, MC rows of A
 // per L2 block, NC columns of B per L3 block), gives each OpenMP thread its own rectangle of C and hands
 // each MR x NR tile to the micro-kernel chosen at run time from CPUID (gemm_ukernel.h). op(B) can also be
-// packed once for several products (gemm_pack_b, gemm_packed).
+// packed once for several products (gemm_pack_b, gemm_packed). All packing goes into memory the caller
+// owns (gemm_workspace, gemm_pack_b's panels): nothing here allocates.
 // Not responsible for: the micro-kernels and ISA packing helpers themselves (gemm_ukernel_<isa>.c,
 // gemm_pack_<isa>.c), batching (callers loop).
 #include "kernels/gemm.h"
@@ -346,10 +347,8 @@ typedef struct {
     size_t bbytes, buf_stride;
 } gemm_job;
 
-// The kernel and blocking for the current path and precision (everything but the operands and buffers).
-static void job_setup(gemm_job *j) {
-    const gemm_path *path = current_path();
-    const bool bf16 = gemm_get_precision() == GEMM_BF16;
+// The kernel and blocking for a path and precision (everything but the operands and buffers).
+static void job_setup_on(gemm_job *j, const gemm_path *path, bool bf16) {
     j->uk = bf16 && path->bf16 ? path->bf16 : path->f32;
     j->transpose = path->transpose ? *path->transpose : NULL;
     j->mode = !bf16 ? PACK_F32 : path->bf16 ? PACK_BF16_PAIRS : PACK_F32_BF16_ROUNDED;
@@ -363,6 +362,48 @@ static void job_setup(gemm_job *j) {
     j->ma_blk = j->trans_a ? MA_TRANS / j->mc_max * j->mc_max : j->mc_max;
     const size_t npan = (j->N + j->uk->nr - 1) / j->uk->nr, kcp = (j->kc_blk + 1) / 2 * 2;
     j->bblock_bytes = npan * j->uk->nr * kcp * j->esize;
+}
+
+// The same for the current path and precision.
+static void job_setup(gemm_job *j) { job_setup_on(j, current_path(), gemm_get_precision() == GEMM_BF16); }
+
+// Sets the per-thread buffer sizes of a set-up job: a KC x NC block of packed B (bbytes; 0 with bpacked),
+// then MA x KC of A, each rounded to 64 bytes (buf_stride in all).
+static void job_buffers(gemm_job *j) {
+    const size_t kc = j->K < j->kc_blk ? j->K : j->kc_blk, kcp = (kc + 1) / 2 * 2;
+    const size_t nc = j->N < NC ? j->N : NC, mc = j->M < j->ma_blk ? j->M : j->ma_blk;
+    const size_t bblock = (nc + j->uk->nr - 1) / j->uk->nr * j->uk->nr * kcp * j->esize;
+    j->bbytes = j->bpacked ? 0 : (bblock + 63) / 64 * 64;
+    j->buf_stride = j->bbytes + ((mc + j->uk->mr - 1) / j->uk->mr * j->uk->mr * kcp * j->esize + 63) / 64 * 64;
+}
+
+// Whether a path packs bf16 pairs at this precision (its K blocks are then KC_BF16 deep, else KC_F32).
+static bool packs_pairs(const gemm_path *path, bool bf16) { return bf16 && path->bf16; }
+
+size_t gemm_workspace_bytes(size_t max_m, size_t max_n, size_t max_k, size_t threads) {
+    size_t most = 0;
+    for (size_t i = 0; i < NPATHS; i++)
+        for (int bf16 = 0; bf16 < 2; bf16++) {
+            // A job's buffers grow with min(M, MA_TRANS), min(N, NC) and min(K, its KC) (not with K beyond:
+            // K blocks are then equal and at most KC), and are largest with trans_a (MA_TRANS rows of A).
+            const size_t kc_max = packs_pairs(&g_paths[i], bf16) ? KC_BF16 : KC_F32;
+            gemm_job j = {.trans_a = true, .M = max_m < MA_TRANS ? max_m : MA_TRANS, .N = max_n < NC ? max_n : NC,
+                          .K = max_k < kc_max ? max_k : kc_max};
+            if (j.M == 0 || j.N == 0 || j.K == 0) return 0;
+            job_setup_on(&j, &g_paths[i], bf16);
+            job_buffers(&j);
+            most = j.buf_stride > most ? j.buf_stride : most;
+        }
+    size_t bytes;
+    return __builtin_mul_overflow(most, threads, &bytes) ? SIZE_MAX : bytes;
+}
+
+static _Thread_local const gemm_workspace *tl_ws;
+
+const gemm_workspace *gemm_bind_workspace(const gemm_workspace *ws) {
+    const gemm_workspace *before = tl_ws;
+    tl_ws = ws;
+    return before;
 }
 
 // Bytes of the whole-B layout: one bblock_bytes block per K block.
@@ -523,41 +564,6 @@ static void gemm_thread(const gemm_job *j, int tid, int nt) {
     }
 }
 
-// Packing buffers, one per calling thread, kept between calls (products repeat every training step).
-static _Thread_local unsigned char *tl_buf;
-static _Thread_local size_t tl_cap;
-
-// Buffers are backed by huge pages (sx_alloc_huge): the packed blocks span megabytes and the kernels walk
-// them in 48 KiB panels, which would otherwise cost a TLB miss every few panels.
-static size_t huge_round(size_t bytes) { return (bytes + SX_HUGE_PAGE - 1) / SX_HUGE_PAGE * SX_HUGE_PAGE; }
-
-static unsigned char *scratch(size_t bytes) {
-    if (bytes > tl_cap) {
-        free(tl_buf);
-        tl_cap = huge_round(bytes);
-        tl_buf = sx_try_alloc_huge(tl_cap, "GEMM packing buffers (optional)");   // else gemm_unpacked
-        if (!tl_buf) tl_cap = 0;
-    }
-    return tl_buf;
-}
-
-// Unpacked loops for when the packing buffers cannot be allocated: slow, but C is still right.
-static void gemm_unpacked(const gemm_job *j) {
-    bool round = j->mode != PACK_F32;
-    for (size_t i = 0; i < j->M; i++) {
-        float *c = j->C + i * j->ldc;
-        if (!j->accumulate) memset(c, 0, j->N * sizeof *c);
-        for (size_t k = 0; k < j->K; k++) {
-            float a = j->trans_a ? j->A[k * j->lda + i] : j->A[i * j->lda + k];
-            if (round) a = bf16_round(a);
-            for (size_t q = 0; q < j->N; q++) {
-                float b = j->trans_b ? j->B[q * j->ldb + k] : j->B[k * j->ldb + q];
-                c[q] += a * (round ? bf16_round(b) : b);
-            }
-        }
-    }
-}
-
 // Whether nt threads should split the rows of C (else its columns). Threads share no work and never wait
 // for each other: sharing B's packing would take a barrier, which saves about 1% of a product on a quiet
 // machine but stalls both threads whenever a busy one deschedules either. The per-thread cost, in
@@ -580,19 +586,16 @@ static bool split_rows(const gemm_job *j, size_t nt) {
 // Runs a set-up job (job_setup, operands, optionally bpacked): picks the threads and their split, sizes
 // the buffers and computes C.
 static void gemm_run(gemm_job *j) {
+    const gemm_workspace *ws = tl_ws;
+    SX_CHECK(ws != NULL, "bind a workspace with gemm_bind_workspace (sized by gemm_workspace_bytes) on each thread that calls gemm");
+    job_buffers(j);
+    const size_t slots = ws->bytes / j->buf_stride;
+    SX_CHECK(slots >= 1, "the bound gemm workspace is too small for this product: size it with gemm_workspace_bytes for the largest M, N and K");
     int nt = 1;
     if (!omp_in_parallel() && j->M * j->N * j->K >= GEMM_PARALLEL_MIN_MACS) nt = omp_get_max_threads();
+    if ((size_t)nt > slots) nt = (int)slots;   // a workspace sized for fewer threads runs on fewer
     j->split_m = split_rows(j, (size_t)nt);
-    const size_t kc = j->K < j->kc_blk ? j->K : j->kc_blk, kcp = (kc + 1) / 2 * 2;
-    const size_t nc = j->N < NC ? j->N : NC, mc = j->M < j->ma_blk ? j->M : j->ma_blk;
-    const size_t bblock = (nc + j->uk->nr - 1) / j->uk->nr * j->uk->nr * kcp * j->esize;
-    j->bbytes = j->bpacked ? 0 : (bblock + 63) / 64 * 64;
-    j->buf_stride = j->bbytes + ((mc + j->uk->mr - 1) / j->uk->mr * j->uk->mr * kcp * j->esize + 63) / 64 * 64;
-    j->buf = scratch((size_t)nt * j->buf_stride);
-    if (!j->buf) {
-        gemm_unpacked(j);
-        return;
-    }
+    j->buf = ws->buf;
     if (nt == 1) {
         gemm_thread(j, 0, 1);
         return;
@@ -617,66 +620,37 @@ void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float 
 
 // ---- op(B) packed once for several products ---------------------------------------------------------
 
-// Buffers of freed packs, kept for the next gemm_pack_b on this thread: the head packs its weight every
-// step, and a fresh allocation of megabytes costs page faults and zeroing every time.
-enum { PACK_POOL = 2 };
-static _Thread_local struct {
-    unsigned char *buf;
-    size_t cap;
-} tl_pool[PACK_POOL];
-
-// The smallest pooled buffer of at least bytes, taken out of the pool, or a new one; NULL when out of memory.
-static unsigned char *pack_buffer(size_t bytes, size_t *cap) {
-    int best = -1;
-    for (int i = 0; i < PACK_POOL; i++) {
-        const bool fits = tl_pool[i].buf && tl_pool[i].cap >= bytes;
-        if (fits && (best < 0 || tl_pool[i].cap < tl_pool[best].cap)) best = i;
-    }
-    if (best >= 0) {
-        unsigned char *b = tl_pool[best].buf;
-        *cap = tl_pool[best].cap;
-        tl_pool[best].buf = NULL;
-        return b;
-    }
-    *cap = huge_round(bytes);
-    return sx_try_alloc_huge(*cap, "a packed GEMM operand (optional)");   // else packed on the fly
+size_t gemm_packed_b_bytes(size_t K, size_t N) {
+    size_t most = 0;
+    if (K == 0 || N == 0) return 0;
+    for (size_t i = 0; i < NPATHS; i++)
+        for (int bf16 = 0; bf16 < 2; bf16++) {
+            gemm_job j = {.N = N, .K = K};
+            job_setup_on(&j, &g_paths[i], bf16);
+            size_t bytes;
+            if (__builtin_mul_overflow((K + j.kc_blk - 1) / j.kc_blk, j.bblock_bytes, &bytes)) return SIZE_MAX;
+            most = bytes > most ? bytes : most;
+        }
+    return most;
 }
 
-// Returns a buffer to the pool in place of an empty slot or of a smaller buffer, or frees it.
-static void pack_buffer_release(unsigned char *buf, size_t cap) {
-    int slot = 0;
-    for (int i = 1; i < PACK_POOL; i++)
-        if (!tl_pool[i].buf || (tl_pool[slot].buf && tl_pool[i].cap < tl_pool[slot].cap)) slot = i;
-    if (tl_pool[slot].buf && tl_pool[slot].cap >= cap) {
-        free(buf);
-        return;
-    }
-    free(tl_pool[slot].buf);
-    tl_pool[slot].buf = buf;
-    tl_pool[slot].cap = cap;
-}
-
-void gemm_pack_b(gemm_packed_b *p, bool trans_b, size_t K, size_t N, const float *B, size_t ldb) {
+void gemm_pack_b(gemm_packed_b *p, void *panels, size_t bytes, bool trans_b, size_t K, size_t N, const float *B,
+                 size_t ldb) {
     *p = (gemm_packed_b){.trans_b = trans_b, .K = K, .N = N, .B = B, .ldb = ldb};
     if (K == 0 || N == 0) return;
     gemm_job j = {.trans_b = trans_b, .N = N, .K = K, .B = B, .ldb = ldb};
     job_setup(&j);
+    SX_CHECK(whole_b_bytes(&j) <= bytes, "gemm_pack_b's panels are too small: size them with gemm_packed_b_bytes(K, N)");
     p->kernel = j.uk;
     p->mode = (int)j.mode;
-    p->panels = pack_buffer(whole_b_bytes(&j), &p->cap);
-    if (!p->panels) return;
+    p->panels = panels;
     const size_t npan = (N + j.uk->nr - 1) / j.uk->nr;
     const bool threaded = !omp_in_parallel() && K * N >= GEMM_PARALLEL_MIN_MACS / 16;
 #pragma omp parallel if (threaded)
     {
         const size_t tid = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
-        pack_b_panels(&j, p->panels, npan * tid / n, npan * (tid + 1) / n);
+        pack_b_panels(&j, panels, npan * tid / n, npan * (tid + 1) / n);
     }
-}
-
-void gemm_packed_b_free(gemm_packed_b *p) {
-    if (p->panels) pack_buffer_release(p->panels, p->cap);
-    p->panels = NULL;
 }
 
 void gemm_packed(bool trans_a, size_t M, const float *A, size_t lda, const gemm_packed_b *p, float *C, size_t ldc,
@@ -691,7 +665,7 @@ void gemm_packed(bool trans_a, size_t M, const float *A, size_t lda, const gemm_
             return;
         }
     }
-    // Not packed (out of memory, or K or N is 0), or packed for another kernel or precision: B itself is
+    // Not packed (K or N is 0), or packed for another kernel or precision: B itself is
     // still right.
     gemm(trans_a, p->trans_b, M, p->N, p->K, A, lda, p->B, p->ldb, C, ldc, accumulate);
 }

@@ -9,33 +9,51 @@
 
 typedef enum { GEMM_FP32 = 0, GEMM_BF16 = 1 } gemm_precision;
 
+// GEMM's packing workspace: memory the caller owns (gemm allocates nothing and cannot fail). A thread binds
+// one with gemm_bind_workspace before its products; gemm() then packs into it, one slot per thread it runs
+// on (as many threads as OpenMP allows and the workspace has slots). Calling gemm on a thread with no bound
+// workspace, or one too small for a single slot of the product, is a programmer error (SX_CHECK). Inside a
+// parallel region every thread that calls gemm needs its own.
+typedef struct {
+    void *buf;       // 64-byte aligned (huge-page aligned is faster: the packed blocks span megabytes)
+    size_t bytes;
+} gemm_workspace;
+
+// Bytes of workspace for products with M <= max_m, N <= max_n, K <= max_k run on up to `threads` threads,
+// on every micro-kernel path and precision (either may be switched at run time). SIZE_MAX on overflow.
+size_t gemm_workspace_bytes(size_t max_m, size_t max_n, size_t max_k, size_t threads);
+// Makes ws (NULL: none) the calling thread's workspace; returns the one bound before, for the caller to
+// restore. ws must stay valid while bound.
+const gemm_workspace *gemm_bind_workspace(const gemm_workspace *ws);
+
 // C (M,N) = op(A) · op(B), or C += op(A) · op(B) when accumulate.
 // op(A) is (M,K): A is stored (M,K) with row stride lda, or (K,M) with row stride lda when trans_a.
 // op(B) is (K,N): B is stored (K,N) with row stride ldb, or (N,K) with row stride ldb when trans_b.
 // Training uses: y = x·Wᵀ  (trans_b), dx = dy·W (plain), dW += dyᵀ·x (trans_a, accumulate).
 // Threads with OpenMP when called outside a parallel region; single-threaded inside one.
-// M, N or K may be 0 (K == 0 leaves C, or zeroes it when !accumulate).
+// M, N or K may be 0 (K == 0 leaves C, or zeroes it when !accumulate). Packs into the bound workspace.
 void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float *A, size_t lda,
           const float *B, size_t ldb, float *C, size_t ldc, bool accumulate);
 
 // op(B) packed once for several products with the same B, e.g. a weight over chunks of rows (the LM head):
 // gemm() packs B again on every call. The packing is for the kernel and precision current at gemm_pack_b;
-// gemm_packed() falls back to gemm() on p->B when they have changed since, or when packing ran out of
-// memory, so a product is always right. B must not change while it is packed. Fields are internal.
+// gemm_packed() falls back to gemm() on p->B when they have changed since, so a product is always right.
+// B must not change while it is packed, nor the panels' memory be reused. Fields are internal.
 typedef struct {
     bool trans_b;
     size_t K, N, ldb;
     const float *B;
     const void *kernel;      // the micro-kernel the panels are laid out for
     int mode;                // and their element format
-    unsigned char *panels;   // NULL: not packed
-    size_t cap;              // bytes allocated at panels
+    const unsigned char *panels;   // NULL: not packed
 } gemm_packed_b;
 
-// Packs op(B) (K,N), stored as for gemm(); threads with OpenMP outside a parallel region. Free with
-// gemm_packed_b_free, which keeps the memory of the last two for the next packs on the same thread.
-void gemm_pack_b(gemm_packed_b *p, bool trans_b, size_t K, size_t N, const float *B, size_t ldb);
-void gemm_packed_b_free(gemm_packed_b *p);
+// Bytes of panels gemm_pack_b needs for a (K,N) op(B), on every path and precision. SIZE_MAX on overflow.
+size_t gemm_packed_b_bytes(size_t K, size_t N);
+// Packs op(B) (K,N), stored as for gemm(), into panels (the caller's memory, 64-byte aligned, at least
+// gemm_packed_b_bytes(K, N) bytes, overwritten); threads with OpenMP outside a parallel region.
+void gemm_pack_b(gemm_packed_b *p, void *panels, size_t bytes, bool trans_b, size_t K, size_t N, const float *B,
+                 size_t ldb);
 // gemm() with op(B) from p: C (M, p->N) = op(A) · op(B), or += when accumulate.
 void gemm_packed(bool trans_a, size_t M, const float *A, size_t lda, const gemm_packed_b *p, float *C, size_t ldc,
                  bool accumulate);

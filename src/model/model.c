@@ -118,12 +118,24 @@ sx_status model_init(model *m, const model_config *cfg) {
     return SX_OK;
 }
 
-void model_free(model *m) {
-    model_int8_release(m);
-    sx_free(m->params);
+// Frees what model_reserve allocated for a shape (activations, tokens, the kernels' workspaces).
+static void release_shape(model *m) {
     sx_free(m->acts);
     sx_free(m->tokens);
     sx_free(m->work);
+    sx_free(m->gemm_work.buf);
+    sx_free(m->head_panels);
+    m->acts = NULL;
+    m->tokens = NULL;
+    m->work = NULL;
+    m->gemm_work = (gemm_workspace){0};
+    m->head_panels = NULL;
+}
+
+void model_free(model *m) {
+    model_int8_release(m);
+    sx_free(m->params);
+    release_shape(m);
     free(m->p);
     free(m->g);
     free(m->layer_first);
@@ -214,24 +226,41 @@ static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
-// Frees what model_reserve allocated for a shape (activations, tokens, the kernels' workspace).
-static void release_shape(model *m) {
-    sx_free(m->acts);
-    sx_free(m->tokens);
-    sx_free(m->work);
-    m->acts = NULL;
-    m->tokens = NULL;
-    m->work = NULL;
+size_t model_gemm_work_bytes(const model *m, size_t rows, size_t threads) {
+    // Every product's M, N and K is the rows, a dimension of a weight, or a part of one (a head's share).
+    size_t d = rows;
+    for (size_t i = 0; i < m->table.n; i++) {
+        d = m->table.v[i].rows > d ? m->table.v[i].rows : d;
+        d = m->table.v[i].cols > d ? m->table.v[i].cols : d;
+    }
+    return gemm_workspace_bytes(d, d, d, threads);
+}
+
+// The head's packed weight: as op(B) of logits = h·Wᵀ (K = C, N = V), then of dh = dlogits·W (K = V, N = C),
+// each at a 64-byte boundary.
+static size_t head_panel_bytes(const model_config *c, size_t which) {
+    size_t b = which == 0 ? gemm_packed_b_bytes(c->width, c->vocab) : gemm_packed_b_bytes(c->vocab, c->width);
+    return b > SIZE_MAX - 63 ? SIZE_MAX : (b + 63) & ~(size_t)63;
+}
+
+// GEMM's packing memory: the workspace for the passes' products, then the head's two packed weights.
+static sx_status reserve_gemm(model *m, size_t BT) {
+    const size_t ws = model_gemm_work_bytes(m, BT, m->work_threads);
+    const size_t p0 = head_panel_bytes(&m->cfg, 0), p1 = head_panel_bytes(&m->cfg, 1);
+    if (ws == SIZE_MAX || p0 == SIZE_MAX || p1 == SIZE_MAX || p0 + p1 < p0)
+        return sx_fail(SX_ERR_ARG, "the model's matrix products are too large to pack: use a smaller batch or model");
+    m->gemm_work = (gemm_workspace){sx_alloc_huge(ws, "GEMM packing workspace"), ws};
+    m->head_panels = m->gemm_work.buf ? sx_alloc_huge(p0 + p1, "the head's packed weight") : NULL;
+    m->head_panel_bytes[0] = p0;
+    m->head_panel_bytes[1] = p1;
+    return m->head_panels ? SX_OK : SX_ERR_NOMEM;   // sx_alloc said what
 }
 
 sx_status model_reserve(model *m, size_t B, size_t T) {
     if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
     if (m->acts && m->B == B && m->T == T) return SX_OK;
     release_shape(m);
-    // The kernels' workspaces are sized for the most threads this process may run (train --threads 0 follows
-    // the free cores up to all of them); with more, the attention kernels run on as many as theirs holds.
-    int cores = threads_cores();
-    m->work_threads = (size_t)(cores > omp_get_max_threads() ? cores : omp_get_max_threads());
+    m->work_threads = (size_t)threads_most();
     act_views v;
     size_t n = carve(m, B, T, NULL, &v), bytes;
     if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;   // sx_mul_size said what
@@ -239,9 +268,10 @@ sx_status model_reserve(model *m, size_t B, size_t T) {
     m->tokens = sx_alloc(token_ints(m, B * T) * sizeof *m->tokens, "input and target tokens");
     m->work_floats = work_floats(m, B, T);
     m->work = m->acts && m->tokens ? sx_alloc(m->work_floats * sizeof *m->work, "the kernels' workspace") : NULL;
-    if (!m->acts || !m->tokens || !m->work) {
+    sx_status st = m->work ? reserve_gemm(m, B * T) : SX_ERR_NOMEM;   // sx_alloc said what
+    if (st != SX_OK) {
         release_shape(m);
-        return SX_ERR_NOMEM;   // sx_alloc said what
+        return st;
     }
     m->acts_floats = n;
     m->B = B;
@@ -346,8 +376,9 @@ static double head_loss(model *m, const int32_t *targets, xent_extra *extra, con
     const float *h = v->hn + 2 * c->n_layer * BT * C, *W = m->p[m->head];
     // W (V,C) serves every chunk: packed once as op(B) of logits = h·Wᵀ, and of dh = dlogits·W.
     gemm_packed_b w_logits, w_dh;
-    gemm_pack_b(&w_logits, true, C, V, W, C);
-    if (backward) gemm_pack_b(&w_dh, false, V, C, W, C);
+    unsigned char *panels = m->head_panels;
+    gemm_pack_b(&w_logits, panels, m->head_panel_bytes[0], true, C, V, W, C);
+    if (backward) gemm_pack_b(&w_dh, panels + m->head_panel_bytes[0], m->head_panel_bytes[1], false, V, C, W, C);
     double total = 0, extra_total = 0;
     const size_t chunk = head_rows(c, BT);
     float *work = v->scratch + head_logits_floats(m, BT);
@@ -370,8 +401,6 @@ static double head_loss(model *m, const int32_t *targets, xent_extra *extra, con
             gemm_packed(false, rows, logits, V, &w_dh, v->dh + r0 * C, C, false);              // dh = dlogits·W
         }
     }
-    gemm_packed_b_free(&w_logits);
-    if (backward) gemm_packed_b_free(&w_dh);
     if (extra) extra->loss = extra_total / (double)BT;
     return total / (double)BT;
 }
@@ -383,17 +412,20 @@ static void grads_ready(const model *m, size_t s) {
 
 sx_status model_loss(model *m, const int32_t *tokens, float *logits_out, double *loss) {
     const long failures = sx_alloc_failures();   // kernels inside parallel regions report failures only here
+    const gemm_workspace *outer = gemm_bind_workspace(&m->gemm_work);
     act_views v = views(m);
     size_t BT = m->B * m->T;
     int32_t *buf = m->tokens;
     split_tokens(m, tokens, buf, buf + BT);
     forward_layers(m, buf, &v);
     *loss = head_loss(m, buf + BT, NULL, &v, 0, false, logits_out);
+    gemm_bind_workspace(outer);
     return sx_alloc_check(failures);
 }
 
 double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
     const model_config *c = &m->cfg;
+    const gemm_workspace *outer = gemm_bind_workspace(&m->gemm_work);
     act_views v = views(m);
     size_t BT = m->B * m->T, C = c->width;
     int32_t *buf = m->tokens;
@@ -445,6 +477,7 @@ double model_loss_and_grad(model *m, const int32_t *tokens, float grad_scale) {
         bigram_backward(BT, C, c->bigram_signs, row, row + BT, v.dx, m->g[m->bigram]);
     }
     grads_ready(m, c->n_layer + 1);
+    gemm_bind_workspace(outer);
     return loss;
 }
 
@@ -544,5 +577,6 @@ size_t model_param_count_nonembed(const model *m) {
 }
 
 size_t model_arena_bytes(const model *m) {
-    return (2 * m->table.total + m->acts_floats + m->work_floats) * sizeof(float) + (m->tokens ? token_ints(m, m->B * m->T) * sizeof(int32_t) : 0);
+    return (2 * m->table.total + m->acts_floats + m->work_floats) * sizeof(float) + (m->tokens ? token_ints(m, m->B * m->T) * sizeof(int32_t) : 0) +
+           m->gemm_work.bytes + (m->head_panels ? m->head_panel_bytes[0] + m->head_panel_bytes[1] : 0);
 }

@@ -5,6 +5,7 @@
 #ifndef SEXTANT_MODEL_MODEL_H
 #define SEXTANT_MODEL_MODEL_H
 #include <stdint.h>
+#include "kernels/gemm.h"
 #include "kernels/xent.h"
 #include "model/block.h"
 #include "model/config.h"
@@ -50,6 +51,9 @@ typedef struct {
     size_t work_threads;        // threads the kernels' workspaces are sized for (at model_reserve)
     float *work;                // the kernels' workspace (block_shape.work), work_floats floats
     size_t work_floats;
+    gemm_workspace gemm_work;   // GEMM's packing workspace, bound to the thread for the passes
+    void *head_panels;          // the head's weight packed for the logits, then for dh (head_panel_bytes each)
+    size_t head_panel_bytes[2];
     // Extra cross-entropy targets of training batches (model_set_extra_targets): mtp future offsets, then the
     // prefix of each target (prefix: (vocab) map, borrowed); their weights for the next steps, and the mean
     // weighted extra loss of the last model_loss_and_grad.
@@ -90,6 +94,9 @@ void model_layer_addons(const model *m, size_t l, const int32_t *tok, bool with_
 // Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
 // below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);
+// Bytes of GEMM packing workspace for every product of a pass over `rows` rows (training: B·T; decode: the
+// rows of a call) on `threads` threads; SIZE_MAX if too large.
+size_t model_gemm_work_bytes(const model *m, size_t rows, size_t threads);
 // tokens (B, T+1): inputs tokens[:, :T], targets tokens[:, 1:]. *loss receives the mean cross-entropy (after
 // model_reserve). A kernel that could not get its scratch makes the status SX_ERR_NOMEM (with what failed),
 // so a non-finite *loss with SX_OK is numerical, never an allocation failure.
@@ -133,7 +140,8 @@ void model_param_refs(const model *m, param_ref *refs);
 // (parameters used per token) is in model/flops.h.
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);
-// Bytes of parameters + gradients, and of activations and the kernels' workspace for the reserved shape.
+// Bytes of parameters + gradients, and of activations and the kernels' workspaces (GEMM's packing included)
+// for the reserved shape.
 size_t model_arena_bytes(const model *m);
 
 #endif

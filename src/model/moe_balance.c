@@ -1,5 +1,5 @@
-#include <assert.h>
 #include <stdbool.h>
+#include "core/status.h"
 #include "model/moe_balance.h"
 
 void moe_choose(size_t T, size_t E, size_t K, const float *key, const float *bias, int32_t *idx_all, float *alpha) {
@@ -32,7 +32,7 @@ void moe_bias_sign_update(size_t E, float rate, const float *load, float *b) {
 // Hoare partition around the middle element (descending), narrowing [lo, hi] to the side holding position
 // k-1. O(n) expected; the middle pivot keeps already ordered columns linear too.
 float moe_kth_largest(float *x, size_t n, size_t k) {
-    assert(k >= 1 && k <= n);
+    SX_CHECK(k >= 1 && k <= n, "moe_kth_largest takes 1 <= k <= n");
     long lo = 0, hi = (long)n - 1, want = (long)k - 1;
     while (lo < hi) {
         float pivot = x[lo + (hi - lo) / 2];

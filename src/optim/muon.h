@@ -29,7 +29,8 @@ size_t muon_scratch_floats(size_t rows, size_t cols);
 // out (rows, cols) = NS5(u): X = u / (||u||_F + 1e-7); with r = min(rows, cols) work on the (r, max) view
 // (Xᵀ when rows > cols); 5 times A = X·Xᵀ, X = a·X + (b·A + c·A·A)·X; out = X (transposed back).
 // u is read, out overwritten (u and out must not overlap); scratch has newton_schulz5_scratch floats.
-// Products use gemm() (threaded); norm and elementwise work are deterministic for a fixed thread count.
+// Products use gemm() (threaded, in the workspace the caller bound: gemm_bind_workspace); norm and elementwise
+// work are deterministic for a fixed thread count.
 void newton_schulz5(const float *u, size_t rows, size_t cols, float *out, float *scratch);
 
 // The momentum update and its orthogonalisation, from gradient g (rows, cols):

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/flags.h"
+#include "core/threads.h"
 #include "optim/adamw.h"
 #include "optim/hyperball.h"
 #include "optim/muon.h"
@@ -166,6 +167,7 @@ void optimizer_free(optimizer *o) {
     sx_free(o->slots);
     sx_free(o->state);
     sx_free(o->scratch);
+    sx_free(o->gemm_work.buf);
     memset(o, 0, sizeof *o);
 }
 
@@ -183,7 +185,7 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
     sx_status st = optimizer_config_check(cfg);
     if (st != SX_OK) return st;
     o->cfg = *cfg;
-    size_t state = 0, scratch = 0, numel;
+    size_t state = 0, scratch = 0, numel, gemm_bytes = 0;
     for (size_t i = 0; i < n; i++) {
         const param_ref *p = &params[i];
         SX_CHECK(p->name && p->data && p->grad, "optimizer_init: every param_ref needs name, data and grad");
@@ -193,6 +195,11 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
         // Muon's direction needs its workspace; Adam's, under the hyperball, one tensor-sized buffer.
         size_t s = uses_muon(cfg, p) ? muon_scratch_floats(p->rows, p->cols) : uses_hyperball(cfg, p) ? numel : 0;
         if (s > scratch) scratch = s;
+        // Muon's products have M, N and K among rows and cols.
+        const size_t d = p->rows > p->cols ? p->rows : p->cols;
+        const size_t g = uses_muon(cfg, p) ? gemm_workspace_bytes(d, d, d, (size_t)threads_most()) : 0;
+        if (g == SIZE_MAX) return sx_fail(SX_ERR_ARG, "optimizer: matrix %s is too large for Muon", p->name);
+        if (g > gemm_bytes) gemm_bytes = g;
         state += tensor_state_floats(cfg, p);
     }
     o->params = sx_alloc(n * sizeof *o->params, "optimizer parameter list");
@@ -200,7 +207,10 @@ sx_status optimizer_init(optimizer *o, const optimizer_config *cfg, const param_
     o->arrays = sx_calloc(3 * n * sizeof *o->arrays, "optimizer state index");
     o->state = sx_calloc(state * sizeof(float), "optimizer state (Adam moments, Muon momentum, hyperball radii)");
     o->scratch = scratch ? sx_alloc(scratch * sizeof(float), "Muon and hyperball workspace") : NULL;
-    if (!o->params || !o->slots || !o->arrays || !o->state || (scratch && !o->scratch)) {
+    o->gemm_work = (gemm_workspace){gemm_bytes ? sx_alloc_huge(gemm_bytes, "Muon's GEMM packing workspace") : NULL,
+                                    gemm_bytes};
+    if (!o->params || !o->slots || !o->arrays || !o->state || (scratch && !o->scratch) ||
+        (gemm_bytes && !o->gemm_work.buf)) {
         optimizer_free(o);
         return SX_ERR_NOMEM;   // sx_alloc said what
     }
@@ -249,6 +259,7 @@ double optimizer_step_with_norm(optimizer *o, double lr_mult, double norm) {
     grad_clip_to(o->params, o->n_params, norm, c->clip_norm);
     o->t++;
     const double lr = c->lr * lr_mult, muon_lr = c->muon_lr * lr_mult;
+    const gemm_workspace *outer = gemm_bind_workspace(&o->gemm_work);
     for (size_t i = 0; i < o->n_params; i++) {
         const param_ref *p = &o->params[i];
         const optimizer_slot *s = &o->slots[i];
@@ -266,6 +277,7 @@ double optimizer_step_with_norm(optimizer *o, double lr_mult, double norm) {
             adamw_update(p->data, p->grad, s->m, s->v, numel, &a);
         }
     }
+    gemm_bind_workspace(outer);
     return norm;
 }
 

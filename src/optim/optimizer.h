@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "core/status.h"
+#include "kernels/gemm.h"
 #include "model/params.h"
 
 // The kind says how the MATRIX group is updated; every other group takes AdamW under every kind.
@@ -74,6 +75,7 @@ typedef struct {
     optimizer_state_array *arrays;    // (n_arrays) in parameter order: m, then v, then the radius
     size_t n_arrays;
     float *scratch;                   // Muon / hyperball workspace, sized for the largest such tensor (NULL if none)
+    gemm_workspace gemm_work;         // GEMM's packing workspace for Muon's products (bound during a step)
     long t;                           // completed steps; bias correction of step k uses t = k
 } optimizer;
 

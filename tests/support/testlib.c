@@ -1,5 +1,10 @@
 #include "testlib.h"
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "core/status.h"
+#include "core/threads.h"
+#include "kernels/gemm.h"
 
 int testlib_failures = 0;
 int testlib_checks = 0;
@@ -58,6 +63,16 @@ void testlib_run(const char *name, void (*fn)(void)) {
 int testlib_finish(const char *suite) {
     printf("%s: %d checks, %d failed\n", suite, testlib_checks, testlib_failures);
     return testlib_failures ? 1 : 0;
+}
+
+void testlib_bind_gemm_workspace(void) {
+    static gemm_workspace ws;
+    if (!ws.buf) {
+        ws.bytes = gemm_workspace_bytes(SIZE_MAX, SIZE_MAX, SIZE_MAX, (size_t)threads_most());
+        ws.buf = sx_alloc_huge(ws.bytes, "the tests' GEMM workspace");
+        if (!ws.buf) exit(1);   // sx_alloc_huge said what
+    }
+    gemm_bind_workspace(&ws);
 }
 
 // Q(a, x) = Γ(a, x) / Γ(a): the series for x < a + 1, else the continued fraction (Lentz), as in Numerical

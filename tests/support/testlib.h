@@ -30,6 +30,11 @@ double testlib_chi2_pvalue(const size_t *counts, const double *probs, size_t n_c
 #define CHECK_ARRAYS_CLOSE(got, want, n, rtol, atol) \
     testlib_arrays_close((got), (want), (n), (rtol), (atol), __FILE__, __LINE__, #got)
 
+// Binds on the calling thread a GEMM packing workspace that holds any product on all threads (kept until
+// exit), for tests that call gemm, its users or the block modules directly; the model, the decoder and the
+// optimizer bind their own.
+void testlib_bind_gemm_workspace(void);
+
 // Runs one case and prints "ok   name" or "FAIL name".
 #define TEST_RUN(fn) testlib_run(#fn, fn)
 void testlib_run(const char *name, void (*fn)(void));
