@@ -19,17 +19,8 @@ common=(--train synthetic:64 --batch 4 --seq 16 --steps 12 --lr 1e-2 --eval-ever
         --threads 1 --quiet --warmup 2)
 losses() { grep -o '"train_loss":[^,]*' "$1/metrics.jsonl"; }
 
-# run NAME ARGS...: a 2-rank run into $tmp/NAME (its stderr in $tmp/NAME.log).
-run() {
-    local name=$1; shift
-    SEXTANT_DIST_CHECK=1 "${MPI[@]}" "$S" train "${common[@]}" "$@" --out "$tmp/$name" > "$tmp/$name.log" 2>&1 ||
-        { fail "2-rank run $name"; cat "$tmp/$name.log"; }
-}
-# same A B: A's and B's final checkpoints and losses are identical.
-same() {
-    cmp -s "$tmp/$1/checkpoint.sxt" "$tmp/$2/checkpoint.sxt" || fail "$2's checkpoint differs from $1's"
-    [ -n "$(losses "$tmp/$1")" ] && [ "$(losses "$tmp/$1")" = "$(losses "$tmp/$2")" ] || fail "$2's losses differ from $1's"
-}
+compared="losses"
+source "$(dirname "$0")/lib/mpi_pair.sh"
 
 # A tied model with gradient accumulation (only the last micro-batch's backward starts sums) ...
 tied=(--model d2-w32-hd8 --grad-accum 2)

@@ -19,17 +19,8 @@ common=(--model d2-w32-hd8-untied --train synthetic:64 --batch 4 --seq 16 --step
         --eval-batches 1 --threads 1 --quiet --warmup 2 --save-at 0.5 --clip 0.5)   # the norms are 0.8-1: every step clips
 losses() { grep -o '"\(train_loss\|grad_norm\)":[^,]*' "$1/metrics.jsonl"; }
 
-# run NAME ARGS...: a 2-rank run into $tmp/NAME (its stderr in $tmp/NAME.log).
-run() {
-    local name=$1; shift
-    SEXTANT_DIST_CHECK=1 "${MPI[@]}" "$S" train "${common[@]}" "$@" --out "$tmp/$name" > "$tmp/$name.log" 2>&1 ||
-        { fail "2-rank run $name"; cat "$tmp/$name.log"; }
-}
-# same A B: A's and B's final checkpoints, losses and gradient norms are identical.
-same() {
-    cmp -s "$tmp/$1/checkpoint.sxt" "$tmp/$2/checkpoint.sxt" || fail "$2's checkpoint differs from $1's"
-    [ -n "$(losses "$tmp/$1")" ] && [ "$(losses "$tmp/$1")" = "$(losses "$tmp/$2")" ] || fail "$2's losses or gradient norms differ from $1's"
-}
+compared="losses or gradient norms"
+source "$(dirname "$0")/lib/mpi_pair.sh"
 # resume_dir NAME FROM: a run directory holding FROM's step-6 checkpoint and metrics.
 resume_dir() { mkdir -p "$tmp/$1"; cp "$tmp/$2/ckpt-6.sxt" "$tmp/$1/checkpoint.sxt"; head -6 "$tmp/$2/metrics.jsonl" > "$tmp/$1/metrics.jsonl"; cp "$tmp/$2/config.json" "$tmp/$1/"; }
 
