@@ -31,6 +31,43 @@ static size_t carve(const decoder *d, size_t n, float *base, scratch *s) {
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
+// The weight matrices linear_forward multiplies: every 2-D tensor but the gains and the tables that are only
+// looked up (the token and value embeddings, one row per token id, and the bigram table; the tied embedding
+// is the head). None with int8 weights, whose products read the int8 copy.
+static bool multiplied(const model *m, size_t i) {
+    const param_spec *s = &m->table.v[i];
+    if (m->q8 || s->rows < 2 || s->cols < 2 || s->group == PGROUP_GAIN) return false;
+    bool table = s->rows == m->cfg.vocab || (m->cfg.bigram_rows && i == m->bigram);
+    return s->group != PGROUP_EMBED || !table || i == m->head;
+}
+
+// Packs every multiplied weight W (out, in) as gemm() reads it in linear_forward (op(B) = Wᵀ) into one block
+// of panels the decoder owns.
+static sx_status pack_weights(decoder *d) {
+    const model *m = d->m;
+    size_t n = 0, bytes = 0;
+    for (size_t i = 0; i < m->table.n; i++) {
+        if (!multiplied(m, i)) continue;
+        size_t b = gemm_packed_b_bytes(m->table.v[i].cols, m->table.v[i].rows);
+        if (b == SIZE_MAX || __builtin_add_overflow(bytes, (b + 63) / 64 * 64, &bytes))
+            return sx_fail(SX_ERR_ARG, "the model's weights are too large to pack");
+        n++;
+    }
+    gemm_packed_b *v = sx_calloc_n(n ? n : 1, sizeof *v, "decode packed weights");
+    d->panels = bytes ? sx_alloc_huge(bytes, "decode weight panels") : NULL;
+    d->packed = (linear_packed_set){v, 0};
+    if (!v || (bytes && !d->panels)) return sx_fail(SX_ERR_NOMEM, "out of memory for the packed weights");
+    unsigned char *at = d->panels;
+    for (size_t i = 0; i < m->table.n; i++) {
+        if (!multiplied(m, i)) continue;
+        const param_spec *s = &m->table.v[i];
+        size_t b = (gemm_packed_b_bytes(s->cols, s->rows) + 63) / 64 * 64;
+        gemm_pack_b(&v[d->packed.n++], at, b, true, s->cols, s->rows, m->p[i], s->cols);
+        at += b;
+    }
+    return SX_OK;
+}
+
 sx_status decoder_init(decoder *d, model *m, size_t max_ctx) {
     memset(d, 0, sizeof *d);
     d->m = m;
@@ -43,7 +80,9 @@ sx_status decoder_init(decoder *d, model *m, size_t max_ctx) {
         if (!d->cos || !d->sin) { decoder_free(d); return sx_fail(SX_ERR_NOMEM, "out of memory for RoPE tables"); }
         rope_tables(max_ctx, m->cfg.rope_dim, m->cfg.rope_base, d->cos, d->sin);
     }
-    return SX_OK;
+    sx_status st = pack_weights(d);
+    if (st) decoder_free(d);
+    return st;
 }
 
 void decoder_free(decoder *d) {
@@ -52,6 +91,8 @@ void decoder_free(decoder *d) {
     free(d->sin);
     sx_free(d->buf);
     sx_free(d->gemm_work.buf);
+    free((void *)d->packed.v);
+    sx_free(d->panels);
     memset(d, 0, sizeof *d);
 }
 
@@ -168,6 +209,7 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     scratch s;
     carve(d, d->cap_rows, d->buf, &s);
     const gemm_workspace *outer = gemm_bind_workspace(&d->gemm_work);
+    const linear_packed_set *outer_packed = linear_bind_packed(&d->packed);
     embed_rows(m, n, tok, rc.prev, rc.prev ? rc.prev + 2 * n : NULL, s.x);
     if (c->smear) smear_rows(m, n, rc.pos, rc.prev, rc.prev + 2 * n, s.prev, s.x);
     block_shape bs = {.cfg = c, .B = n, .T = 1, .grad_scale = 1.0f};
@@ -198,6 +240,7 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
         if (logits) linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
     }
     gemm_bind_workspace(outer);
+    linear_bind_packed(outer_packed);
     if (logits && c->softcap > 0)
         for (size_t i = 0; i < n * V; i++) logits[i] = c->softcap * tanhf(logits[i] / c->softcap);
     return SX_OK;
