@@ -15,6 +15,7 @@
 #include "core/lines.h"
 #include "data/shard.h"
 #include "dist/dist.h"
+#include "infer/tasks.h"
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "data/mixture.h"
@@ -88,13 +89,13 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "val")) COPY(val);
     if (!strcmp(key, "val_set")) COPY(val_set);
     if (!strcmp(key, "model")) COPY(model);
-    if (!strcmp(key, "schedule")) {   // checked here, so that a typo is reported with its line
+    // Values that the trainer would refuse are checked here too, so that a typo fails `plan` with its line
+    // rather than every run.
+    char why[512];
+#define BAD_CHECK(failed) do { if (failed) { snprintf(why, sizeof why, "%s", sx_last_error()); return BAD(why); } } while (0)
+    if (!strcmp(key, "schedule")) {
         lr_schedule check;
-        if (lr_schedule_parse(val, 1000, &check)) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", sx_last_error());
-            return BAD(why);
-        }
+        BAD_CHECK(lr_schedule_parse(val, 1000, &check));
         COPY(schedule);
     }
     if (!strcmp(key, "optimizer")) {   // checked here, so that a typo is reported with its line
@@ -103,7 +104,10 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         COPY(optimizer);
     }
     if (!strcmp(key, "extra")) COPY(extra);
-    if (!strcmp(key, "eval_tasks")) COPY(eval_tasks);
+    if (!strcmp(key, "eval_tasks")) {
+        BAD_CHECK(task_names_check(val));
+        COPY(eval_tasks);
+    }
     if (!strcmp(key, "eval_tasks_val")) COPY(eval_tasks_val);
     if (!strcmp(key, "eval_task_items")) WHOLE(eval_task_items, 1, 1e6);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
@@ -178,6 +182,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
 #undef COPY
 #undef NUMBER
 #undef WHOLE
+#undef BAD_CHECK
 }
 
 sx_status ladder_spec_read(const char *path, ladder_spec *s) {
