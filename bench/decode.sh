@@ -13,9 +13,12 @@
 # 2. int8 weights (`sample --int8`) against fp32, per model: greedy decoding of one sample, and whether the
 #    greedy texts agree; then, with a validation shard (BENCH_DECODE_VAL, default data/demo/val.shard when
 #    present; "none": skip), `eval --val-loss --int8`: fp32 and int8 validation loss per model.
-# Usage: bench/decode.sh [TARGET [DRAFT...]]  (checkpoints; default: the demo's hero, drafts the demo's WSD
-# rungs w32 and w64 after cooldown; `make demo` makes them). Knobs: SEXTANT, BENCH_DECODE_BASE,
-# BENCH_DECODE_NEW (200 tokens per sample), BENCH_DECODE_N (3 samples), BENCH_DECODE_K ("1 2 4 8"),
+# Usage: bench/decode.sh [TARGET [DRAFT...]]  (checkpoints; default: the demo's hero, drafts the demo's cosine
+# rungs w16, w32 and w48, the best drafts measured; `make demo` makes them). Measured on this machine
+# (docs/INFERENCE.md): speculative/plain at best 0.92x greedy (w16, k 1) and 0.74x at T = 1; plain decoding
+# 2.65x (hero) to 3.8x (w16) faster than before the decoder packed its weights once; int8 1.22x on the hero.
+# Knobs: SEXTANT, BENCH_DECODE_BASE,
+# BENCH_DECODE_NEW (200 tokens per sample), BENCH_DECODE_N (3 samples), BENCH_DECODE_K ("1 2 3"),
 # BENCH_DECODE_TEMPS ("0 1"), BENCH_DECODE_THREADS (1), BENCH_DECODE_PROMPT ("The President said"),
 # BENCH_DECODE_IDS (set: the prompt is token ids, for models without a vocabulary), BENCH_DECODE_ROUNDS (3),
 # BENCH_DECODE_VAL, BENCH_DECODE_SKIP (words: spec int8).
@@ -24,11 +27,12 @@ SEXTANT=${SEXTANT:-./sextant}
 TARGET=${1:-runs/demo/hero/checkpoint.sxt}
 shift || true
 DRAFTS=("$@")
-[ ${#DRAFTS[@]} -gt 0 ] || DRAFTS=(runs/demo-wsd/w32-s1-b0/checkpoint.sxt runs/demo-wsd/w64-s1-b0/checkpoint.sxt)
+[ ${#DRAFTS[@]} -gt 0 ] || DRAFTS=(runs/demo-cosine/w16-s1/checkpoint.sxt runs/demo-cosine/w32-s1/checkpoint.sxt
+                                  runs/demo-cosine/w48-s1/checkpoint.sxt)
 for f in "$TARGET" "${DRAFTS[@]}"; do
     [ -f "$f" ] || { echo "bench/decode.sh: no checkpoint $f (make demo trains the default ones)" >&2; exit 2; }
 done
-NEW=${BENCH_DECODE_NEW:-200} N=${BENCH_DECODE_N:-3} KS=${BENCH_DECODE_K:-"1 2 4 8"} TEMPS=${BENCH_DECODE_TEMPS:-"0 1"}
+NEW=${BENCH_DECODE_NEW:-200} N=${BENCH_DECODE_N:-3} KS=${BENCH_DECODE_K:-"1 2 3"} TEMPS=${BENCH_DECODE_TEMPS:-"0 1"}
 PROMPT=${BENCH_DECODE_PROMPT:-"The President said"}
 ROUNDS=${BENCH_DECODE_ROUNDS:-3}
 BASE=${BENCH_DECODE_BASE:-}

@@ -75,6 +75,11 @@ static void check_decode(const char *desc) {
 }
 
 static void test_decode_gqa(void) { check_decode("d2-w32-hd8-kv2-v40"); }
+// Head dims of 16 and 24: the cached attention sums values sixteen at a time, then one by one.
+static void test_decode_head_dims(void) {
+    check_decode("d2-w64-hd16-kv2-v40");
+    check_decode("d1-w48-hd24-swa7-v40");
+}
 // fp8 MLP products: with a history (random here), every scale is the history's, the same for one row or many.
 static void test_decode_fp8(void) { check_decode("d2-w32-hd8-swiglu-fp8-v40"); }
 static void test_decode_mha_qknorm_partial_rope(void) { check_decode("d2-w32-hd8-qknorm-ropefrac0.5-swiglu-v40"); }
@@ -310,6 +315,7 @@ static void test_fork_dcmha(void) { check_fork("d2-w32-hd8-kv2-dcmha6-v40"); }
 
 int main(void) {
     TEST_RUN(test_decode_gqa);
+    TEST_RUN(test_decode_head_dims);
     TEST_RUN(test_decode_fp8);
     TEST_RUN(test_decode_mha_qknorm_partial_rope);
     TEST_RUN(test_decode_gate_window_caps);

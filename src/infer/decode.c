@@ -93,6 +93,8 @@ void decoder_free(decoder *d) {
     sx_free(d->gemm_work.buf);
     free((void *)d->packed.v);
     sx_free(d->panels);
+    sx_free(d->row_buf);
+    sx_free(d->span_buf);
     memset(d, 0, sizeof *d);
 }
 
@@ -112,8 +114,8 @@ static sx_status reserve(decoder *d, size_t n) {
     return d->gemm_work.buf ? SX_OK : SX_ERR_NOMEM;
 }
 
-// Per call: each row's position, and per layer its cache slot and the spans it sees (at most its sequence's
-// depth of them, all views into the cache).
+// Per call (carved from the decoder's row_buf and span_buf): each row's position, and per layer its cache slot
+// and the spans it sees (at most its sequence's depth of them, all views into the cache).
 typedef struct {
     size_t *pos, *n_spans;
     float **slot;
@@ -123,25 +125,29 @@ typedef struct {
                           // none), then the bigram rows and sign patterns of whichever embedding is computed
 } row_cache;
 
-static void rows_free(row_cache *rc) {
-    free(rc->pos);
-    free(rc->n_spans);
-    free(rc->slot);
-    free(rc->spans);
-    free(rc->span_buf);
-    free(rc->prev);
+// *buf made at least `bytes` (*cap: its size; grown to twice, its contents dropped): the per-call arrays reuse
+// one block instead of allocating for every token.
+static void *at_least(void **buf, size_t *cap, size_t bytes, const char *what) {
+    if (bytes > *cap) {
+        size_t grown = bytes > 2 * *cap ? bytes : 2 * *cap;
+        sx_free(*buf);
+        *buf = sx_alloc(grown, what);
+        *cap = *buf ? grown : 0;
+    }
+    return *buf;
 }
 
 // Appends every row's position (and token) to its sequence; sizes the span lists.
 static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t *tok, row_cache *rc) {
-    rc->pos = sx_alloc(n * sizeof *rc->pos, "decode rc.pos");
-    rc->n_spans = sx_alloc(n * sizeof *rc->n_spans, "decode rc.n_spans");
-    rc->slot = sx_alloc(n * sizeof *rc->slot, "decode rc.slot");
-    rc->spans = sx_alloc(n * sizeof *rc->spans, "decode rc.spans");
     bool look_back = d->m->cfg.bigram_rows > 0 || d->m->cfg.smear;
-    rc->prev = look_back ? sx_alloc(5 * n * sizeof *rc->prev, "decode rc.prev") : NULL;
-    if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans || (look_back && !rc->prev))
-        return sx_fail(SX_ERR_NOMEM, "out of memory");
+    size_t per_row = 2 * sizeof(size_t) + sizeof(float *) + sizeof(kv_span *) + (look_back ? 5 * sizeof(int32_t) : 0);
+    unsigned char *b = at_least(&d->row_buf, &d->row_buf_bytes, n * per_row, "decode row arrays");
+    if (!b) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    rc->pos = (size_t *)b;
+    rc->n_spans = rc->pos + n;
+    rc->slot = (float **)(rc->n_spans + n);
+    rc->spans = (kv_span **)(rc->slot + n);
+    rc->prev = look_back ? (int32_t *)(rc->spans + n) : NULL;
     for (size_t r = 0; r < n; r++) {
         if (kvcache_len(&d->cache, seq[r]) >= d->max_ctx)
             return sx_fail(SX_ERR_ARG, "sequence %d is full (context %zu)", seq[r], d->max_ctx);
@@ -150,7 +156,7 @@ static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t
     }
     size_t total = 0;
     for (size_t r = 0; r < n; r++) total += kvcache_depth(&d->cache, seq[r]);
-    rc->span_buf = sx_alloc(total * sizeof *rc->span_buf, "decode rc.span_buf");
+    rc->span_buf = at_least(&d->span_buf, &d->span_buf_bytes, total * sizeof *rc->span_buf, "decode spans");
     if (!rc->span_buf) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0, off = 0; r < n; off += kvcache_depth(&d->cache, seq[r]), r++) rc->spans[r] = rc->span_buf + off;
     for (size_t r = 0; r < n && look_back; r++) {   // appended above: the cache holds each row's earlier tokens
@@ -205,7 +211,7 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     for (size_t r = 0; r < n; r++) SX_CHECK(tok[r] >= 0 && (size_t)tok[r] < V, "token ids lie within the vocabulary");
     row_cache rc = {0};
     st = rows_append(d, n, seq, tok, &rc);
-    if (st) { rows_free(&rc); return st; }
+    if (st) return st;
     scratch s;
     carve(d, d->cap_rows, d->buf, &s);
     const gemm_workspace *outer = gemm_bind_workspace(&d->gemm_work);
@@ -232,7 +238,6 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     for (size_t r = 0; r < n; r++) flops += model_flops_decode_token(c, rc.pos[r] + 1);
     d->flops += flops;
     d->tokens += n;
-    rows_free(&rc);
     if (logits || feats) {
         rmsnorm_forward(n, C, s.x, m->p[m->norm_f], MODEL_NORM_EPS, s.hn, s.rstd);
         model_gate_norm(m, 2 * c->n_layer, n, s.hn, s.gate_saved, s.gate_scratch);

@@ -24,6 +24,8 @@ typedef struct {
     gemm_workspace gemm_work; // GEMM's packing workspace for cap_rows rows, bound while decoder_forward runs
     linear_packed_set packed; // the weight matrices packed (into panels), bound while decoder_forward runs;
     void *panels;             // n = 0 (tests set it, for the reference) packs every weight on every product
+    void *row_buf, *span_buf; // the per-call row arrays, grown as calls need (row_buf_bytes, span_buf_bytes)
+    size_t row_buf_bytes, span_buf_bytes;
     double flops;          // model FLOPs spent by decoder_forward so far (model_flops_decode_token)
     size_t tokens;         // positions processed so far
 } decoder;
