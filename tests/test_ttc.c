@@ -125,6 +125,29 @@ static void test_compute_optimal(void) {
     CHECK(verifier_aggregate((double[]){0.9, 0.5, 0.8}, 3, AGG_LAST) == 0.8);
 }
 
+// Per bucket, the cheapest choice reaching a target accuracy (the saving against best-of-N at equal accuracy),
+// and the most accurate choice within a FLOP budget (the equal-FLOPs comparison of policy sizes).
+static void test_cheapest_and_best_within(void) {
+    // 4 problems (bins 0, 0, 1, 1) x 3 choices costing 1, 4, 16 on every problem (choice 1 costs 5 on problem 1).
+    double acc[12] = {0, 1, 1,   0, 0, 1,   1, 1, 1,   0, 1, 1};
+    double cost[12] = {1, 4, 16,  1, 5, 16,  1, 4, 16,  1, 4, 16};
+    size_t bin[4] = {0, 0, 1, 1};
+    double a, c;
+    CHECK(ttc_cheapest_reaching(acc, cost, bin, 4, 3, 0, 0.5, &a, &c) == 1);   // bin 0: choice 1 reaches 0.5 at 4.5
+    CHECK_CLOSE(a, 0.5, 0, 1e-12);
+    CHECK_CLOSE(c, 4.5, 0, 1e-12);
+    CHECK(ttc_cheapest_reaching(acc, cost, bin, 4, 3, 0, 1.0, &a, &c) == 2 && c == 16);
+    CHECK(ttc_cheapest_reaching(acc, cost, bin, 4, 3, 1, 0.5, &a, &c) == 0 && c == 1);   // bin 1: choice 0 at 0.5
+    CHECK(ttc_cheapest_reaching(acc, cost, bin, 4, 3, 1, 1.0, &a, &c) == 1 && c == 4);
+    CHECK(ttc_cheapest_reaching(acc, cost, bin, 4, 3, 2, 0.0, &a, &c) == 3 && isnan(c));   // empty bin
+    double lone_acc[3] = {0.2, 0.6, 0.6}, lone_cost[3] = {1, 8, 4};
+    CHECK(ttc_best_within(lone_acc, lone_cost, 3, 0.5) == 3);
+    CHECK(ttc_best_within(lone_acc, lone_cost, 3, 3) == 0);
+    CHECK(ttc_best_within(lone_acc, lone_cost, 3, 100) == 2);   // the tie goes to the cheaper
+    lone_cost[2] = NAN;   // not measured
+    CHECK(ttc_best_within(lone_acc, lone_cost, 3, 100) == 1);
+}
+
 static bool random_model(const char *desc, uint64_t seed, model *m) {
     model_config c;
     if (!CHECK(model_config_parse(desc, ARITH_VOCAB, &c) == SX_OK && model_init(m, &c) == SX_OK)) return false;
@@ -286,6 +309,7 @@ int main(void) {
     TEST_RUN(test_arith_checkers);
     TEST_RUN(test_selectors);
     TEST_RUN(test_compute_optimal);
+    TEST_RUN(test_cheapest_and_best_within);
     TEST_RUN(test_beam_search_and_docs);
     TEST_RUN(test_search_on_toy_policy);
     return testlib_finish("ttc");

@@ -19,12 +19,17 @@ table=$(sed -n '/^    N    tokens/,/^GFLOP/p' "$tmp/log")
 if echo "$table" | awk 'NR > 1 && !/^GFLOP/ { for (i = 6; i <= NF; i++) if ($i == "nan" || $i == "-") bad = 1 } END { exit !bad }'; then
     echo "$table"; echo "a strategy without a number"; exit 1
 fi
-for k in '"beam_prm"' '"lookahead2_prm"' '"dvts_prm"' '"flops_per_problem"' '"test_auroc"'; do
+for k in '"beam_prm"' '"lookahead2_prm"' '"dvts_prm"' '"flops_per_problem"' '"test_auroc"' '"compute_optimal_per_bucket"' \
+         '"equal_flops"' '"weighted_prm_flops_per_problem"' '"optimal_flops"'; do
     grep -q "$k" "$tmp/t/ttc.json" || { echo "ttc.json lacks $k"; exit 1; }
 done
 for k in '"orm_head"' '"prm_head"' '"auroc"' '"step_ece"' '"rollouts"'; do
     grep -q "$k" "$tmp/t/verifiers/verifiers.json" || { echo "verifiers.json lacks $k"; exit 1; }
 done
+# The per-bucket savings and the equal-FLOPs table are printed, one row per bucket and per budget.
+grep -q '^compute-optimal per difficulty bucket' "$tmp/log" && grep -q '^equal inference FLOPs across the policy ladder' "$tmp/log" ||
+    { echo "no per-bucket or equal-FLOPs table"; cat "$tmp/log"; exit 1; }
+[ "$(sed -n '/^equal inference FLOPs/,/^verifiers on/p' "$tmp/log" | grep -c '^ *[0-9]')" -eq 4 ] || { echo "equal-FLOPs rows"; exit 1; }
 # A value head on a policy it was not trained on is refused with a message, not run.
 out=$("$SEXTANT" ttc run --policy "$tmp/t/policy-small/checkpoint.sxt" --orm "$tmp/t/verifiers/orm_head.sxt" \
       --prm "$tmp/t/verifiers/prm_head.sxt" --out "$tmp/bad" --problems 2 --n 2 2>&1) && { echo "mismatched head accepted"; exit 1; }

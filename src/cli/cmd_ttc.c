@@ -28,11 +28,12 @@
 
 static json_t *jnum_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static sx_status train_on(const char *shard, const char *out, const char *desc, long steps, long batch, double lr,
-                          long seed, bool quiet) {
+// init_from: "" or a checkpoint whose weights start the run (train --init-from).
+static sx_status train_on(const char *shard, const char *out, const char *desc, const char *init_from, long steps,
+                          long batch, double lr, long seed, bool quiet) {
     train_options o;
     train_options_default(&o);
-    o.model = desc, o.train_data = shard, o.out = out;
+    o.model = desc, o.train_data = shard, o.out = out, o.init_from = init_from;
     o.batch = batch, o.seq = 128, o.steps = steps, o.eval_batches = 1, o.warmup = "0.05";
     o.opt.lr = (float)lr;
     o.opt.weight_decay = 0.0f;
@@ -46,13 +47,15 @@ static int ttc_train(int argc, char **argv) {
         "ttc train --out DIR [flags]",
         "Trains a policy on the arithmetic task.",
         0, 0, NULL};
-    const char *out, *desc;
+    const char *out, *desc, *init_from;
     long problems, steps, batch, seed, max_ops, digits;
     double lr;
     bool quiet;
     const flag_def flags[] = {
         {"out", FLAG_STR, &out, "", "run directory (train.bin, checkpoint.sxt)"},
         {"model", FLAG_STR, &desc, "d2-w64-hd16", "policy model descriptor"},
+        {"init-from", FLAG_STR, &init_from, "", "start from this policy checkpoint's weights (same model; fresh optimizer): "
+                                                "a curriculum's next stage, e.g. after --max-ops 2"},
         {"problems", FLAG_INT, &problems, "20000", "training problems"},
         {"max-ops", FLAG_INT, &max_ops, "4", "training problems have 1..max-ops operations"},
         {"digits", FLAG_INT, &digits, "2", "operand digits at most"},
@@ -89,7 +92,7 @@ static int ttc_train(int argc, char **argv) {
     if (!st) st = shard_writer_close(w);
     free(p);
     free(w);
-    if (!st) st = train_on(shard, out, desc, steps, batch, lr, seed, quiet);
+    if (!st) st = train_on(shard, out, desc, init_from, steps, batch, lr, seed, quiet);
     return cli_report("ttc train", st);
 }
 
@@ -254,7 +257,7 @@ static int ttc_verifiers(int argc, char **argv) {
                                       "step_ece", jnum_or_null(rep.step_ece), "held_out_samples", (json_int_t)rep.held_samples));
     }
     for (int v = 0; v < 2 && !st && steps > 0; v++) {
-        st = train_on(path[v], dir[v], desc, steps, batch, lr, seed + v, quiet);
+        st = train_on(path[v], dir[v], desc, "", steps, batch, lr, seed + v, quiet);
         char ckpt[4200];
         snprintf(ckpt, sizeof ckpt, "%s/checkpoint.sxt", dir[v]);
         double auroc = NAN, ece = NAN;
@@ -290,6 +293,72 @@ static void print_cell(double v, const char *fmt) {
     printf(fmt, v);
 }
 
+// "w_prm@16": a strategy's column heading and its N.
+static const char *choice_text(size_t strategy, size_t n, char *buf, size_t size) {
+    snprintf(buf, size, "%s@%zu", ttc_strategies[strategy].column, n);
+    return buf;
+}
+
+// Per difficulty bucket, the FLOPs saving of the cheapest choice that matches best-of-N (PRM) at every N, then
+// each bucket's largest saving spelled out.
+static void print_buckets(const ttc_experiment_result *r) {
+    printf("compute-optimal per difficulty bucket (quantiles of the policy's pass rate over its N samples): FLOPs of "
+           "best-of-N (PRM) / FLOPs of the cheapest strategy and N reaching its accuracy on the bucket (chosen in-sample; "
+           "-: best-of-N solves none)\n%6s %8s %11s", "bucket", "problems", "pass_rate");
+    for (size_t ki = 0; ki < r->nk; ki++) {
+        char h[16];
+        snprintf(h, sizeof h, "N=%zu", r->ks[ki]);
+        printf(" %8s", h);
+    }
+    printf("\n");
+    for (size_t b = 0; b < r->nb; b++) {
+        const ttc_bucket_result *u = &r->bucket[b];
+        if (!u->problems) continue;
+        char range[32];
+        snprintf(range, sizeof range, "%.2f-%.2f", u->pass_lo, u->pass_hi);
+        printf("%6zu %8zu %11s", b, u->problems, range);
+        for (size_t ki = 0; ki < r->nk; ki++)
+            if (u->bon_acc[ki] > 0) printf(" %7.1fx", u->bon_flops[ki] / u->opt_flops[ki]);
+            else printf(" %8s", "-");
+        printf("\n");
+    }
+    for (size_t b = 0; b < r->nb; b++) {
+        const ttc_bucket_result *u = &r->bucket[b];
+        size_t best = r->nk;
+        for (size_t ki = 0; ki < r->nk; ki++)
+            if (u->bon_acc[ki] > 0 && (best == r->nk || u->bon_flops[ki] / u->opt_flops[ki] > u->bon_flops[best] / u->opt_flops[best])) best = ki;
+        if (best == r->nk) continue;
+        char c[32];
+        printf("  bucket %zu: best-of-N at N=%zu %.3f with %.4f GFLOP; %s %.3f with %.4f GFLOP (%.1fx fewer)\n", b,
+               r->ks[best], u->bon_acc[best], u->bon_flops[best] / 1e9,
+               choice_text(u->opt_strategy[best], u->opt_n[best], c, sizeof c), u->opt_acc[best], u->opt_flops[best] / 1e9,
+               u->bon_flops[best] / u->opt_flops[best]);
+    }
+}
+
+// Equal FLOPs across the policy ladder: each policy's most accurate choice within the main policy's
+// majority-vote FLOPs at N.
+static void print_equal_flops(const ttc_experiment_result *r) {
+    printf("equal inference FLOPs across the policy ladder: each policy's most accurate choice within the main policy's "
+           "majority-vote GFLOP at N (main policy: every strategy; the others: majority or PRM-weighted vote)\n%5s %10s", "N", "GFLOP");
+    for (size_t i = 0; i < r->npol; i++) {
+        char h[32];
+        snprintf(h, sizeof h, "%zuk params", r->pol[i].params / 1000);
+        printf(" %20s", h);
+    }
+    printf("\n");
+    for (size_t ki = 0; ki < r->nk; ki++) {
+        printf("%5zu %10.4f", r->ks[ki], r->pol[0].flops[ki] / 1e9);
+        for (size_t i = 0; i < r->npol; i++) {
+            const ttc_equal_flops_cell *e = &r->equal[ki][i];
+            char c[32];
+            if (e->strategy < ttc_n_strategies) printf(" %6.3f %13s", e->acc, choice_text(e->strategy, e->n, c, sizeof c));
+            else printf(" %20s", "-");
+        }
+        printf("\n");
+    }
+}
+
 // The table: one column per strategy row of ttc_strategies.
 static void print_table(const ttc_experiment_config *c, const ttc_experiment_result *r) {
     const ttc_policy_result *p = &r->pol[0];
@@ -321,6 +390,8 @@ static void print_table(const ttc_experiment_config *c, const ttc_experiment_res
             printf("%5zu %10.4f %8.3f %8.3f %12.4f %7.1fx\n", r->ks[ki], r->flops[bon][ki] / 1e9, r->mean[bon][ki],
                    r->opt_at_flops[ki], r->match_flops[ki] / 1e9, r->flops[bon][ki] / r->match_flops[ki]);
     }
+    print_buckets(r);
+    print_equal_flops(r);
     printf("verifiers on the test samples: ORM (%s) AUROC %.3f, PRM (%s) AUROC %.3f\n", r->orm_kind, r->orm_auroc,
            r->prm_kind, r->prm_auroc);
     printf("coverage law: c(k) = exp(%.4f * k^%.4f)\n", p->fit_a, p->fit_b);
@@ -414,8 +485,8 @@ static int ttc_run(int argc, char **argv) {
     if (!st && (!*c.policy || !*c.orm || !*c.prm || !*out)) st = sx_fail(SX_ERR_ARG, "--policy, --orm, --prm and --out are required");
     if (!st) st = step_agg_parse(c.agg, &agg);
     if (!st && (c.n < 1 || c.n > (1L << (TTC_MAX_K - 1)) || c.problems < 2 || c.max_ops < 1 || c.max_ops > ARITH_MAX_OPS ||
-                c.digits < 1 || c.digits > 3 || c.bins < 1 || c.width < 1))
-        st = sx_fail(SX_ERR_ARG, "bad --n, --problems, --max-ops, --digits, --bins or --width");
+                c.digits < 1 || c.digits > 3 || c.bins < 1 || c.bins > TTC_MAX_BINS || c.width < 1))
+        st = sx_fail(SX_ERR_ARG, "bad --n, --problems, --max-ops, --digits, --bins (1..%d) or --width", TTC_MAX_BINS);
     if (st) return cli_report("ttc run", st);
     ttc_experiment_result r = {0};
     double t0 = (double)clock();

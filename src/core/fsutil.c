@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -88,4 +89,21 @@ sx_status fs_load_json(const char *path, json_t **out) {
         return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, stat(path, &sb) ? strerror(errno) : err.text);
     }
     return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+}
+
+sx_status fs_sha256_file(const char *path, char hex[65]) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, strerror(errno));
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&ctx, n, buf);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return sx_fail(SX_ERR_IO, "%s: read failed", path);
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_digest(&ctx, SHA256_DIGEST_SIZE, d);
+    for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", d[i]);
+    return SX_OK;
 }

@@ -26,4 +26,7 @@ void fs_remove_stale_tmp(const char *dir);
 sx_status fs_load_json(const char *path, json_t **out);
 sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
 
+// The SHA-256 of a file's bytes as 64 lowercase hex digits (hex: 65 bytes with the terminator).
+sx_status fs_sha256_file(const char *path, char hex[65]);
+
 #endif

@@ -312,6 +312,30 @@ double ttc_compute_optimal_at(const double *acc, const double *cost, double budg
     return ttc_compute_optimal(acc, allowed, bin, nq, S, n_bins, NULL);
 }
 
+size_t ttc_cheapest_reaching(const double *acc, const double *cost, const size_t *bin, size_t nq, size_t S, size_t b,
+                             double target, double *acc_out, double *cost_out) {
+    size_t best = S, members = 0;
+    *acc_out = *cost_out = NAN;
+    for (size_t q = 0; q < nq; q++) members += bin[q] == b;
+    for (size_t s = 0; s < S && members; s++) {
+        double a = 0, c = 0;
+        for (size_t q = 0; q < nq; q++)
+            if (bin[q] == b) a += acc[q * S + s], c += cost[q * S + s];
+        a /= (double)members, c /= (double)members;
+        if (isfinite(c) && a >= target - 1e-12 && (best == S || c < *cost_out)) best = s, *acc_out = a, *cost_out = c;
+    }
+    return best;
+}
+
+size_t ttc_best_within(const double *acc, const double *cost, size_t n, double budget) {
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(cost[i]) && cost[i] <= budget * (1 + 1e-9) &&
+            (best == n || acc[i] > acc[best] || (acc[i] == acc[best] && cost[i] < cost[best])))
+            best = i;
+    return best;
+}
+
 typedef struct { double key; size_t id; } keyed;
 static int by_key(const void *a, const void *b) {
     const keyed *x = a, *y = b;

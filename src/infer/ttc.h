@@ -78,6 +78,16 @@ double ttc_compute_optimal(const double *acc, const bool *allowed, const size_t 
 // is at most budget; allowed (S) is scratch.
 double ttc_compute_optimal_at(const double *acc, const double *cost, double budget, const size_t *bin, size_t n_problems,
                               size_t n_choices, size_t n_bins, bool *allowed);
+// Within one difficulty bin b: the cheapest of S choices (strategy-and-budget pairs) whose mean accuracy over
+// the bin's problems reaches target. acc[q·S + s] and cost[q·S + s] per problem (cost NaN: s not measured).
+// Returns the choice (S: none reaches target, or the bin is empty) and its bin means in *acc_out, *cost_out.
+// Picked and judged on the same problems: the least cost to match target as measured, optimistic by the
+// noise of the choices that tie with it.
+size_t ttc_cheapest_reaching(const double *acc, const double *cost, const size_t *bin, size_t n_problems,
+                             size_t n_choices, size_t b, double target, double *acc_out, double *cost_out);
+// The most accurate of n choices (acc[i], cost[i]; cost NaN: not measured) costing at most budget; ties go to
+// the cheaper. Returns n when none fits.
+size_t ttc_best_within(const double *acc, const double *cost, size_t n, double budget);
 // Bins by quantile of a per-problem difficulty estimate d (higher = easier): bin 0 the hardest.
 void ttc_bin_quantiles(const double *d, size_t n, size_t n_bins, size_t *bin);
 

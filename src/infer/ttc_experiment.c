@@ -56,10 +56,12 @@ sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, doubl
     return st;
 }
 
-// The row of plain majority voting (every policy's voting curve), found once.
-static size_t majority_row(void) {
+// The row of a selector over the samples with one verifier's scores (majority vote: every policy's voting
+// curve; best-of-N by the PRM: the baseline of the FLOP comparisons; the PRM-weighted vote).
+static size_t sample_row(ttc_selector sel, ttc_scorer scorer) {
     for (size_t s = 0; s < ttc_n_strategies; s++)
-        if (ttc_strategies[s].selector == SEL_MAJORITY && ttc_strategies[s].scorer == TTC_SCORE_NONE) return s;
+        if (ttc_strategies[s].selector == sel && ttc_strategies[s].scorer == scorer && ttc_strategies[s].budget == TTC_BUDGET_SAMPLES)
+            return s;
     return 0;
 }
 
@@ -91,7 +93,7 @@ typedef struct {
     double *orm_all, *prm_all;   // (problems · N) every test sample's scores, for the verifiers' AUROC
     bool *correct_all;
     arith_problem *p;
-    double *acc, *pass1, *pred, *orm_s, *prm_s, *steps, *acc_k;
+    double *acc, *fl, *pass1, *pred, *orm_s, *prm_s, *steps, *acc_k;   // acc, fl: [q][k][strategy]
     size_t *nsteps, *bin_pred, *bin_oracle;
 } work;
 
@@ -101,7 +103,7 @@ static void work_free(work *w, size_t npol) {
     value_head_free(&w->orm_h), value_head_free(&w->prm_h);
     trunk_reader_free(&w->orm_t), trunk_reader_free(&w->prm_t);
     free(w->orm_all), free(w->prm_all), free(w->correct_all);
-    free(w->p), free(w->acc), free(w->pass1), free(w->pred), free(w->orm_s), free(w->prm_s);
+    free(w->p), free(w->acc), free(w->fl), free(w->pass1), free(w->pred), free(w->orm_s), free(w->prm_s);
     free(w->steps), free(w->nsteps), free(w->bin_pred), free(w->bin_oracle), free(w->acc_k);
 }
 
@@ -153,7 +155,8 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
             ttc_scorer v = ttc_strategies[t].scorer;
             pool.score = scores[v];
             a[t] = ttc_selector_accuracy(&pool, k, ttc_strategies[t].selector, (size_t)c->trials, rng);
-            r->flops[t][ki] += (k_of_n(pol_flops, pol_prompt, k, N) + (v ? k_of_n(ver_cost[v], ver_prompt[v], k, N) : 0)) / (double)nq;
+            w->fl[(q * nk + ki) * S + t] = k_of_n(pol_flops, pol_prompt, k, N) + (v ? k_of_n(ver_cost[v], ver_prompt[v], k, N) : 0);
+            r->flops[t][ki] += w->fl[(q * nk + ki) * S + t] / (double)nq;
             r->tokens[t][ki] += (double)s->tokens * (double)k / (double)N / (double)nq;
         }
     }
@@ -166,6 +169,7 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
             search_result sr;
             st = ttc_search(&w->d[0], &w->prm_v, &w->p[q], &sc, rng, &sr);
             w->acc[(q * nk + ki) * S + t] = sr.correct;
+            w->fl[(q * nk + ki) * S + t] = sr.flops;
             r->tokens[t][ki] += (double)sr.tokens / (double)nq;
             r->flops[t][ki] += sr.flops / (double)nq;
         }
@@ -173,12 +177,23 @@ static sx_status strategies_on_problem(const ttc_experiment_config *c, step_agg 
     return st;
 }
 
-// The row of best-of-N by the PRM, the baseline of the FLOP comparison.
-static size_t best_of_n_row(void) {
-    for (size_t s = 0; s < ttc_n_strategies; s++)
-        if (ttc_strategies[s].selector == SEL_BEST_OF_N && ttc_strategies[s].scorer == TTC_SCORE_PRM &&
-            ttc_strategies[s].budget == TTC_BUDGET_SAMPLES) return s;
-    return 0;
+// Another policy's samples of problem q (pol_flops: what drawing them cost, pol_prompt its prompt's share) voted
+// with weights from the main policy's PRM: accuracy and cost at every budget into e->wprm, e->wprm_flops.
+static sx_status prm_vote_on_problem(const ttc_experiment_config *c, step_agg agg, ttc_experiment_result *r, work *w,
+                                     size_t q, const ttc_sample_set *s, double pol_flops, double pol_prompt,
+                                     ttc_policy_result *e, rng_state *rng) {
+    size_t N = (size_t)c->n, nq = (size_t)c->problems;
+    double pf0 = w->prm.flops;
+    sx_status st = verifier_score(&w->prm_v, &w->p[q], (const char *const *)s->text, s->n, w->steps, w->nsteps);
+    double pf = w->prm.flops - pf0, pf_prompt = prompt_flops(&w->prm.m->cfg, strlen(w->p[q].expr) + 2);
+    for (size_t j = 0; j < s->n && !st; j++) w->prm_s[j] = verifier_aggregate(w->steps + j * VERIFIER_MAX_STEPS, w->nsteps[j], agg);
+    ttc_pool pool = {.n = s->n, .answer = s->answer, .has_answer = s->has, .correct = s->correct, .score = w->prm_s};
+    for (size_t ki = 0; ki < r->nk && !st; ki++) {
+        size_t k = r->ks[ki];
+        e->wprm[ki] += ttc_selector_accuracy(&pool, k, SEL_WEIGHTED, (size_t)c->trials, rng) / (double)nq;
+        e->wprm_flops[ki] += (k_of_n(pol_flops, pol_prompt, k, N) + k_of_n(pf, pf_prompt, k, N)) / (double)nq;
+    }
+    return st;
 }
 
 static int by_double(const void *a, const void *b) {
@@ -188,7 +203,7 @@ static int by_double(const void *a, const void *b) {
 
 // Compute-optimal choice of strategy and N at FLOP budgets (after aggregate's means and costs).
 static void compute_optimal_flops(const ttc_experiment_config *c, ttc_experiment_result *r, const work *w) {
-    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, nc = 0, bon = best_of_n_row();
+    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, nc = 0, bon = sample_row(SEL_BEST_OF_N, TTC_SCORE_PRM);
     for (size_t ki = 0; ki < nk; ki++) r->opt_at_flops[ki] = r->match_flops[ki] = NAN;
     double *acc = sx_alloc((nq * S * nk + 1) * sizeof *acc, "ttc choices"), *cost = sx_alloc((S * nk + 1) * sizeof *cost, "ttc costs"),
            *sorted = sx_alloc((S * nk + 1) * sizeof *sorted, "ttc sorted costs");
@@ -211,6 +226,66 @@ static void compute_optimal_flops(const ttc_experiment_config *c, ttc_experiment
                 r->match_flops[ki] = sorted[i];
     }
     free(acc), free(cost), free(sorted), free(allowed);
+}
+
+// Per difficulty bucket (quantile bins of the policy's own pass rate), at every budget: best-of-N (PRM) and
+// the cheapest (strategy, N) measured that reaches its accuracy on the bucket (after aggregate).
+static sx_status buckets(const ttc_experiment_config *c, ttc_experiment_result *r, const work *w) {
+    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, bon = sample_row(SEL_BEST_OF_N, TTC_SCORE_PRM);
+    size_t nc = 0, which[TTC_MAX_STRATEGIES * TTC_MAX_K];   // the choices: every (strategy, N) measured, as s * nk + ki
+    for (size_t s = 0; s < S; s++)
+        for (size_t ki = 0; ki < nk; ki++)
+            if (isfinite(r->mean[s][ki])) which[nc++] = s * nk + ki;
+    double *acc = sx_alloc((nq * nc + 1) * sizeof *acc, "ttc bucket accuracies"), *cost = sx_alloc((nq * nc + 1) * sizeof *cost, "ttc bucket FLOPs");
+    if (!acc || !cost) { free(acc), free(cost); return sx_fail(SX_ERR_NOMEM, "ttc run: out of memory"); }
+    for (size_t q = 0; q < nq; q++)
+        for (size_t j = 0; j < nc; j++) {
+            size_t at = (q * nk + which[j] % nk) * S + which[j] / nk;
+            acc[q * nc + j] = w->acc[at], cost[q * nc + j] = w->fl[at];
+        }
+    r->nb = (size_t)c->bins;
+    for (size_t b = 0; b < r->nb; b++) {
+        ttc_bucket_result *u = &r->bucket[b];
+        u->pass_lo = INFINITY, u->pass_hi = -INFINITY;
+        for (size_t q = 0; q < nq; q++)
+            if (w->bin_oracle[q] == b) u->problems++, u->pass_lo = fmin(u->pass_lo, w->pass1[q]), u->pass_hi = fmax(u->pass_hi, w->pass1[q]);
+        for (size_t ki = 0; ki < nk; ki++) {
+            u->bon_acc[ki] = u->bon_flops[ki] = 0;
+            for (size_t q = 0; q < nq; q++)
+                if (w->bin_oracle[q] == b)
+                    u->bon_acc[ki] += w->acc[(q * nk + ki) * S + bon] / (double)u->problems,
+                    u->bon_flops[ki] += w->fl[(q * nk + ki) * S + bon] / (double)u->problems;
+            size_t pick = ttc_cheapest_reaching(acc, cost, w->bin_oracle, nq, nc, b, u->bon_acc[ki], &u->opt_acc[ki], &u->opt_flops[ki]);
+            u->opt_strategy[ki] = pick < nc ? which[pick] / nk : S;
+            u->opt_n[ki] = pick < nc ? r->ks[which[pick] % nk] : 0;
+        }
+    }
+    free(acc), free(cost);
+    return SX_OK;
+}
+
+// Equal FLOPs across the ladder: at the main policy's majority-vote cost at each N, each policy's most accurate
+// choice within it (after aggregate and every policy's loop).
+static void equal_flops(ttc_experiment_result *r) {
+    size_t nk = r->nk, S = ttc_n_strategies, maj = sample_row(SEL_MAJORITY, TTC_SCORE_NONE), wprm = sample_row(SEL_WEIGHTED, TTC_SCORE_PRM);
+    for (size_t i = 0; i < r->npol; i++) {
+        const ttc_policy_result *p = &r->pol[i];
+        double acc[TTC_MAX_STRATEGIES * TTC_MAX_K], cost[TTC_MAX_STRATEGIES * TTC_MAX_K];
+        size_t row[TTC_MAX_STRATEGIES * TTC_MAX_K], nc = 0;   // the choices as s * nk + ki
+        for (size_t s = 0; s < S; s++)
+            for (size_t ki = 0; ki < nk; ki++) {
+                if (i == 0) acc[nc] = r->mean[s][ki], cost[nc] = r->flops[s][ki];   // every strategy of the table
+                else if (s == maj) acc[nc] = p->maj[ki], cost[nc] = p->flops[ki];
+                else if (s == wprm) acc[nc] = p->wprm[ki], cost[nc] = p->wprm_flops[ki];
+                else continue;
+                row[nc++] = s * nk + ki;
+            }
+        for (size_t ki = 0; ki < nk; ki++) {
+            size_t pick = ttc_best_within(acc, cost, nc, r->pol[0].flops[ki]);
+            r->equal[ki][i] = pick < nc ? (ttc_equal_flops_cell){acc[pick], cost[pick], row[pick] / nk, r->ks[row[pick] % nk]}
+                                        : (ttc_equal_flops_cell){NAN, NAN, S, 0};
+        }
+    }
 }
 
 // Mean accuracy per strategy and budget over the problems, and compute-optimal selection per budget.
@@ -266,20 +341,21 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     if (!st && (!w.orm_all || !w.prm_all || !w.correct_all)) st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");
     w.p = sx_calloc_n(nq, sizeof *w.p, "ttc problems");
     w.acc = sx_calloc_n(nq * r->nk * S, sizeof *w.acc, "ttc accuracies");   // [q][k][strategy]
+    w.fl = sx_calloc_n(nq * r->nk * S, sizeof *w.fl, "ttc FLOPs per problem");
     w.pass1 = sx_calloc_n(nq, sizeof *w.pass1, "ttc pass@1"), w.pred = sx_calloc_n(nq, sizeof *w.pred, "ttc predictions");
     w.orm_s = sx_calloc_n(N, sizeof *w.orm_s, "ttc ORM scores"), w.prm_s = sx_calloc_n(N, sizeof *w.prm_s, "ttc PRM scores");
     w.steps = sx_calloc_n(N * VERIFIER_MAX_STEPS, sizeof *w.steps, "ttc step scores");
     w.nsteps = sx_calloc_n(N, sizeof *w.nsteps, "ttc step counts");
     w.bin_pred = sx_calloc_n(nq, sizeof *w.bin_pred, "ttc binned predictions"), w.bin_oracle = sx_calloc_n(nq, sizeof *w.bin_oracle, "ttc binned oracle");
     w.acc_k = sx_calloc_n(nq * S, sizeof *w.acc_k, "ttc accuracy per k");
-    if (!st && (!r->paths || !w.p || !w.acc || !w.pass1 || !w.pred || !w.orm_s || !w.prm_s || !w.steps || !w.nsteps ||
+    if (!st && (!r->paths || !w.p || !w.acc || !w.fl || !w.pass1 || !w.pred || !w.orm_s || !w.prm_s || !w.steps || !w.nsteps ||
                 !w.bin_pred || !w.bin_oracle || !w.acc_k))
         st = sx_fail(SX_ERR_NOMEM, "ttc run: out of memory");
     if (st) { work_free(&w, r->npol); return st; }
     arith_split((uint64_t)c->seed * 104729u + 17, nq, 1, (int)c->max_ops, (int)c->digits, w.p);
     rng_state rng;
     rng_seed(&rng, (uint64_t)c->seed);
-    size_t maj = majority_row();
+    size_t maj = sample_row(SEL_MAJORITY, TTC_SCORE_NONE), wprm = sample_row(SEL_WEIGHTED, TTC_SCORE_PRM);
     for (size_t pi = 0; pi < r->npol && !st; pi++) {
         ttc_policy_result *e = &r->pol[pi];
         decoder *d = &w.d[pi];
@@ -289,17 +365,24 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
             if ((st = ttc_sample_problem(d, &w.p[q], N, c->temperature, &rng, &s))) break;
             size_t correct = 0;
             for (size_t j = 0; j < s.n; j++) correct += s.correct[j];
-            double per_sample_flops = (d->flops - f0) / (double)N, per_sample_tokens = (double)s.tokens / (double)N;
-            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, d->flops - f0, &rng);
+            double pol_flops = d->flops - f0, per_sample_tokens = (double)s.tokens / (double)N;
+            double pol_prompt = prompt_flops(&d->m->cfg, strlen(w.p[q].expr) + 2);
+            if (pi == 0) st = strategies_on_problem(c, agg, r, &w, q, &s, pol_flops, &rng);
+            else st = prm_vote_on_problem(c, agg, r, &w, q, &s, pol_flops, pol_prompt, e, &rng);
             ttc_pool pool = {.n = s.n, .answer = s.answer, .has_answer = s.has, .correct = s.correct};
-            for (size_t ki = 0; ki < r->nk; ki++) {
+            for (size_t ki = 0; ki < r->nk && !st; ki++) {
                 e->cov[ki] += ttc_pass_at_k(s.n, correct, r->ks[ki]) / (double)nq;
                 e->maj[ki] += (pi == 0 ? w.acc[(q * r->nk + ki) * S + maj]
                                        : ttc_selector_accuracy(&pool, r->ks[ki], SEL_MAJORITY, (size_t)c->trials, &rng)) / (double)nq;
-                e->flops[ki] += per_sample_flops * (double)r->ks[ki] / (double)nq;
+                e->flops[ki] += k_of_n(pol_flops, pol_prompt, r->ks[ki], N) / (double)nq;
                 e->tokens[ki] += per_sample_tokens * (double)r->ks[ki] / (double)nq;
             }
             ttc_sample_set_free(&s);
+        }
+        for (size_t ki = 0; pi == 0 && ki < r->nk && !st; ki++) {   // the main policy's PRM vote is a row of the table
+            e->wprm[ki] = 0, e->wprm_flops[ki] = 0;
+            for (size_t q = 0; q < nq; q++)
+                e->wprm[ki] += w.acc[(q * r->nk + ki) * S + wprm] / (double)nq, e->wprm_flops[ki] += w.fl[(q * r->nk + ki) * S + wprm] / (double)nq;
         }
         double kd[TTC_MAX_K];
         for (size_t ki = 0; ki < r->nk; ki++) kd[ki] = (double)r->ks[ki];
@@ -307,6 +390,8 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     }
     if (!st) aggregate(c, r, &w);
     if (!st) compute_optimal_flops(c, r, &w);
+    if (!st) st = buckets(c, r, &w);
+    if (!st) equal_flops(r);
     if (!st) {
         r->orm_auroc = calib_auroc(w.orm_all, w.correct_all, nq * N);
         r->prm_auroc = calib_auroc(w.prm_all, w.correct_all, nq * N);
@@ -348,10 +433,40 @@ json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experim
                                                 "majority", jarr(p->maj, nk), "flops_per_problem", jarr(p->flops, nk),
                                                 "tokens_per_problem", jarr(p->tokens, nk), "coverage_fit", "a",
                                                 jnum(p->fit_a), "b", jnum(p->fit_b)));
+        json_object_set_new(json_array_get(models, i), "weighted_prm", jarr(p->wprm, nk));
+        json_object_set_new(json_array_get(models, i), "weighted_prm_flops_per_problem", jarr(p->wprm_flops, nk));
+    }
+    json_t *bk = json_array(), *eq = json_array();
+    for (size_t b = 0; b < r->nb; b++) {
+        const ttc_bucket_result *u = &r->bucket[b];
+        json_t *rows = json_array();
+        for (size_t ki = 0; ki < nk && u->problems; ki++) {
+            bool some = u->opt_strategy[ki] < ttc_n_strategies;
+            json_array_append_new(rows, json_pack("{s:I, s:o, s:o, s:s?, s:I, s:o, s:o, s:o}", "n", (json_int_t)r->ks[ki],
+                                                  "best_of_n_accuracy", jnum(u->bon_acc[ki]), "best_of_n_flops", jnum(u->bon_flops[ki]),
+                                                  "optimal_strategy", some ? ttc_strategies[u->opt_strategy[ki]].name : NULL,
+                                                  "optimal_n", (json_int_t)u->opt_n[ki], "optimal_accuracy", jnum(u->opt_acc[ki]),
+                                                  "optimal_flops", jnum(u->opt_flops[ki]),
+                                                  "saving", jnum(u->bon_acc[ki] > 0 ? u->bon_flops[ki] / u->opt_flops[ki] : NAN)));
+        }
+        json_array_append_new(bk, json_pack("{s:I, s:I, s:o, s:o, s:o}", "bucket", (json_int_t)b, "problems", (json_int_t)u->problems,
+                                            "pass_rate_min", jnum(u->pass_lo), "pass_rate_max", jnum(u->pass_hi), "budgets", rows));
+    }
+    for (size_t ki = 0; ki < nk; ki++) {
+        json_t *cells = json_array();
+        for (size_t i = 0; i < r->npol; i++) {
+            const ttc_equal_flops_cell *e = &r->equal[ki][i];
+            json_array_append_new(cells, json_pack("{s:s, s:I, s:o, s:o, s:s?, s:I}", "checkpoint", r->pol[i].path,
+                                                   "params", (json_int_t)r->pol[i].params, "accuracy", jnum(e->acc),
+                                                   "flops", jnum(e->flops), "strategy",
+                                                   e->strategy < ttc_n_strategies ? ttc_strategies[e->strategy].name : NULL, "n", (json_int_t)e->n));
+        }
+        json_array_append_new(eq, json_pack("{s:o, s:o}", "budget_flops", jnum(r->pol[0].flops[ki]), "policies", cells));
     }
     json_t *ver = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", "orm", "kind", r->orm_kind ? r->orm_kind : "", "test_auroc",
                             jnum(r->orm_auroc), "prm", "kind", r->prm_kind ? r->prm_kind : "", "test_auroc", jnum(r->prm_auroc));
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "verifiers", ver, "budgets", jarr(kd, nk), "strategies", strat,
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:f, s:s, s:I, s:I}", "compute_optimal_per_bucket", bk,
+                     "equal_flops", eq, "verifiers", ver, "budgets", jarr(kd, nk), "strategies", strat,
                      "flops_per_problem", fl, "tokens_per_problem", tk,
                      "models", models, "compute_optimal_choice_per_bin", r->choices, "verifier_flops_per_sample",
                      r->verifier_flops, "prm_aggregation", c->agg, "problems", (json_int_t)r->problems,

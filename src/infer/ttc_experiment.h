@@ -15,6 +15,7 @@
 #define TTC_MAX_TEXT 1024      // bytes of one decoded solution
 #define TTC_MAX_K 16           // budgets 1, 2, 4, ... 2^15
 #define TTC_MAX_POLICIES 8
+#define TTC_MAX_BINS 16
 
 // ---- the strategy table: adding a strategy is one row here (and, for a new selector, one ttc_select case) ----
 typedef enum { TTC_SCORE_NONE, TTC_SCORE_ORM, TTC_SCORE_PRM } ttc_scorer;
@@ -56,12 +57,32 @@ typedef struct {
     const char *agg;                  // the PRM's step aggregation: "last", "min" or "prod" (verifier.h)
 } ttc_experiment_config;
 
-// One policy's coverage and majority vote per budget, its inference cost, and the coverage law c = exp(a k^b).
+// One policy's coverage and majority vote per budget, its inference cost, and the coverage law c = exp(a k^b);
+// its samples' vote weighted by the main policy's PRM (wprm; its cost wprm_flops adds the verifier's passes).
 typedef struct {
     const char *path;
     size_t params;
     double cov[TTC_MAX_K], maj[TTC_MAX_K], flops[TTC_MAX_K], tokens[TTC_MAX_K], fit_a, fit_b;
+    double wprm[TTC_MAX_K], wprm_flops[TTC_MAX_K];
 } ttc_policy_result;
+
+// One difficulty bucket (a quantile bin of the main policy's own pass rate over its N samples; 0 the hardest):
+// at every budget, best-of-N (PRM)'s accuracy and FLOPs on the bucket's problems, and the cheapest (strategy,
+// N) measured that reaches that accuracy there (ttc_cheapest_reaching; opt_strategy is a ttc_strategies row).
+typedef struct {
+    size_t problems;
+    double pass_lo, pass_hi;
+    double bon_acc[TTC_MAX_K], bon_flops[TTC_MAX_K], opt_acc[TTC_MAX_K], opt_flops[TTC_MAX_K];
+    size_t opt_strategy[TTC_MAX_K], opt_n[TTC_MAX_K];
+} ttc_bucket_result;
+
+// Equal FLOPs across the policy ladder: at the budget the main policy's majority vote spends at N = ks[ki],
+// each policy's most accurate choice within it (majority vote or PRM-weighted vote at any N; for the main
+// policy also every strategy of the table). strategy: a ttc_strategies row (ttc_n_strategies: nothing fits).
+typedef struct {
+    double acc, flops;
+    size_t strategy, n;
+} ttc_equal_flops_cell;
 
 typedef struct {
     size_t nk, ks[TTC_MAX_K];          // budgets
@@ -76,6 +97,9 @@ typedef struct {
     // FLOPs (the same for its trunk) when the strategy reads a verifier; tokens the policy generated.
     double flops[TTC_MAX_STRATEGIES][TTC_MAX_K], tokens[TTC_MAX_STRATEGIES][TTC_MAX_K];
     double verifier_flops;             // per sample and verifier
+    size_t nb;                         // difficulty buckets (--bins)
+    ttc_bucket_result bucket[TTC_MAX_BINS];
+    ttc_equal_flops_cell equal[TTC_MAX_K][TTC_MAX_POLICIES];
     size_t npol;
     ttc_policy_result pol[TTC_MAX_POLICIES];   // the main policy first
     json_t *choices;                   // {"N": [strategy per bin]}

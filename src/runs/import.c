@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <jansson.h>
 #include <math.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,23 +657,6 @@ static sx_status write_curves_csv(const import_ladder *l, const char *path) {
     return bad ? sx_fail(SX_ERR_IO, "%s: write failed", path) : SX_OK;
 }
 
-static sx_status file_sha256(const char *path, char hex[65]) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, strerror(errno));
-    struct sha256_ctx ctx;
-    sha256_init(&ctx);
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&ctx, n, buf);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) return sx_fail(SX_ERR_IO, "%s: read failed", path);
-    uint8_t d[SHA256_DIGEST_SIZE];
-    sha256_digest(&ctx, SHA256_DIGEST_SIZE, d);
-    for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", d[i]);
-    return SX_OK;
-}
-
 static void remove_tree_files(const char *dir) {
     static const char *files[] = {"runs.csv", "curves.csv", "ladder.json"};
     char p[4200];
@@ -697,8 +679,8 @@ sx_status import_write_dir(const import_ladder *l, const char *dir, const char *
     snprintf(p_curves, sizeof p_curves, "%s/curves.csv", tmp);
     snprintf(p_json, sizeof p_json, "%s/ladder.json", tmp);
     char h_runs[65], h_curves[65];
-    if (!(st = write_runs_csv(l, p_runs)) && !(st = write_curves_csv(l, p_curves)) && !(st = file_sha256(p_runs, h_runs)))
-        st = file_sha256(p_curves, h_curves);
+    if (!(st = write_runs_csv(l, p_runs)) && !(st = write_curves_csv(l, p_curves)) && !(st = fs_sha256_file(p_runs, h_runs)))
+        st = fs_sha256_file(p_curves, h_curves);
     if (!st) {
         int given = 1;
         for (size_t i = 0; i < l->n_runs; i++) given &= !isnan(l->runs[i].flops_per_token);
@@ -747,7 +729,7 @@ sx_status import_read_dir(const char *dir, import_ladder *out) {
     for (int i = 0; i < 2 && !st; i++) {
         char h[65];
         const char *want = json_string_value(json_object_get(json_object_get(doc, "sha256"), files[i]));
-        if (!(st = file_sha256(paths[i], h)) && (!want || strcmp(want, h)))
+        if (!(st = fs_sha256_file(paths[i], h)) && (!want || strcmp(want, h)))
             st = sx_fail(SX_ERR_FORMAT, "%s: sha256 does not match ladder.json (edited after import?)", paths[i]);
     }
     char losses[IMPORT_MAX_LOSS * 65] = "";

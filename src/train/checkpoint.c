@@ -117,6 +117,47 @@ sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **met
     return st;
 }
 
+// "[64, 32]" or "[64]": a tensor's shape for a message.
+static const char *shape_text(int ndim, const size_t *shape, char *buf, size_t n) {
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && used < n; d++) used += (size_t)snprintf(buf + used, n - used, "%s%zu", d ? ", " : "", shape[d]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+sx_status checkpoint_load_weights(const char *path, model *m) {
+    tensorfile f;
+    sx_status st = tf_read(path, KIND, &f);
+    if (st) return st;
+    for (size_t i = 0; i < m->table.n && !st; i++) {
+        const param_spec *s = &m->table.v[i];
+        char name[128], want[64], got[64];
+        snprintf(name, sizeof name, "param.%s", s->name);
+        const size_t shape[2] = {s->rows == 1 ? s->cols : s->rows, s->cols};
+        const int ndim = s->rows == 1 ? 1 : 2;
+        const tf_tensor *t = tf_find(&f, name);
+        if (!t) st = sx_fail(SX_ERR_MISMATCH, "%s: has no tensor %s, which model %s needs: initialise only from a "
+                             "checkpoint of the same shapes", path, name, m->cfg.descriptor);
+        else if (t->dtype != TF_F32 || t->ndim != ndim || t->shape[0] != shape[0] || (ndim == 2 && t->shape[1] != shape[1]))
+            st = sx_fail(SX_ERR_MISMATCH, "%s: tensor %s is %s there but %s in model %s: initialise only from a checkpoint "
+                         "of the same shapes", path, name, shape_text(t->ndim, t->shape, got, sizeof got),
+                         shape_text(ndim, shape, want, sizeof want), m->cfg.descriptor);
+        else st = check_finite(path, t);
+    }
+    for (size_t i = 0; i < f.n && !st; i++)   // a tensor the model lacks (a deeper source) would be dropped silently
+        if (!strncmp(f.tensors[i].name, "param.", 6) && param_table_find(&m->table, f.tensors[i].name + 6) < 0)
+            st = sx_fail(SX_ERR_MISMATCH, "%s: holds tensor %s, which model %s does not have: initialise only from a "
+                         "checkpoint of the same shapes", path, f.tensors[i].name, m->cfg.descriptor);
+    for (size_t i = 0; i < m->table.n && !st; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "param.%s", m->table.v[i].name);
+        const tf_tensor *t = tf_find(&f, name);
+        memcpy(m->p[i], t->data, t->nbytes);
+    }
+    tf_free(&f);
+    return st;
+}
+
 sx_status checkpoint_peek_model(const char *path, char *descriptor, size_t descriptor_size, size_t *vocab) {
     tensorfile f;
     sx_status st = tf_read(path, KIND, &f);

@@ -15,6 +15,10 @@ sx_status checkpoint_save(const char *path, const model *m, const optimizer *o, 
 // initialised model of the same configuration. *meta_out (may be NULL) receives a new reference to the
 // "train" metadata. On error m and o may be partly overwritten only if the file passed validation.
 sx_status checkpoint_load(const char *path, model *m, optimizer *o, json_t **meta_out);
+// Copies only the parameters of path into m (another run's weights as a starting point): every tensor of m
+// must be in the file with exactly its shape, and the file may hold no parameter m lacks; the descriptors
+// may differ. Refused (SX_ERR_MISMATCH, naming the first differing tensor) with m untouched otherwise.
+sx_status checkpoint_load_weights(const char *path, model *m);
 // Reads only the model descriptor and vocabulary stored in a checkpoint (to build the model first).
 sx_status checkpoint_peek_model(const char *path, char *descriptor, size_t descriptor_size, size_t *vocab);
 // The model a checkpoint holds, built from its stored configuration with the weights loaded (no optimizer

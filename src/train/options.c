@@ -60,6 +60,8 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"override", FLAG_STR, &o->override, "", "with --resume: flags that may differ from the run's (e.g. steps)"},
         {"resume-or-start", FLAG_BOOL, &o->resume_or_start, "false", "continue the run in --out if it has a checkpoint, else start it (a job that may be killed and rerun)"},
         {"branch-from", FLAG_STR, &o->branch_from, "", "start from another run's checkpoint (e.g. a cooldown branch)"},
+        {"init-from", FLAG_STR, &o->init_from, "", "start from another run's weights (same tensor shapes) with a fresh "
+                                                   "optimizer at step 0, e.g. a curriculum's next stage"},
         {"save-at", FLAG_STR, &o->save_at, "", "keep checkpoint copies ckpt-<step>.sxt at these fractions"},
         {"forecast", FLAG_STR, &o->forecast, "", "forecast.json to verify against while training"},
         {"peak-gflops", FLAG_DOUBLE, &o->peak_gflops, "0", "peak for MFU (0: this machine's fp32/bf16 peak)"},

@@ -76,6 +76,8 @@ typedef struct {
     bool resume;                // continue from out/checkpoint.sxt (an error when there is none)
     bool resume_or_start;       // with resume: start afresh when out holds no checkpoint yet (else an error)
     const char *branch_from;    // "" or a checkpoint of another run to continue from (e.g. a cooldown branch)
+    const char *init_from;      // "" or a checkpoint whose weights (same shapes) start this run: fresh optimizer,
+                                // step 0 (a curriculum's next stage); ignored on resume
     const char *save_at;        // "" or fractions at which to keep a copy ckpt-<step>.sxt
     const char *forecast;       // "" or forecast.json to verify against while training (the CLI wires the
                                 // check as eval_hook: train_run itself does not read it)

@@ -59,7 +59,7 @@ sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_ste
 // Flags that change how a run is watched or communicates, not what it trains: they may differ on resume.
 static const char *const free_flags[] = {
     "out", "resume", "threads", "quiet", "eval-every", "eval-at", "eval-batches", "eval-tasks", "eval-task-items", "eval-tasks-val", "ckpt-every", "save-at",
-    "forecast", "peak-gflops", "on-spike", "spike-threshold", "branch-from", "override", "resume-or-start",
+    "forecast", "peak-gflops", "on-spike", "spike-threshold", "branch-from", "init-from", "override", "resume-or-start",
     "bucket-mb", "zero1",
 };
 

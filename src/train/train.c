@@ -57,6 +57,7 @@ typedef struct {
     size_t n_eval_fracs, n_save_fracs;
     runlog log;
     char ckpt_path[4096];
+    json_t *init_record;        // --init-from: {"path", "sha256"} of the starting weights for config.json, or NULL
     // Spike guard: running average of good losses (saved in checkpoints), steps whose batches are skipped
     // since the last checkpoint, and the test hooks (SEXTANT_INJECT_*_AT_STEP; each fires once).
     double loss_avg;
@@ -355,6 +356,7 @@ static sx_status write_config(run *r) {
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
+    if (r->init_record) json_object_set(c, "init_from", r->init_record);
     st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
     return st;
@@ -375,6 +377,22 @@ static void read_test_hooks(run *r) {
     if (fault && !strncmp(fault, "kill:", 5)) r->fault_signal = SIGKILL;
     if (fault && !strncmp(fault, "hang:", 5)) r->fault_signal = SIGSTOP;
     r->fault_step = r->fault_signal ? atol(fault + 5) : 0;
+}
+
+// --init-from on a fresh run (every rank: each initialises its own optimizer shard from the weights): the
+// source's weights replace the initial ones; the optimizer starts afresh and the step at 0. A resumed run
+// takes its weights from its own checkpoint and keeps config.json's record of the source.
+static sx_status init_weights_from(run *r) {
+    const char *src = r->o->init_from;
+    if (!src || !*src || access(r->ckpt_path, F_OK) == 0) return SX_OK;
+    if (r->o->branch_from && *r->o->branch_from)
+        return sx_fail(SX_ERR_ARG, "--init-from and --branch-from both start from another run: --branch-from continues "
+                       "its optimizer and step, --init-from takes only its weights; give one");
+    char hex[65];
+    sx_status st = checkpoint_load_weights(src, &r->m);
+    if (!st) st = fs_sha256_file(src, hex);
+    if (!st) r->init_record = json_pack("{s:s, s:s}", "path", src, "sha256", hex);
+    return st;
 }
 
 static sx_status setup(run *r) {
@@ -439,6 +457,8 @@ static sx_status setup(run *r) {
     else model_init_weights(&r->m, (uint64_t)o->seed);
     // A hyperball keeps each matrix at its initial norm, so none may start at zero (docs/MODEL.md "Optimizers").
     if (o->opt.kind == OPT_ADAMH || o->opt.kind == OPT_MUONH) model_init_zero_matrices(&r->m, (uint64_t)o->seed);
+    snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
+    if ((st = init_weights_from(r))) return st;   // before the optimizer: the hyperball records each matrix's norm
     r->refs = sx_calloc_n(r->m.table.n, sizeof *r->refs, "train r.refs");
     if (!r->refs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     model_param_refs(&r->m, r->refs);
@@ -457,7 +477,6 @@ static sx_status setup(run *r) {
     r->flops_per_token = model_flops_count(&cfg, r->T).train_per_token;
     if ((st = sx_alloc_check(failures))) return st;
     r->peak = o->peak_gflops > 0 ? o->peak_gflops : strcmp(o->dtype, "bf16") ? PEAK_FP32_GFLOPS : PEAK_BF16_GFLOPS;
-    snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/checkpoint.sxt", o->out);
     if ((st = parse_fracs(o->save_at, &r->save_fracs, &r->n_save_fracs))) return st;
     if (o->eval_hook && o->eval_hook->start && (st = o->eval_hook->start(o->eval_hook->ctx, r->total_steps))) return st;
     const train_model_probe *p = o->task_probe;
@@ -490,6 +509,8 @@ static sx_status check_same_run(run *r) {
     snprintf(path, sizeof path, "%s/config.json", r->o->out);
     json_t *old = json_load_file(path, 0, NULL);
     sx_status st = train_config_check_resume(json_object_get(old, "flags"), r->o->echo, r->o->override, r->o->out);
+    json_t *init = json_object_get(old, "init_from");
+    if (!st && init && !r->init_record) r->init_record = json_incref(init);
     json_decref(old);
     return st;
 }
@@ -536,6 +557,7 @@ static void teardown(run *r) {
     free(r->tokens);
     free(r->eval_fracs);
     free(r->save_fracs);
+    json_decref(r->init_record);
 }
 
 // Test hooks: the loss of step `step`, replaced by NaN or multiplied by 100 the first time the step is reached.
