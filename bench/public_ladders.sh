@@ -6,7 +6,8 @@
 #     preprocessing, in awk/python below: the same selection any user would make).
 #     M1: fit 12M-400M, forecast 1B (10k and 20k steps; --holdout 1); M2: fit 12M-200M, forecast 300M, 400M,
 #     1B (--holdout 3); scored at every checkpoint after 10% of each run; targets mean <= 0.5%, max <= 2%,
-#     final <= 0.5%, >= 90% in band. N with and without embeddings, and auto (chosen one size back).
+#     final <= 0.5%, >= 90% in band. N with embeddings (less an offset chosen one size back; and as given),
+#     without, and auto (chosen one size back).
 #   Marin isoFLOP (2026): per data mix, the law fitted on the regular runs predicts the validation-optimal
 #     runs' final loss (--protocol role); target mean <= 0.5%.
 #   Multi-power-law curves (Luo et al. 2025): per size, fit on the authors' 3 fit schedules, forecast the 6
@@ -48,7 +49,7 @@ echo "## Misfitting best-LR ladder (import: $work/misfitting)"
     --schedule cosine:min=0.1 --warmup 50 --out "$work/misfitting" || exit 1
 for case in "M1 1" "M2 3"; do
     set -- $case
-    for n in auto embed nonembed; do
+    for n in auto embed embed-raw nonembed; do
         echo "== $1 (--holdout $2 --n $n)"
         "$S" backtest "$work/misfitting" --holdout "$2" --n "$n" --out "$work/$1-$n.json" --plot "$work/$1-$n.svg" | sed -n '2,$p'
     done
@@ -67,7 +68,7 @@ for mix in comma nemotron; do
         --total-steps-col train_steps --tokens-per-step-col tokens_per_step --peak-lr 1 --schedule constant \
         --loss-col loss_paloma_macro --role-col role --out "$work/marin_$mix" > /dev/null 2> "$work/marin_$mix.err" ||
         { echo "$mix: import failed: $(cat "$work/marin_$mix.err")"; continue; }
-    for n in auto embed; do
+    for n in auto embed embed-raw; do
         echo "== $mix (--n $n)"
         "$S" backtest "$work/marin_$mix" --protocol role --n $n --out "$work/marin_$mix-$n.json" | sed -n '2,$p'
     done

@@ -64,6 +64,30 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 EOF
 grep -q "^nds  *54 " "$tmp/bt.log" || fail "printed table: $(cat "$tmp/bt.log")"
+# An embedding-aware N: the same curves with a constant 1e6 embedding parameters added to every N (the law holds in
+# N without them). Given only N with embeddings, --n embed tries N less {0, 0.25, 0.5} x the smallest N one size
+# back and finds the planted 1e6 (0.5 x 2e6); the raw count (embed-raw) forecasts the largest size worse.
+python3 - "$tmp" <<'PY'
+import csv, sys
+t = sys.argv[1]
+rows = list(csv.DictReader(open(f"{t}/runs.csv")))
+w = csv.DictWriter(open(f"{t}/runs_emb.csv", "w"), fieldnames=list(rows[0]))
+w.writeheader()
+for r in rows: r["n_params"] = str(int(float(r["n_params"])) + 1000000); w.writerow(r)
+PY
+"$S" import --runs "$tmp/runs_emb.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/LE" > /dev/null || fail "import (embeddings)"
+"$S" backtest "$tmp/LE" --n embed --baseline=false --out "$tmp/emb.json" > "$tmp/emb.log" 2>&1 || { fail "backtest --n embed"; cat "$tmp/emb.log"; }
+"$S" backtest "$tmp/LE" --n embed-raw --baseline=false --out "$tmp/raw.json" > /dev/null 2>&1 || fail "backtest --n embed-raw"
+python3 - "$tmp/emb.json" "$tmp/raw.json" <<'PY' || fails=$((fails+1))
+import json, sys
+e, r = (json.load(open(f)) for f in sys.argv[1:3])
+me, mr = (next(m for m in x["methods"] if m["method"] == "nds")["mean_abs_rel_err"] for x in (e, r))
+c = e["n_choice_inner_rms"]
+ok = e["n_param_kind"] == "with embeddings less 1e+06" and len(c) == 3 and min(c, key=c.get) == "with embeddings less 1e+06" \
+    and me < 0.005 and mr > me and r["n_param_kind"] == "with embeddings"
+if not ok: print(f"FAIL: embedding-aware N: chose {e['n_param_kind']} ({c}), error {me:.4f} vs raw {mr:.4f}")
+sys.exit(0 if ok else 1)
+PY
 "$S" backtest "$tmp/L" --protocol role --out "$tmp/role.json" > "$tmp/role.log" 2>&1 || { fail "role backtest"; cat "$tmp/role.log"; }
 python3 -c "
 import json, sys
@@ -162,11 +186,35 @@ bad = []
 if "mpl" not in m or not m["mpl"]["mean_abs_rel_err"] < 0.001 or m["mpl"]["n_points"] != 90:
     bad.append(f"mpl method: {m.get('mpl', {}).get('mean_abs_rel_err')} over {m.get('mpl', {}).get('n_points')} points")
 if "mpl" in r and r["mpl"]["prior_weight"] not in (0, 1e-5, 1e-4, 1e-3, 1e-2): bad.append(f"prior weight {r['mpl']['prior_weight']}")
+# Tissue's law, the alternative, is scored too; on curves drawn from the multi-power law it is the worse of the two
+if "tissue" not in m or m["tissue"]["n_points"] != 90 or not m["tissue"]["mean_abs_rel_err"] > m["mpl"]["mean_abs_rel_err"] \
+        or len(r["mpl"]["tissue"]["params"]) != 5:
+    bad.append(f"tissue method: {m.get('tissue')}")
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
-grep -q "^mpl law: L0 " "$tmp/mpl.log" && grep -q "^schedule law by leaving one training curve out: nds [0-9.]*%, mpl [0-9.]*% -> mpl$" "$tmp/mpl.log" ||
+grep -q "^mpl law: L0 " "$tmp/mpl.log" && grep -q "^schedule law by leaving one training curve out: nds [0-9.]*%, mpl [0-9.]*%, tissue [0-9.]*% -> mpl$" "$tmp/mpl.log" ||
     fail "mpl law printout and choice: $(cat "$tmp/mpl.log")"
+
+# fit and forecast take the same law by default: fit on the fit-role curves alone chooses the multi-power law by
+# leaving one curve out, and forecast --run forecasts a held-out schedule with it, scored at every logged point.
+grep -E "^run_id|,fit," "$tmp/mpl.csv" > "$tmp/mplfit.csv"
+"$S" import --curves "$tmp/mplfit.csv" --loss-col loss --out "$tmp/MF" > /dev/null 2>&1 || fail "import of the fit curves"
+"$S" fit "$tmp/MF" > "$tmp/mfit.log" 2>&1 || { fail "fit on a one-size ladder"; cat "$tmp/mfit.log"; }
+grep -q "^schedule laws (one size): multi-power .* Tissue .* -> mpl is the forecast's law$" "$tmp/mfit.log" && grep -q '"law": "mpl"' "$tmp/MF/fit.json" ||
+    fail "one-size fit: $(cat "$tmp/mfit.log")"
+"$S" forecast --fit "$tmp/MF/fit.json" --ladder "$tmp/M" --run wsd --out "$tmp/mfc.json" > "$tmp/mfc.log" 2>&1 || { fail "mpl forecast"; cat "$tmp/mfc.log"; }
+"$S" forecast --check-run wsd --ladder "$tmp/M" --forecast "$tmp/mfc.json" > "$tmp/mchk.log" 2>&1 || { fail "mpl check"; cat "$tmp/mchk.log"; }
+python3 - "$tmp/mfc.json" "$tmp/mchk.log" <<'PY' || fails=$((fails+1))
+import json, re, sys
+f = json.load(open(sys.argv[1])); log = open(sys.argv[2]).read()
+m = re.search(r"(\d+) logged points after 10%: mean \|error\| ([0-9.]+)%", log)
+ok = f["law"] == "mpl" and m and int(m[1]) == 45 and float(m[2]) < 0.1
+if not ok: print("FAIL: mpl forecast of the wsd schedule:", f["law"], log)
+sys.exit(0 if ok else 1)
+PY
+out=$("$S" forecast --fit "$tmp/MF/fit.json" --n-params 2e8 --tokens-per-step 4096 --total-steps 1000 --schedule cosine --peak-lr 3e-4 --out "$tmp/x.json" 2>&1)
+echo "$out" | grep -q "the mpl law of one size (N 1e+08), which forecasts other schedules of that size only" || fail "mpl at another size: $out"
 
 [ $fails -eq 0 ] && echo "backtest: all checks passed"
 exit $((fails > 0))

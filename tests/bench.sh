@@ -69,15 +69,20 @@ if command -v mpirun >/dev/null 2>&1 && ldd "$S" 2>/dev/null | grep -q libmpi; t
 fi
 
 # The decode benchmark (bench/decode.sh) at toy size on two 2-step models: one line per speculative case (greedy
-# samples identical), one per model for int8.
+# samples identical), one per model for int8 and for this binary against a base binary (itself here: same text).
 "$S" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/dec-t" 2>/dev/null || fail "train target"
 "$S" train --model d1-w16-hd16 --train synthetic:64 --batch 2 --seq 16 --steps 2 --quiet --out "$tmp/dec-d" 2>/dev/null || fail "train draft"
-dout=$(SEXTANT="$S" BENCH_DECODE_IDS=1 BENCH_DECODE_PROMPT=1,2,3 BENCH_DECODE_K="1 3" BENCH_DECODE_TEMPS="0 1" BENCH_DECODE_NEW=8 \
-       BENCH_DECODE_N=2 BENCH_DECODE_ROUNDS=1 BENCH_DECODE_VAL=none bench/decode.sh "$tmp/dec-t/checkpoint.sxt" "$tmp/dec-d/checkpoint.sxt" 2>&1) || fail "decode.sh exited with $?: $dout"
+dout=$(SEXTANT="$S" BENCH_DECODE_BASE="$S" BENCH_DECODE_IDS=1 BENCH_DECODE_PROMPT=1,2,3 BENCH_DECODE_K="1 3" BENCH_DECODE_TEMPS="0 1" \
+       BENCH_DECODE_NEW=8 BENCH_DECODE_N=2 BENCH_DECODE_ROUNDS=1 BENCH_DECODE_VAL=none \
+       bench/decode.sh "$tmp/dec-t/checkpoint.sxt" "$tmp/dec-d/checkpoint.sxt" 2>&1) || fail "decode.sh exited with $?: $dout"
 echo "$dout"
-[ "$(echo "$dout" | awk '$2 ~ /^[13]$/ && $4 >= 0 && $4 <= 1 && $6 > 0 && $8 ~ /x$/' | wc -l)" -eq 4 ] || fail "decode.sh: expected 4 case lines"
-[ "$(echo "$dout" | awk '$3 == 0 && $9 == "2/2"' | wc -l)" -eq 2 ] || fail "decode.sh: greedy samples not identical"
-[ "$(echo "$dout" | awk 'NF == 5 && $2 > 0 && $3 > 0 && $4 ~ /x$/ && $5 ~ /^(yes|no)$/' | wc -l)" -eq 2 ] || fail "decode.sh: expected 2 int8 lines"
+[ "$(echo "$dout" | awk 'NF == 10 && $2 ~ /^[13]$/ && $4 >= 0 && $4 <= 1 && $5 > 0 && $6 > 0 && $8 ~ /x$/ && $9 ~ /x$/' | wc -l)" -eq 4 ] ||
+    fail "decode.sh: expected 4 case lines"
+[ "$(echo "$dout" | awk 'NF == 10 && $3 == 0 && $10 == "2/2"' | wc -l)" -eq 2 ] || fail "decode.sh: greedy samples not identical"
+[ "$(echo "$dout" | awk 'NF == 7 && $2 > 0 && $4 > 0 && $6 ~ /x$/ && $7 ~ /^(yes|no)$/' | wc -l)" -eq 4 ] ||
+    fail "decode.sh: expected 2 lines against the base binary and 2 int8 lines"
+[ "$(echo "$dout" | sed -n '/^# plain greedy/,/^$/p' | awk 'NF == 7 && $7 == "yes"' | wc -l)" -eq 2 ] ||
+    fail "decode.sh: the same binary's greedy texts differ"
 
 [ $fails -eq 0 ] && echo "bench: all checks passed"
 exit $((fails > 0))

@@ -107,7 +107,7 @@ spec=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.s
 [ "$spec" = "$plain" ] || fail "speculative greedy text differs from plain: '$spec' vs '$plain'"
 grep -Eq '^speculative: draft .* k 3: [0-9]+ of [0-9]+ examined proposals kept \(acceptance [0-9.]+; [0-9]+ proposed\), [0-9.]+ tokens per target forward, 12 tokens in ' "$tmp/spec.err" ||
     fail "no acceptance line: $(cat "$tmp/spec.err")"
-grep -Eq '^plain: 12 tokens in .* speculative/plain [0-9.]+x \(greedy\); 1 of 1 samples identical$' "$tmp/spec.err" ||
+grep -Eq '^plain: 12 tokens in .* speculative/plain [0-9.]+x in CPU time, [0-9.]+x wall \(greedy\); 1 of 1 samples identical$' "$tmp/spec.err" ||
     fail "no comparison line: $(cat "$tmp/spec.err")"
 out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The" --draft "$tmp/thr/checkpoint.sxt" 2>&1) &&
     fail "a draft with another vocabulary was accepted"

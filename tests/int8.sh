@@ -26,7 +26,7 @@ awk -v f="$fp" -v q="$q" -v r="$rel" 'BEGIN { d = (q - f) / f; exit !(f > 0 && q
     fail "int8 loss $q not within 1% of fp32 $fp (or not different, or the printed % is wrong): $out"
 "$S" sample --checkpoint "$tmp/run/checkpoint.sxt" --int8 --prompt "The quick" --max-new 8 --temperature 0 --verbose \
     2>"$tmp/s.err" >/dev/null || fail "sample --int8: $(cat "$tmp/s.err")"
-grep -Eq 'generated tokens/s \(int8 weights\)$' "$tmp/s.err" || fail "sample --int8 --verbose: $(cat "$tmp/s.err")"
+grep -Eq 'generated tokens/s, [0-9.]+ per CPU second \(int8 weights\)$' "$tmp/s.err" || fail "sample --int8 --verbose: $(cat "$tmp/s.err")"
 out=$("$S" eval "$tmp/run/checkpoint.sxt" 2>&1) && fail "eval with neither --task nor --val-loss"
 echo "$out" | grep -q -- "--task is required (cloze, choice, choice_pmi or arith), or --val-loss" || fail "eval without --task: $out"
 

@@ -200,6 +200,36 @@ static void test_packed_exact_and_fallback(void) {
     free(a), free(b);
 }
 
+// A product of m < MR rows (the kernels' row-limited tiles, where a path has them) gives exactly the first m
+// rows of a product of many rows (whole tiles) and writes no other row of C: per path, both storages of A, overwrite and accumulate,
+// several K blocks, partial column tiles.
+static void test_few_rows_exact(void) {
+    enum { MT = 24, N = 70, K = 530 };
+    const char *saved = gemm_path_name();
+    rng_state r;
+    rng_seed(&r, 5);
+    float *a = fill(&r, MT * K), *b = fill(&r, K * N), *c0 = fill(&r, MT * N);
+    float *want = malloc(MT * N * sizeof *want), *got = malloc(MT * N * sizeof *got);
+    for (const char *const *path = gemm_supported_paths(); *path; path++) {
+        CHECK(gemm_force_path(*path));
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, acc = t & 2;
+            memcpy(want, c0, MT * N * sizeof *want);
+            gemm(ta, true, MT, N, K, a, ta ? MT : K, b, K, want, N, acc);
+            for (size_t m = 1; m <= 13; m++) {
+                memcpy(got, c0, MT * N * sizeof *got);
+                gemm(ta, true, m, N, K, a, ta ? MT : K, b, K, got, N, acc);
+                CHECK(memcmp(got + m * N, c0 + m * N, (MT - m) * N * sizeof *got) == 0);   // rows past m untouched
+                if (!CHECK(memcmp(got, want, m * N * sizeof *got) == 0))
+                    fprintf(stderr, "  %s: %zu rows (trans_a %d, accumulate %d) differ from a whole tile's\n", *path, m,
+                            ta, acc);
+            }
+        }
+    }
+    CHECK(gemm_force_path(saved));
+    free(a), free(b), free(c0), free(want), free(got);
+}
+
 // bf16 against the unrounded fp32 product: each term carries at most 2 * 2^-9 relative error from the
 // two roundings, on top of the fp32 summation bound.
 static void test_bf16_close_to_fp32(void) {
@@ -377,6 +407,7 @@ int main(void) {
     TEST_RUN(test_fp32_packed_every_path);
     TEST_RUN(test_bf16_packed_every_path);
     TEST_RUN(test_packed_exact_and_fallback);
+    TEST_RUN(test_few_rows_exact);
     TEST_RUN(test_bf16_close_to_fp32);
     TEST_RUN(test_inside_parallel_region);
     TEST_RUN(test_workspace_exact_size);

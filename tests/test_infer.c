@@ -8,6 +8,7 @@
 #include "infer/decode.h"
 #include "infer/generate.h"
 #include "infer/sampling.h"
+#include "kernels/gemm.h"
 #include "model/model.h"
 #include "support/testlib.h"
 
@@ -74,6 +75,11 @@ static void check_decode(const char *desc) {
 }
 
 static void test_decode_gqa(void) { check_decode("d2-w32-hd8-kv2-v40"); }
+// Head dims of 16 and 24: the cached attention sums values sixteen at a time, then one by one.
+static void test_decode_head_dims(void) {
+    check_decode("d2-w64-hd16-kv2-v40");
+    check_decode("d1-w48-hd24-swa7-v40");
+}
 // fp8 MLP products: with a history (random here), every scale is the history's, the same for one row or many.
 static void test_decode_fp8(void) { check_decode("d2-w32-hd8-swiglu-fp8-v40"); }
 static void test_decode_mha_qknorm_partial_rope(void) { check_decode("d2-w32-hd8-qknorm-ropefrac0.5-swiglu-v40"); }
@@ -98,6 +104,63 @@ static void test_decode_mla_smear(void) { check_decode("d1-w32-hd8-mla-dc16-smea
 static void test_decode_gnorm(void) { check_decode("d2-w32-hd8-kv2-gnorm6-swa5-v40"); }
 static void test_decode_mla_moe_gnorm(void) { check_decode("d1-w32-hd8-mla-dc16-moe4k2-gnorm3-untied-v40"); }
 static void test_decode_mla_nolatnorm(void) { check_decode("d1-w32-hd8-mla-dc16-rd6-nope2-nolatnorm-v40"); }
+
+// T tokens through a new sequence of d (the first 9 in one call, then one per call) -> logits (T, V).
+static void decode_rows(decoder *d, const int32_t *tok, size_t T, float *logits) {
+    int s = kvcache_new_seq(&d->cache), seqs[9];
+    for (size_t i = 0; i < 9; i++) seqs[i] = s;
+    CHECK(decoder_forward(d, 9, seqs, tok, logits) == SX_OK);
+    for (size_t t = 9; t < T; t++) CHECK(decoder_forward(d, 1, &s, tok + t, logits + t * d->m->cfg.vocab) == SX_OK);
+}
+
+// decode_rows with a new decoder; with unpacked, it packs every weight on every product (the path before
+// decoder_init packed them once).
+static void decode_all(model *m, const int32_t *tok, size_t T, bool unpacked, float *logits) {
+    decoder d;
+    if (!CHECK(decoder_init(&d, m, 64) == SX_OK)) return;
+    CHECK(d.packed.n > 0);
+    if (unpacked) d.packed.n = 0;
+    decode_rows(&d, tok, T, logits);
+    decoder_free(&d);
+}
+
+// The weights decoder_init packs give logits equal bit for bit to packing them on every product, on every
+// GEMM path this CPU has (the prompt's head product is large enough to run threaded); and the products read
+// the panels: scaling the first layer's FFN matrices after decoder_init changes no logit of that decoder.
+static void check_packed(const char *desc) {
+    model m;
+    if (!random_model(desc, &m)) return;
+    size_t V = m.cfg.vocab, T = 16;
+    int32_t tok[16];
+    random_tokens(tok, T, V, 4);
+    float *got = malloc(T * V * sizeof *got), *want = malloc(T * V * sizeof *want);
+    const char *before = gemm_path_name();
+    for (const char *const *p = gemm_supported_paths(); *p; p++) {
+        CHECK(gemm_force_path(*p));
+        decode_all(&m, tok, T, false, got);
+        decode_all(&m, tok, T, true, want);
+        if (!CHECK(memcmp(got, want, T * V * sizeof *got) == 0))
+            fprintf(stderr, "  %s on %s: packed weights changed the logits (max rel err %g)\n", desc, *p,
+                    testlib_max_rel_err(got, want, T * V, 0, 0, NULL));
+    }
+    gemm_force_path(before);
+    decode_all(&m, tok, T, false, want);
+    decoder d;
+    CHECK(decoder_init(&d, &m, 64) == SX_OK);
+    size_t first = m.layer_first[0] + 1 + m.mixer_tensors + 1;
+    for (size_t i = first; i < first + m.ffn_tensors; i++)
+        for (size_t j = 0; j < m.table.v[i].rows * m.table.v[i].cols; j++) m.p[i][j] *= 3;
+    decode_rows(&d, tok, T, got);
+    decoder_free(&d);
+    CHECK(memcmp(got, want, T * V * sizeof *got) == 0);
+    decode_all(&m, tok, T, true, got);   // while a decoder built now sees the scaled weights
+    CHECK(testlib_max_rel_err(got, want, T * V, 1e-3, 1e-3, NULL) > 1);
+    free(got);
+    free(want);
+    model_free(&m);
+}
+static void test_packed_gqa_swiglu(void) { check_packed("d2-w64-hd16-kv2-swiglu-v2048"); }
+static void test_packed_moe_mla_untied(void) { check_packed("d1-w32-hd8-mla-dc16-moe4k2-gnorm3-untied-v40"); }
 
 // Three forks of one prompt, continued with different tokens in one batched call each step, equal three
 // independent full forwards; the prompt's rows are stored once and released with the last fork. With the
@@ -252,6 +315,7 @@ static void test_fork_dcmha(void) { check_fork("d2-w32-hd8-kv2-dcmha6-v40"); }
 
 int main(void) {
     TEST_RUN(test_decode_gqa);
+    TEST_RUN(test_decode_head_dims);
     TEST_RUN(test_decode_fp8);
     TEST_RUN(test_decode_mha_qknorm_partial_rope);
     TEST_RUN(test_decode_gate_window_caps);
@@ -276,6 +340,8 @@ int main(void) {
     TEST_RUN(test_decode_dcmha_long_window);
     TEST_RUN(test_decode_bigram);
     TEST_RUN(test_decode_mla_bigram_nosign);
+    TEST_RUN(test_packed_gqa_swiglu);
+    TEST_RUN(test_packed_moe_mla_untied);
     TEST_RUN(test_greedy_equals_forward_argmax);
     TEST_RUN(test_sampler_probs);
     TEST_RUN(test_sampler_chi2);

@@ -1,4 +1,5 @@
 // sextant backtest LADDER_DIR: forecast a curve ladder's largest sizes from the rest and score the forecasts.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
@@ -23,8 +24,9 @@ int cmd_backtest(int argc, char **argv) {
          "size: forecast the largest sizes; role: forecast the runs with role heldout"},
         {"holdout", FLAG_INT, &holdout, "1", "forecast the largest K sizes (groups) from the others"},
         {"loss", FLAG_STR, &loss, "", "the loss column (default: the first)"},
-        {"n", FLAG_CHOICE, &(flag_choice){&nkind, "auto|embed|nonembed"}, "auto",
-         "N with embeddings (embed), without (nonembed), or auto: the one with the lower error one size back"},
+        {"n", FLAG_CHOICE, &(flag_choice){&nkind, "auto|embed|nonembed|embed-raw"}, "auto",
+         "N with embeddings less an offset chosen one size back (embed), as given (embed-raw), without (nonembed), "
+         "or auto: the candidate with the lower error one size back"},
         {"score-from", FLAG_DOUBLE, &from, "0.1", "score points after this fraction of each run"},
         {"fit-from", FLAG_DOUBLE, &min_frac, "0.1", "fit points from this fraction of each run"},
         {"weight", FLAG_CHOICE, &(flag_choice){&weight, "point|sqrt|run"}, "sqrt",
@@ -42,7 +44,8 @@ int cmd_backtest(int argc, char **argv) {
     o.score_from = from;
     o.protocol = (backtest_protocol[]){BACKTEST_SIZE, BACKTEST_ROLE}[protocol];
     o.baseline = baseline;
-    o.fit.nonembed = nkind - 1;   // auto -1, embed 0, nonembed 1
+    o.fit.nonembed = (int[]){-1, 0, 1, 0}[nkind];
+    o.fit.n_offset = nkind == 3 ? 0 : NAN;   // NAN: chosen one size back
     o.fit.min_frac = min_frac;
     o.fit.weight = (curvefit_weight[]){CURVEFIT_W_POINT, CURVEFIT_W_SQRT, CURVEFIT_W_RUN}[weight];
     if (st) return cli_report("backtest", st);

@@ -30,7 +30,7 @@ int cmd_compare(int argc, char **argv) {
         {"target-flops", FLAG_DOUBLE, &target, "0", "compute at which to compare (default 10x the baseline's largest rung)"},
         {"shared-linf", FLAG_BOOL, &shared, "false", "pin every variant's Linf to the baseline's"},
         {"run", FLAG_BOOL, &run, "false", "train the ladders first (skipping finished runs)"},
-        {"jobs", FLAG_INT, &jobs, "1", "with --run or --until-decided: runs trained at once"},
+        {"jobs", FLAG_INT, &jobs, "1", "with --run or --until-decided: runs trained at once (one pool over all ladders, largest first)"},
         {"seeds", FLAG_INT, &seeds, "0", "seeds per rung of every ladder (default: each spec's; e.g. after --until-decided)"},
         {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds to every rung until the verdicts "
                                                        "decide, --width is reached or the budget is spent"},
@@ -71,7 +71,7 @@ int cmd_compare(int argc, char **argv) {
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = 0;
-    for (int i = 0; i < a.npos && (run || until) && !st; i++) st = ladder_execute(&specs[i], dp[i], exe, (int)jobs, -1);
+    if (run || until) st = ladder_execute(specs, dp, (size_t)a.npos, exe, (int)jobs, -1);   // one pool over all ladders
     if (!st && !(target > 0) && !curves) {
         ladder_run *plan;
         size_t nr;

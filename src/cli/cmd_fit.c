@@ -71,6 +71,18 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
                100 * json_number_value(json_object_get(fit, "in_sample_mean")));
 #undef P
         double noise = json_number_value(json_object_get(sg, "noise")), back = json_number_value(json_object_get(sg, "one_size_back"));
+        json_t *sl = json_object_get(fit, "schedule_law"), *slp = json_object_get(sl, "params"), *ch = json_object_get(sl, "schedule_law_choice");
+        json_t *tp = json_object_get(json_object_get(sl, "tissue"), "params");
+#define V(a, k) json_number_value(json_array_get(a, k))
+        if (sl)
+            printf("schedule laws (one size): multi-power L0 %.4g A %.4g B %.4g alpha %.4g C %.4g beta %.4g gamma %.4g (shape "
+                   "prior weight %g); Tissue L0 %.4g A %.4g C %.4g alpha %.4g lambda %.4g; leaving one curve out: nds %.3f%%, "
+                   "mpl %.3f%%, tissue %.3f%% -> %s is the forecast's law\n", V(slp, 0), V(slp, 1), V(slp, 2), V(slp, 3),
+                   V(slp, 4), V(slp, 5), V(slp, 6), json_number_value(json_object_get(sl, "prior_weight")), V(tp, 0), V(tp, 1),
+                   V(tp, 2), V(tp, 3), V(tp, 4), 100 * json_number_value(json_object_get(ch, "nds")),
+                   100 * json_number_value(json_object_get(ch, "mpl")), 100 * json_number_value(json_object_get(ch, "tissue")),
+                   json_string_value(json_object_get(fit, "law")));
+#undef V
         printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% per size step "
                "(error one size back); %s dominates\n", 100 * noise, 100 * back,
                noise > back ? "the point noise" : "the extrapolation");

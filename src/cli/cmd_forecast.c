@@ -137,6 +137,10 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
             st = sx_fail(SX_ERR_ARG, "describe the target: --n-params (or --n-params-nonembed), --tokens-per-step, --total-steps "
                          "(or --tokens), --schedule [--warmup-steps] -- or give --ladder DIR --run ID");
     }
+    const char *law = json_string_value(json_object_get(fit, "law"));
+    int sched_law = law && strcmp(law, "nds");   // a schedule law of one size (mpl, tissue) sums the absolute LR
+    if (!st && !*a->run && !(a->peak_lr > 0) && sched_law)
+        st = sx_fail(SX_ERR_ARG, "the fit's law is the %s law, which needs the target's LR: give --peak-lr", law);
     long *steps = NULL;
     size_t n = 0;
     json_t *fc = NULL;
@@ -146,9 +150,10 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     if (!st) {
         json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
         json_t *sg = json_object_get(fc, "sigma");
-        printf("target %s: N %.4g (%.4g without embeddings), %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s\n",
-               t.id, t.n_params, t.n_nonembed, t.total_steps, t.tokens_per_step, t.schedule[0] ? t.schedule : "(LR column)",
-               t.warmup_steps, json_string_value(json_object_get(fc, "flops_rule")));
+        printf("target %s: N %.4g (%.4g without embeddings), %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s; "
+               "law %s%s\n", t.id, t.n_params, t.n_nonembed, t.total_steps, t.tokens_per_step,
+               t.schedule[0] ? t.schedule : "(LR column)", t.warmup_steps, json_string_value(json_object_get(fc, "flops_rule")),
+               sched_law ? law : "nds", sched_law ? " (one size, chosen leaving one curve out)" : " (the joint law)");
         printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %.2f "
                "size steps); sha256 %s\nwrote %s\n", json_number_value(json_object_get(last, "loss")),
                json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")),

@@ -51,7 +51,7 @@ int cmd_ladder(int argc, char **argv) {
     if (len <= 0) return cli_report("ladder", sx_fail(SX_ERR_IO, "cannot find the sextant binary (/proc/self/exe)"));
     exe[len] = 0;
     if ((st = dist_init())) return cli_report("ladder", st);   // under mpirun: the runs are spread over the ranks
-    int rc = cli_report("ladder", ladder_execute(&spec, dir, exe, (int)jobs, rung));
+    int rc = cli_report("ladder", ladder_execute(&spec, (const char *const[]){dir}, 1, exe, (int)jobs, rung));
     dist_finalize();   // waits for the other ranks' runs
     return rc;
 }

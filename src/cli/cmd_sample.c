@@ -76,6 +76,9 @@ static double wall_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// The process's CPU time: on a shared machine it moves far less with the load than wall time does.
+static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
 // The n samples by speculative decoding, one after another, into *out (as generate_samples makes them);
 // prints the acceptance and speed, and with vs_plain the same samples decoded plainly for comparison.
 static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const int32_t *prompt, size_t np, size_t n,
@@ -98,7 +101,7 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
         if (w >= 0) kvcache_release(&d->cache, w);
     }
     size_t tokens = 0, proposed = 0, accepted = 0, rejected = 0, rounds = 0;
-    double t0 = wall_s();
+    double t0 = wall_s(), c0 = cpu_s();
     for (size_t i = 0; i < n && !st; i++) {
         spec_result r;
         st = spec_generate(dt, &dd, prompt, np, &sc, &rng, &r);
@@ -106,17 +109,18 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
         (*out)[i] = (gen_stream){.tok = r.tok, .len = r.len, .cap = r.len, .stopped = r.stopped, .full = r.full};
         tokens += r.len, proposed += r.proposed, accepted += r.accepted, rejected += r.rejected, rounds += r.rounds;
     }
-    double secs = wall_s() - t0;
+    double secs = wall_s() - t0, cpu = cpu_s() - c0;
     if (!st)
         fprintf(stderr, "speculative: draft %s (%zu params), k %zu: %zu of %zu examined proposals kept (acceptance %.3f; "
-                "%zu proposed), %.2f tokens per target forward, %zu tokens in %.3f s = %.1f tokens/s\n", draft_path,
-                model_param_count(&dm), k, accepted, accepted + rejected,
+                "%zu proposed), %.2f tokens per target forward, %zu tokens in %.3f s = %.1f tokens/s (%.3f s CPU = %.1f "
+                "per CPU second)\n", draft_path, model_param_count(&dm), k, accepted, accepted + rejected,
                 accepted + rejected ? (double)accepted / (double)(accepted + rejected) : 0, proposed,
-                rounds ? (double)tokens / (double)rounds : 0, tokens, secs, (double)tokens / secs);
+                rounds ? (double)tokens / (double)rounds : 0, tokens, secs, (double)tokens / secs, cpu,
+                (double)tokens / cpu);
     if (!st && vs_plain) {   // the same samples decoded plainly, one stream at a time like the speculative ones
         rng_seed(&rng, seed);
         size_t plain_tokens = 0, same = 0;
-        double p0 = wall_s();
+        double p0 = wall_s(), pc0 = cpu_s();
         for (size_t i = 0; i < n && !st; i++) {
             gen_stream *s = NULL;
             st = generate_samples(dt, prompt, np, 1, g, &rng, &s);
@@ -126,10 +130,12 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
             }
             gen_streams_free(dt, s, st ? 0 : 1);
         }
-        double plain_s = wall_s() - p0;
+        double plain_s = wall_s() - p0, plain_cpu = cpu_s() - pc0;
         if (!st)
-            fprintf(stderr, "plain: %zu tokens in %.3f s = %.1f tokens/s; speculative/plain %.2fx%s%zu of %zu samples "
-                    "identical\n", plain_tokens, plain_s, (double)plain_tokens / plain_s,
+            fprintf(stderr, "plain: %zu tokens in %.3f s = %.1f tokens/s (%.3f s CPU = %.1f per CPU second); "
+                    "speculative/plain %.2fx in CPU time, %.2fx wall%s%zu of %zu samples identical\n", plain_tokens,
+                    plain_s, (double)plain_tokens / plain_s, plain_cpu, (double)plain_tokens / plain_cpu,
+                    ((double)tokens / cpu) / ((double)plain_tokens / plain_cpu),
                     ((double)tokens / secs) / ((double)plain_tokens / plain_s), g->sampler.temperature > 0 ?
                     " (sampled: different draws of the same law); " : " (greedy); ", same, n);
     }
@@ -212,12 +218,11 @@ int cmd_sample(int argc, char **argv) {
     rng_state rng;
     rng_seed(&rng, (uint64_t)seed);
     gen_stream *s = NULL;
-    clock_t t0 = clock();
-    double w0 = wall_s();
+    double c0 = cpu_s(), w0 = wall_s();
     if (!st && *draft)
         st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, int8, &s);
     else if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
-    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC, wall = wall_s() - w0;
+    double secs = cpu_s() - c0, wall = wall_s() - w0;
     size_t generated = 0;
     for (long i = 0; i < n && !st; i++) generated += s[i].len;
     for (long i = 0; i < n && !st; i++) {
@@ -245,8 +250,9 @@ int cmd_sample(int argc, char **argv) {
         if (!bytes || (len && s[i].tok[len - 1] != '\n')) putchar('\n');
     }
     if (!st && verbose && !*draft)
-        fprintf(stderr, "%zu positions decoded (%zu prompt, prefilled once), %.3g GFLOP, %.2f s CPU, %.3f s wall: %.1f "
-                "generated tokens/s%s\n", d.tokens, np, d.flops / 1e9, secs, wall, (double)generated / wall,
+        fprintf(stderr, "%zu positions decoded (%zu prompt, prefilled once), %.3g GFLOP, %.3f s CPU, %.3f s wall: %.1f "
+                "generated tokens/s, %.1f per CPU second%s\n", d.tokens, np, d.flops / 1e9, secs, wall,
+                (double)generated / wall, (double)generated / secs,
                 int8 ? " (int8 weights)" : "");
     gen_streams_free(&d, s, st ? 0 : (size_t)n);
     decoder_free(&d);

@@ -9,12 +9,20 @@
 //    GOMP_SPINCOUNT).
 //  - the default thread count: threads_load follows the machine's busy time (/proc/stat) minus this
 //    process's own CPU time, and threads_adapt turns that into "the cores other processes leave free".
+//  - threads_split: whether a loop should open an OpenMP region at all.
 // Not responsible for how work is split between threads (the kernels do that).
 #ifndef SEXTANT_CORE_THREADS_H
 #define SEXTANT_CORE_THREADS_H
+#include <omp.h>
 #include <stdbool.h>
 
 #define THREADS_SPINCOUNT "30000"
+
+// Whether a loop that is `big` enough to split should open an OpenMP region: only when the region would run
+// more than one thread. libgomp ends every region, one-thread ones too, with a futex wake (a system call):
+// the per-row loops of decoding (one token, tiny rows) paid it a dozen times per token. A loop that does not
+// open a region runs its iterations in order on the calling thread, as a one-thread region does.
+static inline bool threads_split(bool big) { return big && !omp_in_parallel() && omp_get_max_threads() > 1; }
 
 // Re-executes /proc/self/exe with argv and the wait policy in the environment when neither
 // OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set; returns (doing nothing) when one is set, or when the

@@ -31,6 +31,43 @@ static size_t carve(const decoder *d, size_t n, float *base, scratch *s) {
     return block_carve(base, sizes, dst, sizeof sizes / sizeof *sizes, 16);
 }
 
+// The weight matrices linear_forward multiplies: every 2-D tensor but the gains and the tables that are only
+// looked up (the token and value embeddings, one row per token id, and the bigram table; the tied embedding
+// is the head). None with int8 weights, whose products read the int8 copy.
+static bool multiplied(const model *m, size_t i) {
+    const param_spec *s = &m->table.v[i];
+    if (m->q8 || s->rows < 2 || s->cols < 2 || s->group == PGROUP_GAIN) return false;
+    bool table = s->rows == m->cfg.vocab || (m->cfg.bigram_rows && i == m->bigram);
+    return s->group != PGROUP_EMBED || !table || i == m->head;
+}
+
+// Packs every multiplied weight W (out, in) as gemm() reads it in linear_forward (op(B) = Wᵀ) into one block
+// of panels the decoder owns.
+static sx_status pack_weights(decoder *d) {
+    const model *m = d->m;
+    size_t n = 0, bytes = 0;
+    for (size_t i = 0; i < m->table.n; i++) {
+        if (!multiplied(m, i)) continue;
+        size_t b = gemm_packed_b_bytes(m->table.v[i].cols, m->table.v[i].rows);
+        if (b == SIZE_MAX || __builtin_add_overflow(bytes, (b + 63) / 64 * 64, &bytes))
+            return sx_fail(SX_ERR_ARG, "the model's weights are too large to pack");
+        n++;
+    }
+    gemm_packed_b *v = sx_calloc_n(n ? n : 1, sizeof *v, "decode packed weights");
+    d->panels = bytes ? sx_alloc_huge(bytes, "decode weight panels") : NULL;
+    d->packed = (linear_packed_set){v, 0};
+    if (!v || (bytes && !d->panels)) return sx_fail(SX_ERR_NOMEM, "out of memory for the packed weights");
+    unsigned char *at = d->panels;
+    for (size_t i = 0; i < m->table.n; i++) {
+        if (!multiplied(m, i)) continue;
+        const param_spec *s = &m->table.v[i];
+        size_t b = (gemm_packed_b_bytes(s->cols, s->rows) + 63) / 64 * 64;
+        gemm_pack_b(&v[d->packed.n++], at, b, true, s->cols, s->rows, m->p[i], s->cols);
+        at += b;
+    }
+    return SX_OK;
+}
+
 sx_status decoder_init(decoder *d, model *m, size_t max_ctx) {
     memset(d, 0, sizeof *d);
     d->m = m;
@@ -43,7 +80,9 @@ sx_status decoder_init(decoder *d, model *m, size_t max_ctx) {
         if (!d->cos || !d->sin) { decoder_free(d); return sx_fail(SX_ERR_NOMEM, "out of memory for RoPE tables"); }
         rope_tables(max_ctx, m->cfg.rope_dim, m->cfg.rope_base, d->cos, d->sin);
     }
-    return SX_OK;
+    sx_status st = pack_weights(d);
+    if (st) decoder_free(d);
+    return st;
 }
 
 void decoder_free(decoder *d) {
@@ -52,6 +91,10 @@ void decoder_free(decoder *d) {
     free(d->sin);
     sx_free(d->buf);
     sx_free(d->gemm_work.buf);
+    free((void *)d->packed.v);
+    sx_free(d->panels);
+    sx_free(d->row_buf);
+    sx_free(d->span_buf);
     memset(d, 0, sizeof *d);
 }
 
@@ -71,8 +114,8 @@ static sx_status reserve(decoder *d, size_t n) {
     return d->gemm_work.buf ? SX_OK : SX_ERR_NOMEM;
 }
 
-// Per call: each row's position, and per layer its cache slot and the spans it sees (at most its sequence's
-// depth of them, all views into the cache).
+// Per call (carved from the decoder's row_buf and span_buf): each row's position, and per layer its cache slot
+// and the spans it sees (at most its sequence's depth of them, all views into the cache).
 typedef struct {
     size_t *pos, *n_spans;
     float **slot;
@@ -82,25 +125,29 @@ typedef struct {
                           // none), then the bigram rows and sign patterns of whichever embedding is computed
 } row_cache;
 
-static void rows_free(row_cache *rc) {
-    free(rc->pos);
-    free(rc->n_spans);
-    free(rc->slot);
-    free(rc->spans);
-    free(rc->span_buf);
-    free(rc->prev);
+// *buf made at least `bytes` (*cap: its size; grown to twice, its contents dropped): the per-call arrays reuse
+// one block instead of allocating for every token.
+static void *at_least(void **buf, size_t *cap, size_t bytes, const char *what) {
+    if (bytes > *cap) {
+        size_t grown = bytes > 2 * *cap ? bytes : 2 * *cap;
+        sx_free(*buf);
+        *buf = sx_alloc(grown, what);
+        *cap = *buf ? grown : 0;
+    }
+    return *buf;
 }
 
 // Appends every row's position (and token) to its sequence; sizes the span lists.
 static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t *tok, row_cache *rc) {
-    rc->pos = sx_alloc(n * sizeof *rc->pos, "decode rc.pos");
-    rc->n_spans = sx_alloc(n * sizeof *rc->n_spans, "decode rc.n_spans");
-    rc->slot = sx_alloc(n * sizeof *rc->slot, "decode rc.slot");
-    rc->spans = sx_alloc(n * sizeof *rc->spans, "decode rc.spans");
     bool look_back = d->m->cfg.bigram_rows > 0 || d->m->cfg.smear;
-    rc->prev = look_back ? sx_alloc(5 * n * sizeof *rc->prev, "decode rc.prev") : NULL;
-    if (!rc->pos || !rc->n_spans || !rc->slot || !rc->spans || (look_back && !rc->prev))
-        return sx_fail(SX_ERR_NOMEM, "out of memory");
+    size_t per_row = 2 * sizeof(size_t) + sizeof(float *) + sizeof(kv_span *) + (look_back ? 5 * sizeof(int32_t) : 0);
+    unsigned char *b = at_least(&d->row_buf, &d->row_buf_bytes, n * per_row, "decode row arrays");
+    if (!b) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    rc->pos = (size_t *)b;
+    rc->n_spans = rc->pos + n;
+    rc->slot = (float **)(rc->n_spans + n);
+    rc->spans = (kv_span **)(rc->slot + n);
+    rc->prev = look_back ? (int32_t *)(rc->spans + n) : NULL;
     for (size_t r = 0; r < n; r++) {
         if (kvcache_len(&d->cache, seq[r]) >= d->max_ctx)
             return sx_fail(SX_ERR_ARG, "sequence %d is full (context %zu)", seq[r], d->max_ctx);
@@ -109,7 +156,7 @@ static sx_status rows_append(decoder *d, size_t n, const int *seq, const int32_t
     }
     size_t total = 0;
     for (size_t r = 0; r < n; r++) total += kvcache_depth(&d->cache, seq[r]);
-    rc->span_buf = sx_alloc(total * sizeof *rc->span_buf, "decode rc.span_buf");
+    rc->span_buf = at_least(&d->span_buf, &d->span_buf_bytes, total * sizeof *rc->span_buf, "decode spans");
     if (!rc->span_buf) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t r = 0, off = 0; r < n; off += kvcache_depth(&d->cache, seq[r]), r++) rc->spans[r] = rc->span_buf + off;
     for (size_t r = 0; r < n && look_back; r++) {   // appended above: the cache holds each row's earlier tokens
@@ -164,10 +211,11 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     for (size_t r = 0; r < n; r++) SX_CHECK(tok[r] >= 0 && (size_t)tok[r] < V, "token ids lie within the vocabulary");
     row_cache rc = {0};
     st = rows_append(d, n, seq, tok, &rc);
-    if (st) { rows_free(&rc); return st; }
+    if (st) return st;
     scratch s;
     carve(d, d->cap_rows, d->buf, &s);
     const gemm_workspace *outer = gemm_bind_workspace(&d->gemm_work);
+    const linear_packed_set *outer_packed = linear_bind_packed(&d->packed);
     embed_rows(m, n, tok, rc.prev, rc.prev ? rc.prev + 2 * n : NULL, s.x);
     if (c->smear) smear_rows(m, n, rc.pos, rc.prev, rc.prev + 2 * n, s.prev, s.x);
     block_shape bs = {.cfg = c, .B = n, .T = 1, .grad_scale = 1.0f};
@@ -190,7 +238,6 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     for (size_t r = 0; r < n; r++) flops += model_flops_decode_token(c, rc.pos[r] + 1);
     d->flops += flops;
     d->tokens += n;
-    rows_free(&rc);
     if (logits || feats) {
         rmsnorm_forward(n, C, s.x, m->p[m->norm_f], MODEL_NORM_EPS, s.hn, s.rstd);
         model_gate_norm(m, 2 * c->n_layer, n, s.hn, s.gate_saved, s.gate_scratch);
@@ -198,6 +245,7 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
         if (logits) linear_forward(n, C, V, s.hn, m->p[m->head], logits, false);
     }
     gemm_bind_workspace(outer);
+    linear_bind_packed(outer_packed);
     if (logits && c->softcap > 0)
         for (size_t i = 0; i < n * V; i++) logits[i] = c->softcap * tanhf(logits[i] / c->softcap);
     return SX_OK;

@@ -2,11 +2,15 @@
 // kvcache, batching the rows of many sequences into each weight product, and returns next-token logits.
 // Owns only the loop over layers and the cache: each layer's mixer runs its own cached decode (block.h;
 // what it caches per position is its business), the FFN is the model's own module run on B = rows, T = 1.
-// Reuses the model's parameters (model.p). Not responsible for sampling or for training.
+// Reuses the model's parameters (model.p), and keeps every weight matrix the products multiply packed for the
+// GEMM (packed once by decoder_init: a one-row product would otherwise pack its whole weight again), so the
+// weights must not change while the decoder lives (its cache would be stale too). Not responsible for
+// sampling or for training.
 #ifndef SEXTANT_INFER_DECODE_H
 #define SEXTANT_INFER_DECODE_H
 #include <stdint.h>
 #include "infer/kvcache.h"
+#include "model/linear.h"
 #include "model/model.h"
 
 typedef struct {
@@ -18,6 +22,10 @@ typedef struct {
     float *buf;            // one block of scratch, carved per call
     size_t buf_floats;
     gemm_workspace gemm_work; // GEMM's packing workspace for cap_rows rows, bound while decoder_forward runs
+    linear_packed_set packed; // the weight matrices packed (into panels), bound while decoder_forward runs;
+    void *panels;             // n = 0 (tests set it, for the reference) packs every weight on every product
+    void *row_buf, *span_buf; // the per-call row arrays, grown as calls need (row_buf_bytes, span_buf_bytes)
+    size_t row_buf_bytes, span_buf_bytes;
     double flops;          // model FLOPs spent by decoder_forward so far (model_flops_decode_token)
     size_t tokens;         // positions processed so far
 } decoder;

@@ -567,28 +567,44 @@ static sx_status open_text(const char *val_path, const char *vocab_path, shard_f
     return st;
 }
 
-sx_status task_suite_open(task_suite *s, const char *names, const char *val_path, const char *vocab_path,
-                          size_t n_items, uint64_t seed) {
-    memset(s, 0, sizeof *s);
+// Resolves the comma-separated names into def[] (at most TASK_MAX): every name known, and text tasks not
+// mixed with the byte-level arith. *text: whether the tasks read held-out text.
+static sx_status resolve_names(const char *names, const task_def **def, size_t *n, bool *text) {
     char list[512];
     if (strlen(names) >= sizeof list) return sx_fail(SX_ERR_ARG, "too many task names: '%s'", names);
     snprintf(list, sizeof list, "%s", names);
-    bool text = false, bytes = false;
-    sx_status st = SX_OK;
-    for (char *save = NULL, *name = strtok_r(list, ",", &save); name && !st; name = strtok_r(NULL, ",", &save)) {
+    bool bytes = false;
+    *n = 0, *text = false;
+    for (char *save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         const task_def *t = task_find(name);
         if (!t) {
             char known[128] = "";
             for (size_t i = 0; i < task_count; i++)
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", task_table[i].name);
-            st = sx_fail(SX_ERR_ARG, "unknown task '%s' (tasks: %s)", name, known);
-        } else if (s->n == TASK_MAX) st = sx_fail(SX_ERR_ARG, "more than %d tasks", TASK_MAX);
-        else s->def[s->n++] = t, text |= t->text, bytes |= !t->text;
+            return sx_fail(SX_ERR_ARG, "unknown task '%s' (tasks: %s)", name, known);
+        }
+        if (*n == TASK_MAX) return sx_fail(SX_ERR_ARG, "more than %d tasks", TASK_MAX);
+        def[(*n)++] = t, *text |= t->text, bytes |= !t->text;
     }
-    if (!st && !s->n) st = sx_fail(SX_ERR_ARG, "no task named");
-    if (!st && text && bytes)
-        st = sx_fail(SX_ERR_ARG, "'%s': arith is for byte-level models trained on it and cannot be measured beside "
-                     "text tasks", names);
+    if (!*n) return sx_fail(SX_ERR_ARG, "no task named");
+    if (*text && bytes)
+        return sx_fail(SX_ERR_ARG, "'%s': arith is for byte-level models trained on it and cannot be measured beside "
+                       "text tasks", names);
+    return SX_OK;
+}
+
+sx_status task_names_check(const char *names) {
+    const task_def *def[TASK_MAX];
+    size_t n;
+    bool text;
+    return resolve_names(names, def, &n, &text);
+}
+
+sx_status task_suite_open(task_suite *s, const char *names, const char *val_path, const char *vocab_path,
+                          size_t n_items, uint64_t seed) {
+    memset(s, 0, sizeof *s);
+    bool text = false;
+    sx_status st = resolve_names(names, s->def, &s->n, &text);
     if (!st && n_items < 1) st = sx_fail(SX_ERR_ARG, "a task needs at least one item");
     shard_file sh = {0};
     bpe_vocab *v = NULL;

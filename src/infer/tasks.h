@@ -96,6 +96,9 @@ typedef struct {
     size_t vocab;              // the model vocabulary the items are in
 } task_suite;
 
+// SX_ERR_ARG (naming the task) unless names is a comma-separated list of known tasks that one suite can
+// measure: what task_suite_open checks before it reads any file, for checking a spec when it is read.
+sx_status task_names_check(const char *names);
 // Builds the comma-separated tasks in names with n_items items each from seed. Text tasks read val_path and
 // its vocabulary (vocab_path, or the .sxv beside the shard that the shard's header names). SX_ERR_ARG for an
 // unknown task or a text task without a shard; the shard's and vocabulary's own errors otherwise.

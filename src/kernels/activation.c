@@ -4,6 +4,7 @@
 // -std=c11 turns off FMA contraction; the exp/erf polynomials want it. Deterministic for a given build.
 #pragma GCC optimize("fp-contract=fast")
 
+#include "core/threads.h"
 #include "kernels/activation.h"
 
 #include <math.h>
@@ -113,15 +114,21 @@ ACT_CLONES static void swiglu_bwd_range(size_t n, const float *g, const float *u
     }
 }
 
-// Runs STMT for chunk [i0, i0+len) of [0, n), in parallel when n is large.
+// Runs STMT for chunk [i0, i0+len) of [0, n), in parallel when n is large (threads_split).
+#define ACT_CHUNK_RUN(c_, n, STMT)                                                  \
+    do {                                                                            \
+        size_t i0 = (c_) * ACT_CHUNK, len = (n) - i0 < ACT_CHUNK ? (n) - i0 : ACT_CHUNK; \
+        STMT;                                                                       \
+    } while (0)
 #define ACT_CHUNKED(n, STMT)                                                        \
     do {                                                                            \
         size_t nchunks_ = ((n) + ACT_CHUNK - 1) / ACT_CHUNK;                        \
-        _Pragma("omp parallel for schedule(static) if (nchunks_ >= 4)")             \
-        for (size_t c_ = 0; c_ < nchunks_; c_++) {                                  \
-            size_t i0 = c_ * ACT_CHUNK, len = (n) - i0 < ACT_CHUNK ? (n) - i0 : ACT_CHUNK; \
-            STMT;                                                                   \
+        if (!threads_split(nchunks_ >= 4)) {                                        \
+            for (size_t c_ = 0; c_ < nchunks_; c_++) ACT_CHUNK_RUN(c_, n, STMT);    \
+            break;                                                                  \
         }                                                                           \
+        _Pragma("omp parallel for schedule(static)")                                \
+        for (size_t c_ = 0; c_ < nchunks_; c_++) ACT_CHUNK_RUN(c_, n, STMT);        \
     } while (0)
 
 void relu2_forward(size_t n, const float *h, float *a) { ACT_CHUNKED(n, relu2_fwd_range(len, h + i0, a + i0)); }

@@ -2,16 +2,23 @@
 // Not responsible for the output head (a GEMM in the model) or for validating token ids against V (the
 // data loader does; ids here must be >= 0).
 #include "core/status.h"
+#include "core/threads.h"
 #include "kernels/embedding.h"
 
 #include <string.h>
 
+static inline void embed_row(size_t i, size_t C, const int32_t *tok, const float *E, float *x) {
+    SX_CHECK(tok[i] >= 0, "token ids are non-negative");
+    memcpy(x + i * C, E + (size_t)tok[i] * C, C * sizeof(float));
+}
+
 void embedding_forward(size_t N, size_t C, const int32_t *tok, const float *E, float *x) {
-#pragma omp parallel for schedule(static) if (N * C >= (1u << 16))
-    for (size_t i = 0; i < N; i++) {
-        SX_CHECK(tok[i] >= 0, "token ids are non-negative");
-        memcpy(x + i * C, E + (size_t)tok[i] * C, C * sizeof(float));
+    if (!threads_split(N * C >= (1u << 16))) {
+        for (size_t i = 0; i < N; i++) embed_row(i, C, tok, E, x);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < N; i++) embed_row(i, C, tok, E, x);
 }
 
 // Each thread owns a slice of the channels and walks every row, so no two threads write the same element

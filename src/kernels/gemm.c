@@ -306,9 +306,12 @@ PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, 
 
 // Panels of an operand whose element (r, k) is s[r*ld + k] (A when !trans_a): m rows cut into ceil(m/H)
 // panels H high, kc of kcp deep, in the row-major layout (a_rows) of gemm_ukernel.h, panel q at
-// dst + q*panel_bytes; zero-padded; overwritten. cv converts the rows when given (PACK_BF16_PAIRS only).
+// dst + q*panel_bytes; zero-padded to kcp, and to H rows with pad_rows (a kernel that reads a partial tile's
+// rows past m needs them zero; one with a row-limited variant never reads them); overwritten. cv converts the
+// rows when given (PACK_BF16_PAIRS only).
 PACK_CLONES static void pack_rows(unsigned char *dst, size_t panel_bytes, pack_mode mode, const float *s, size_t ld,
-                                  size_t m, size_t H, size_t kc, size_t kcp, const gemm_bf16_convert *cv) {
+                                  size_t m, size_t H, size_t kc, size_t kcp, const gemm_bf16_convert *cv,
+                                  bool pad_rows) {
     const size_t es = mode == PACK_BF16_PAIRS ? sizeof(uint16_t) : sizeof(float);
     for (size_t r = 0; r < m; r++) {
         // Each row is one short run (kc values) of a large matrix: fetch a few rows ahead.
@@ -321,7 +324,7 @@ PACK_CLONES static void pack_rows(unsigned char *dst, size_t panel_bytes, pack_m
             convert_row(d, mode, s + r * ld, kc);
         memset(d + kc * es, 0, (kcp - kc) * es);
     }
-    if (m % H) memset(dst + m / H * panel_bytes + m % H * kcp * es, 0, (H - m % H) * kcp * es);
+    if (m % H && pad_rows) memset(dst + m / H * panel_bytes + m % H * kcp * es, 0, (H - m % H) * kcp * es);
 }
 
 // ---- blocked driver ---------------------------------------------------------------------------------
@@ -445,8 +448,16 @@ static void tile(const gemm_job *j, const void *ap, const a_panels *a, const voi
         uk->fn(kcp, ap, a->rs, a->ks, bp, c, j->ldc, acc);
         return;
     }
+    const bool few = m < uk->mr && uk->rows;   // only the m rows are computed, not the zero padding
+    if (few && n == uk->nr) {
+        uk->rows(m, kcp, ap, a->rs, a->ks, bp, c, j->ldc, acc);
+        return;
+    }
     alignas(64) float t[TILE_MAX];
-    uk->fn(kcp, ap, a->rs, a->ks, bp, t, uk->nr, false);
+    if (few)
+        uk->rows(m, kcp, ap, a->rs, a->ks, bp, t, uk->nr, false);
+    else
+        uk->fn(kcp, ap, a->rs, a->ks, bp, t, uk->nr, false);
     for (size_t r = 0; r < m; r++)
         for (size_t q = 0; q < n; q++)
             c[r * j->ldc + q] = (acc ? c[r * j->ldc + q] : 0.0f) + t[r * uk->nr + q];
@@ -490,7 +501,7 @@ static size_t prepare_a(const gemm_job *j, size_t ia, size_t ma, size_t pc, size
     if (j->trans_a)
         pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + r0, j->lda, ma - whole, mr, kc, j->cv);
     else
-        pack_rows(abuf, apanel, j->mode, j->A + r0 * j->lda + pc, j->lda, ma - whole, mr, kc, kcp, j->cv);
+        pack_rows(abuf, apanel, j->mode, j->A + r0 * j->lda + pc, j->lda, ma - whole, mr, kc, kcp, j->cv, !j->uk->rows);
     if (!whole) {
         *a = packed_a(j, abuf, apanel, kcp);
         return ma;

@@ -24,17 +24,24 @@
 typedef void (*gemm_ukernel_fn)(size_t kc, const void *a, size_t a_rs, size_t a_ks, const void *b, float *c,
                                 size_t ldc, bool accumulate);
 
+// The same for only the first m < MR rows of the tile (A's other rows are not read, C's not written): each value
+// of C computed exactly as fn computes it. For the few rows of decoding, where a whole tile would multiply
+// MR − m rows of zero padding.
+typedef void (*gemm_ukernel_rows_fn)(size_t m, size_t kc, const void *a, size_t a_rs, size_t a_ks, const void *b,
+                                     float *c, size_t ldc, bool accumulate);
+
 typedef struct {
     size_t mr, nr;   // tile shape
     size_t kstep;    // 1 for fp32 panels, 2 for bf16 pair-interleaved panels
     gemm_ukernel_fn fn;
+    gemm_ukernel_rows_fn rows;   // or NULL: partial tiles run fn on the padded panel
 } gemm_ukernel;
 
 // Portable C, vectorised by the compiler for the baseline ISA: 6 x 8 (any x86-64).
 extern const gemm_ukernel gemm_ukernel_generic;
 // AVX2 + FMA, ymm: 6 x 16 (12 accumulators).
 extern const gemm_ukernel gemm_ukernel_avx2;
-// AVX-512F, zmm: 12 x 32 (24 accumulators), broadcast A, two B vectors per k.
+// AVX-512F, zmm: 12 x 32 (24 accumulators), broadcast A, two B vectors per k; and 1..11 x 32.
 extern const gemm_ukernel gemm_ukernel_avx512;
 // AVX-512 BF16 vdpbf16ps: 12 x 32 over bf16 pair-interleaved panels, fp32 accumulation.
 extern const gemm_ukernel gemm_ukernel_bf16;

@@ -43,4 +43,4 @@ static void ukernel_avx2(size_t kc, const void *a, size_t a_rs, size_t a_ks, con
         body(kc, a, a_rs, 1, b, c, ldc, accumulate);
 }
 
-const gemm_ukernel gemm_ukernel_avx2 = {MR, NR, 1, ukernel_avx2};
+const gemm_ukernel gemm_ukernel_avx2 = {MR, NR, 1, ukernel_avx2, NULL};

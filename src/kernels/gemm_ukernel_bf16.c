@@ -51,4 +51,4 @@ static void ukernel_bf16(size_t kc, const void *a, size_t a_rs, size_t a_ks, con
         body(kc, a, a_rs, 1, b, c, ldc, accumulate);
 }
 
-const gemm_ukernel gemm_ukernel_bf16 = {MR, NR, 2, ukernel_bf16};
+const gemm_ukernel gemm_ukernel_bf16 = {MR, NR, 2, ukernel_bf16, NULL};

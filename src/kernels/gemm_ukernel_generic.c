@@ -18,4 +18,4 @@ static void ukernel_generic(size_t kc, const void *ap, size_t rs, size_t ks, con
         for (int j = 0; j < NR; j++) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
 }
 
-const gemm_ukernel gemm_ukernel_generic = {MR, NR, 1, ukernel_generic};
+const gemm_ukernel gemm_ukernel_generic = {MR, NR, 1, ukernel_generic, NULL};

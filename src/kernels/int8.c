@@ -1,7 +1,7 @@
 // int8: per-channel weight quantization and the weight-only int8 product. See int8.h.
 #include <math.h>
-#include <omp.h>
 #include <string.h>
+#include "core/threads.h"
 #include "kernels/gemm.h"
 #include "kernels/int8.h"
 #include "kernels/int8_tile.h"
@@ -41,27 +41,37 @@ static void (*pick_tile(void))(size_t, size_t, const float *, const int8_t *cons
     return strncmp(gemm_path_name(), "avx512", 6) == 0 ? int8_tile_avx512 : int8_tile_generic;
 }
 
+typedef void (*int8_tile_fn)(size_t, size_t, const float *, const int8_t *const[4], float[4][4]);
+
+// Row block b (4 rows) against channel block cb (4 channels) of int8_linear.
+static inline void int8_block(int8_tile_fn tile, size_t b, size_t cb, size_t N, size_t in, size_t out,
+                              const float *x, const int8_t *q, const float *scale, float *y, bool accumulate) {
+    size_t r0 = 4 * b, R = N - r0 < 4 ? N - r0 : 4, c0 = 4 * cb, C = out - c0 < 4 ? out - c0 : 4;
+    const int8_t *w[4];
+    for (size_t c = 0; c < 4; c++) w[c] = q + (c0 + (c < C ? c : 0)) * in;   // padding repeats a row
+    float sums[4][4];
+    tile(R, in, x + r0 * in, w, sums);
+    for (size_t r = 0; r < R; r++)
+        for (size_t c = 0; c < C; c++) {
+            float v = scale[c0 + c] * sums[r][c], *dst = y + (r0 + r) * out + c0 + c;
+            *dst = accumulate ? *dst + v : v;
+        }
+}
+
 void int8_linear(size_t N, size_t in, size_t out, const float *x, const int8_t *q, const float *scale, float *y,
                  bool accumulate) {
-    void (*tile)(size_t, size_t, const float *, const int8_t *const[4], float[4][4]) = pick_tile();
-    const bool threaded = !omp_in_parallel() && N * in * out >= INT8_PARALLEL_MIN_MACS;
+    int8_tile_fn tile = pick_tile();
     const size_t row_blocks = (N + 3) / 4, ch_blocks = (out + 3) / 4;
     // Blocks of 4 activation rows outside, of 4 channels inside: a row block stays in L1 while the weights
     // stream by.
-#pragma omp parallel for collapse(2) if (threaded) schedule(static)
+    if (!threads_split(N * in * out >= INT8_PARALLEL_MIN_MACS)) {
+        for (size_t b = 0; b < row_blocks; b++)
+            for (size_t cb = 0; cb < ch_blocks; cb++) int8_block(tile, b, cb, N, in, out, x, q, scale, y, accumulate);
+        return;
+    }
+#pragma omp parallel for collapse(2) schedule(static)
     for (size_t b = 0; b < row_blocks; b++)
-        for (size_t cb = 0; cb < ch_blocks; cb++) {
-            size_t r0 = 4 * b, R = N - r0 < 4 ? N - r0 : 4, c0 = 4 * cb, C = out - c0 < 4 ? out - c0 : 4;
-            const int8_t *w[4];
-            for (size_t c = 0; c < 4; c++) w[c] = q + (c0 + (c < C ? c : 0)) * in;   // padding repeats a row
-            float sums[4][4];
-            tile(R, in, x + r0 * in, w, sums);
-            for (size_t r = 0; r < R; r++)
-                for (size_t c = 0; c < C; c++) {
-                    float v = scale[c0 + c] * sums[r][c], *dst = y + (r0 + r) * out + c0 + c;
-                    *dst = accumulate ? *dst + v : v;
-                }
-        }
+        for (size_t cb = 0; cb < ch_blocks; cb++) int8_block(tile, b, cb, N, in, out, x, q, scale, y, accumulate);
 }
 
 void int8_linear_ref(size_t N, size_t in, size_t out, const float *x, const int8_t *q, const float *scale, float *y,

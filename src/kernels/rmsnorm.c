@@ -2,6 +2,7 @@
 // (double accumulation), the fast ones vectorise each row and thread over rows when the work is large.
 // Not responsible for choosing eps or where norms sit in the model.
 #include "core/status.h"
+#include "core/threads.h"
 #include "kernels/rmsnorm.h"
 
 #include <math.h>
@@ -63,8 +64,12 @@ NORM_CLONES static void norm_forward_rows(size_t n, size_t C, const float *x, co
 }
 
 void rmsnorm_forward(size_t N, size_t C, const float *x, const float *g, float eps, float *y, float *rstd) {
+    if (!threads_split(NORM_THREADED(N, C))) {   // rows are independent: all of them in one call
+        norm_forward_rows(N, C, x, g, eps, y, rstd);
+        return;
+    }
     size_t nchunks = (N + NORM_CHUNK - 1) / NORM_CHUNK;
-#pragma omp parallel for schedule(static) if (NORM_THREADED(N, C))
+#pragma omp parallel for schedule(static)
     for (size_t ch = 0; ch < nchunks; ch++) {
         size_t i0 = ch * NORM_CHUNK, n = N - i0 < NORM_CHUNK ? N - i0 : NORM_CHUNK;
         norm_forward_rows(n, C, x + i0 * C, g, eps, y + i0 * C, rstd + i0);

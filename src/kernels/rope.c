@@ -2,6 +2,7 @@
 // rope_forward_ref computes its angles itself in double and is the specification; the fast forward and
 // backward read precomputed cos/sin tables. Not responsible for which tensors are rotated (the model).
 #include "core/status.h"
+#include "core/threads.h"
 #include "kernels/rope.h"
 
 #include <math.h>
@@ -36,28 +37,36 @@ void rope_forward_ref(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_
 // Below this many values a rotation runs on the calling thread.
 enum { ROPE_PARALLEL_MIN = 1 << 16 };
 
-// Rotates every head of the B·T rows by +θ (sign = 1) or −θ (sign = −1); rows are split over the threads
-// (run serially, the rotation of q and k left the other threads idle between two GEMMs). Cloned per ISA so
-// that the inner loop uses wide vectors.
+// Rotates every head of row `row` (of T positions each) by +θ (sign = 1) or −θ (sign = −1).
+static inline __attribute__((always_inline)) void rope_row(size_t row, size_t T, size_t n_heads, size_t hd,
+                                                           size_t half, const float *cos_t, const float *sin_t,
+                                                           float sign, float *x) {
+    const size_t t = row % T;
+    const float *ct = cos_t + t * half, *st = sin_t + t * half;
+    for (size_t h = 0; h < n_heads; h++) {
+        float *x0 = x + (row * n_heads + h) * hd, *x1 = x0 + half;
+#pragma omp simd
+        for (size_t j = 0; j < half; j++) {
+            float a = x0[j], c = x1[j], s = sign * st[j];
+            x0[j] = a * ct[j] - c * s;
+            x1[j] = a * s + c * ct[j];
+        }
+    }
+}
+
+// Rotates every head of the B·T rows; rows are split over the threads (run serially, the rotation of q and k
+// left the other threads idle between two GEMMs). Cloned per ISA so that the inner loop uses wide vectors.
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void rope_apply(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,
                        const float *sin_t, float sign, float *x) {
     SX_CHECK(rot_dim % 2 == 0 && rot_dim > 0 && rot_dim <= hd, "rope: the rotated dimension is even, positive and at most the head dimension");
     const size_t half = rot_dim / 2, rows = B * T;
-#pragma omp parallel for schedule(static) if (rows * n_heads * hd >= ROPE_PARALLEL_MIN)
-    for (size_t row = 0; row < rows; row++) {
-        const size_t t = row % T;
-        const float *ct = cos_t + t * half, *st = sin_t + t * half;
-        for (size_t h = 0; h < n_heads; h++) {
-            float *x0 = x + (row * n_heads + h) * hd, *x1 = x0 + half;
-#pragma omp simd
-            for (size_t j = 0; j < half; j++) {
-                float a = x0[j], c = x1[j], s = sign * st[j];
-                x0[j] = a * ct[j] - c * s;
-                x1[j] = a * s + c * ct[j];
-            }
-        }
+    if (!threads_split(rows * n_heads * hd >= ROPE_PARALLEL_MIN)) {
+        for (size_t row = 0; row < rows; row++) rope_row(row, T, n_heads, hd, half, cos_t, sin_t, sign, x);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (size_t row = 0; row < rows; row++) rope_row(row, T, n_heads, hd, half, cos_t, sin_t, sign, x);
 }
 
 void rope_forward(size_t B, size_t T, size_t n_heads, size_t hd, size_t rot_dim, const float *cos_t,

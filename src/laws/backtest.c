@@ -16,7 +16,10 @@ void backtest_options_default(backtest_options *o) {
     *o = (backtest_options){.holdout = 1, .score_from = 0.1, .baseline = 1};
     curvefit_options_default(&o->fit);
     o->fit.nonembed = -1;
+    o->fit.n_offset = NAN;
 }
+
+const double backtest_offset_fracs[BACKTEST_N_OFFSETS] = {0, 0.25, 0.5};
 
 typedef struct {
     size_t n_groups;
@@ -247,12 +250,12 @@ static sx_status inner_error(const import_ladder *l, const groups *g, const unsi
     return st;
 }
 
-// Mean N of group k's runs, with or without embeddings.
-static double group_n(const import_ladder *l, const groups *g, size_t k, int nonembed) {
+// Mean N the law sees of group k's runs.
+static double group_n(const import_ladder *l, const groups *g, size_t k, const curvefit_options *fit) {
     double sum = 0;
     size_t cnt = 0;
     for (size_t i = 0; i < l->n_runs; i++)
-        if (g->of_run[i] == k) { sum += run_n(&l->runs[i], nonembed); cnt++; }
+        if (g->of_run[i] == k) { sum += curvefit_n(&l->runs[i], fit->nonembed, fit->n_offset); cnt++; }
     return cnt ? sum / (double)cnt : NAN;
 }
 
@@ -264,36 +267,62 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     size_t top = 0, below = SIZE_MAX, n_train_groups = 0;
     unsigned char *seen = sx_calloc_n(g.n_groups ? g.n_groups : 1, 1, "backtest seen");
     if (!seen) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
+    *c = (backtest_choice){.inner_kind = {NAN, NAN}, .n_min = INFINITY};
     for (size_t i = 0; i < l->n_runs; i++)
         if (train[i]) {
             seen[g.of_run[i]] = 1;
             if (g.of_run[i] > top) top = g.of_run[i];
+            c->n_min = fmin(c->n_min, l->runs[i].n_params);
         }
     for (size_t k = 0; k < g.n_groups; k++) {
         n_train_groups += seen[k];
         if (seen[k] && k < top) below = k;
     }
     free(seen);
-    *c = (backtest_choice){.inner_kind = {NAN, NAN}};
+    for (size_t j = 0; j < BACKTEST_N_OFFSETS; j++) c->inner_offset[j] = NAN;
     int differ = 0;
     for (size_t i = 0; i < l->n_runs; i++) differ |= l->runs[i].n_params != l->runs[i].n_nonembed;
     curvefit_options o = *fit;
     backtest_options bo;
     backtest_options_default(&bo);
+    // candidates: with embeddings at each offset (or the one given), without embeddings; the lowest error wins
+    double best = INFINITY, best_offset = 0;
+    int best_kind = 0;
     for (int kind = 0; kind < 2 && !st; kind++) {
         if (fit->nonembed >= 0 ? kind != fit->nonembed : (kind == 1 && !differ)) continue;
-        o.nonembed = kind;
-        bo.fit = o;
-        st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &bo, &c->inner_kind[kind]);
+        for (size_t j = 0; j < (kind == 0 && isnan(fit->n_offset) && n_train_groups >= 3 ? BACKTEST_N_OFFSETS : 1) && !st; j++) {
+            o.nonembed = kind;
+            o.n_offset = kind || (isnan(fit->n_offset) && n_train_groups < 3) ? 0 : isnan(fit->n_offset) ? backtest_offset_fracs[j] * c->n_min : fit->n_offset;
+            bo.fit = o;
+            double e = NAN;
+            st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &bo, &e);
+            if (!kind && isnan(fit->n_offset) && n_train_groups >= 3) c->inner_offset[j] = e;
+            if (!(c->inner_kind[kind] <= e)) c->inner_kind[kind] = e;   // NAN-safe minimum
+            if (e < best || isinf(best)) { best = e; best_kind = kind; best_offset = o.n_offset; }
+        }
     }
     if (!st) {
-        fit->nonembed = fit->nonembed >= 0 ? fit->nonembed : !isnan(c->inner_kind[1]) && c->inner_kind[1] < c->inner_kind[0];
-        c->inner_rms = c->inner_kind[fit->nonembed];
-        c->top_n = group_n(l, &g, top, fit->nonembed);
-        c->log_step = below != SIZE_MAX ? log(c->top_n / group_n(l, &g, below, fit->nonembed)) : 0;
+        fit->nonembed = best_kind;
+        fit->n_offset = best_offset;
+        c->inner_rms = best;
+        c->top_n = group_n(l, &g, top, fit);
+        c->log_step = below != SIZE_MAX ? log(c->top_n / group_n(l, &g, below, fit)) : 0;
     }
     groups_free(&g);
     return st;
+}
+
+json_t *backtest_choice_json(const backtest_choice *c) {
+    json_t *o = json_object();
+    char name[96];
+    for (size_t j = 0; j < BACKTEST_N_OFFSETS; j++)
+        if (!isnan(c->inner_offset[j])) {
+            curvefit_n_name(0, backtest_offset_fracs[j] * c->n_min, name, sizeof name);
+            json_object_set_new(o, name, json_real(c->inner_offset[j]));
+        }
+    if (isnan(c->inner_offset[0]) && !isnan(c->inner_kind[0])) json_object_set_new(o, "with embeddings", json_real(c->inner_kind[0]));
+    if (!isnan(c->inner_kind[1])) json_object_set_new(o, "without embeddings", json_real(c->inner_kind[1]));
+    return o;
 }
 
 // ---- the schedule law, when the training runs are one size -----------------------------------------------
@@ -318,7 +347,7 @@ static sx_status sched_curve(const import_ladder *l, const import_run *r, size_t
 
 // The joint law's leave-one-curve-out error on the training runs (c[n]: their curves, in run order), scored as
 // schedfit scores the multi-power law's (each curve's points no other curve shares), so the two compare.
-static sx_status nds_loco(const import_ladder *l, const unsigned char *train, const backtest_options *o,
+static sx_status nds_loco(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
                           const schedfit_curve *c, size_t n, double *err) {
     unsigned char *use = sx_alloc(l->n_runs ? l->n_runs : 1, "backtest use");
     if (!use) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
@@ -335,7 +364,7 @@ static sx_status nds_loco(const import_ladder *l, const unsigned char *train, co
         curvefit_model m;
         if (!steps || !pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         for (size_t q = 0; !st && q < np; q++) steps[q] = (long)c[k].steps[q] + 1;
-        if (!st && !curvefit_fit(l, use, &o->fit, &m) && !curvefit_predict(&m, &l->runs[i], steps, np, pred)) {
+        if (!st && !curvefit_fit(l, use, fit, &m) && !curvefit_predict(&m, &l->runs[i], steps, np, pred)) {
             double e = 0;
             size_t cnt = 0;
             for (size_t q = 0; q < np; q++)
@@ -351,62 +380,116 @@ static sx_status nds_loco(const import_ladder *l, const unsigned char *train, co
     return st;
 }
 
-// The multi-power law with its cross-validated shape prior on the training runs when they are all one size
-// (schedule transfer), scored on every target run: *fitted 0 (and nothing scored) otherwise.
-static sx_status mpl_method(const import_ladder *l, const unsigned char *train, const backtest_options *o, score *sm,
-                            json_t **info) {
+const char *const backtest_law_names[3] = {"nds", "mpl", "tissue"};
+
+sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
+                                backtest_schedlaw *s) {
+    memset(s, 0, sizeof *s);
     size_t n = 0, cap = l->n_runs ? l->n_runs : 1;
     double n_first = NAN;
     int one_size = 1;
     for (size_t i = 0; i < l->n_runs; i++)
-        if (train[i]) {
+        if (!train || train[i]) {
             if (isnan(n_first)) n_first = l->runs[i].n_params;
             one_size &= l->runs[i].n_params == n_first;
             n++;
         }
-    *info = NULL;
     if (!one_size || n < 2) return SX_OK;
+    unsigned char *use = sx_alloc(cap, "backtest use");
     schedfit_curve *c = sx_calloc_n(cap, sizeof *c, "backtest curves");
     void **blocks = sx_calloc_n(3 * cap, sizeof *blocks, "backtest blocks");
-    sx_status st = c && blocks ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    sx_status st = use && c && blocks ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
     n = 0;
-    for (size_t i = 0; i < l->n_runs && !st; i++)
-        if (train[i]) {
-            st = sched_curve(l, &l->runs[i], o->fit.loss, o->fit.min_frac, &c[n], (double **)&blocks[3 * n],
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        use[i] = !train || train[i];
+        if (use[i]) {
+            st = sched_curve(l, &l->runs[i], fit->loss, fit->min_frac, &c[n], (double **)&blocks[3 * n],
                              (size_t **)&blocks[3 * n + 1], (double **)&blocks[3 * n + 2]);
             n++;
         }
-    double weight, cv[SCHEDFIT_N_WEIGHTS];
-    fit_result r = {0};
-    if (!st) st = schedfit_mpl(c, n, &weight, cv, &r);
-    double nds_cv = NAN, mpl_cv = INFINITY;   // the schedule law's choice, by leaving one training curve out
-    for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) mpl_cv = fmin(mpl_cv, isnan(cv[k]) ? INFINITY : cv[k]);
-    if (!st) st = nds_loco(l, train, o, c, n, &nds_cv);
-    for (size_t i = 0; i < l->n_runs && !st; i++) {
-        if (train[i]) continue;
-        const import_run *t = &l->runs[i];
-        schedfit_curve tc;
-        double *lr, *y, *pred = sx_alloc((t->n_points ? t->n_points : 1) * sizeof *pred, "backtest pred");
-        size_t *steps;
-        st = sched_curve(l, t, o->fit.loss, 0, &tc, &lr, &steps, &y);
-        if (!st && !pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
-        if (!st) st = schedfit_mpl_predict(r.params, &tc, pred);
-        if (!st) score_run(sm, l, t, o->fit.loss, o->score_from, pred, NULL, NULL);
-        free(lr); free(steps); free(y); free(pred);
     }
+    if (!st) st = schedfit_mpl(c, n, &s->prior_weight, s->cv, &s->mpl);
+    if (!st) st = schedfit_tissue_fit(c, n, n, &s->tissue);
+    s->law_cv[BACKTEST_LAW_MPL] = INFINITY;
+    for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++)
+        s->law_cv[BACKTEST_LAW_MPL] = fmin(s->law_cv[BACKTEST_LAW_MPL], isnan(s->cv[k]) ? INFINITY : s->cv[k]);
+    if (!st) s->law_cv[BACKTEST_LAW_TISSUE] = schedfit_tissue_cv_error(c, n);
+    if (!st) st = nds_loco(l, use, fit, c, n, &s->law_cv[BACKTEST_LAW_NDS]);
     if (!st) {
-        json_t *p = json_array(), *cvs = json_array();
-        for (size_t j = 0; j < r.n_params; j++) json_array_append_new(p, json_real(r.params[j]));
-        for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) json_array_append_new(cvs, json_real(cv[k]));
-        *info = json_pack("{s:s, s:o, s:f, s:o, s:f, s:{s:f, s:f, s:s}}", "law", "multi-power (L0, A, B, alpha, C, beta, gamma)",
-                          "params", p, "prior_weight", weight, "cv_error_by_weight", cvs, "in_sample_mean", r.mean_abs_rel,
-                          "schedule_law_choice", "nds", nds_cv, "mpl", mpl_cv, "chosen", nds_cv <= mpl_cv ? "nds" : "mpl");
+        s->fitted = 1;
+        s->chosen = BACKTEST_LAW_NDS;   // ties and failed folds (NAN) keep the joint law
+        for (int k = BACKTEST_LAW_MPL; k <= BACKTEST_LAW_TISSUE; k++)
+            if (s->law_cv[k] < s->law_cv[s->chosen] || isnan(s->law_cv[s->chosen])) s->chosen = (backtest_law)k;
     }
-    if (r.params) fit_result_free(&r);
     for (size_t k = 0; blocks && k < 3 * n; k++) free(blocks[k]);
     free(blocks);
     free(c);
+    free(use);
+    if (st) backtest_schedlaw_free(s);
     return st;
+}
+
+void backtest_schedlaw_free(backtest_schedlaw *s) {
+    if (s->mpl.params) fit_result_free(&s->mpl);
+    if (s->tissue.params) fit_result_free(&s->tissue);
+    memset(s, 0, sizeof *s);
+}
+
+sx_status backtest_sched_predict(backtest_law law, const double *p, const import_run *r, const long *steps, size_t n,
+                                 double *pred) {
+    double *lr = sx_alloc((size_t)r->total_steps * sizeof *lr, "backtest lr");
+    size_t *s0 = sx_alloc((n ? n : 1) * sizeof *s0, "backtest steps");
+    sx_status st = lr && s0 ? import_run_lr(r, lr) : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    for (size_t q = 0; q < n && !st; q++) {
+        if (steps[q] < 1 || steps[q] > r->total_steps) st = sx_fail(SX_ERR_ARG, "schedule law: step %ld outside [1, %ld]", steps[q], r->total_steps);
+        else s0[q] = (size_t)(steps[q] - 1);
+    }
+    schedfit_curve c = {lr, (size_t)r->total_steps, s0, NULL, n};
+    if (!st) st = law == BACKTEST_LAW_TISSUE ? schedfit_tissue_predict(p, &c, pred) : schedfit_mpl_predict(p, &c, pred);
+    free(lr);
+    free(s0);
+    return st;
+}
+
+// The schedule laws on the training runs when they are all one size (schedule transfer), each scored on every
+// target run (sm: the MPL, stis: Tissue's law): *info NULL (and nothing scored) otherwise.
+static sx_status sched_methods(const import_ladder *l, const unsigned char *train, const backtest_options *o, score *sm,
+                               score *stis, json_t **info) {
+    *info = NULL;
+    backtest_schedlaw s;
+    sx_status st = backtest_schedule_law(l, train, &o->fit, &s);
+    if (st || !s.fitted) return st;
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        if (train[i]) continue;
+        const import_run *t = &l->runs[i];
+        double *pred = sx_alloc((t->n_points ? t->n_points : 1) * sizeof *pred, "backtest pred");
+        if (!pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        if (!st) st = backtest_sched_predict(BACKTEST_LAW_MPL, s.mpl.params, t, t->step, t->n_points, pred);
+        if (!st) score_run(sm, l, t, o->fit.loss, o->score_from, pred, NULL, NULL);
+        if (!st) st = backtest_sched_predict(BACKTEST_LAW_TISSUE, s.tissue.params, t, t->step, t->n_points, pred);
+        if (!st) score_run(stis, l, t, o->fit.loss, o->score_from, pred, NULL, NULL);
+        free(pred);
+    }
+    if (!st) *info = backtest_schedlaw_json(&s);
+    backtest_schedlaw_free(&s);
+    return st;
+}
+
+static json_t *params_json(const fit_result *r) {
+    json_t *p = json_array();
+    for (size_t j = 0; j < r->n_params; j++) json_array_append_new(p, json_real(r->params[j]));
+    return p;
+}
+
+json_t *backtest_schedlaw_json(const backtest_schedlaw *s) {
+    json_t *cvs = json_array();
+    for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) json_array_append_new(cvs, json_real(s->cv[k]));
+    return json_pack("{s:s, s:o, s:f, s:o, s:f, s:{s:o, s:f}, s:{s:f, s:f, s:f, s:s}}", "law",
+                     "multi-power (L0, A, B, alpha, C, beta, gamma)", "params", params_json(&s->mpl), "prior_weight",
+                     s->prior_weight, "cv_error_by_weight", cvs, "in_sample_mean", s->mpl.mean_abs_rel, "tissue", "params",
+                     params_json(&s->tissue), "in_sample_mean", s->tissue.mean_abs_rel, "schedule_law_choice", "nds",
+                     s->law_cv[BACKTEST_LAW_NDS], "mpl", s->law_cv[BACKTEST_LAW_MPL], "tissue", s->law_cv[BACKTEST_LAW_TISSUE],
+                     "chosen", backtest_law_names[s->chosen]);
 }
 
 sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
@@ -444,13 +527,14 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     backtest_options oo = *o;
     backtest_choice ch;
     if (!st) st = backtest_one_size_back(l, train, &oo.fit, &ch);
-    double *inner_kind = ch.inner_kind, inner = ch.inner_rms;
+    double inner = ch.inner_rms;
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
-    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()};
+    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()},
+          stis = {.runs = json_array()};
     json_t *mpl_info = NULL;
-    if (!st) st = mpl_method(l, train, o, &sm, &mpl_info);
+    if (!st) st = sched_methods(l, train, o, &sm, &stis, &mpl_info);
     finallaw fl;   // the final-loss law on the training runs' final losses, scored on the targets' (when it fits)
     int have_fl = !st && finallaw_fit(l, train, o->fit.loss, o->fit.nonembed, 0, &fl) == SX_OK;
     double log_step = ch.log_step;
@@ -464,7 +548,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
-            double dist = log_step > 0 ? log(run_n(r, o->fit.nonembed) / ch.top_n) / log_step : 1;
+            double dist = log_step > 0 ? log(curvefit_n(r, o->fit.nonembed, o->fit.n_offset) / ch.top_n) / log_step : 1;
             double se = inner * fmax(1, dist), sigma = sqrt(m.sigma_noise * m.sigma_noise + se * se);
             for (size_t q = 0; q < np; q++) {
                 lo[q] = pred[q] * (1 - 2 * sigma);
@@ -493,17 +577,18 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (o->baseline && n_train_groups >= 3) json_array_append_new(methods, score_json("perfrac", &sb));
         if (sf.n) json_array_append_new(methods, score_json("final", &sf));
         if (sm.n) json_array_append_new(methods, score_json("mpl", &sm));
+        if (stis.n) json_array_append_new(methods, score_json("tissue", &stis));
         fit_law probe;
         law_nds_run one = {1, 1, (double[]){1}, 1, (size_t[]){0}, 1};
         if (law_nds_bind(&one, 1, &probe) == SX_OK) {
             for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, probe.params[j].name, json_real(m.p[j]));
             fit_law_free(&probe);
         }
-        json_t *choice = json_object();
-        for (int kind = 0; kind < 2; kind++)
-            if (!isnan(inner_kind[kind])) json_object_set_new(choice, kind ? "without embeddings" : "with embeddings", json_real(inner_kind[kind]));
+        json_t *choice = backtest_choice_json(&ch);
+        char n_kind[96];
+        curvefit_n_name(o->fit.nonembed, o->fit.n_offset, n_kind, sizeof n_kind);
         *report = json_pack("{s:o, s:o, s:o, s:s, s:s, s:f, s:o, s:{s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f}}", "targets", tg,
-                            "train", tr, "n_choice_inner_rms", choice, "n_param_kind", o->fit.nonembed ? "without embeddings" : "with embeddings", "loss",
+                            "train", tr, "n_choice_inner_rms", choice, "n_param_kind", n_kind, "loss",
                             l->loss_names[o->fit.loss], "score_from", o->score_from, "methods", methods, "nds", "params",
                             params, "runs", (json_int_t)m.n_runs, "points", (json_int_t)m.n_points, "in_sample_mean",
                             m.in_mean, "in_sample_max", m.in_max, "sigma_noise", m.sigma_noise, "sigma_fit", m.sigma_fit,
@@ -519,6 +604,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     json_decref(sb.runs);
     json_decref(sf.runs);
     json_decref(sm.runs);
+    json_decref(stis.runs);
     json_decref(mpl_info);
     free(train);
     groups_free(&g);
@@ -569,8 +655,9 @@ void backtest_print(FILE *f, const json_t *rep) {
                 100 * num(mpl, "in_sample_mean"));
     json_t *law_ch = json_object_get(mpl, "schedule_law_choice");
     if (law_ch)
-        fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%% -> %s\n", 100 * num(law_ch, "nds"),
-                100 * num(law_ch, "mpl"), json_string_value(json_object_get(law_ch, "chosen")));
+        fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%%, tissue %.3f%% -> %s\n",
+                100 * num(law_ch, "nds"), 100 * num(law_ch, "mpl"), 100 * num(law_ch, "tissue"),
+                json_string_value(json_object_get(law_ch, "chosen")));
     json_t *fl = json_object_get(rep, "final_law");
     if (fl)
         fprintf(f, "final law (on %lld runs' final losses): L = %.4g + %.4g*N^-%.4g + %.4g*D^-%.4g; in-sample mean %.3f%%\n",

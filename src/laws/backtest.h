@@ -16,6 +16,8 @@
 #include <jansson.h>
 #include "core/status.h"
 #include "laws/curvefit.h"
+#include "laws/fit.h"
+#include "laws/schedfit.h"
 #include "runs/import.h"
 
 typedef enum { BACKTEST_SIZE, BACKTEST_ROLE } backtest_protocol;
@@ -34,14 +36,49 @@ void backtest_options_default(backtest_options *o);
 // The band's extrapolation unit, from the runs with train[i] != 0: the RMS relative error (after score_from
 // = 10%) of the training set's largest group forecast from the groups below it (with fewer than 3 groups:
 // of every training run forecast from the others), for N with and without embeddings; fit->nonembed < 0
-// chooses the lower (overwritten with the choice).
+// chooses the lower, and N with embeddings is tried less each offset when fit->n_offset is NAN (both
+// overwritten with the choice).
+// Offsets tried for N with embeddings (curvefit_options.n_offset NAN: choose), as fractions of the smallest
+// training run's N with embeddings: {0, 0.25, 0.5}.
+#define BACKTEST_N_OFFSETS 3
+extern const double backtest_offset_fracs[BACKTEST_N_OFFSETS];
 typedef struct {
-    double inner_kind[2];   // [with, without embeddings]; NAN: not tried
+    double inner_kind[2];   // [with (at its best offset), without embeddings]; NAN: not tried
+    double inner_offset[BACKTEST_N_OFFSETS]; // with embeddings at each offset fraction; NAN: not tried
+    double n_min;           // the smallest training N with embeddings (the offsets' unit)
     double inner_rms;       // of the chosen kind
     double top_n, log_step; // N of the largest training group, log(N_top / N of the group below it) (0: none)
 } backtest_choice;
+// {"<N kind>": inner RMS} for every candidate tried (names by curvefit_n_name); a new reference.
+json_t *backtest_choice_json(const backtest_choice *c);
 sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *train, curvefit_options *fit,
                                  backtest_choice *c);
+
+// The schedule law of a ladder whose runs with train[i] != 0 (train NULL: all) are one size (runs that differ
+// only in their schedule): the multi-power law with its shape prior (laws/schedfit.h, weight by leaving one
+// curve out), Tissue's law and the joint law, each scored by leaving one training curve out (on the points no
+// other curve shares); the lowest error is the choice (`fit`'s and `forecast`'s default; `backtest` scores
+// mpl and tissue as methods). fitted 0 when the runs are not one size or fewer than 2 (nothing else set).
+typedef enum { BACKTEST_LAW_NDS, BACKTEST_LAW_MPL, BACKTEST_LAW_TISSUE } backtest_law;
+extern const char *const backtest_law_names[3];   // "nds", "mpl", "tissue"
+typedef struct {
+    int fitted;
+    backtest_law chosen;
+    fit_result mpl, tissue;                  // mpl at the chosen prior weight (free with backtest_schedlaw_free)
+    double prior_weight, cv[SCHEDFIT_N_WEIGHTS];
+    double law_cv[3];                        // leave-one-curve-out mean |rel err| of each law, backtest_law order
+} backtest_schedlaw;
+sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
+                                backtest_schedlaw *s);
+void backtest_schedlaw_free(backtest_schedlaw *s);
+// {"law", "params": [L0, A, B, alpha, C, beta, gamma], "prior_weight", "cv_error_by_weight", "in_sample_mean",
+//  "tissue": {"params": [L0, A, C, alpha, lambda], "in_sample_mean"}, "schedule_law_choice": {"nds", "mpl",
+//  "tissue", "chosen"}}; a new reference.
+json_t *backtest_schedlaw_json(const backtest_schedlaw *s);
+// The schedule law `law` (MPL p[7] or Tissue p[5]) on run r (its LR of every step, absolute) after steps[n]
+// (1-based): pred[n] overwritten.
+sx_status backtest_sched_predict(backtest_law law, const double *p, const import_run *r, const long *steps, size_t n,
+                                 double *pred);
 
 // Runs the backtest; *report receives a new JSON object:
 //   {"targets": [group...], "train": [group...], "n_param_kind": "with embeddings"|"without embeddings",

@@ -1,5 +1,6 @@
 // curvefit: the joint (N, D, schedule) law on curve-ladder runs. See curvefit.h.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
@@ -11,8 +12,17 @@ void curvefit_options_default(curvefit_options *o) {
 
 // The law's view of run r at the given 1-based steps: the LR shape (malloc'd into *mult) and 0-based steps
 // (malloc'd into *idx).
-static sx_status nds_run_of(const import_run *r, int nonembed, const long *steps, size_t n, law_nds_run *out,
-                            double **mult, size_t **idx) {
+double curvefit_n(const import_run *r, int nonembed, double n_offset) {
+    return nonembed ? r->n_nonembed : r->n_params - n_offset;
+}
+
+void curvefit_n_name(int nonembed, double n_offset, char *buf, size_t cap) {
+    if (nonembed || !(n_offset > 0)) snprintf(buf, cap, "%s embeddings", nonembed ? "without" : "with");
+    else snprintf(buf, cap, "with embeddings less %.3g", n_offset);
+}
+
+static sx_status nds_run_of(const import_run *r, int nonembed, double n_offset, const long *steps, size_t n,
+                            law_nds_run *out, double **mult, size_t **idx) {
     *mult = sx_alloc((size_t)r->total_steps * sizeof **mult, "curvefit mult");
     *idx = sx_alloc((n ? n : 1) * sizeof **idx, "curvefit idx");
     if (!*mult || !*idx) return sx_fail(SX_ERR_NOMEM, "curve fit: out of memory");
@@ -20,7 +30,9 @@ static sx_status nds_run_of(const import_run *r, int nonembed, const long *steps
     if (st) return st;
     for (long i = 0; i < r->total_steps; i++) (*mult)[i] /= r->peak_lr;
     for (size_t q = 0; q < n; q++) (*idx)[q] = (size_t)(steps[q] - 1);
-    *out = (law_nds_run){.n_params = nonembed ? r->n_nonembed : r->n_params, .tokens_per_step = r->tokens_per_step,
+    if (!(curvefit_n(r, nonembed, n_offset) > 0))
+        return sx_fail(SX_ERR_ARG, "curve fit: run '%s': N %.6g less the offset %.6g is not positive", r->id, r->n_params, n_offset);
+    *out = (law_nds_run){.n_params = curvefit_n(r, nonembed, n_offset), .tokens_per_step = r->tokens_per_step,
                          .mult = *mult, .n_steps = (size_t)r->total_steps, .steps = *idx, .n_points = n};
     return SX_OK;
 }
@@ -29,7 +41,7 @@ sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const l
     law_nds_run u;
     double *mult = NULL;
     size_t *idx = NULL;
-    sx_status st = nds_run_of(r, m->nonembed, steps, n, &u, &mult, &idx);
+    sx_status st = nds_run_of(r, m->nonembed, m->n_offset, steps, n, &u, &mult, &idx);
     if (!st) st = law_nds_predict(m->p, &u, 1, pred);
     free(mult);
     free(idx);
@@ -39,6 +51,7 @@ sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const l
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m) {
     memset(m, 0, sizeof *m);
     m->nonembed = o->nonembed;
+    m->n_offset = o->nonembed ? 0 : o->n_offset;
     size_t nr = 0, np = 0;
     law_nds_run *runs = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *runs, "curvefit runs");
     double **mults = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *mults, "curvefit mults");
@@ -67,7 +80,7 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         if (!k) { free(steps[nr]); steps[nr] = NULL; continue; }
         double wk = o->weight == CURVEFIT_W_POINT ? 1 : o->weight == CURVEFIT_W_SQRT ? 1 / sqrt((double)k) : 1 / (double)k;
         for (size_t q = 0; q < k; q++) w[np + q] = wk;
-        st = nds_run_of(r, o->nonembed, steps[nr], k, &runs[nr], &mults[nr], &idxs[nr]);
+        st = nds_run_of(r, o->nonembed, o->nonembed ? 0 : o->n_offset, steps[nr], k, &runs[nr], &mults[nr], &idxs[nr]);
         np += k;
         nr++;
     }

@@ -44,4 +44,12 @@ int schedfit_point_shared(const schedfit_curve *c, size_t n, size_t k, size_t i)
 // Predictions of params p on curve c: pred[c->n_points] overwritten.
 sx_status schedfit_mpl_predict(const double *p, const schedfit_curve *c, double *pred);
 
+// Tissue's law (Tissue et al. 2024, laws.h: L0 + A·S1^-alpha - C·S2, the LR-annealing area with decay lambda)
+// as the alternative schedule law, without a prior (its two non-linear parameters are identified by a few
+// curves): the fit on every curve but `skip` (n: none), its leave-one-curve-out error (scored as the MPL's),
+// and its predictions, as the MPL functions above.
+sx_status schedfit_tissue_fit(const schedfit_curve *c, size_t n, size_t skip, fit_result *r);
+double schedfit_tissue_cv_error(const schedfit_curve *c, size_t n);
+sx_status schedfit_tissue_predict(const double *p, const schedfit_curve *c, double *pred);
+
 #endif

@@ -26,9 +26,24 @@ void linear_forget_int8(const float *W) {
     if (n_int8 == 0) { free(int8_w); int8_w = NULL; cap_int8 = 0; }
 }
 
+static _Thread_local const linear_packed_set *tl_packed;
+
+const linear_packed_set *linear_bind_packed(const linear_packed_set *s) {
+    const linear_packed_set *before = tl_packed;
+    tl_packed = s;
+    return before;
+}
+
 void linear_forward(size_t N, size_t in, size_t out, const float *x, const float *W, float *y, bool accumulate) {
     for (size_t i = 0; i < n_int8; i++)
         if (int8_w[i].W == W) { int8_linear(N, in, out, x, int8_w[i].q, int8_w[i].scale, y, accumulate); return; }
+    for (size_t i = 0; tl_packed && i < tl_packed->n; i++) {
+        const gemm_packed_b *p = &tl_packed->v[i];
+        if (p->B == W && p->K == in && p->N == out && p->trans_b && p->ldb == in) {
+            gemm_packed(false, N, x, in, p, y, out, accumulate);
+            return;
+        }
+    }
     gemm(false, true, N, out, in, x, in, W, in, y, out, accumulate);
 }
 

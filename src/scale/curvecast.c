@@ -16,27 +16,38 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
     curvefit_options_default(&o);
     o.loss = loss;
     o.nonembed = -1;
+    o.n_offset = NAN;
     unsigned char *all = sx_alloc(l->n_runs ? l->n_runs : 1, "curvecast all");
     if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");
     memset(all, 1, l->n_runs);
     backtest_choice ch;
     sx_status st = backtest_one_size_back(l, all, &o, &ch);
     curvefit_model m;
+    backtest_schedlaw sl = {0};
     if (!st) st = curvefit_fit(l, all, &o, &m);
+    if (!st) st = backtest_schedule_law(l, all, &o, &sl);   // one size: the schedule law, chosen by leaving one curve out
     free(all);
     if (st) return st;
-    json_t *params = json_object(), *choice = json_object();
+    json_t *params = json_object(), *choice = backtest_choice_json(&ch);
     for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, param_names[j], json_real(m.p[j]));
-    for (int k = 0; k < 2; k++)
-        if (!isnan(ch.inner_kind[k])) json_object_set_new(choice, k ? "without embeddings" : "with embeddings", json_real(ch.inner_kind[k]));
+    char n_kind[96];
+    curvefit_n_name(o.nonembed, o.n_offset, n_kind, sizeof n_kind);
     int given = 1;
     for (size_t i = 0; i < l->n_runs; i++) given &= !isnan(l->runs[i].flops_per_token);
     *fit = json_pack("{s:s, s:i, s:{s:I, s:I, s:s, s:s}, s:s, s:o, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:f, s:f}",
                      "kind", "curve-ladder", "version", CURVECAST_VERSION, "ladder", "runs", (json_int_t)m.n_runs, "points",
-                     (json_int_t)m.n_points, "loss", l->loss_names[loss], "flops", given ? "given" : "6ND", "law", "nds",
-                     "params", params, "n_kind", o.nonembed ? "without embeddings" : "with embeddings", "n_choice_inner_rms",
+                     (json_int_t)m.n_points, "loss", l->loss_names[loss], "flops", given ? "given" : "6ND", "law",
+                     backtest_law_names[sl.chosen],
+                     "params", params, "n_kind", n_kind, "n_choice_inner_rms",
                      choice, "sigma", "noise", m.sigma_noise, "one_size_back", ch.inner_rms, "top_n", ch.top_n, "log_step",
                      ch.log_step, "fit_rms", m.sigma_fit, "in_sample_mean", m.in_mean, "in_sample_max", m.in_max);
+    if (*fit && o.n_offset > 0) json_object_set_new(*fit, "n_offset", json_real(o.n_offset));
+    if (*fit && sl.fitted) {
+        json_t *sj = backtest_schedlaw_json(&sl);
+        json_object_set_new(sj, "n_params", json_real(l->runs[0].n_params));
+        json_object_set_new(*fit, "schedule_law", sj);
+    }
+    backtest_schedlaw_free(&sl);
     if (!*fit) return sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
     forecast_seal(*fit);
     return SX_OK;
@@ -56,15 +67,39 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     }
     const char *nk = json_string_value(json_object_get(fit, "n_kind"));
     m.nonembed = nk && !strcmp(nk, "without embeddings");
+    m.n_offset = m.nonembed ? 0 : num(fit, "n_offset");   // absent: 0
+    if (!(m.n_offset >= 0)) return sx_fail(SX_ERR_FORMAT, "fit.json: n_offset is negative");
     for (size_t q = 0; q < n; q++)
         if (steps[q] < 1 || steps[q] > t->total_steps || (q && steps[q] <= steps[q - 1]))
             return sx_fail(SX_ERR_ARG, "forecast: steps must increase within [1, %ld] (got %ld)", t->total_steps, steps[q]);
+    // the law: the joint law, or on a one-size ladder a schedule law (its parameters in "schedule_law")
+    const char *law_name = json_string_value(json_object_get(fit, "law"));
+    backtest_law law = BACKTEST_LAW_NDS;
+    for (int k = 1; k < 3; k++)
+        if (law_name && !strcmp(law_name, backtest_law_names[k])) law = (backtest_law)k;
+    json_t *sl = json_object_get(fit, "schedule_law");
+    json_t *sp = law == BACKTEST_LAW_TISSUE ? json_object_get(json_object_get(sl, "tissue"), "params") : json_object_get(sl, "params");
+    size_t n_sp = law == BACKTEST_LAW_TISSUE ? LAW_TIS_NPARAM : LAW_MPL_NPARAM;
+    double sched_p[LAW_MPL_NPARAM];
+    for (size_t j = 0; law != BACKTEST_LAW_NDS && j < n_sp; j++) {
+        sched_p[j] = json_number_value(json_array_get(sp, j));
+        if (!(sched_p[j] > 0) || json_array_size(sp) != n_sp)
+            return sx_fail(SX_ERR_FORMAT, "fit.json: schedule_law %s parameter %zu missing or not positive", law_name, j);
+    }
+    if (law != BACKTEST_LAW_NDS && t->n_params != num(sl, "n_params"))
+        return sx_fail(SX_ERR_ARG, "forecast: the fit's law is the %s law of one size (N %.6g), which forecasts other "
+                       "schedules of that size only; the target has N %.6g", law_name, num(sl, "n_params"), t->n_params);
     double *pred = sx_alloc((n ? n : 1) * sizeof *pred, "curvecast pred");
     if (!pred) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
-    sx_status st = curvefit_predict(&m, t, steps, n, pred);
-    double N = m.nonembed ? t->n_nonembed : t->n_params, top = num(sg, "top_n"), ls = num(sg, "log_step");
+    sx_status st = law == BACKTEST_LAW_NDS ? curvefit_predict(&m, t, steps, n, pred)
+                                           : backtest_sched_predict(law, sched_p, t, steps, n, pred);
+    double N = curvefit_n(t, m.nonembed, m.n_offset), top = num(sg, "top_n"), ls = num(sg, "log_step");
     double dist = top > 0 && ls > 0 ? log(N / top) / ls : 1, noise = num(sg, "noise");
-    double ext = num(sg, "one_size_back") * fmax(1, dist), sigma = sqrt(noise * noise + ext * ext);
+    // extrapolation: one size back scaled by distance; a schedule law's is its leave-one-curve-out error
+    double ext = law != BACKTEST_LAW_NDS ? num(json_object_get(sl, "schedule_law_choice"), law_name)
+                                         : num(sg, "one_size_back") * fmax(1, dist);
+    double sigma = sqrt(noise * noise + ext * ext);
+    if (law != BACKTEST_LAW_NDS) dist = 0;
     json_t *pts = json_array();
     for (size_t q = 0; q < n && !st; q++) {
         double tok = (double)steps[q] * t->tokens_per_step;
@@ -74,8 +109,8 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     }
     free(pred);
     if (st) { json_decref(pts); return st; }
-    *fc = json_pack("{s:s, s:i, s:{s:s, s:f, s:f, s:f, s:I, s:f, s:I, s:s}, s:s, s:{s:f, s:f, s:f, s:f}, s:o}", "kind",
-                    "curve-forecast", "version", CURVECAST_VERSION, "target", "run", t->id, "n_params", t->n_params,
+    *fc = json_pack("{s:s, s:i, s:s, s:{s:s, s:f, s:f, s:f, s:I, s:f, s:I, s:s}, s:s, s:{s:f, s:f, s:f, s:f}, s:o}", "kind",
+                    "curve-forecast", "version", CURVECAST_VERSION, "law", backtest_law_names[law], "target", "run", t->id, "n_params", t->n_params,
                     "n_params_nonembed", t->n_nonembed, "tokens_per_step", t->tokens_per_step, "total_steps",
                     (json_int_t)t->total_steps, "peak_lr", t->peak_lr, "warmup_steps", (json_int_t)t->warmup_steps,
                     "schedule", t->schedule, "flops_rule", isnan(t->flops_per_token) ? "6ND (N with embeddings)" : "given per token",

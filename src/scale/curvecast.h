@@ -1,6 +1,7 @@
 // curvecast: fit.json and forecast.json for curve ladders (runs/import.h). `fit` fits the joint law
 // (laws/curvefit.h) to every run, with N (with or without embeddings) chosen one size back, and records the
-// band's parts; `forecast` forecasts any target run (a runs-table row or one described by flags) at any list
+// band's parts; on a one-size ladder (runs differing only in schedule) it also fits the multi-power law with its
+// shape prior and keeps whichever law has the lower leave-one-curve-out error (laws/backtest.h); `forecast` forecasts any target run (a runs-table row or one described by flags) at any list
 // of steps with a band, frozen by a SHA-256; `check` scores a logged run against a frozen forecast at every
 // logged point, interpolating the forecast in log-step between its points.
 // Not responsible for: reading ladders (import.h), the law or its fit (law_nds.h, curvefit.h), CLI printing.
@@ -13,11 +14,12 @@
 
 #define CURVECAST_VERSION 1
 
-// *fit receives {"kind": "curve-ladder", "version", "ladder": {"runs", "groups", "loss", "flops"}, "law": "nds",
+// *fit receives {"kind": "curve-ladder", "version", "ladder": {"runs", "groups", "loss", "flops"}, "law": "nds"|"mpl",
+// "schedule_law" (one-size ladders: backtest_schedlaw_json plus "n_params"),
 // "params": {...}, "n_kind": "with embeddings"|"without embeddings", "n_choice_inner_rms": {...},
 // "sigma": {"noise", "one_size_back", "top_n", "log_step"}, "in_sample_mean", "in_sample_max"}.
 sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit);
-// *fc receives {"kind": "curve-forecast", "version", "target": {...}, "flops_rule", "sigma", "points":
+// *fc receives {"kind": "curve-forecast", "version", "law", "target": {...}, "flops_rule", "sigma", "points":
 // [{"step", "tokens", "flops", "loss", "lo", "hi"}], "sha256"}. steps[n]: 1-based, increasing, <= total_steps.
 sx_status curvecast_forecast(json_t *fit, const import_run *target, const long *steps, size_t n, json_t **fc);
 // *report receives {"run", "points": [[step, observed, forecast, lo, hi]], "mean_abs_rel_err", "max_abs_rel_err",

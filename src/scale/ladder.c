@@ -15,6 +15,7 @@
 #include "core/lines.h"
 #include "data/shard.h"
 #include "dist/dist.h"
+#include "infer/tasks.h"
 #include "model/config.h"
 #include "optim/schedule.h"
 #include "data/mixture.h"
@@ -88,13 +89,13 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
     if (!strcmp(key, "val")) COPY(val);
     if (!strcmp(key, "val_set")) COPY(val_set);
     if (!strcmp(key, "model")) COPY(model);
-    if (!strcmp(key, "schedule")) {   // checked here, so that a typo is reported with its line
+    // Values that the trainer would refuse are checked here too, so that a typo fails `plan` with its line
+    // rather than every run.
+    char why[512];
+#define BAD_CHECK(failed) do { if (failed) { snprintf(why, sizeof why, "%s", sx_last_error()); return BAD(why); } } while (0)
+    if (!strcmp(key, "schedule")) {
         lr_schedule check;
-        if (lr_schedule_parse(val, 1000, &check)) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", sx_last_error());
-            return BAD(why);
-        }
+        BAD_CHECK(lr_schedule_parse(val, 1000, &check));
         COPY(schedule);
     }
     if (!strcmp(key, "optimizer")) {   // checked here, so that a typo is reported with its line
@@ -103,7 +104,10 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         COPY(optimizer);
     }
     if (!strcmp(key, "extra")) COPY(extra);
-    if (!strcmp(key, "eval_tasks")) COPY(eval_tasks);
+    if (!strcmp(key, "eval_tasks")) {
+        BAD_CHECK(task_names_check(val));
+        COPY(eval_tasks);
+    }
     if (!strcmp(key, "eval_tasks_val")) COPY(eval_tasks_val);
     if (!strcmp(key, "eval_task_items")) WHOLE(eval_task_items, 1, 1e6);
     if (!strcmp(key, "seeds")) WHOLE(n_seeds, 1, 1000);
@@ -178,6 +182,7 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
 #undef COPY
 #undef NUMBER
 #undef WHOLE
+#undef BAD_CHECK
 }
 
 sx_status ladder_spec_read(const char *path, ladder_spec *s) {
@@ -510,106 +515,223 @@ void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n,
     SX_CHECK(n >= mains * (1 + s->n_branches), "ladder_assign_ranks takes the plan of ladder_plan for the same spec");
 }
 
-sx_status ladder_execute(const ladder_spec *s, const char *out_dir, const char *exe, int jobs, long only) {
-    ladder_run *runs;
-    size_t n;
-    int rank = dist_rank(), ranks = dist_size();
-    if (only >= 0 && ranks > 1)
-        return sx_fail(SX_ERR_ARG, "--rung runs one run of the plan: start it without mpirun, or drop --rung to spread "
-                       "the ladder over the %d ranks", ranks);
-    sx_status st = ladder_plan(s, &runs, &n);
-    if (st) return st;
-    if (only >= (long)n) { free(runs); return sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, n, n - 1); }
-    for (size_t i = 0; i < n && !st; i++) st = check_existing(out_dir, &runs[i]);
-    run_options *ro = sx_alloc(sizeof *ro, "ladder run options");   // every run's options are valid before any starts
-    if (!ro && !st) st = sx_fail(SX_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n && !st; i++)
-        st = build_options(s, &runs[i], parent_of(s, runs, i), out_dir, 1, ro);
+// One run of the job pool: which ladder it belongs to, its plan entry, and its state.
+typedef struct {
+    size_t ladder;         // index into the specs
+    const ladder_run *run;
+    long parent;           // pool index of the main run a branch starts from, or -1
+    double cost;           // what it trains: a branch only beyond its branch point
+    enum { WAITING, RUNNING, FINISHED, FAILED } state;
+    pid_t pid;
+} pool_run;
+
+// Largest first; equal costs keep the ladders' order and each plan's order.
+static int by_cost(const void *a, const void *b, void *pool) {
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double ci = ((const pool_run *)pool)[i].cost, cj = ((const pool_run *)pool)[j].cost;
+    return ci > cj ? -1 : ci < cj ? 1 : (i > j) - (i < j);
+}
+
+// A run's name in progress lines: with several ladders, "ladder/run".
+static void pool_label(const ladder_spec *specs, size_t n_ladders, const pool_run *p, char *out, size_t size) {
+    if (n_ladders > 1) snprintf(out, size, "%s/%s", specs[p->ladder].name, p->run->dir);
+    else snprintf(out, size, "%s", p->run->dir);
+}
+
+// Every ladder's plan checked and validated before anything starts: a directory that holds another run, or
+// options the trainer would refuse, stop all ladders. plans: (n_ladders) receives each malloc'd plan.
+static sx_status plan_all(const ladder_spec *specs, const char *const *dirs, size_t n_ladders, long only, ladder_run **plans,
+                          size_t *sizes) {
+    sx_status st = SX_OK;
+    run_options *ro = sx_alloc(sizeof *ro, "ladder run options");
+    if (!ro) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t l = 0; l < n_ladders && !st; l++) {
+        if (!(st = ladder_plan(&specs[l], &plans[l], &sizes[l])) && only >= (long)sizes[l])
+            st = sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, sizes[l], sizes[l] - 1);
+        for (size_t i = 0; i < sizes[l] && !st; i++) st = check_existing(dirs[l], &plans[l][i]);
+        for (size_t i = 0; i < sizes[l] && !st; i++)
+            st = build_options(&specs[l], &plans[l][i], parent_of(&specs[l], plans[l], i), dirs[l], 1, ro);
+    }
     free(ro);
-    if (!st) st = fs_mkdir_p(out_dir);
-    // One ladder per directory. The trainers inherit the lock (it is not closed on exec), so that a second
-    // `ladder run` waits until the last of them, stopping after their ladder died, has written its checkpoint.
-    int lock = -1;
-    if (!st && rank == 0 && !(st = fs_lock_dir(out_dir, &lock))) fcntl(lock, F_SETFD, 0);   // rank 0 speaks for all
-    if (st) { free(runs); return st; }
-    warn_repeated_data(s, runs, n);
-    int cores = dist_cores_per_rank();
-    if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
-        fprintf(stderr, "ladder %s: note: --jobs %d is more than the %d cores: %d runs at a time\n", s->name, jobs, cores, cores);
-        jobs = cores;
-    }
-    int threads = cores / jobs;
-    enum { WAITING, RUNNING, FINISHED, FAILED } *state = sx_calloc_n(n, sizeof *state, "ladder state");
-    pid_t *pids = sx_calloc_n(n, sizeof *pids, "ladder pids");
-    int *owner = sx_calloc_n(n, sizeof *owner, "ladder owner");
-    ladder_assign_ranks(s, runs, n, ranks, owner);
-    // others: runs another rank trains, or (--rung) not the one asked for; they count as neither done nor
-    // failed here, so that the summary speaks only of this process's share.
-    size_t done = 0, failed = 0, running = 0, others = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (owner[i] != rank || (only >= 0 && (long)i != only)) { state[i] = FINISHED; others++; }
-        else if (file_exists(out_dir, runs[i].dir, "DONE")) { state[i] = FINISHED; done++; }
-    }
-    if (only >= 0) fprintf(stderr, "ladder %s: run %ld of the plan's %zu (--rung)%s, %d threads\n", s->name, only, n,
-                           done ? ", already done" : "", threads);
-    else if (ranks > 1) fprintf(stderr, "ladder %s: rank %d of %d takes %zu of the %zu runs, %zu already done, %d at a time x %d threads\n",
-                                s->name, rank, ranks, n - others, n, done, jobs, threads);
-    else fprintf(stderr, "ladder %s: %zu runs, %zu already done, %d at a time x %d threads\n", s->name, n, done, jobs, threads);
-    const size_t mine = n - others;
+    return st;
+}
+
+// Index of the ladder before l with the same output directory, or l (ladders that share a directory
+// train each run once: the same run directory must then hold the same run).
+static size_t first_with_dir(const char *const *dirs, size_t l) {
+    for (size_t k = 0; k < l; k++)
+        if (!strcmp(dirs[k], dirs[l])) return k;
+    return l;
+}
+
+// Whether two plans hold the same runs (directory, model and length), as a run directory must.
+static bool same_runs(const ladder_run *a, size_t na, const ladder_run *b, size_t nb) {
+    for (size_t i = 0; i < na && na == nb; i++)
+        if (strcmp(a[i].dir, b[i].dir) || strcmp(a[i].descriptor, b[i].descriptor) || a[i].steps != b[i].steps) return false;
+    return na == nb;
+}
+
+// Trains the pool's WAITING runs, at most jobs at once, in order (a branch once its parent finished).
+// *done and *failed count up; failures (size) receives the failed runs' labels, comma-separated.
+static void train_pool(const ladder_spec *specs, const char *const *dirs, size_t n_ladders, pool_run *pool, size_t n,
+                       const size_t *order, const char *exe, int jobs, int threads, size_t *done, size_t *failed,
+                       char *failures, size_t size) {
+    size_t running = 0, mine = *done + *failed;
     // For the ETA: the compute of the runs this process trains, and of those finished so far.
     double t0 = runlog_now(), todo_flops = 0, done_flops = 0;
     for (size_t i = 0; i < n; i++)
-        if (state[i] == WAITING) todo_flops += runs[i].flops;
-    while (done + failed < mine) {
-        for (size_t i = 0; i < n && running < (size_t)jobs; i++) {
-            if (state[i] != WAITING) continue;
-            const ladder_run *parent = parent_of(s, runs, i);
-            if (parent && state[parent - runs] != FINISHED) {
-                if (state[parent - runs] == FAILED) { state[i] = FAILED; failed++; }
+        if (pool[i].state == WAITING) { todo_flops += pool[i].run->flops; mine++; }
+    while (*done + *failed < mine) {
+        for (size_t k = 0; k < n && running < (size_t)jobs; k++) {
+            pool_run *p = &pool[order[k]];
+            if (p->state != WAITING) continue;
+            if (p->parent >= 0 && pool[p->parent].state != FINISHED) {
+                if (pool[p->parent].state == FAILED) { p->state = FAILED; (*failed)++; }
                 continue;
             }
             run_options ro;
-            char log[4200];
-            sx_status bad = build_options(s, &runs[i], parent, out_dir, threads, &ro);
+            char log[4200], label[160];
+            pool_label(specs, n_ladders, p, label, sizeof label);
+            sx_status bad = build_options(&specs[p->ladder], p->run, p->parent >= 0 ? pool[p->parent].run : NULL,
+                                          dirs[p->ladder], threads, &ro);
             mkdir(ro.out, 0755);
             snprintf(log, sizeof log, "%s/train.log", ro.out);
-            if (bad || train_spawn(&ro.o, ro.extra_argv, ro.n_extra, exe, log, &pids[i])) {
-                fprintf(stderr, "  FAILED %-16s %s\n", runs[i].dir, sx_last_error());
-                state[i] = FAILED;
-                failed++;
+            if (bad || train_spawn(&ro.o, ro.extra_argv, ro.n_extra, exe, log, &p->pid)) {
+                fprintf(stderr, "  FAILED %-16s %s\n", label, sx_last_error());
+                p->state = FAILED;
+                (*failed)++;
+                size_t used = strlen(failures);
+                snprintf(failures + used, size - used, "%s%s", used ? ", " : "", label);
                 continue;
             }
-            state[i] = RUNNING;
+            p->state = RUNNING;
             running++;
-            fprintf(stderr, "  start  %-16s %s, %ld steps, %.3g FLOPs\n", runs[i].dir, runs[i].descriptor, runs[i].steps, runs[i].flops);
+            fprintf(stderr, "  start  %-16s %s, %ld steps, %.3g FLOPs\n", label, p->run->descriptor, p->run->steps, p->run->flops);
         }
         if (!running) break;
         int status;
         pid_t pid = wait(&status);
         for (size_t i = 0; i < n; i++) {
-            if (state[i] != RUNNING || pids[i] != pid) continue;
+            pool_run *p = &pool[i];
+            if (p->state != RUNNING || p->pid != pid) continue;
             running--;
             bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-            state[i] = ok ? FINISHED : FAILED;
-            ok ? done++ : failed++;
-            done_flops += runs[i].flops;
-            char took[32], eta[32];
+            p->state = ok ? FINISHED : FAILED;
+            ok ? (*done)++ : (*failed)++;
+            done_flops += p->run->flops;
+            char took[32], eta[32], label[160];
+            pool_label(specs, n_ladders, p, label, sizeof label);
             double secs = runlog_now() - t0;
             runlog_format_duration(secs, took, sizeof took);
             runlog_format_duration(secs * (todo_flops - done_flops) / done_flops, eta, sizeof eta);
-            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", runs[i].dir, done, mine, took, eta);
-            else fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", runs[i].dir, out_dir, runs[i].dir);
+            if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", label, *done, mine, took, eta);
+            else {
+                fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", label, dirs[p->ladder], p->run->dir);
+                size_t used = strlen(failures);
+                snprintf(failures + used, size - used, "%s%s", used ? ", " : "", label);
+            }
         }
     }
-    char took[32];
-    runlog_format_duration(runlog_now() - t0, took, sizeof took);
-    fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", s->name, done, mine, failed, took, out_dir);
-    free(state);
-    free(pids);
+}
+
+// Fills the ladder's share of the pool (from base) and prints its heading line; how: "" or the threads
+// part of a lone ladder's line. *done and *others count its runs already DONE and those this process
+// does not train.
+static void pool_add_ladder(const ladder_spec *specs, const char *const *dirs, size_t l, const ladder_run *plan, size_t size,
+                            long only, const char *how, pool_run *pool, size_t base, size_t *done, size_t *others) {
+    const ladder_spec *s = &specs[l];
+    int rank = dist_rank(), ranks = dist_size();
+    int *owner = sx_calloc_n(size, sizeof *owner, "ladder owner");
+    ladder_assign_ranks(s, plan, size, ranks, owner);
+    size_t k = first_with_dir(dirs, l), ldone = 0, lothers = 0;
+    for (size_t i = 0; i < size; i++) {
+        pool_run *p = &pool[base + i];
+        const ladder_run *parent = parent_of(s, plan, i);
+        *p = (pool_run){.ladder = l, .run = &plan[i], .parent = parent ? (long)(base + (size_t)(parent - plan)) : -1,
+                        .cost = plan[i].flops - (parent ? parent->flops * s->branches[plan[i].branch].from : 0)};
+        if (owner[i] != rank || (only >= 0 && (long)i != only) || k != l) { p->state = FINISHED; lothers++; }
+        else if (file_exists(dirs[l], plan[i].dir, "DONE")) { p->state = FINISHED; ldone++; }
+    }
     free(owner);
-    free(runs);
-    if (lock >= 0) close(lock);
-    return failed ? sx_fail(SX_ERR_IO, "%zu ladder run(s) failed; rerun the same command to retry them", failed) : SX_OK;
+    *done += ldone;
+    *others += lothers;
+    if (k != l) fprintf(stderr, "ladder %s: its runs are ladder %s's (both in %s)\n", s->name, specs[k].name, dirs[l]);
+    else if (only >= 0) fprintf(stderr, "ladder %s: run %ld of the plan's %zu (--rung)%s%s\n", s->name, only, size,
+                                ldone ? ", already done" : "", how);
+    else if (ranks > 1) fprintf(stderr, "ladder %s: rank %d of %d takes %zu of the %zu runs, %zu already done%s\n", s->name,
+                                rank, ranks, size - lothers, size, ldone, how);
+    else fprintf(stderr, "ladder %s: %zu runs, %zu already done%s\n", s->name, size, ldone, how);
+}
+
+sx_status ladder_execute(const ladder_spec *specs, const char *const *dirs, size_t n_ladders, const char *exe, int jobs,
+                         long only) {
+    SX_CHECK(n_ladders >= 1 && (only < 0 || n_ladders == 1), "ladder_execute: --rung names a run of one ladder");
+    if (only >= 0 && dist_size() > 1)
+        return sx_fail(SX_ERR_ARG, "--rung runs one run of the plan: start it without mpirun, or drop --rung to spread "
+                       "the ladder over the %d ranks", dist_size());
+    ladder_run **plans = sx_calloc_n(n_ladders, sizeof *plans, "ladder plans");
+    size_t *sizes = sx_calloc_n(n_ladders, sizeof *sizes, "ladder plan sizes"), n = 0;
+    int *locks = sx_calloc_n(n_ladders, sizeof *locks, "ladder locks");
+    for (size_t l = 0; l < n_ladders; l++) locks[l] = -1;
+    sx_status st = plan_all(specs, dirs, n_ladders, only, plans, sizes);
+    for (size_t l = 0; l < n_ladders && !st; l++) {
+        n += sizes[l];
+        size_t k = first_with_dir(dirs, l);
+        if (k != l && !same_runs(plans[k], sizes[k], plans[l], sizes[l]))
+            st = sx_fail(SX_ERR_ARG, "ladders %s and %s write to the same directory %s with different plans: give them "
+                         "different names", specs[k].name, specs[l].name, dirs[l]);
+        if (!st && k == l) st = fs_mkdir_p(dirs[l]);
+        // One ladder per directory. The trainers inherit the lock (it is not closed on exec), so that a second
+        // `ladder run` waits until the last of them, stopping after their ladder died, has written its checkpoint.
+        if (!st && k == l && dist_rank() == 0 && !(st = fs_lock_dir(dirs[l], &locks[l])))
+            fcntl(locks[l], F_SETFD, 0);   // rank 0 speaks for all
+    }
+    if (!st) {
+        for (size_t l = 0; l < n_ladders; l++) warn_repeated_data(&specs[l], plans[l], sizes[l]);
+        int cores = dist_cores_per_rank();
+        if (jobs > cores) {   // more runs than cores would only take turns on them, each slower
+            fprintf(stderr, "ladder %s: note: --jobs %d is more than the %d cores: %d runs at a time\n", specs[0].name, jobs,
+                    cores, cores);
+            jobs = cores;
+        }
+        int threads = cores / jobs;
+        // With several ladders the pool's line says how they run; with one, the ladder's own line does.
+        char how[64] = "";
+        if (n_ladders == 1 && only >= 0) snprintf(how, sizeof how, ", %d threads", threads);
+        else if (n_ladders == 1) snprintf(how, sizeof how, ", %d at a time x %d threads", jobs, threads);
+        pool_run *pool = sx_calloc_n(n, sizeof *pool, "ladder pool");
+        size_t *order = sx_calloc_n(n, sizeof *order, "ladder pool order");
+        // others: runs another rank trains, (--rung) not the one asked for, or an earlier ladder's in the same
+        // directory; they count as neither done nor failed here, so that the summary speaks only of this
+        // process's share.
+        size_t done = 0, failed = 0, others = 0;
+        for (size_t l = 0, base = 0; l < n_ladders; base += sizes[l], l++)
+            pool_add_ladder(specs, dirs, l, plans[l], sizes[l], only, how, pool, base, &done, &others);
+        if (n_ladders > 1) fprintf(stderr, "%zu ladders in one pool, largest runs first: %d at a time x %d threads\n", n_ladders,
+                                   jobs, threads);
+        for (size_t i = 0; i < n; i++) order[i] = i;
+        qsort_r(order, n, sizeof *order, by_cost, pool);
+        double t0 = runlog_now();
+        char failures[512] = "", took[32];
+        train_pool(specs, dirs, n_ladders, pool, n, order, exe, jobs, threads, &done, &failed, failures, sizeof failures);
+        runlog_format_duration(runlog_now() - t0, took, sizeof took);
+        if (n_ladders > 1) fprintf(stderr, "ladders: done: %zu of %zu runs finished, %zu failed, in %s\n", done, n - others,
+                                   failed, took);
+        else fprintf(stderr, "ladder %s: done: %zu of %zu runs finished, %zu failed, in %s; %s\n", specs[0].name, done,
+                     n - others, failed, took, dirs[0]);
+        if (failed) st = sx_fail(SX_ERR_IO, "%zu ladder run(s) failed (%s; see each one's train.log); rerun the same command "
+                                 "to retry them", failed, failures);
+        free(pool);
+        free(order);
+    }
+    for (size_t l = 0; l < n_ladders; l++) {
+        free(plans[l]);
+        if (locks[l] >= 0) close(locks[l]);
+    }
+    free(plans);
+    free(sizes);
+    free(locks);
+    return st;
 }
 
 sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **runs_out, ladder_run_state **state_out,

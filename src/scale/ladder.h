@@ -104,10 +104,15 @@ typedef struct {
 sx_status ladder_spec_read(const char *path, ladder_spec *spec);
 // Expands the spec into runs (main runs first, largest rung first; branches after). *runs is malloc'd.
 sx_status ladder_plan(const ladder_spec *spec, ladder_run **runs, size_t *n);
-// Trains every run not yet DONE under out_dir, each a train_options started as `exe train` (train_spawn,
-// train/options.h), at most jobs at once; a run's branches start after it finishes. Progress goes to
-// stderr. only >= 0 runs just that run index (for batch systems).
-sx_status ladder_execute(const ladder_spec *spec, const char *out_dir, const char *exe, int jobs, long only);
+// Trains every run not yet DONE of the n ladders, ladder i under dirs[i], each a train_options started as
+// `exe train` (train_spawn, train/options.h), in one pool of at most jobs runs at once over all ladders:
+// largest first (a cooldown branch counts what it trains beyond its branch point), so that no core idles
+// while any ladder has work; a run's branches start after it finishes. Which runs train, with which
+// options and seeds, does not depend on the pool, only when. Ladders sharing a directory (the same name)
+// must plan the same runs, trained once. Progress goes to stderr; with several ladders a run is named
+// "ladder/run", and a failure (the other runs go on) is named so in the returned error. only >= 0 (one
+// ladder): just that run index (for batch systems).
+sx_status ladder_execute(const ladder_spec *specs, const char *const *dirs, size_t n, const char *exe, int jobs, long only);
 // Under mpirun ladder_execute trains only this rank's runs: a main run and its branches stay on one rank,
 // and these groups go in plan order (largest first) to the rank with the least compute so far.
 // owner: (n) overwritten with the rank of each run of the plan runs (n).

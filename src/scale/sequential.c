@@ -120,11 +120,8 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         fprintf(stderr, "until-decided: round %d adds seed %zu to every rung (%.3g FLOPs)\n", rounds + 1,
                 specs[0].n_seeds + 1, cost);
         double t1 = now_s();
-        for (size_t i = 0; i < n && !st; i++) {
-            specs[i].n_seeds++;
-            st = ladder_execute(&specs[i], dirs[i], o->exe, o->jobs, -1);
-        }
-        if (st) break;
+        for (size_t i = 0; i < n; i++) specs[i].n_seeds++;
+        if ((st = ladder_execute(specs, dirs, n, o->exe, o->jobs, -1))) break;   // the round's runs in one pool
         train_s += now_s() - t1;
         spent += cost;
         rounds++;

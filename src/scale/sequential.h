@@ -5,8 +5,9 @@
 //   budget:  the next round would pass the budget (training FLOPs, or wall-clock hours), or the ladders
 //            reached the spec's limit of 1000 seeds;
 // otherwise it adds seed S+1 to every rung of every ladder (all variants together, so seed k stays paired
-// across them) and trains the new runs with the ladder runner. Seeds are added to every rung rather than to
-// chosen rungs: the ladder's plan has one seed count, and a balanced design keeps the pairing exact.
+// across them) and trains the new runs of all ladders in one pool of the ladder runner (largest first).
+// Seeds are added to every rung rather than to chosen rungs: the ladder's plan has one seed count, and a
+// balanced design keeps the pairing exact.
 // When it stops undecided it estimates, per undecided variant, the seeds per rung needed for 80% power
 // to decide at the estimated multiplier (interval width ∝ 1/√seeds, in log multiplier; at the Holm level of
 // the first undecided variant), or to reach `width` when that is sooner.
