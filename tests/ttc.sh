@@ -26,6 +26,10 @@ done
 for k in '"orm_head"' '"prm_head"' '"auroc"' '"step_ece"' '"rollouts"'; do
     grep -q "$k" "$tmp/t/verifiers/verifiers.json" || { echo "verifiers.json lacks $k"; exit 1; }
 done
+# A budget where the cross-validated choice never reaches best-of-N prints '-', not nan.
+if sed -n '/^compute-optimal (strategy/,/^compute-optimal per/p' "$tmp/log" | grep -qw 'nan\|nanx'; then
+    sed -n '/^compute-optimal (strategy/,/^compute-optimal per/p' "$tmp/log"; echo "nan in the compute-optimal table"; exit 1
+fi
 # The per-bucket savings and the equal-FLOPs table are printed, one row per bucket and per budget.
 grep -q '^compute-optimal per difficulty bucket' "$tmp/log" && grep -q '^equal inference FLOPs across the policy ladder' "$tmp/log" ||
     { echo "no per-bucket or equal-FLOPs table"; cat "$tmp/log"; exit 1; }
