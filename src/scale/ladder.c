@@ -571,6 +571,12 @@ static bool same_runs(const ladder_run *a, size_t na, const ladder_run *b, size_
     return na == nb;
 }
 
+// Appends item to the comma-separated list in buf (size bytes; cut short when full).
+static void list_append(char *buf, size_t size, const char *item) {
+    size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "%s%s", used ? ", " : "", item);
+}
+
 // Trains the pool's WAITING runs, at most jobs at once, in order (a branch once its parent finished).
 // *done and *failed count up; failures (size) receives the failed runs' labels, comma-separated.
 static void train_pool(const ladder_spec *specs, const char *const *dirs, size_t n_ladders, pool_run *pool, size_t n,
@@ -600,8 +606,7 @@ static void train_pool(const ladder_spec *specs, const char *const *dirs, size_t
                 fprintf(stderr, "  FAILED %-16s %s\n", label, sx_last_error());
                 p->state = FAILED;
                 (*failed)++;
-                size_t used = strlen(failures);
-                snprintf(failures + used, size - used, "%s%s", used ? ", " : "", label);
+                list_append(failures, size, label);
                 continue;
             }
             p->state = RUNNING;
@@ -627,8 +632,7 @@ static void train_pool(const ladder_spec *specs, const char *const *dirs, size_t
             if (ok) fprintf(stderr, "  done   %-16s (%zu/%zu) | %s elapsed, ETA %s\n", label, *done, mine, took, eta);
             else {
                 fprintf(stderr, "  FAILED %-16s see %s/%s/train.log\n", label, dirs[p->ladder], p->run->dir);
-                size_t used = strlen(failures);
-                snprintf(failures + used, size - used, "%s%s", used ? ", " : "", label);
+                list_append(failures, size, label);
             }
         }
     }
