@@ -115,6 +115,28 @@ echo "$out" | grep -q "the draft model's vocabulary has 64 tokens, the target's 
 out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "1" --ids --vs-plain 2>&1) && fail "--vs-plain without --draft"
 echo "$out" | grep -q "give --draft CKPT" || fail "--vs-plain without --draft: $out"
 
+# eval and sample take train's --threads: the same numbers at 1 and 2 threads; a bad count is refused.
+ev=(eval "$tmp/sm/checkpoint.sxt" --val "$tmp/tok/t.shard" --vocab "$tmp/v-moved.sxv" --task cloze --n 20 --val-loss --batches 2 --batch 2 --seq 16)
+e1=$("$S" "${ev[@]}" --threads 1 2>&1) || fail "eval --threads 1: $e1"
+e2=$("$S" "${ev[@]}" --threads 2 2>&1) || fail "eval --threads 2: $e2"
+[ "$(echo "$e1" | grep -c '^cloze .*acc ')" -eq 1 ] && echo "$e1" | grep -q '^val_loss ' || fail "eval: expected a val_loss and a cloze line: $e1"
+[ "$e1" = "$e2" ] || fail "eval differs between 1 and 2 threads: '$e1' vs '$e2'"
+sm=(sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The President" --n 3 --max-new 12 --seed 5)
+s1=$("$S" "${sm[@]}" --threads 1) || fail "sample --threads 1"
+s2=$("$S" "${sm[@]}" --threads 2) || fail "sample --threads 2"
+[ "$(echo "$s1" | wc -l)" -eq 3 ] && [ "$s1" = "$s2" ] || fail "sample differs between 1 and 2 threads: '$s1' vs '$s2'"
+refuses_threads() {
+    local bad out
+    for bad in -1 100000; do
+        out=$("$S" "$@" --threads $bad 2>&1) && { fail "$1 --threads $bad was accepted"; continue; }
+        echo "$out" | grep -qF -- "sextant $1: --threads must be 0 (the cores other processes leave free) or a thread count from 1 to 1024, not $bad" ||
+            fail "$1 --threads $bad said: $out"
+    done
+}
+refuses_threads "${ev[@]}"
+refuses_threads "${sm[@]}"
+refuses_threads train "${tiny[@]}" --steps 2 --out "$tmp/thbad"
+
 # Silent surprises and messages that say what to do (issue 23, items 4 and 5).
 # expect MESSAGE CMD...: the command fails and says MESSAGE.
 expect() {

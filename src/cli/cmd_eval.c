@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/threads.h"
 #include "infer/tasks.h"
 #include "model/quant.h"
 #include "train/batches.h"
@@ -30,6 +31,7 @@ static sx_status val_loss(model *m, batch_source *src, size_t batches, size_t B,
     double sum = 0, loss = 0;
     sx_status st = model_reserve(m, B, T);
     for (size_t i = 0; i < batches && !st; i++) {
+        threads_recheck();
         st = batch_source_eval(src, i, B, tokens);
         if (!st) st = model_loss(m, tokens, NULL, &loss);
         sum += loss;
@@ -44,7 +46,7 @@ int cmd_eval(int argc, char **argv) {
         "Scores a checkpoint on downstream tasks (accuracy with its 95% Wilson interval, task loss) and/or its validation loss.",
         0, 1, NULL};
     const char *names, *val, *vocab;
-    long n, seed, batches, batch, seq;
+    long n, seed, batches, batch, seq, threads;
     bool as_json, want_loss, int8;
     const flag_def flags[] = {
         {"task", FLAG_STR, &names, "", "task name(s), comma-separated: cloze, choice, choice_pmi, arith"},
@@ -58,6 +60,7 @@ int cmd_eval(int argc, char **argv) {
         {"batch", FLAG_INT, &batch, "8", "rows per validation batch"},
         {"seq", FLAG_INT, &seq, "128", "tokens per validation row"},
         {"int8", FLAG_BOOL, &int8, "false", "int8 weights (per-channel scales); with --val-loss also the fp32 loss"},
+        threads_flag(&threads),
     };
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
@@ -67,6 +70,7 @@ int cmd_eval(int argc, char **argv) {
     if (!st && (batches < 1 || batch < 1 || seq < 1)) st = sx_fail(SX_ERR_ARG, "--batches, --batch and --seq must be positive");
     if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
     if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
+    if (!st) st = threads_start(threads, 0, "eval");
     if (st) return cli_report("eval", st);
     char val_path[4096];
     snprintf(val_path, sizeof val_path, "%s", val);

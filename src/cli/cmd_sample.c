@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/threads.h"
 #include "data/shard.h"
 #include "infer/generate.h"
 #include "infer/speculative.h"
@@ -151,7 +152,7 @@ int cmd_sample(int argc, char **argv) {
         "Generates samples with the KV-cache decoder; with a BPE vocabulary each line is the prompt and its continuation.",
         0, 0, NULL};
     const char *ckpt, *prompt, *stop, *vocab_path, *draft;
-    long n, max_new, top_k, seed, ctx, draft_k;
+    long n, max_new, top_k, seed, ctx, draft_k, threads;
     double temperature, top_p;
     bool ids, verbose, vs_plain, int8;
     const flag_def flags[] = {
@@ -172,6 +173,7 @@ int cmd_sample(int argc, char **argv) {
         {"draft-k", FLAG_INT, &draft_k, "4", "draft tokens proposed per target forward (with --draft)"},
         {"vs-plain", FLAG_BOOL, &vs_plain, "false", "with --draft: also decode plainly and print the speed-up"},
         {"int8", FLAG_BOOL, &int8, "false", "int8 weights (per-channel scales) for the model and the draft"},
+        threads_flag(&threads),
     };
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
@@ -181,6 +183,7 @@ int cmd_sample(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");
     if (!st && *draft && (draft_k < 1 || draft_k > 64)) st = sx_fail(SX_ERR_ARG, "--draft-k must be 1..64, not %ld", draft_k);
     if (!st && !*draft && vs_plain) st = sx_fail(SX_ERR_ARG, "--vs-plain compares speculative decoding: give --draft CKPT");
+    if (!st) st = threads_start(threads, 0, "sample");
     model m = {0};
     if (!st) st = checkpoint_open_model(ckpt, &m);
     if (!st && int8) st = model_quantize_int8(&m);

@@ -57,3 +57,37 @@ int threads_adapt(const threads_load *from, const threads_load *to, int cores, d
     int t = cores - (int)lround(others > 0 ? others : 0);
     return t < 1 ? 1 : t > cores ? cores : t;
 }
+
+flag_def threads_flag(long *threads) {
+    return (flag_def){"threads", FLAG_INT, threads, "0",
+                      "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"};
+}
+
+// What threads_start set: whether threads_recheck follows the load, and the sample it measures from.
+static bool follow;
+static threads_load last;
+
+sx_status threads_start(long n, int share, const char *note_cmd) {
+    if (n < 0 || n > THREADS_MAX)
+        return sx_fail(SX_ERR_ARG, "--threads must be 0 (the cores other processes leave free) or a thread count "
+                       "from 1 to %d, not %ld", THREADS_MAX, n);
+    if (n > 0) omp_set_num_threads((int)n);
+    else if (share > 0) omp_set_num_threads(share);
+    follow = n == 0 && share <= 0 && !getenv("OMP_NUM_THREADS");
+    last = threads_load_sample();
+    // More threads than cores only makes them wait for each other (every product splits its work evenly).
+    const int cores = threads_cores();
+    if (n > cores && note_cmd)
+        fprintf(stderr, "sextant %s: note: --threads %ld is more than the %d cores this process may use: "
+                        "expect it to run slower than with %d\n", note_cmd, n, cores, cores);
+    return SX_OK;
+}
+
+void threads_recheck(void) {
+    if (!follow || omp_in_parallel() || clock_s(CLOCK_MONOTONIC) - last.wall < THREADS_ADAPT_WINDOW) return;
+    threads_load now = threads_load_sample();
+    int t = threads_adapt(&last, &now, threads_cores(), THREADS_ADAPT_WINDOW);
+    if (!t) return;
+    if (t != omp_get_max_threads()) omp_set_num_threads(t);
+    last = now;
+}

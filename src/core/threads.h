@@ -1,4 +1,4 @@
-// threads: how sextant's OpenMP threads behave on a machine shared with other work. Two parts:
+// threads: how sextant's OpenMP threads behave on a machine shared with other work. Its parts:
 //  - the wait policy: idle OpenMP threads spin briefly, then sleep. libgomp's default spins 300,000 rounds
 //    (about a millisecond) at every barrier, which starves a thread that shares its core with another
 //    process and makes a training run several times slower as soon as one other core is busy; sleeping at
@@ -10,13 +10,18 @@
 //  - the default thread count: threads_load follows the machine's busy time (/proc/stat) minus this
 //    process's own CPU time, and threads_adapt turns that into "the cores other processes leave free".
 //  - threads_split: whether a loop should open an OpenMP region at all.
+//  - the --threads flag of every command that computes (train, eval, sample): its table row, its check, and
+//    the policy it sets (threads_policy).
 // Not responsible for how work is split between threads (the kernels do that).
 #ifndef SEXTANT_CORE_THREADS_H
 #define SEXTANT_CORE_THREADS_H
 #include <omp.h>
 #include <stdbool.h>
+#include "core/flags.h"
 
 #define THREADS_SPINCOUNT "30000"
+#define THREADS_ADAPT_WINDOW 0.5   // seconds between two looks at the machine's load (--threads 0)
+#define THREADS_MAX 1024           // the most --threads accepts (a typo's 100000 threads would exhaust memory)
 
 // Whether a loop that is `big` enough to split should open an OpenMP region: only when the region would run
 // more than one thread. libgomp ends every region, one-thread ones too, with a futex wake (a system call):
@@ -47,5 +52,21 @@ threads_load threads_load_sample(void);
 // min_window seconds apart: cores - round(others' busy cores), between 1 and cores. Returns 0 (no advice)
 // when the window is shorter, a sample is invalid, or the process is bound to fewer than all CPUs.
 int threads_adapt(const threads_load *from, const threads_load *to, int cores, double min_window);
+
+// The --threads row of a command's flag table, the same for every command: N threads, or 0 (the default)
+// for the cores other processes leave free, rechecked as the command runs.
+flag_def threads_flag(long *threads);
+
+// Applies --threads to this process (OpenMP's thread count is the process's): n > 0 runs n threads (with a
+// note on stderr, when more than the cores, if note_cmd names the command: "sextant NOTE_CMD: note: ...");
+// n = 0 runs `share` threads when share > 0 (train under mpirun: the cores per rank), else follows the free
+// cores (threads_recheck) unless OMP_NUM_THREADS fixes the count. SX_ERR_ARG, with the flag's meaning, when n
+// is below 0 or above THREADS_MAX.
+sx_status threads_start(long n, int share, const char *note_cmd);
+// After threads_start(0, 0, ...), when THREADS_ADAPT_WINDOW seconds have passed since the last look: as many
+// threads as the cores other processes leave free. Does nothing otherwise (no threads_start: a test, or a
+// command without --threads) and inside a parallel region. Cheap between looks (one clock read), so the loops
+// of training, evaluation and decoding call it per step or token.
+void threads_recheck(void);
 
 #endif

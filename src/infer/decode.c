@@ -206,6 +206,7 @@ static sx_status forward_rows(decoder *d, size_t n, const int *seq, const int32_
     const model_config *c = &m->cfg;
     size_t C = c->width, V = c->vocab;
     if (n == 0) return SX_OK;
+    threads_recheck();   // --threads 0 of eval and sample: follow the cores other processes leave free
     sx_status st = reserve(d, n);
     if (st) return st;
     for (size_t r = 0; r < n; r++) SX_CHECK(tok[r] >= 0 && (size_t)tok[r] < V, "token ids lie within the vocabulary");

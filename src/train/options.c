@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/threads.h"
 #include "dist/dist.h"
 #include "train/options.h"
 
@@ -55,7 +56,7 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"ckpt-every", FLAG_INT, &o->ckpt_every, "0", "checkpoint every N steps (0: only at the end)"},
         {"out", FLAG_STR, &o->out, "", "run directory (config.json, metrics.jsonl, checkpoint.sxt)"},
         {"dtype", FLAG_STR, &o->dtype, "fp32", "fp32, or bf16 (bf16 matmul operands, fp32 accumulation and master weights)"},
-        {"threads", FLAG_INT, &o->threads, "0", "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"},
+        threads_flag(&o->threads),
         {"resume", FLAG_BOOL, &o->resume, "false", "continue the run in --out from its checkpoint"},
         {"override", FLAG_STR, &o->override, "", "with --resume: flags that may differ from the run's (e.g. steps)"},
         {"resume-or-start", FLAG_BOOL, &o->resume_or_start, "false", "continue the run in --out if it has a checkpoint, else start it (a job that may be killed and rerun)"},

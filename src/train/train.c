@@ -29,7 +29,6 @@
 #define PEAK_BF16_GFLOPS 925.0
 #define MAX_ROLLBACKS 8         // rollbacks to one checkpoint before the spike guard gives up
 #define SPIKE_WARMUP 10         // good steps before the running average is trusted
-#define ADAPT_WINDOW 0.5        // seconds between two looks at the machine's load (--threads 0)
 
 static volatile sig_atomic_t stop_requested;
 void train_request_stop(void) { stop_requested = 1; }
@@ -86,10 +85,6 @@ typedef struct {
     double comm_s;
     long fault_step;
     int fault_signal;
-    // --threads 0 on one process: the thread count follows the cores other processes leave free, checked
-    // every ADAPT_WINDOW seconds (results do not depend on the thread count).
-    bool adapt;
-    threads_load load;
     // For the final summary line: this process's first step, start time, and the last losses; for MoE the
     // expert loads' max/mean ratio (per layer) summed over this process's steps (its mean over layers) and its
     // worst value.
@@ -412,15 +407,10 @@ static sx_status setup(run *r) {
     read_test_hooks(r);
     r->rank = dist_rank();
     r->dist = dist_size() > 1;
-    if (o->threads > 0) omp_set_num_threads((int)o->threads);
-    else if (r->dist) omp_set_num_threads(dist_cores_per_rank());
-    r->adapt = o->threads == 0 && !r->dist && !getenv("OMP_NUM_THREADS");
-    r->load = threads_load_sample();
-    // More threads than cores only makes them wait for each other (every product splits its work evenly).
-    const int cores = threads_cores();
-    if (o->threads > cores && r->rank == 0)
-        fprintf(stderr, "sextant train: note: --threads %ld is more than the %d cores this process may use: "
-                        "expect it to run slower than with %d\n", o->threads, cores, cores);
+    // --threads 0 on one process: the thread count follows the cores other processes leave free, checked
+    // every THREADS_ADAPT_WINDOW seconds (results do not depend on the thread count).
+    sx_status st = threads_start(o->threads, r->dist ? dist_cores_per_rank() : 0, r->rank == 0 ? "train" : NULL);
+    if (st) return st;
     gemm_set_precision(strcmp(o->dtype, "bf16") ? GEMM_FP32 : GEMM_BF16);
     r->B = (size_t)o->batch;
     r->T = (size_t)o->seq;
@@ -433,7 +423,7 @@ static sx_status setup(run *r) {
     bool epoch = !strcmp(o->data_order, "epoch");
     if (!epoch && strcmp(o->data_order, "random"))
         return sx_fail(SX_ERR_ARG, "--data-order must be random or epoch, not '%s'", o->data_order);
-    sx_status st = batch_source_open(&r->train, o->train_data, r->T, epoch, (uint64_t)o->seed);
+    st = batch_source_open(&r->train, o->train_data, r->T, epoch, (uint64_t)o->seed);
     bool val_mix = mixture_is_spec(o->val_data) || (!(o->val_data && *o->val_data) && mixture_is_spec(o->train_data));
     if (!st && !val_mix && o->val_data && *o->val_data) st = batch_source_open(&r->val, o->val_data, r->T, false, 0);
     if (st) return st;
@@ -681,16 +671,6 @@ static sx_status record_step(run *r, json_t *line, long step, bool ckpt) {
     return st;
 }
 
-// --threads 0: every ADAPT_WINDOW seconds, as many threads as the cores other processes leave free.
-static void adapt_threads(run *r) {
-    if (!r->adapt) return;
-    threads_load now = threads_load_sample();
-    int t = threads_adapt(&r->load, &now, threads_cores(), ADAPT_WINDOW);
-    if (!t) return;
-    if (t != omp_get_max_threads()) omp_set_num_threads(t);
-    r->load = now;
-}
-
 // One step's per-layer max/mean expert loads into the run's totals (the summary line).
 static void note_loads(run *r, const json_t *max_load) {
     size_t L = json_array_size(max_load);
@@ -720,7 +700,7 @@ static sx_status loop(run *r) {
         long step = r->step + 1;
         if (r->dist && step == r->fault_step && r->rank == dist_size() - 1) raise(r->fault_signal);
         if ((st = skip_if_bad(r, step))) break;
-        adapt_threads(r);
+        threads_recheck();
         double lr_mult = lr_schedule_mult(&r->sched, step), extra;
         float extra_w[XENT_MAX_EXTRA];
         size_t n_extra = extra_targets_weights(&r->extra, (double)(step - 1) / (double)r->total_steps, extra_w);
