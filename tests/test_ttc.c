@@ -1,10 +1,12 @@
 // Test-time compute: the unbiased pass@k estimator against exhaustive subset enumeration, the coverage-law
 // fit, the arithmetic task's generator and exact checkers, the selectors, compute-optimal selection with
-// cross-validation, verifier documents, and a beam search run that frees every cache row it used.
+// cross-validation, verifier documents, a beam search run that frees every cache row it used, and the rows
+// the experiment and its table look up by selector and scorer.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "infer/ttc.h"
+#include "infer/ttc_experiment.h"
 #include "infer/verifier.h"
 #include "support/testlib.h"
 
@@ -303,6 +305,15 @@ static void test_search_on_toy_policy(void) {
     model_free(&vm);
 }
 
+// The rows the experiment (coverage curves, FLOP baselines) and `ttc run`'s table find by selector and scorer:
+// the samples rows, never a search row with the same selector and scorer (beam_prm is a PRM-weighted vote too).
+static void test_strategy_rows(void) {
+    CHECK(!strcmp(ttc_strategies[ttc_strategy_row(SEL_BEST_OF_N, TTC_SCORE_PRM)].name, "best_of_n_prm"));
+    CHECK(!strcmp(ttc_strategies[ttc_strategy_row(SEL_WEIGHTED, TTC_SCORE_PRM)].name, "weighted_prm"));
+    CHECK(!strcmp(ttc_strategies[ttc_strategy_row(SEL_MAJORITY, TTC_SCORE_NONE)].name, "majority"));
+    CHECK(!strcmp(ttc_strategies[ttc_strategy_row(SEL_BEST_OF_N, TTC_SCORE_ORM)].name, "best_of_n_orm"));
+}
+
 int main(void) {
     TEST_RUN(test_pass_at_k);
     TEST_RUN(test_coverage_fit);
@@ -312,5 +323,6 @@ int main(void) {
     TEST_RUN(test_cheapest_and_best_within);
     TEST_RUN(test_beam_search_and_docs);
     TEST_RUN(test_search_on_toy_policy);
+    TEST_RUN(test_strategy_rows);
     return testlib_finish("ttc");
 }

@@ -381,18 +381,15 @@ static void print_table(const ttc_experiment_config *c, const ttc_experiment_res
         for (size_t s = 0; s < ttc_n_strategies; s++) print_cell(r->flops[s][ki] / 1e9, "%8.4f");
         printf("\n");
     }
-    size_t bon = 0;   // best_of_n_prm's row, the baseline of the FLOP comparison
-    while (bon < ttc_n_strategies && strcmp(ttc_strategies[bon].name, "best_of_n_prm")) bon++;
-    if (bon < ttc_n_strategies) {
-        printf("compute-optimal (strategy and N per bin of the policy's pass rate, 2-fold CV) against best-of-N (PRM) "
-               "(-: the choice reaches best-of-N's accuracy at no budget)\n"
-               "%5s %10s %8s %8s %12s %8s\n", "N", "bon_GFLOP", "bon", "opt", "GFLOP_match", "saving");
-        for (size_t ki = 0; ki < r->nk; ki++) {
-            double match = r->match_flops[ki];
-            printf("%5zu %10.4f %8.3f %8.3f", r->ks[ki], r->flops[bon][ki] / 1e9, r->mean[bon][ki], r->opt_at_flops[ki]);
-            if (isfinite(match)) printf(" %12.4f %7.1fx\n", match / 1e9, r->flops[bon][ki] / match);
-            else printf(" %12s %8s\n", "-", "-");
-        }
+    size_t bon = ttc_strategy_row(SEL_BEST_OF_N, TTC_SCORE_PRM);   // the baseline of the FLOP comparison
+    printf("compute-optimal (strategy and N per bin of the policy's pass rate, 2-fold CV) against best-of-N (PRM) "
+           "(-: the choice reaches best-of-N's accuracy at no budget)\n"
+           "%5s %10s %8s %8s %12s %8s\n", "N", "bon_GFLOP", "bon", "opt", "GFLOP_match", "saving");
+    for (size_t ki = 0; ki < r->nk; ki++) {
+        double match = r->match_flops[ki];
+        printf("%5zu %10.4f %8.3f %8.3f", r->ks[ki], r->flops[bon][ki] / 1e9, r->mean[bon][ki], r->opt_at_flops[ki]);
+        if (isfinite(match)) printf(" %12.4f %7.1fx\n", match / 1e9, r->flops[bon][ki] / match);
+        else printf(" %12s %8s\n", "-", "-");
     }
     print_buckets(r);
     print_equal_flops(r);

@@ -56,13 +56,13 @@ sx_status ttc_sample_problem(decoder *d, const arith_problem *p, size_t n, doubl
     return st;
 }
 
-// The row of a selector over the samples with one verifier's scores (majority vote: every policy's voting
-// curve; best-of-N by the PRM: the baseline of the FLOP comparisons; the PRM-weighted vote).
-static size_t sample_row(ttc_selector sel, ttc_scorer scorer) {
-    for (size_t s = 0; s < ttc_n_strategies; s++)
-        if (ttc_strategies[s].selector == sel && ttc_strategies[s].scorer == scorer && ttc_strategies[s].budget == TTC_BUDGET_SAMPLES)
-            return s;
-    return 0;
+size_t ttc_strategy_row(ttc_selector sel, ttc_scorer scorer) {
+    size_t s = 0;
+    while (s < ttc_n_strategies && !(ttc_strategies[s].selector == sel && ttc_strategies[s].scorer == scorer &&
+                                     ttc_strategies[s].budget == TTC_BUDGET_SAMPLES))
+        s++;
+    SX_CHECK(s < ttc_n_strategies, "keep a samples row for every selector and scorer the experiment reads in ttc_strategies");
+    return s;
 }
 
 // A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
@@ -203,7 +203,7 @@ static int by_double(const void *a, const void *b) {
 
 // Compute-optimal choice of strategy and N at FLOP budgets (after aggregate's means and costs).
 static void compute_optimal_flops(const ttc_experiment_config *c, ttc_experiment_result *r, const work *w) {
-    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, nc = 0, bon = sample_row(SEL_BEST_OF_N, TTC_SCORE_PRM);
+    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, nc = 0, bon = ttc_strategy_row(SEL_BEST_OF_N, TTC_SCORE_PRM);
     for (size_t ki = 0; ki < nk; ki++) r->opt_at_flops[ki] = r->match_flops[ki] = NAN;
     double *acc = sx_alloc((nq * S * nk + 1) * sizeof *acc, "ttc choices"), *cost = sx_alloc((S * nk + 1) * sizeof *cost, "ttc costs"),
            *sorted = sx_alloc((S * nk + 1) * sizeof *sorted, "ttc sorted costs");
@@ -231,7 +231,7 @@ static void compute_optimal_flops(const ttc_experiment_config *c, ttc_experiment
 // Per difficulty bucket (quantile bins of the policy's own pass rate), at every budget: best-of-N (PRM) and
 // the cheapest (strategy, N) measured that reaches its accuracy on the bucket (after aggregate).
 static sx_status buckets(const ttc_experiment_config *c, ttc_experiment_result *r, const work *w) {
-    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, bon = sample_row(SEL_BEST_OF_N, TTC_SCORE_PRM);
+    size_t nq = (size_t)c->problems, nk = r->nk, S = ttc_n_strategies, bon = ttc_strategy_row(SEL_BEST_OF_N, TTC_SCORE_PRM);
     size_t nc = 0, which[TTC_MAX_STRATEGIES * TTC_MAX_K];   // the choices: every (strategy, N) measured, as s * nk + ki
     for (size_t s = 0; s < S; s++)
         for (size_t ki = 0; ki < nk; ki++)
@@ -267,7 +267,7 @@ static sx_status buckets(const ttc_experiment_config *c, ttc_experiment_result *
 // Equal FLOPs across the ladder: at the main policy's majority-vote cost at each N, each policy's most accurate
 // choice within it (after aggregate and every policy's loop).
 static void equal_flops(ttc_experiment_result *r) {
-    size_t nk = r->nk, S = ttc_n_strategies, maj = sample_row(SEL_MAJORITY, TTC_SCORE_NONE), wprm = sample_row(SEL_WEIGHTED, TTC_SCORE_PRM);
+    size_t nk = r->nk, S = ttc_n_strategies, maj = ttc_strategy_row(SEL_MAJORITY, TTC_SCORE_NONE), wprm = ttc_strategy_row(SEL_WEIGHTED, TTC_SCORE_PRM);
     for (size_t i = 0; i < r->npol; i++) {
         const ttc_policy_result *p = &r->pol[i];
         double acc[TTC_MAX_STRATEGIES * TTC_MAX_K], cost[TTC_MAX_STRATEGIES * TTC_MAX_K];
@@ -355,7 +355,7 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     arith_split((uint64_t)c->seed * 104729u + 17, nq, 1, (int)c->max_ops, (int)c->digits, w.p);
     rng_state rng;
     rng_seed(&rng, (uint64_t)c->seed);
-    size_t maj = sample_row(SEL_MAJORITY, TTC_SCORE_NONE), wprm = sample_row(SEL_WEIGHTED, TTC_SCORE_PRM);
+    size_t maj = ttc_strategy_row(SEL_MAJORITY, TTC_SCORE_NONE), wprm = ttc_strategy_row(SEL_WEIGHTED, TTC_SCORE_PRM);
     for (size_t pi = 0; pi < r->npol && !st; pi++) {
         ttc_policy_result *e = &r->pol[pi];
         decoder *d = &w.d[pi];

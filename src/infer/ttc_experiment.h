@@ -34,6 +34,10 @@ typedef struct {
 extern const ttc_strategy ttc_strategies[];
 extern const size_t ttc_n_strategies;
 #define TTC_MAX_STRATEGIES 16
+// The row of the selector over the samples with one verifier's scores (a SAMPLES row): majority vote, every
+// policy's voting curve; best-of-N by the PRM, the baseline of the FLOP comparisons; the PRM-weighted vote.
+// The row must exist (a programmer error otherwise).
+size_t ttc_strategy_row(ttc_selector sel, ttc_scorer scorer);
 
 // N samples of one problem: texts, final answers, correctness, tokens generated.
 typedef struct {
