@@ -7,6 +7,7 @@
 #include "scale/datafit.h"
 #include "laws/finallaw.h"
 #include "scale/forecast.h"
+#include "scale/ladder_seeds.h"
 #include "runs/import.h"
 #include "scale/lrsweep.h"
 #include "scale/taskcast.h"
@@ -154,6 +155,7 @@ int cmd_fit(int argc, char **argv) {
     char dir[1100], path[1200];
     snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
     if (!*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
+    if ((st = ladder_seeds_read(&spec, dir))) return cli_report("fit", st);   // seeds compare --until-decided added
     snprintf(path, sizeof path, "%s", *out ? out : "");
     if (!*out) snprintf(path, sizeof path, "%s/fit.json", dir);
     json_t *fit;

@@ -7,6 +7,7 @@
 #include "core/flags.h"
 #include "dist/dist.h"
 #include "scale/ladder.h"
+#include "scale/ladder_seeds.h"
 
 int cmd_ladder(int argc, char **argv) {
     static const flags_command cmd = {
@@ -35,6 +36,7 @@ int cmd_ladder(int argc, char **argv) {
     char dir[1100];
     snprintf(dir, sizeof dir, "%s", *out ? out : "");
     if (!*out) snprintf(dir, sizeof dir, "runs/%s", spec.name);
+    if ((st = ladder_seeds_read(&spec, dir))) return cli_report("ladder", st);   // seeds compare --until-decided added
     if (!strcmp(a.pos[0], "status")) return cli_report("ladder", ladder_print_status(&spec, dir));
     if (!strcmp(a.pos[0], "plan")) {
         ladder_run *runs;

@@ -85,7 +85,12 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     ladder_data d;
     sx_status st = ladder_data_read(spec, dir, &d);
     if (st) { ladder_data_free(&d); return st; }
-    size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
+    size_t R = spec->n_rungs, F = spec->n_eval, mains = ladder_rung_start(spec, R), first[LADDER_MAX_RUNGS];
+    bool resample = false;   // some rung has seeds to resample
+    for (size_t r = 0; r < R; r++) {
+        first[r] = ladder_rung_start(spec, r);
+        resample = resample || ladder_rung_seeds(spec, r) > 1;
+    }
     if (R < 3) { ladder_data_free(&d); return sx_fail(SX_ERR_ARG, "%s: a forecast needs at least 3 rungs", spec->spec_path); }
     double *mean = sx_alloc(R * F * sizeof *mean, "forecast mean"), *sd = sx_alloc(R * F * sizeof *sd, "forecast sd"),
            *x = sx_alloc(R * sizeof *x, "forecast x");
@@ -98,7 +103,7 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         return SX_ERR_NOMEM;   // sx_alloc said what
     }
     ladder_rung_curves(&d, NULL, mean, sd);
-    for (size_t r = 0; r < R; r++) x[r] = d.plan[r * S].flops;
+    for (size_t r = 0; r < R; r++) x[r] = d.plan[first[r]].flops;
     for (size_t i = 0; i < R * F; i++)
         if (!isfinite(mean[i])) st = sx_fail(SX_ERR_FORMAT, "%s: a run lacks an evaluation at one of the ladder's fractions", dir);
     // Each fraction's law has its own floor: early in training the gain from scale flattens, which a floor
@@ -136,12 +141,13 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
     // Bootstrap over seeds: each rung re-averages a resample of its seeds; the per-fraction fits are redone.
     double *boot = sx_alloc((size_t)N_BOOT * F * LAW_POW_NPARAM * sizeof *boot, "forecast boot"),
            *bmean = sx_alloc(R * F * sizeof *bmean, "forecast bmean");
-    size_t *pick = sx_alloc(R * S * sizeof *pick, "forecast pick");
+    size_t *pick = sx_alloc(mains * sizeof *pick, "forecast pick");
     if (!st && (!boot || !bmean || !pick)) st = SX_ERR_NOMEM;
     rng_state rng;
     rng_seed(&rng, 2024);
-    for (int b = 0; b < N_BOOT && !st && S > 1; b++) {
-        for (size_t i = 0; i < R * S; i++) pick[i] = rng_below(&rng, S);
+    for (int b = 0; b < N_BOOT && !st && resample; b++) {
+        for (size_t r = 0; r < R; r++)
+            for (size_t k = 0, S = ladder_rung_seeds(spec, r); k < S; k++) pick[first[r] + k] = S > 1 ? rng_below(&rng, S) : 0;
         ladder_rung_curves(&d, pick, bmean, NULL);
         fit_result *bf = sx_calloc_n(F, sizeof *bf, "forecast bf");
         if (!bf) { st = SX_ERR_NOMEM; break; }
@@ -159,13 +165,13 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         law_power_bind(x, R, &plaw);
         json_t *rungs = json_array(), *fracs = json_array(), *sched = json_array();
         for (size_t r = 0; r < R; r++)
-            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[r * S].width,
-                                                   "descriptor", d.plan[r * S].descriptor, "flops", x[r], "steps",
-                                                   (json_int_t)d.plan[r * S].steps, "peak_lr", d.plan[r * S].lr, "loss",
+            json_array_append_new(rungs, json_pack("{s:I, s:s, s:f, s:I, s:f, s:o, s:o}", "width", (json_int_t)d.plan[first[r]].width,
+                                                   "descriptor", d.plan[first[r]].descriptor, "flops", x[r], "steps",
+                                                   (json_int_t)d.plan[first[r]].steps, "peak_lr", d.plan[first[r]].lr, "loss",
                                                    array_of(mean + r * F, F), "seed_sd_rel", array_of(sd + r * F, F)));
         for (size_t f = 0; f < F; f++) {
             json_t *bs = json_array();
-            for (int b = 0; b < N_BOOT && S > 1; b++) json_array_append_new(bs, array_of(boot + ((size_t)b * F + f) * LAW_POW_NPARAM, LAW_POW_NPARAM));
+            for (int b = 0; b < N_BOOT && resample; b++) json_array_append_new(bs, array_of(boot + ((size_t)b * F + f) * LAW_POW_NPARAM, LAW_POW_NPARAM));
             json_array_append_new(fracs, json_pack("{s:f, s:o, s:o, s:o}", "frac", spec->eval_at[f], "params",
                                                    array_of(pf[f].params, LAW_POW_NPARAM), "fit",
                                                    fit_result_to_json("loss_vs_compute", &plaw, &pf[f]), "boot", bs));
@@ -173,9 +179,9 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         fit_law_free(&plaw);
         for (size_t r = 0; r < R && !st; r++) {
             json_t *sl = NULL;
-            sx_status ss = fit_schedule_law(&d, d.plan[r * S].width, &sl);
+            sx_status ss = fit_schedule_law(&d, d.plan[first[r]].width, &sl);
             if (!ss) json_array_append_new(sched, sl);
-            else fprintf(stderr, "fit: schedule law for width %zu failed: %s\n", d.plan[r * S].width, sx_last_error());
+            else fprintf(stderr, "fit: schedule law for width %zu failed: %s\n", d.plan[first[r]].width, sx_last_error());
         }
         model_config c;
         model_config_parse(d.plan[0].descriptor, (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab")), &c);

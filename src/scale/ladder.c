@@ -290,13 +290,23 @@ static void join_fracs(char *out, size_t size, const double *f, size_t n, double
         len += (size_t)snprintf(out + len, size - len, "%s%.6g", i ? "," : "", f[i] * scale);
 }
 
+size_t ladder_rung_seeds(const ladder_spec *s, size_t r) {
+    return s->rung_seeds[r] > s->n_seeds ? s->rung_seeds[r] : s->n_seeds;
+}
+
+size_t ladder_rung_start(const ladder_spec *s, size_t r) {
+    size_t k = 0;
+    for (size_t j = 0; j < r; j++) k += ladder_rung_seeds(s, j);
+    return k;
+}
+
 sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     size_t vocab;
     sx_status st = data_vocab(s->train, &vocab);
     if (st) return st;
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
-    size_t cap = s->n_rungs * s->n_seeds * (1 + s->n_branches) + LADDER_MAX_SWEEP * LADDER_MAX_SWEEP;
+    size_t cap = ladder_rung_start(s, s->n_rungs) * (1 + s->n_branches) + LADDER_MAX_SWEEP * LADDER_MAX_SWEEP;
     ladder_run *r = sx_calloc_n(cap, sizeof *r, "ladder r");
     if (!r) return sx_fail(SX_ERR_NOMEM, "out of memory");
     size_t widths[LADDER_MAX_RUNGS];
@@ -314,7 +324,7 @@ sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
         // The LR follows the width rule lr(w) = lr * (ref/w)^power, so every rung trains near its own optimum
         // and the rungs differ in size only (what the laws across rungs assume).
         double lr_scale = pow(s->lr_ref_width / (double)widths[i], s->lr_width_power);
-        for (size_t seed = 1; seed <= s->n_seeds; seed++) {
+        for (size_t seed = 1, seeds = ladder_rung_seeds(s, s->n_rungs - 1 - i); seed <= seeds; seed++) {
             ladder_run *x = &r[k++];
             snprintf(x->dir, sizeof x->dir, "w%zu-s%zu", widths[i], seed);
             snprintf(x->descriptor, sizeof x->descriptor, "%s", c.descriptor);
@@ -396,7 +406,7 @@ static bool file_exists(const char *dir, const char *run, const char *name) {
 
 // The main run a branch starts from (branches follow the main runs, n_branches per main run), or NULL.
 static const ladder_run *parent_of(const ladder_spec *s, const ladder_run *runs, size_t i) {
-    return runs[i].branch >= 0 ? &runs[(i - s->n_rungs * s->n_seeds) / s->n_branches] : NULL;
+    return runs[i].branch >= 0 ? &runs[(i - ladder_rung_start(s, s->n_rungs)) / s->n_branches] : NULL;
 }
 
 // The training options of one run of the plan, with the strings they point to.
@@ -492,7 +502,7 @@ static void warn_repeated_data(const ladder_spec *s, const ladder_run *runs, siz
 // starts from its parent's checkpoint), and these groups go in plan order (largest first) to the rank with
 // the least compute so far. owner: (n) overwritten with a rank per run.
 void ladder_assign_ranks(const ladder_spec *s, const ladder_run *runs, size_t n, int ranks, int *owner) {
-    size_t mains = s->n_rungs * s->n_seeds;
+    size_t mains = ladder_rung_start(s, s->n_rungs);
     double *load = sx_calloc_n((size_t)ranks, sizeof *load, "ladder load");
     for (size_t m = 0; m < mains; m++) {
         double cost = runs[m].flops;   // the main run, plus what its branches train beyond their branch point

@@ -74,6 +74,9 @@ typedef struct {
     size_t widths[LADDER_MAX_RUNGS], n_rungs;
     double budgets[LADDER_MAX_RUNGS];
     size_t n_seeds, seq, batch, eval_batches, min_steps;
+    size_t rung_seeds[LADDER_MAX_RUNGS];   // seeds of rung r in plan order (largest first) where more than
+                                           // n_seeds: added by `compare --until-decided`, recorded in the
+                                           // ladder directory (scale/ladder_seeds.h), not a spec key [0]
     double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, hyper_lr, warmup;
     double unique_tokens;  // > 0: every run trains on only this many unique tokens (repeating them)
     size_t mtp;            // train --mtp (0: off)
@@ -102,7 +105,14 @@ typedef struct {
 } ladder_run;
 
 sx_status ladder_spec_read(const char *path, ladder_spec *spec);
-// Expands the spec into runs (main runs first, largest rung first; branches after). *runs is malloc'd.
+// Seeds 1..ladder_rung_seeds(s, r) train at rung r (plan order, largest first): n_seeds, or rung_seeds[r]
+// where larger.
+size_t ladder_rung_seeds(const ladder_spec *s, size_t r);
+// Plan index of rung r's first main run (its seeds follow it in order); r = n_rungs gives the number of main
+// runs. With n_seeds at every rung this is r x n_seeds.
+size_t ladder_rung_start(const ladder_spec *s, size_t r);
+// Expands the spec into runs (main runs first, largest rung first, each rung's seeds in order; branches after,
+// n_branches per main run, in the main runs' order; LR-sweep runs last). *runs is malloc'd.
 sx_status ladder_plan(const ladder_spec *spec, ladder_run **runs, size_t *n);
 // Trains every run not yet DONE of the n ladders, ladder i under dirs[i], each a train_options started as
 // `exe train` (train_spawn, train/options.h), in one pool of at most jobs runs at once over all ladders:

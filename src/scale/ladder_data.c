@@ -47,15 +47,17 @@ double ladder_loss_at_frac(const rundir_run *r, double f) {
 }
 
 // Seed means (and relative seed spread) of every rung at every fraction; rungs in plan order (largest
-// first). With pick != NULL, rung r averages seeds pick[r*S .. r*S+S) instead of 0..S-1 (bootstrap).
+// first). With pick != NULL, rung r averages its seeds picked at pick[start .. start+S_r) (start, S_r: the
+// rung's first main run and seed count) instead of all of them (bootstrap).
 void ladder_rung_curves(const ladder_data *d, const size_t *pick, double *mean, double *sd_rel) {
     const ladder_spec *s = d->spec;
-    size_t R = s->n_rungs, S = s->n_seeds, F = s->n_eval;
-    for (size_t r = 0; r < R; r++)
+    size_t R = s->n_rungs, F = s->n_eval;
+    for (size_t r = 0, start = 0; r < R; start += ladder_rung_seeds(s, r), r++)
         for (size_t f = 0; f < F; f++) {
+            size_t S = ladder_rung_seeds(s, r);
             double sum = 0, sq = 0;
             for (size_t k = 0; k < S; k++) {
-                double v = ladder_loss_at_frac(&d->runs[r * S + (pick ? pick[r * S + k] : k)], s->eval_at[f]);
+                double v = ladder_loss_at_frac(&d->runs[start + (pick ? pick[start + k] : k)], s->eval_at[f]);
                 sum += v;
                 sq += v * v;
             }
@@ -64,4 +66,3 @@ void ladder_rung_curves(const ladder_data *d, const size_t *pick, double *mean, 
             if (sd_rel) sd_rel[r * F + f] = S > 1 ? sqrt(fmax(0, (sq - sum * m) / (double)(S - 1))) / m : 0;
         }
 }
-

@@ -20,8 +20,9 @@ void ladder_data_free(ladder_data *d);
 // The validation loss logged at fraction f of a run (its eval at step round(f·total)), or NAN.
 double ladder_loss_at_frac(const rundir_run *r, double f);
 // Seed means mean (R, F) and relative seed spread sd_rel (R, F; may be NULL) of every rung at every
-// fraction of the spec; rungs in plan order (largest first). With pick != NULL, rung r averages the seeds
-// pick[r*S .. r*S+S) instead of 0..S-1 (bootstrap).
+// fraction of the spec; rungs in plan order (largest first). With pick != NULL (one entry per main run of
+// the plan), rung r averages the seeds pick[b .. b+S_r) instead of 0..S_r-1 (b = ladder_rung_start(spec, r),
+// S_r = ladder_rung_seeds(spec, r); bootstrap).
 void ladder_rung_curves(const ladder_data *d, const size_t *pick, double *mean, double *sd_rel);
 
 #endif

@@ -1,0 +1,71 @@
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "core/fsutil.h"
+#include "scale/ladder_seeds.h"
+
+#define FORMAT "sextant-ladder-seeds"
+
+static uint32_t rungs_crc(json_t *rungs) {
+    char *text = json_dumps(rungs, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    uint32_t crc = text ? (uint32_t)crc32_z(0L, (const Bytef *)text, strlen(text)) : 0;
+    free(text);
+    return crc;
+}
+
+// The width of every rung, plan order (largest first). widths (n_rungs) overwritten.
+static sx_status rung_widths(const ladder_spec *spec, size_t *widths) {
+    ladder_run *runs;
+    size_t n;
+    sx_status st = ladder_plan(spec, &runs, &n);
+    if (st) return st;
+    for (size_t r = 0; r < spec->n_rungs; r++) widths[r] = runs[ladder_rung_start(spec, r)].width;
+    free(runs);
+    return SX_OK;
+}
+
+sx_status ladder_seeds_read(ladder_spec *spec, const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, LADDER_SEEDS_FILE);
+    if (access(path, F_OK)) return SX_OK;
+    json_t *doc;
+    sx_status st = fs_load_json(path, &doc);
+    if (st) return st;
+    json_t *rungs = json_object_get(doc, "rungs"), *crc = json_object_get(doc, "crc32");
+    const char *format = json_string_value(json_object_get(doc, "format"));
+    if (!format || strcmp(format, FORMAT) || json_integer_value(json_object_get(doc, "version")) != LADDER_SEEDS_VERSION)
+        st = sx_fail(SX_ERR_FORMAT, "%s: not a seeds file of version %d (format \"%s\")", path, LADDER_SEEDS_VERSION, FORMAT);
+    else if (!json_is_array(rungs) || !json_is_integer(crc) || (uint32_t)json_integer_value(crc) != rungs_crc(rungs))
+        st = sx_fail(SX_ERR_FORMAT, "%s: checksum does not match its rungs (edited or corrupt): remove it to keep the spec's seeds", path);
+    size_t widths[LADDER_MAX_RUNGS];
+    if (!st) st = rung_widths(spec, widths);
+    for (size_t i = 0; !st && i < json_array_size(rungs); i++) {
+        json_t *e = json_array_get(rungs, i);
+        json_int_t w = json_integer_value(json_object_get(e, "width")), k = json_integer_value(json_object_get(e, "seeds"));
+        if (k < 1 || k > 1000) { st = sx_fail(SX_ERR_FORMAT, "%s: rung %zu: seeds must be in 1..1000", path, i); break; }
+        for (size_t r = 0; r < spec->n_rungs; r++)
+            if ((json_int_t)widths[r] == w) spec->rung_seeds[r] = (size_t)k;
+    }
+    json_decref(doc);
+    return st;
+}
+
+static bool fill_json(FILE *f, void *doc) { return json_dumpf((json_t *)doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF; }
+
+sx_status ladder_seeds_write(const ladder_spec *spec, const char *dir) {
+    size_t widths[LADDER_MAX_RUNGS];
+    sx_status st = rung_widths(spec, widths);
+    if (st) return st;
+    json_t *rungs = json_array();
+    for (size_t r = 0; r < spec->n_rungs; r++)
+        json_array_append_new(rungs, json_pack("{s:I, s:I}", "width", (json_int_t)widths[r], "seeds", (json_int_t)ladder_rung_seeds(spec, r)));
+    json_t *doc = json_pack("{s:s, s:i, s:s, s:o, s:I}", "format", FORMAT, "version", LADDER_SEEDS_VERSION, "ladder", spec->name,
+                            "rungs", rungs, "crc32", (json_int_t)rungs_crc(rungs));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, LADDER_SEEDS_FILE);
+    st = doc ? fs_write_atomic(path, fill_json, doc) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    json_decref(doc);
+    return st;
+}
