@@ -40,6 +40,10 @@ awk '$1 == "start" { f = $(NF-1); if (n++ && f > last + 0) bad = 1; last = f } E
 grep -q "stopped (budget spent) after 1 round, 3 seeds per rung" "$tmp/until.out" || fail "one round expected: $(cat "$tmp/until.out")"
 [ "$(grep -c '^  start .*-s3 ' "$tmp/until.log")" -eq 9 ] && grep -q "^3 ladders in one pool" "$tmp/until.log" ||
     fail "the round should train the 9 seed-3 runs in one pool: $(cat "$tmp/until.log")"
+# The ladder directories record the added seeds (seeds.json): the plan and a plain compare find them.
+(cd "$tmp/pool" && "$S" ladder plan pa.ladder) | grep -q " w24-s3 " || fail "ladder plan should read runs/pa/seeds.json"
+(cd "$tmp/pool" && "$S" compare "${specs[@]}" --out cmp.json > /dev/null) && grep -q '"seeds": 3' "$tmp/pool/cmp.json" ||
+    fail "compare should find 3 seeds per rung in seeds.json"
 
 # The same ladders one after another with `ladder run`, seeds 1-3.
 for s in "${specs[@]}"; do

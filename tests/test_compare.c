@@ -6,7 +6,9 @@
 // noise of this variant alone. Known answers: identical variants give a multiplier of exactly 1 with a
 // zero-width paired interval; a shift far below the shared noise is found by the paired bootstrap only;
 // Holm on a family with known p-values; each stop of --until-decided (the hour budget estimated from the
-// throughput the runs logged).
+// throughput the runs logged); identical variants with different seed counts per rung still exactly 1, and
+// those counts through seeds.json; a rung ten times noisier than the others (own noise `noisy` at
+// `noisy_width`) gets the seeds --until-decided places; a larger rung weighed against seeds.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +19,18 @@
 #include "core/rng.h"
 #include "scale/compare.h"
 #include "scale/ladder.h"
+#include "scale/ladder_seeds.h"
 #include "scale/sequential.h"
 #include "support/testlib.h"
 
 static char tmpdir[64], self[4096];
 
-typedef struct { double shift, shared, own; int tag; } fake_law;
+typedef struct {
+    double shift, shared, own;
+    int tag;
+    size_t noisy_width;   // this rung's own noise is `noisy` instead of `own` (0: none)
+    double noisy;
+} fake_law;
 
 static double fake_loss(const fake_law *f, size_t width, size_t seed) {
     rng_state r;
@@ -30,7 +38,8 @@ static double fake_loss(const fake_law *f, size_t width, size_t seed) {
     double z_shared = rng_normal(&r);
     rng_seed(&r, (seed * 1000003u + width) * 7919u + (uint64_t)f->tag);
     double z_own = rng_normal(&r);
-    return 2 + 3 * pow((double)width / 8, -0.8) - f->shift + f->shared * z_shared + f->own * z_own;
+    double own = f->noisy_width == width ? f->noisy : f->own;
+    return 2 + 3 * pow((double)width / 8, -0.8) - f->shift + f->shared * z_shared + own * z_own;
 }
 
 // One finished run directory as the trainer writes it (the fields rundir and the ladder runner read).
@@ -72,6 +81,8 @@ static int fake_train(int argc, char **argv) {
         else if (!strcmp(k, "--fake-shared")) f.shared = atof(v);
         else if (!strcmp(k, "--fake-own")) f.own = atof(v);
         else if (!strcmp(k, "--fake-tag")) f.tag = atoi(v);
+        else if (!strcmp(k, "--fake-noisy-width")) f.noisy_width = (size_t)atol(v);
+        else if (!strcmp(k, "--fake-noisy")) f.noisy = atof(v);
     }
     const char *w = model ? strstr(model, "-w") : NULL;
     if (!model || !out || steps < 1 || !w) return 2;
@@ -85,8 +96,8 @@ static bool write_spec(const char *name, size_t seeds, const fake_law *f, ladder
     FILE *o = fopen(path, "w");
     if (!CHECK(o != NULL)) return false;
     fprintf(o, "name %s\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24 32 48\nseeds %zu\ntokens_per_param 2\n"
-            "seq 16\nbatch 4\neval_at 1\nextra --fake-shift %.17g --fake-shared %.17g --fake-own %.17g --fake-tag %d\n",
-            name, seeds, f->shift, f->shared, f->own, f->tag);
+            "seq 16\nbatch 4\neval_at 1\nextra --fake-shift %.17g --fake-shared %.17g --fake-own %.17g --fake-tag %d "
+            "--fake-noisy-width %zu --fake-noisy %.17g\n", name, seeds, f->shift, f->shared, f->own, f->tag, f->noisy_width, f->noisy);
     fclose(o);
     return CHECK(ladder_spec_read(path, s) == SX_OK);
 }
@@ -107,6 +118,18 @@ static bool fake_ladder(const ladder_spec *s, const fake_law *f, char *dir, size
     return CHECK(ok);
 }
 
+// Ladders PREFIX0..PREFIXn-1 of laws f, seeds each, specs in s and runs written; dp[i] names dirs[i].
+static bool fake_ladders(const char *prefix, const fake_law *f, size_t n, size_t seeds, ladder_spec *s, char (*dirs)[256],
+                         const char **dp) {
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%zu", prefix, i);
+        if (!write_spec(name, seeds, &f[i], &s[i]) || !fake_ladder(&s[i], &f[i], dirs[i], sizeof dirs[i])) return false;
+        dp[i] = dirs[i];
+    }
+    return true;
+}
+
 static double field(json_t *report, size_t variant, const char *key) {
     json_t *v = json_object_get(json_array_get(json_object_get(report, "variants"), variant), key);
     return json_is_number(v) ? json_number_value(v) : NAN;
@@ -121,12 +144,7 @@ static json_t *compare_fakes(const char *prefix, const fake_law *f, size_t n, si
     ladder_spec s[4];
     char dirs[4][256];
     const char *dp[4];
-    for (size_t i = 0; i < n; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "%s%zu", prefix, i);
-        if (!write_spec(name, seeds, &f[i], &s[i]) || !fake_ladder(&s[i], &f[i], dirs[i], sizeof dirs[i])) return NULL;
-        dp[i] = dirs[i];
-    }
+    if (!fake_ladders(prefix, f, n, seeds, s, dirs, dp)) return NULL;
     json_t *r = NULL;
     CHECK(compare_ladders(s, dp, n, 1e9, false, &r) == SX_OK);
     return r;
@@ -215,16 +233,11 @@ static json_t *until(const char *prefix, const fake_law *f, size_t seeds, const 
     ladder_spec s[2];
     char dirs[2][256];
     const char *dp[2];
-    for (size_t i = 0; i < 2; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "%s%zu", prefix, i);
-        if (!write_spec(name, seeds, &f[i], &s[i]) || !fake_ladder(&s[i], &f[i], dirs[i], sizeof dirs[i])) return NULL;
-        dp[i] = dirs[i];
-    }
+    if (!fake_ladders(prefix, f, 2, seeds, s, dirs, dp)) return NULL;
     json_t *r = NULL;
     CHECK(sequential_compare(s, dp, 2, 1e9, false, o, &r) == SX_OK);
-    if (r) CHECK(s[0].n_seeds == s[1].n_seeds && s[0].n_seeds == seeds + (size_t)json_integer_value(
-                     json_object_get(json_object_get(r, "until_decided"), "rounds")));
+    for (size_t k = 0; r && k < s[0].n_rungs; k++)   // seeds go to a rung of both ladders alike: still paired
+        CHECK(ladder_rung_seeds(&s[0], k) == ladder_rung_seeds(&s[1], k) && ladder_rung_seeds(&s[0], k) >= seeds);
     return r;
 }
 
@@ -258,7 +271,7 @@ static void test_until_decided(void) {
     double one = 0;
     if (write_spec("bud0", 2, &w[0], &s) && CHECK(sequential_round_flops(&s, "/nonexistent", &one) == SX_OK)) {
         o.width = 0;
-        o.budget_flops = 2 * one * 1.5;   // two ladders x one round, and less than a second round
+        o.budget_flops = 2 * one * 1.0001;   // two ladders x one round, and not one seed more
         if ((r = until("bud", w, 2, &o))) {
             json_t *more = json_array_get(json_object_get(json_object_get(r, "until_decided"), "more_seeds"), 1);
             printf("budget: %lld rounds, %.3g of %.3g FLOPs; more seeds %lld\n", (long long)rounds_of(r),
@@ -281,6 +294,125 @@ static void test_until_decided(void) {
     }
 }
 
+// Rungs with different seed counts (as --until-decided places them): each rung resamples its own seeds, the
+// same resample for every ladder, so identical variants still give a multiplier of exactly 1 with [1, 1]. The
+// counts reach the plan and the comparison through the ladder directory's seeds.json; an edited one is refused.
+static void test_unequal_seeds(void) {
+    fake_law f = {.shared = 0.05, .tag = 1};
+    ladder_spec s[2];
+    char dirs[2][256], name[32];
+    const char *dp[2] = {dirs[0], dirs[1]};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, "uneq%zu", i);
+        if (!write_spec(name, 3, &f, &s[i])) return;
+        s[i].rung_seeds[1] = 5;   // w32
+        s[i].rung_seeds[3] = 4;   // w16
+        if (!fake_ladder(&s[i], &f, dirs[i], sizeof dirs[i])) return;
+    }
+    json_t *r = NULL;
+    if (!CHECK(compare_ladders(s, dp, 2, 1e9, false, &r) == SX_OK)) return;
+    CHECK(json_is_true(json_object_get(r, "paired")));
+    CHECK(field(r, 1, "multiplier") == 1 && field(r, 1, "paired_lo") == 1 && field(r, 1, "paired_hi") == 1);
+    CHECK(field(r, 1, "multiplier_hi") - field(r, 1, "multiplier_lo") > 0.05);   // unpaired: independent resamples
+    json_t *rs = json_object_get(json_array_get(json_object_get(r, "variants"), 1), "rung_seeds");
+    const json_int_t want[5] = {3, 5, 3, 4, 3};
+    for (size_t k = 0; k < 5; k++) CHECK(json_integer_value(json_array_get(rs, k)) == want[k]);
+    CHECK(field(r, 1, "seeds") == 3);
+    json_decref(r);
+    // seeds.json: written, read back into a fresh spec, its plan holds the added seeds (5 rungs, 18 main runs)
+    ladder_spec back;
+    ladder_run *runs = NULL;
+    size_t n = 0;
+    char path[512];
+    snprintf(path, sizeof path, "%s/uneq0.ladder", tmpdir);
+    CHECK(ladder_seeds_write(&s[0], dirs[0]) == SX_OK && ladder_spec_read(path, &back) == SX_OK);
+    CHECK(ladder_rung_seeds(&back, 1) == 3 && ladder_seeds_read(&back, dirs[0]) == SX_OK);
+    for (size_t k = 0; k < 5; k++) CHECK(ladder_rung_seeds(&back, k) == (size_t)want[k]);
+    if (CHECK(ladder_plan(&back, &runs, &n) == SX_OK)) CHECK(n == 18 && !strcmp(runs[6].dir, "w32-s4") && runs[8].seed == 1);
+    free(runs);
+    snprintf(path, sizeof path, "%s/seeds.json", dirs[0]);   // an edited count: the checksum no longer matches
+    json_t *doc = json_load_file(path, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "rungs"), 1), "seeds", json_integer(9));
+    CHECK(doc && json_dump_file(doc, path, 0) == 0);
+    json_decref(doc);
+    CHECK(ladder_seeds_read(&back, dirs[0]) == SX_ERR_FORMAT && strstr(sx_last_error(), "checksum"));
+}
+
+// One rung far noisier than the others (own noise 0.05 at w32, 0.002 at the other rungs): the jackknife puts
+// most of the paired interval's variance there, and --until-decided places its seeds at that rung although it
+// costs the second most, and records them in the ladder directories.
+static void test_noisy_rung(void) {
+    fake_law f[2] = {{.own = 0.0002, .tag = 5, .noisy_width = 32, .noisy = 0.002},
+                     {.own = 0.0002, .tag = 6, .noisy_width = 32, .noisy = 0.002}};
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2];
+    if (!fake_ladders("noisy", f, 2, 3, s, dirs, dp)) return;
+    double one = 0;
+    if (!CHECK(sequential_round_flops(&s[0], dirs[0], &one) == SX_OK)) return;
+    sequential_options o = {.exe = self, .jobs = 1, .budget_flops = 2 * one};   // a few seeds, not a seed at every rung twice
+    json_t *r = NULL;
+    if (!CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r) == SX_OK)) return;
+    json_t *u = json_object_get(r, "until_decided"), *alloc = json_object_get(u, "allocation");
+    json_t *rv = json_object_get(json_array_get(json_object_get(r, "variants"), 1), "rung_var");
+    printf("noisy rung: %lld rounds; ln-multiplier variance per rung", (long long)rounds_of(r));
+    for (size_t k = 0; k < 5; k++) printf(" %.3g", json_number_value(json_array_get(rv, k)));
+    printf("; seeds per rung");
+    for (size_t k = 0; k < 5; k++) printf(" %lld", (long long)json_integer_value(json_array_get(json_object_get(u, "rung_seeds"), k)));
+    printf("\n");
+    CHECK(json_array_size(alloc) >= 1 && rounds_of(r) == (json_int_t)json_array_size(alloc));
+    double rest = 0;   // at the end the jackknife still finds most of the variance at w32
+    for (size_t k = 0; k < 5; k++) rest += k == 1 ? 0 : json_number_value(json_array_get(rv, k));
+    CHECK(json_number_value(json_array_get(rv, 1)) > rest);
+    json_int_t at[5] = {0};   // seeds placed per rung, over the rounds
+    for (size_t a = 0; a < json_array_size(alloc); a++) {   // every round: one seed (jobs 1), placed by the noise
+        json_t *e = json_array_get(alloc, a), *added = json_object_get(e, "added");
+        json_int_t sum = 0;
+        for (size_t k = 0; k < 5; k++) { at[k] += json_integer_value(json_array_get(added, k)); sum += json_integer_value(json_array_get(added, k)); }
+        CHECK(!strcmp(json_string_value(json_object_get(e, "placed")), "by noise") && sum == 1);
+        CHECK(json_number_value(json_array_get(json_object_get(e, "shrink"), 1)) > 0);
+        if (a == 0) CHECK(json_integer_value(json_array_get(added, 1)) == 1);   // the first at w32
+    }
+    CHECK(at[1] >= 3 && at[1] > at[0] + at[2] + at[3] + at[4]);   // most of them at w32
+    ladder_spec back;
+    char path[512];
+    snprintf(path, sizeof path, "%s/noisy1.ladder", tmpdir);
+    if (CHECK(ladder_spec_read(path, &back) == SX_OK && ladder_seeds_read(&back, dirs[1]) == SX_OK))
+        for (size_t k = 0; k < 5; k++) CHECK(ladder_rung_seeds(&back, k) == ladder_rung_seeds(&s[1], k) && ladder_rung_seeds(&back, k) == 3 + (size_t)at[k]);
+    sequential_print(stdout, r);
+    json_decref(r);
+}
+
+// Seeds against a larger rung: for the same undecided pair (own noise 0.002), a rung one ladder step above the
+// largest narrows the paired interval much more when the target lies far beyond the rungs (1e13 FLOPs, ~1000x
+// the largest) than inside them (1e9), where it adds almost nothing; the report gives it beside what the
+// same FLOPs buy as seeds, and names a larger rung as the advice only when it buys more.
+static void test_extrapolation(void) {
+    fake_law f[2] = {{.own = 0.002, .tag = 5}, {.own = 0.002, .tag = 10}};
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2];
+    if (!fake_ladders("far", f, 2, 3, s, dirs, dp)) return;
+    const double C[2] = {1e9, 1e13};
+    double rung[2] = {NAN, NAN};
+    for (int c = 0; c < 2; c++) {
+        sequential_options o = {.exe = self, .jobs = 1, .budget_flops = 1};   // no seed fits: the report only
+        json_t *r = NULL;
+        if (!CHECK(sequential_compare(s, dp, 2, C[c], false, &o, &r) == SX_OK)) return;
+        json_t *x = json_object_get(json_object_get(r, "until_decided"), "extrapolation");
+        rung[c] = json_number_value(json_array_get(json_object_get(x, "rung_shrink"), 1));
+        double seeds = json_number_value(json_array_get(json_object_get(x, "seed_shrink"), 1));
+        printf("target %.0e: %s, a larger rung narrows the interval by %.3f, seeds for its %.3g FLOPs by %.3f\n", C[c],
+               verdict(r, 1), rung[c], json_number_value(json_object_get(x, "flops")), seeds);
+        CHECK(!strcmp(stop_of(r), "budget") && !strcmp(verdict(r, 1), "no significant difference"));
+        CHECK(seeds > 0 && seeds < 1 && json_is_boolean(json_object_get(x, "bound")) &&
+              json_is_true(json_object_get(x, "bound")) == (rung[c] > seeds));
+        sequential_print(stdout, r);
+        json_decref(r);
+    }
+    CHECK(rung[0] < 0.1 && rung[1] > 0.3);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -291,6 +423,9 @@ int main(int argc, char **argv) {
     TEST_RUN(test_identical_variants);
     TEST_RUN(test_planted_improvement);
     TEST_RUN(test_until_decided);
+    TEST_RUN(test_unequal_seeds);
+    TEST_RUN(test_noisy_rung);
+    TEST_RUN(test_extrapolation);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);

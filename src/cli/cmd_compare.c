@@ -9,6 +9,7 @@
 #include "core/flags.h"
 #include "report/plots.h"
 #include "scale/compare.h"
+#include "scale/ladder_seeds.h"
 #include "runs/import.h"
 #include "scale/sequential.h"
 
@@ -31,9 +32,11 @@ int cmd_compare(int argc, char **argv) {
         {"shared-linf", FLAG_BOOL, &shared, "false", "pin every variant's Linf to the baseline's"},
         {"run", FLAG_BOOL, &run, "false", "train the ladders first (skipping finished runs)"},
         {"jobs", FLAG_INT, &jobs, "1", "with --run or --until-decided: runs trained at once (one pool over all ladders, largest first)"},
-        {"seeds", FLAG_INT, &seeds, "0", "seeds per rung of every ladder (default: each spec's; e.g. after --until-decided)"},
-        {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds to every rung until the verdicts "
-                                                       "decide, --width is reached or the budget is spent"},
+        {"seeds", FLAG_INT, &seeds, "0", "seeds per rung of every ladder (default: each spec's, or those an earlier "
+                                          "--until-decided recorded in the ladder's directory)"},
+        {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds (to the rungs where they shrink the "
+                                                       "intervals most per FLOP) until the verdicts decide, --width is "
+                                                       "reached or the budget is spent"},
         {"width", FLAG_DOUBLE, &width, "0", "with --until-decided: also stop when every undecided paired interval is narrower"},
         {"budget", FLAG_DOUBLE, &budget_h, "0", "with --until-decided: wall-clock hours the added seeds may take"},
         {"budget-flops", FLAG_DOUBLE, &budget_flops, "0", "with --until-decided: training FLOPs the added seeds may spend"},
@@ -61,9 +64,13 @@ int cmd_compare(int argc, char **argv) {
             continue;
         }
         st = ladder_spec_read(a.pos[i], &specs[i]);
-        if (seeds > 0) specs[i].n_seeds = (size_t)seeds;
         snprintf(dirs[i], sizeof dirs[i], "runs/%.100s", specs[i].name);
         dp[i] = dirs[i];
+        if (!st) st = ladder_seeds_read(&specs[i], dirs[i]);   // seeds an earlier --until-decided added
+        if (seeds > 0) {   // every rung exactly this many
+            specs[i].n_seeds = (size_t)seeds;
+            memset(specs[i].rung_seeds, 0, sizeof specs[i].rung_seeds);
+        }
     }
     if (!st && curves && (run || until))
         st = sx_fail(SX_ERR_ARG, "--run and --until-decided train ladders: a curve ladder directory has nothing to train");
@@ -86,8 +93,6 @@ int cmd_compare(int argc, char **argv) {
                         : compare_ladders(specs, dp, (size_t)a.npos, target, shared, &report);
     if (!st) compare_print(stdout, report);
     if (!st && until) sequential_print(stdout, report);
-    if (!st && until && json_integer_value(json_object_get(json_object_get(report, "until_decided"), "rounds")) > 0)
-        printf("the ladders now have %zu seeds per rung: compare them again with --seeds %zu\n", specs[0].n_seeds, specs[0].n_seeds);
     if (!st && *svg) st = plots_compare(svg, report);
     if (!st && *out && json_dump_file(report, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
     json_decref(report);

@@ -19,9 +19,9 @@ typedef struct {
     fit_law law;
     bool bound;              // law bound (variant_free frees it)
     fit_options fo;
-    size_t R, S;
+    size_t R, S[LADDER_MAX_RUNGS], off[LADDER_MAX_RUNGS + 1];   // rungs, seeds of each, where each starts in final
     double x[LADDER_MAX_RUNGS], y[LADDER_MAX_RUNGS];   // rung compute (largest first), seed-mean final loss
-    double *final;           // (R, S) every seed's final loss
+    double *final;           // (off[R]) every seed's final loss, rung after rung
     double p[LAW_POW_NPARAM];
     double *boot, *pboot;    // (N_BOOT, LAW_POW_NPARAM): unpaired, paired replicates
     double kv_bytes, params; // NaN when unknown (a curve ladder)
@@ -35,10 +35,15 @@ static void variant_free(variant *v) {
     free(v->pboot);
 }
 
-static sx_status variant_alloc(variant *v, size_t R, size_t S) {
+// seeds: (R) per rung.
+static sx_status variant_alloc(variant *v, size_t R, const size_t *seeds) {
     v->R = R;
-    v->S = S;
-    v->final = sx_alloc(R * S * sizeof *v->final, "compare final");
+    v->off[0] = 0;
+    for (size_t r = 0; r < R; r++) {
+        v->S[r] = seeds[r];
+        v->off[r + 1] = v->off[r] + seeds[r];
+    }
+    v->final = sx_alloc(v->off[R] * sizeof *v->final, "compare final");
     v->boot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->boot, "compare v.boot");
     v->pboot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->pboot, "compare v.pboot");
     return v->final && v->boot && v->pboot ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
@@ -46,15 +51,16 @@ static sx_status variant_alloc(variant *v, size_t R, size_t S) {
 
 // The final losses of one of sextant's own ladders (its main runs), its largest model's KV bytes and params.
 static sx_status variant_read_own(const ladder_spec *spec, const char *dir, variant *v) {
-    size_t R = spec->n_rungs, S = spec->n_seeds, F = spec->n_eval;
+    size_t R = spec->n_rungs, F = spec->n_eval, seeds[LADDER_MAX_RUNGS];
+    for (size_t r = 0; r < R; r++) seeds[r] = ladder_rung_seeds(spec, r);
     if (R < 3 || fabs(spec->eval_at[F - 1] - 1) > 1e-9)
         return sx_fail(SX_ERR_ARG, "%s: comparison needs >= 3 rungs evaluated at the end of the run", spec->spec_path);
     ladder_data d;
     sx_status st = ladder_data_read(spec, dir, &d);
-    if (!st) st = variant_alloc(v, R, S);
-    for (size_t r = 0; !st && r < R; r++) {
-        v->x[r] = d.plan[r * S].flops;
-        for (size_t k = 0; k < S; k++) v->final[r * S + k] = ladder_loss_at_frac(&d.runs[r * S + k], spec->eval_at[F - 1]);
+    if (!st) st = variant_alloc(v, R, seeds);
+    for (size_t r = 0; !st && r < R; r++) {   // the plan's main runs lie rung after rung, as final does
+        v->x[r] = d.plan[v->off[r]].flops;
+        for (size_t i = v->off[r]; i < v->off[r + 1]; i++) v->final[i] = ladder_loss_at_frac(&d.runs[i], spec->eval_at[F - 1]);
     }
     model_config c;
     if (!st) {
@@ -97,7 +103,9 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
         while (j > 0 && flops[order[j - 1]] < flops[g]) { order[j] = order[j - 1]; j--; }
         order[j] = g;
     }
-    if (!st) st = variant_alloc(v, R, S);
+    size_t same[LADDER_MAX_RUNGS];
+    for (size_t r = 0; r < R; r++) same[r] = S;
+    if (!st) st = variant_alloc(v, R, same);
     for (size_t r = 0; !st && r < R; r++) {
         const import_run *a = &l.runs[first[order[r]]];
         v->x[r] = flops[order[r]];
@@ -119,12 +127,13 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
     return st;
 }
 
-// Seed-mean final loss of every rung, rung r averaging seeds pick[r*S .. r*S+S) (NULL: 0..S-1). y (R) overwritten.
+// Seed-mean final loss of every rung, rung r averaging seeds pick[off[r] .. off[r+1]) (NULL: all its seeds).
+// y (R) overwritten.
 static void rung_means(const variant *v, const size_t *pick, double *y) {
     for (size_t r = 0; r < v->R; r++) {
         double sum = 0;
-        for (size_t k = 0; k < v->S; k++) sum += v->final[r * v->S + (pick ? pick[r * v->S + k] : k)];
-        y[r] = sum / (double)v->S;
+        for (size_t k = 0; k < v->S[r]; k++) sum += v->final[v->off[r] + (pick ? pick[v->off[r] + k] : k)];
+        y[r] = sum / (double)v->S[r];
     }
 }
 
@@ -145,16 +154,23 @@ static sx_status variant_fit(const ladder_spec *spec, const char *dir, const dou
     return SX_OK;
 }
 
-// One bootstrap replicate: rung r re-averages seeds pick[r*S .. r*S+S); out (LAW_POW_NPARAM) overwritten
-// with the refitted law (the point fit when the refit fails).
-static void variant_refit(variant *v, const size_t *pick, double *out) {
-    double y[LADDER_MAX_RUNGS], obj;
-    rung_means(v, pick, y);
+// The law refitted to rung means y (R); out (LAW_POW_NPARAM) overwritten (the point fit when the refit fails).
+static void variant_refit_means(variant *v, const double *y, double *out) {
+    double obj;
     if (fit_refine(&v->law, y, NULL, &v->fo, v->p, out, &obj)) memcpy(out, v->p, sizeof v->p);
 }
 
-static void draw_picks(rng_state *rng, size_t *pick, size_t R, size_t S) {
-    for (size_t i = 0; i < R * S; i++) pick[i] = S > 1 ? rng_below(rng, S) : 0;
+// One bootstrap replicate: rung r re-averages seeds pick[off[r] .. off[r+1]); out as variant_refit_means.
+static void variant_refit(variant *v, const size_t *pick, double *out) {
+    double y[LADDER_MAX_RUNGS];
+    rung_means(v, pick, y);
+    variant_refit_means(v, y, out);
+}
+
+// A resample of every rung's seeds (each rung its own, drawn rung after rung). pick (off[R]) overwritten.
+static void draw_picks(rng_state *rng, size_t *pick, const variant *v) {
+    for (size_t r = 0; r < v->R; r++)
+        for (size_t k = 0; k < v->S[r]; k++) pick[v->off[r] + k] = v->S[r] > 1 ? rng_below(rng, v->S[r]) : 0;
 }
 
 // Compute multiplier of a variant at loss l_var over the baseline law p at target compute C: infinite when
@@ -164,6 +180,88 @@ static double multiplier(const double *p, double C, double l_var) {
     if (!(l_var > p[LAW_POW_LINF])) return INFINITY;
     if (!(l_base > p[LAW_POW_LINF])) return 0;
     return pow((l_base - p[LAW_POW_LINF]) / (l_var - p[LAW_POW_LINF]), 1 / p[LAW_POW_ALPHA]);
+}
+
+// Paired per-rung jackknife of the seed noise in every variant's ln multiplier at C. var (n, R) overwritten:
+// row i, rung r is the variance rung r's seeds put into variant i's ln multiplier, (S−1)/S · Σ_k (ℓ_k − mean ℓ)²
+// where ℓ_k refits every ladder with seed k of rung r left out of all of them alike (S: the rung's seeds); NAN
+// where the rung has one seed or a multiplier is not finite. Row 0 (the baseline against itself) is 0.
+// Needs paired variants (equal rungs and seeds per rung).
+static sx_status rung_jackknife(variant *v, size_t n, double C, double *var) {
+    double *q = sx_alloc(n * LAW_POW_NPARAM * sizeof *q, "compare q"), *mean = sx_alloc(n * sizeof *mean, "compare mean");
+    if (!q || !mean) { free(q); free(mean); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
+    for (size_t r = 0; r < v[0].R; r++) {
+        size_t S = v[0].S[r];
+        for (size_t i = 0; i < n; i++) var[i * v[0].R + r] = mean[i] = 0;
+        for (size_t k = 0; k < S && S > 1; k++) {
+            for (size_t i = 0; i < n; i++) {
+                double y[LADDER_MAX_RUNGS];
+                memcpy(y, v[i].y, v[i].R * sizeof *y);
+                y[r] = (y[r] * (double)S - v[i].final[v[i].off[r] + k]) / (double)(S - 1);
+                variant_refit_means(&v[i], y, q + i * LAW_POW_NPARAM);
+                double l = log(multiplier(q, C, law_power_eval(q + i * LAW_POW_NPARAM, C))), d = l - mean[i];
+                mean[i] += d / (double)(k + 1);   // Welford: var holds the sum of squared deviations so far
+                var[i * v[0].R + r] += d * (l - mean[i]);
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            double *x = &var[i * v[0].R + r];
+            *x = S > 1 && isfinite(*x) ? *x * (double)(S - 1) / (double)S : NAN;
+        }
+    }
+    free(q);
+    free(mean);
+    return SX_OK;
+}
+
+// A hypothetical next rung: v with a rung at x_0²/x_1 (the ladder's own spacing) in front, whose seeds lie
+// off the fitted law as the largest rung's do (seed k by seed k's deviation, so pairing carries over), refitted.
+// out overwritten (variant_free it); SX_ERR_ARG when the ladder has LADDER_MAX_RUNGS rungs already.
+static sx_status variant_extend(const variant *v, variant *out) {
+    memset(out, 0, sizeof *out);
+    if (v->R >= LADDER_MAX_RUNGS) return SX_ERR_ARG;
+    size_t seeds[LADDER_MAX_RUNGS], R = v->R + 1;
+    seeds[0] = v->S[0];
+    memcpy(seeds + 1, v->S, v->R * sizeof *seeds);
+    sx_status st = variant_alloc(out, R, seeds);
+    if (st) return st;
+    out->x[0] = v->x[0] * v->x[0] / v->x[1];
+    memcpy(out->x + 1, v->x, v->R * sizeof *v->x);
+    double at = law_power_eval(v->p, out->x[0]);
+    for (size_t k = 0; k < v->S[0]; k++) out->final[k] = at + v->final[k] - v->y[0];
+    memcpy(out->final + v->S[0], v->final, v->off[v->R] * sizeof *v->final);
+    rung_means(out, NULL, out->y);
+    out->fo = v->fo;
+    memcpy(out->p, v->p, sizeof v->p);
+    if ((st = law_power_bind(out->x, R, &out->law))) return st;
+    out->bound = true;
+    variant_refit_means(out, out->y, out->p);
+    return SX_OK;
+}
+
+// What a larger rung would do to the seed noise: next_var (n) the total rung_jackknife variance of every
+// variant with a next rung (variant_extend: as many seeds as the largest rung), at compute next_x (n); both
+// NAN where there is no such rung.
+static sx_status next_rung_noise(variant *v, size_t n, double C, double *next_var, double *next_x) {
+    variant *ext = sx_calloc_n(n, sizeof *ext, "compare ext");
+    double *ext_var = sx_alloc(n * (v[0].R + 1) * sizeof *ext_var, "compare ext_var");
+    sx_status st = ext && ext_var ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    bool extended = !st;
+    for (size_t i = 0; i < n && !st && extended; i++) {
+        sx_status e = variant_extend(&v[i], &ext[i]);
+        if (e == SX_ERR_NOMEM) st = e;
+        extended = !e;
+    }
+    if (!st && extended) st = rung_jackknife(ext, n, C, ext_var);
+    for (size_t i = 0; i < n && !st; i++) {
+        next_var[i] = extended ? 0 : NAN;
+        next_x[i] = extended ? ext[i].x[0] : NAN;
+        for (size_t r = 0; r <= v[0].R && extended; r++) next_var[i] += ext_var[i * (v[0].R + 1) + r];
+    }
+    for (size_t i = 0; ext && i < n; i++) variant_free(&ext[i]);
+    free(ext);
+    free(ext_var);
+    return st;
 }
 
 static bool excludes_one(double *m, size_t n, double a) {
@@ -221,6 +319,7 @@ static void set_number(json_t *row, const char *key, double x) {   // a non-fini
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
                           json_t **report) {
     variant *v = sx_calloc_n(n, sizeof *v, "compare v");
+    double *var = NULL, *next_var = NULL, *next_x = NULL;
     double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
     double *lb = sx_alloc(N_BOOT * sizeof *lb, "compare lb"), *mb = sx_alloc(N_BOOT * sizeof *mb, "compare mb"),
            *pm = sx_alloc(N_BOOT * sizeof *pm, "compare pm");
@@ -233,14 +332,14 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
     }
     if (!st && !(C > 0)) C = 10 * v[0].x[0];   // default: 10x the baseline's largest rung
     bool paired = !st;
-    for (size_t i = 1; i < n && !st; i++) paired = paired && v[i].R == v[0].R && v[i].S == v[0].S;
-    if (!st && !(pick = sx_alloc(v[0].R * v[0].S * sizeof *pick, "compare pick"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 1; i < n && !st; i++) paired = paired && v[i].R == v[0].R && !memcmp(v[i].S, v[0].S, v[0].R * sizeof *v[0].S);
+    if (!st && !(pick = sx_alloc(v[0].off[v[0].R] * sizeof *pick, "compare pick"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {   // unpaired: each ladder its own resamples (the same as before pairing)
-        size_t *own = i ? sx_alloc(v[i].R * v[i].S * sizeof *own, "compare") : pick;
+        size_t *own = i ? sx_alloc(v[i].off[v[i].R] * sizeof *own, "compare") : pick;
         rng_state rng;
         rng_seed(&rng, 1000 + i);
         for (int b = 0; b < N_BOOT && own; b++) {
-            draw_picks(&rng, own, v[i].R, v[i].S);
+            draw_picks(&rng, own, &v[i]);
             variant_refit(&v[i], own, v[i].boot + b * LAW_POW_NPARAM);
         }
         if (!own) st = sx_fail(SX_ERR_NOMEM, "out of memory");
@@ -250,7 +349,7 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
         rng_state rng;
         rng_seed(&rng, 2000);
         for (int b = 0; b < N_BOOT; b++) {
-            draw_picks(&rng, pick, v[0].R, v[0].S);
+            draw_picks(&rng, pick, &v[0]);
             for (size_t i = 0; i < n; i++) variant_refit(&v[i], pick, v[i].pboot + b * LAW_POW_NPARAM);
         }
     }
@@ -259,6 +358,11 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
         pval[i] = compare_boot_pvalue(mb, N_BOOT);
     }
     if (!st && n > 1) compare_holm(pval + 1, n - 1, padj + 1);
+    if (!st) var = sx_alloc(n * v[0].R * sizeof *var, "compare var");
+    next_var = sx_alloc(n * sizeof *next_var, "compare nv"), next_x = sx_alloc(n * sizeof *next_x, "compare nx");
+    if (!st && (!var || !next_var || !next_x)) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    if (!st && paired) st = rung_jackknife(v, n, C, var);   // where the paired interval's noise comes from
+    if (!st && paired) st = next_rung_noise(v, n, C, next_var, next_x);
     json_t *rows = json_array();
     for (size_t i = 0; i < n && !st; i++) {
         double loss = law_power_eval(v[i].p, C), mult = multiplier(v[0].p, C, loss);
@@ -273,8 +377,14 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
         bool decided = i > 0 && padj[i] <= COMPARE_ALPHA;
         const char *verdict = i == 0 ? "baseline" : !decided ? "no significant difference"
                               : pmed > 1 ? "better than the baseline" : "worse than the baseline";
-        json_t *row = json_pack("{s:s, s:s, s:I, s:s, s:b, s:o, s:o, s:o}", "name", specs[i].name, "largest_rung", v[i].largest,
-                                "seeds", (json_int_t)v[i].S, "verdict", verdict, "decided", decided, "params",
+        size_t fewest = v[i].S[0];
+        json_t *seeds = json_array();
+        for (size_t r = 0; r < v[i].R; r++) {
+            fewest = v[i].S[r] < fewest ? v[i].S[r] : fewest;
+            json_array_append_new(seeds, json_integer((json_int_t)v[i].S[r]));
+        }
+        json_t *row = json_pack("{s:s, s:s, s:I, s:o, s:s, s:b, s:o, s:o, s:o}", "name", specs[i].name, "largest_rung", v[i].largest,
+                                "seeds", (json_int_t)fewest, "rung_seeds", seeds, "verdict", verdict, "decided", decided, "params",
                                 doubles(v[i].p, LAW_POW_NPARAM), "rung_flops", doubles(v[i].x, v[i].R), "rung_loss",
                                 doubles(v[i].y, v[i].R));
         const char *keys[] = {"loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "paired_lo",
@@ -282,13 +392,18 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
         const double vals[] = {loss, llo, lhi, mult, mlo, mhi, plo, phi, i ? pval[i] : NAN, i ? padj[i] : NAN,
                                v[i].kv_bytes, v[i].params};
         for (size_t k = 0; k < sizeof vals / sizeof *vals; k++) set_number(row, keys[k], vals[k]);
+        if (paired) {   // where the paired interval's seed noise comes from (scale/sequential.h places seeds by it)
+            json_object_set_new(row, "rung_var", doubles(var + i * v[0].R, v[0].R));
+            set_number(row, "next_rung_flops", next_x[i]);
+            set_number(row, "next_rung_var", next_var[i]);
+        }
         json_array_append_new(rows, row);
     }
     if (!st) *report = json_pack("{s:f, s:b, s:i, s:b, s:f, s:I, s:o}", "target_flops", C, "shared_linf", shared_linf, "bootstrap",
                                  N_BOOT, "paired", paired, "alpha", COMPARE_ALPHA, "family", (json_int_t)(n - 1), "variants", rows);
     else json_decref(rows);
     for (size_t i = 0; v && i < n; i++) variant_free(&v[i]);
-    free(v); free(lb); free(mb); free(pm); free(pval); free(padj); free(pick);
+    free(v); free(lb); free(mb); free(pm); free(pval); free(padj); free(pick); free(var); free(next_var); free(next_x);
     return st;
 }
 

@@ -10,11 +10,16 @@
 //   paired:   one resample of seed indices per replicate (each rung its own, as unpaired), applied to every
 //             variant alike. Common random numbers: seed k of every ladder trains on the same data order,
 //             evaluates the same windows and, where the tensors agree, starts from the same weights, so the
-//             noise of seed k cancels in the difference. Needs equal numbers of rungs and seeds.
+//             noise of seed k cancels in the difference. Needs equal numbers of rungs and of seeds at each
+//             rung (rungs may differ from each other: `compare --until-decided` adds seeds to chosen rungs).
 // The verdict uses the paired bootstrap (the unpaired one when pairing is impossible): a variant's p-value
 // is the smallest a at which its percentile interval at level 1 − a excludes 1, and the p-values of the
 // variants against the one baseline are Holm-adjusted, so the family-wise error of all verdicts together
 // is at most COMPARE_ALPHA. With one variant this is exactly "the paired 95% interval excludes 1".
+// Where the paired noise comes from (for scale/sequential.h): a paired per-rung jackknife (seed k of rung r
+// left out of every ladder alike, all refitted) gives each rung's share of the variance of every variant's
+// ln multiplier; and the same with a hypothetical next rung (one ladder step x_0²/x_1 above the largest, as many
+// seeds, each off the law as the largest rung's seed k is) says what a larger rung would do.
 // Not responsible for training the ladders (scale/ladder.h) or adding seeds (scale/sequential.h).
 #ifndef SEXTANT_SCALE_COMPARE_H
 #define SEXTANT_SCALE_COMPARE_H
@@ -32,10 +37,12 @@
 // of each group's longest length are its seeds (specs[i] then only names it). target_flops <= 0: 10x the
 // baseline's largest rung. *report receives a new reference:
 // {"target_flops", "shared_linf", "bootstrap", "paired" (bool), "alpha", "family" (variants tested),
-//  "variants": [{"name", "largest_rung", "seeds", "verdict", "decided" (bool), "params", "rung_flops",
-//  "rung_loss", "loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi" (unpaired),
-//  "paired_lo", "paired_hi", "p_value", "p_holm", "kv_bytes_per_token", "active_params_largest"}]}
-// (an unbounded or unavailable number is null).
+//  "variants": [{"name", "largest_rung", "seeds" (the fewest of any rung), "rung_seeds", "verdict", "decided"
+//  (bool), "params", "rung_flops", "rung_loss", "loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo",
+//  "multiplier_hi" (unpaired), "paired_lo", "paired_hi", "p_value", "p_holm", "kv_bytes_per_token",
+//  "active_params_largest", and when paired "rung_var" (per rung: its seeds' jackknife variance of the ln
+//  multiplier), "next_rung_flops", "next_rung_var" (the total with the hypothetical next rung)}]}
+// (an unbounded or unavailable number is null). Rungs are in plan order, largest first.
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double target_flops,
                           bool shared_linf, json_t **report);
 void compare_print(FILE *out, json_t *report);

@@ -1,16 +1,26 @@
-// sequential: `compare --until-decided`, a comparison that adds seeds until it decides. Each round compares
-// the ladders (scale/compare.h: paired seed bootstrap, Holm over the variants) and stops when
+// sequential: `compare --until-decided`, a comparison that adds seeds where they narrow it most. Each round
+// compares the ladders (scale/compare.h: paired seed bootstrap, Holm over the variants) and stops when
 //   decided: every variant's Holm-adjusted paired verdict names a winner or a loser;
 //   width:   every variant still undecided has a paired 95% multiplier interval narrower than `width`;
-//   budget:  the next round would pass the budget (training FLOPs, or wall-clock hours), or the ladders
-//            reached the spec's limit of 1000 seeds;
-// otherwise it adds seed S+1 to every rung of every ladder (all variants together, so seed k stays paired
-// across them) and trains the new runs of all ladders in one pool of the ladder runner (largest first).
-// Seeds are added to every rung rather than to chosen rungs: the ladder's plan has one seed count, and a
-// balanced design keeps the pairing exact.
-// When it stops undecided it estimates, per undecided variant, the seeds per rung needed for 80% power
-// to decide at the estimated multiplier (interval width ∝ 1/√seeds, in log multiplier; at the Holm level of
-// the first undecided variant), or to reach `width` when that is sooner.
+//   budget:  the next round would pass the budget (training FLOPs, or wall-clock hours), or a rung would pass
+//            the spec's limit of 1000 seeds;
+// otherwise it adds seeds and trains the new runs of all ladders in one pool of the ladder runner (largest
+// first). Where: the comparison's paired per-rung jackknife says how much of each undecided variant's
+// ln-multiplier variance comes from each rung's seeds (rung_var, v_r at S_r seeds); one more seed at rung r
+// takes v_r/(S_r+1) off it, narrowing the interval by 1 − sqrt(1 − (v_r/(S_r+1))/Σv). The round places its
+// seeds one by one at the rung with the most narrowing (summed over the undecided variants) per FLOP of the
+// seed in every ladder, until it holds at least `jobs` runs. A seed goes to that rung of every ladder alike
+// (seed k stays paired across them) and every ladder directory records its rungs' seed counts
+// (scale/ladder_seeds.h), which `ladder`, `fit` and `compare` read back. While a rung has fewer than 3 seeds
+// (one or two give no variance to place seeds by), or the noise cannot be estimated (no pairing, a multiplier
+// that is not finite, no noise at all), a round adds one seed to every rung instead, as many in every ladder.
+// When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power to decide at the
+// estimated multiplier (at the Holm level of the first undecided variant), or to reach `width` when that is
+// sooner: per rung alike (interval width ∝ 1/√seeds), and placed by the noise as the rounds place them. And it
+// weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
+// largest, as many seeds as it, seed noise like its) narrows the interval by so much for its FLOPs, seeds
+// placed by the noise by so much for the same FLOPs; where the rung buys more, the interval is mostly the
+// extrapolation's leverage and the advice is a larger rung (added by hand: the rounds add seeds only).
 // Not responsible for the statistics (scale/compare.h) or training (scale/ladder.h).
 #ifndef SEXTANT_SCALE_SEQUENTIAL_H
 #define SEXTANT_SCALE_SEQUENTIAL_H
@@ -31,16 +41,24 @@ typedef struct {
     int jobs;              // runs trained at once
 } sequential_options;
 
-// specs[0] is the baseline; their n_seeds grow as seeds are added. *report receives the last compare
-// report with "until_decided": {"stop": "decided"|"width"|"budget", "rounds", "seeds" (per rung, at the
-// end), "flops_spent", "seconds", "more_seeds": [per variant: seeds per rung still needed, or null where
-// decided, narrow enough, or no estimate is possible (multiplier estimate exactly 1 or unbounded)]}.
+// specs[0] is the baseline; their rung_seeds grow as seeds are added (and are written to each dirs[i]/seeds.json
+// after every round). *report receives the last compare report with "until_decided": {"stop":
+// "decided"|"width"|"budget", "rounds", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
+// plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "budget_flops",
+// "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung", "widths",
+// "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "flops"}],
+// "more_seeds": [per variant: seeds per rung still needed, or null where decided, narrow enough, or no estimate
+// is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
+// add at each rung when placed by the noise, or null], "more_seeds_flops": [their FLOPs, or null],
+// "extrapolation" (paired only): {"next_rung_flops", "seeds", "flops", "rung_shrink", "seed_shrink" (per
+// variant, or null), "bound" (a larger rung narrows some undecided interval more than seeds for its FLOPs)}}.
 sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t n, double target_flops, bool shared_linf,
                              const sequential_options *o, json_t **report);
-// Training FLOPs of adding seed S+1 (S = spec->n_seeds) to the ladder under dir: runs already finished cost
+// Training FLOPs of adding one more seed to every rung of the ladder under dir: runs already finished cost
 // nothing; a cooldown branch costs what it trains beyond its branch point.
 sx_status sequential_round_flops(const ladder_spec *spec, const char *dir, double *flops);
-// The stop reason and, when undecided, the power estimate: a few lines.
+// The stop reason, the seeds per rung and, when undecided, the power estimates and the larger rung weighed
+// against seeds: a few lines.
 void sequential_print(FILE *out, json_t *report);
 
 #endif
