@@ -190,26 +190,29 @@ static void place_seed(double *var, size_t n, size_t R, size_t r, size_t *seeds)
     seeds[r]++;
 }
 
-// Seeds, per rung, that bring variant i's interval to a fraction ratio of its width, placed one by one where
-// they narrow it most per FLOP: added (R) overwritten; *flops their cost. False when MAX_SEEDS per rung
-// would not do.
-static bool seeds_to_narrow(const double *var0, size_t i, double ratio, const rungs_state *g, size_t *added, double *flops) {
-    double var[LADDER_MAX_RUNGS], total = 0, score;
+// Places seeds for variant i (var0: noise_of's rows) one by one where they narrow its interval most per FLOP,
+// until its width is down to the fraction ratio of now (0: no such stop) or the next seed would pass max_flops.
+// added (R, or NULL) overwritten with the seeds per rung; *flops receives their cost. Returns the narrowing
+// reached (a fraction), or NAN where ratio > 0 is out of reach (no noise left to take, or MAX_SEEDS per rung).
+static double place_for(const double *var0, size_t i, const rungs_state *g, double ratio, double max_flops, size_t *added,
+                        double *flops) {
+    double var[LADDER_MAX_RUNGS], total = 0, now, score;
     size_t seeds[LADDER_MAX_RUNGS];
     memcpy(var, var0 + i * g->R, g->R * sizeof *var);
     memcpy(seeds, g->seeds, g->R * sizeof *seeds);
     for (size_t r = 0; r < g->R; r++) total += var[r];
+    now = total;
     *flops = 0;
-    double now = total;
     while (now > ratio * ratio * total) {
         size_t r = best_rung(var, 1, seeds, g, &score);
-        if (!(score > 0)) return false;
-        now -= var[r] / (double)(seeds[r] + 1);
+        if (!(score > 0)) return ratio > 0 ? NAN : 1 - sqrt(fmax(now, 0) / total);
+        if (*flops + g->cost[r] > max_flops) break;
         *flops += g->cost[r];
+        now -= var[r] / (double)(seeds[r] + 1);
         place_seed(var, 1, g->R, r, seeds);
     }
-    for (size_t r = 0; r < g->R; r++) added[r] = seeds[r] - g->seeds[r];
-    return true;
+    for (size_t r = 0; added && r < g->R; r++) added[r] = seeds[r] - g->seeds[r];
+    return total > 0 ? 1 - sqrt(fmax(now, 0) / total) : 0;
 }
 
 // The fraction variant e's paired interval must shrink to, to decide with 80% power at level a, or to reach
@@ -221,25 +224,6 @@ static double narrow_ratio(json_t *e, double a, double width) {
     if (d > 0) ratio = d / (gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8)) / se;
     if (width > 0) ratio = fmax(ratio, width / (hi - lo));
     return ratio > 0 ? fmin(ratio, 1) : NAN;
-}
-
-// How much narrower variant i's interval gets from seeds worth flops FLOPs, placed one by one where they
-// narrow it most per FLOP (var: noise_of's rows).
-static double narrowing_for(const double *var0, size_t i, double flops, const rungs_state *g) {
-    double var[LADDER_MAX_RUNGS], total = 0, now, score;
-    size_t seeds[LADDER_MAX_RUNGS];
-    memcpy(var, var0 + i * g->R, g->R * sizeof *var);
-    memcpy(seeds, g->seeds, g->R * sizeof *seeds);
-    for (size_t r = 0; r < g->R; r++) total += var[r];
-    now = total;
-    for (double spent = 0;;) {
-        size_t r = best_rung(var, 1, seeds, g, &score);
-        if (!(score > 0) || spent + g->cost[r] > flops) break;
-        spent += g->cost[r];
-        now -= var[r] / (double)(seeds[r] + 1);
-        place_seed(var, 1, g->R, r, seeds);
-    }
-    return total > 0 ? 1 - sqrt(fmax(now, 0) / total) : 0;
 }
 
 // Seeds against a larger rung, for every undecided variant: how much the report's hypothetical next rung
@@ -258,7 +242,7 @@ static json_t *extrapolation(json_t *report, const rungs_state *g, const double 
         json_t *e = json_array_get(rows, i), *rv = json_object_get(e, "rung_var");
         double total = 0;
         for (size_t r = 0; r < json_array_size(rv); r++) total += json_number_value(json_array_get(rv, r));
-        double ratio = num(e, "next_rung_var") / total, by_seeds = var ? narrowing_for(var, i, flops, g) : NAN;
+        double ratio = num(e, "next_rung_var") / total, spent, by_seeds = var ? place_for(var, i, g, 0, flops, NULL, &spent) : NAN;
         bool on = i > 0 && !json_is_true(json_object_get(e, "decided")) && total > 0 && isfinite(ratio) && isfinite(flops);
         double by_rung = 1 - sqrt(fmin(ratio, 1));
         json_array_append_new(rung, on ? json_real(by_rung) : json_null());
@@ -387,7 +371,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         json_array_append_new(more, isfinite(k) ? json_integer((json_int_t)k) : json_null());
         size_t added[LADDER_MAX_RUNGS];
         double ratio = open ? narrow_ratio(e, a, o->width) : NAN;
-        bool placed = noise && isfinite(ratio) && seeds_to_narrow(var, i, ratio, &g, added, &fl);
+        bool placed = noise && isfinite(ratio) && isfinite(place_for(var, i, &g, ratio, INFINITY, added, &fl));
         json_array_append_new(more_rungs, placed ? sizes(added, g.R) : json_null());
         json_array_append_new(more_flops, placed ? json_real(fl) : json_null());
     }
