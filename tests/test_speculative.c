@@ -1,6 +1,6 @@
 // Speculative decoding: the decoder's multi-token step against token-by-token decoding, KV rollback against a
 // fresh decoder, greedy output against plain greedy generation (byte-identical, any k, at the context limit
-// and with stop tokens), and the sampled distribution against the target's by Pearson χ² (fixed seeds):
+// and with stop tokens, drawing no random numbers), greedy verification against the general rule, and the sampled distribution against the target's by Pearson χ² (fixed seeds):
 // the verification rule alone on fixed distributions, where two wrong rules must fail the same test, and
 // whole generations with a tiny model pair, on the joint law of the first two tokens.
 #include <math.h>
@@ -112,7 +112,10 @@ static void test_greedy_identical(void) {
                 spec_config sc = {.gen = g, .k = k};
                 spec_result res;
                 size_t held = kvcache_floats(&dt.cache);
+                rng_state before = r;
                 CHECK(spec_generate(&dt, which ? &dother : &dc, prompt, 4, &sc, &r, &res) == SX_OK);
+                // Greedy draws nothing, as plain greedy decoding: a sampled stream after it sees the same draws.
+                CHECK(memcmp(&before, &r, sizeof r) == 0);
                 bool same = res.len == plain->len && memcmp(res.tok, plain->tok, res.len * sizeof *res.tok) == 0;
                 if (!CHECK(same)) fprintf(stderr, "  k %zu draft %d ctx %zu: %zu tokens, plain %zu\n", k, which, ctx, res.len, plain->len);
                 CHECK(res.full == (limit > 0) && res.full == plain->full && !res.stopped);
@@ -218,6 +221,36 @@ static void test_verify_distribution(void) {
     if (!CHECK(bad_all < 1e-9)) fprintf(stderr, "  every proposal kept: p-value %g\n", bad_all);
 }
 
+// spec_verify_greedy against the general rule on the one-hot laws of temperature 0 (sampler_probs), with
+// proposals that are the target's argmax at random: the same count kept and the same next token.
+static void test_verify_greedy(void) {
+    enum { V = 7, K = 4 };
+    const sampler_config greedy = {.temperature = 0};
+    unsigned char scratch[V * SAMPLER_SCRATCH_BYTES];
+    rng_state r;
+    rng_seed(&r, 5);
+    size_t kept_counts[K + 1] = {0};
+    for (size_t trial = 0; trial < 2000; trial++) {
+        size_t k = 1 + rng_below(&r, K);
+        float logits[(K + 1) * V], draft[K * V];
+        rng_fill_normal(&r, logits, (k + 1) * V, 1);
+        rng_fill_normal(&r, draft, k * V, 1);
+        double p[(K + 1) * V], q[K * V], resid[V];
+        int32_t x[K], want_next, next;
+        for (size_t i = 0; i < k; i++) {
+            if (rng_uniform(&r) < 0.7) memcpy(draft + i * V, logits + i * V, sizeof(float) * V);   // agree
+            sampler_probs(&greedy, draft + i * V, V, q + i * V, scratch);
+            x[i] = sampler_argmax(draft + i * V, V);
+        }
+        for (size_t i = 0; i <= k; i++) sampler_probs(&greedy, logits + i * V, V, p + i * V, scratch);
+        size_t want = spec_verify(k, V, p, q, x, &r, resid, &want_next);
+        size_t n = spec_verify_greedy(k, V, logits, x, &next);
+        if (!CHECK(n == want && next == want_next)) fprintf(stderr, "  k %zu: kept %zu next %d, want %zu %d\n", k, n, next, want, want_next);
+        kept_counts[n]++;
+    }
+    for (size_t n = 0; n <= K; n++) CHECK(kept_counts[n] > 0);   // every outcome was exercised
+}
+
 // Whole generations with a tiny model pair (vocabulary 10, temperature 1.3, top-k 8): the joint law of the
 // first two generated tokens over 20000 generations against the target's exact one, p(a)·p(b | a), from
 // plain decoding.
@@ -270,6 +303,7 @@ int main(void) {
     TEST_RUN(test_rollback_lookback);
     TEST_RUN(test_rollback_mla_dcmha);
     TEST_RUN(test_greedy_identical);
+    TEST_RUN(test_verify_greedy);
     TEST_RUN(test_verify_distribution);
     TEST_RUN(test_sampled_distribution);
     return testlib_finish("speculative");

@@ -23,6 +23,13 @@ size_t spec_verify(size_t k, size_t V, const double *p, const double *q, const i
     return k;
 }
 
+size_t spec_verify_greedy(size_t k, size_t V, const float *logits, const int32_t *x, int32_t *next) {
+    size_t n = 0;
+    while (n < k && sampler_argmax(logits + n * V, V) == x[n]) n++;
+    *next = sampler_argmax(logits + n * V, V);
+    return n;
+}
+
 void spec_result_free(spec_result *r) {
     free(r->tok);
     memset(r, 0, sizeof *r);
@@ -76,6 +83,7 @@ sx_status spec_generate(decoder *target, decoder *draft, const int32_t *prompt, 
     if (!st) memcpy(s, prompt, np * sizeof *s);
     size_t len = np;
     const sampler_config *sc = &c->gen.sampler;
+    const bool greedy = sc->temperature <= 0;   // argmaxes only: no distributions, no draws (as plain greedy)
     while (!st && out->len < max_new && !out->stopped) {
         // As plain generation: the context ends a sample once it is full, though a prompt that fills it still
         // gets one token.
@@ -87,13 +95,14 @@ sx_status spec_generate(decoder *target, decoder *draft, const int32_t *prompt, 
         for (size_t i = 0; i < k && !st; i++) {   // the draft proposes x_1..x_k, feeding all but x_k
             st = i == 0 ? feed(&dr, s, len, NULL, 0, rows, seqs) : decoder_forward(draft, 1, &dr.seq, &x[i - 1], dr.logits);
             if (st) break;
+            if (greedy) { x[i] = sampler_argmax(dr.logits, V); continue; }
             sampler_probs(sc, dr.logits, V, q + i * V, order);
             x[i] = sampler_pick(q + i * V, V, rng_uniform(rng));
         }
         if (!st) st = feed(&t, s, len, x, k, rows, seqs);
         if (st) break;
-        for (size_t i = 0; i <= k; i++) sampler_probs(sc, t.logits + i * V, V, p + i * V, order);
-        size_t n = spec_verify(k, V, p, q, x, rng, resid, &x[k]);
+        for (size_t i = 0; i <= k && !greedy; i++) sampler_probs(sc, t.logits + i * V, V, p + i * V, order);
+        size_t n = greedy ? spec_verify_greedy(k, V, t.logits, x, &x[k]) : spec_verify(k, V, p, q, x, rng, resid, &x[k]);
         x[n] = x[k];   // the emitted tokens: the n kept proposals and the one after them
         // Roll back: each cache keeps only what agrees with the new committed tokens.
         for (side *sd = &t; sd; sd = sd == &t ? &dr : NULL) {

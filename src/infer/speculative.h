@@ -5,7 +5,8 @@
 // min(1, p_i(x_i) / q_i(x_i)); the first rejected one is replaced by a draw from max(0, p_i − q_i) normalised,
 // and when all k are kept one more token is drawn from p_{k+1}. Every emitted token then has exactly the
 // target's sampling distribution (sampling.h's filtered one), and at temperature 0 (p and q one-hot) the
-// output is the target's greedy output token for token. After each round both caches are rolled back to the
+// output is the target's greedy output token for token: there the rounds compare argmaxes (spec_verify_greedy)
+// and draw no random numbers, as plain greedy decoding. After each round both caches are rolled back to the
 // tokens kept (kvcache_truncate), so a rejected proposal leaves no row behind.
 // Not responsible for: the sampling filters (infer/sampling), batching many sequences (infer/generate).
 #ifndef SEXTANT_INFER_SPECULATIVE_H
@@ -42,5 +43,9 @@ void spec_result_free(spec_result *r);
 // p's last row when all are kept). Draws at most k + 1 uniforms from rng. resid: (V) scratch.
 size_t spec_verify(size_t k, size_t V, const double *p, const double *q, const int32_t *x, rng_state *rng,
                    double *resid, int32_t *next);
+// spec_verify at temperature 0, where p and q are one-hot on argmaxes, from the target's logits (k+1, V)
+// alone: the proposals kept are those the target's argmax agrees with, up to the first it does not, and *next
+// is the target's argmax after them. No distributions and no draws (spec_verify's are 2k+1 rows of V doubles).
+size_t spec_verify_greedy(size_t k, size_t V, const float *logits, const int32_t *x, int32_t *next);
 
 #endif
