@@ -8,10 +8,7 @@
 # Skips (exit 0, with a message) when mpirun is missing or $SEXTANT was built without MPI.
 set -u
 S=${SEXTANT:-./sextant}
-command -v mpirun >/dev/null 2>&1 || { echo "mpi_overlap.sh: skipped, mpirun not found"; exit 0; }
-ldd "$S" 2>/dev/null | grep -q libmpi || { echo "mpi_overlap.sh: skipped, $S was built without MPI"; exit 0; }
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0   # libmpi keeps its allocations to the end
-MPI=(timeout 60 mpirun --allow-run-as-root --oversubscribe -np 2)
+source "$(dirname "$0")/lib/mpi_pair.sh"   # skips without mpirun or MPI; MPI: 2 ranks
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
@@ -20,7 +17,6 @@ common=(--train synthetic:64 --batch 4 --seq 16 --steps 12 --lr 1e-2 --eval-ever
 losses() { grep -o '"train_loss":[^,]*' "$1/metrics.jsonl"; }
 
 compared="losses"
-source "$(dirname "$0")/lib/mpi_pair.sh"
 
 # A tied model with gradient accumulation (only the last micro-batch's backward starts sums) ...
 tied=(--model d2-w32-hd8 --grad-accum 2)

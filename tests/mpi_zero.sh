@@ -8,10 +8,7 @@
 # Skips (exit 0, with a message) when mpirun is missing or $SEXTANT was built without MPI.
 set -u
 S=${SEXTANT:-./sextant}
-command -v mpirun >/dev/null 2>&1 || { echo "mpi_zero.sh: skipped, mpirun not found"; exit 0; }
-ldd "$S" 2>/dev/null | grep -q libmpi || { echo "mpi_zero.sh: skipped, $S was built without MPI"; exit 0; }
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0   # libmpi keeps its allocations to the end
-MPI=(timeout 60 mpirun --allow-run-as-root --oversubscribe -np 2)
+source "$(dirname "$0")/lib/mpi_pair.sh"   # skips without mpirun or MPI; MPI: 2 ranks
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
@@ -20,9 +17,6 @@ common=(--model d2-w32-hd8-untied --train synthetic:64 --batch 4 --seq 16 --step
 losses() { grep -o '"\(train_loss\|grad_norm\)":[^,]*' "$1/metrics.jsonl"; }
 
 compared="losses or gradient norms"
-source "$(dirname "$0")/lib/mpi_pair.sh"
-# resume_dir NAME FROM: a run directory holding FROM's step-6 checkpoint and metrics.
-resume_dir() { mkdir -p "$tmp/$1"; cp "$tmp/$2/ckpt-6.sxt" "$tmp/$1/checkpoint.sxt"; head -6 "$tmp/$2/metrics.jsonl" > "$tmp/$1/metrics.jsonl"; cp "$tmp/$2/config.json" "$tmp/$1/"; }
 
 run plain
 run sharded --zero1
