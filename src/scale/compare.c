@@ -103,7 +103,7 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
         while (j > 0 && flops[order[j - 1]] < flops[g]) { order[j] = order[j - 1]; j--; }
         order[j] = g;
     }
-    size_t same[LADDER_MAX_RUNGS];
+    size_t same[LADDER_MAX_RUNGS] = {0};
     for (size_t r = 0; r < R; r++) same[r] = S;
     if (!st) st = variant_alloc(v, R, same);
     for (size_t r = 0; !st && r < R; r++) {
@@ -137,20 +137,33 @@ static void rung_means(const variant *v, const size_t *pick, double *y) {
     }
 }
 
-// Reads one ladder (a spec and its runs, or a curve ladder directory: spec NULL) and fits its final losses
-// (pin: NaN-free entries pin parameters, or NULL).
-static sx_status variant_fit(const ladder_spec *spec, const char *dir, const double *pin, variant *v) {
-    sx_status st = import_is_ladder_dir(dir) ? variant_read_curves(dir, v) : variant_read_own(spec, dir, v);
-    if (st) return st;
+// Fits a read ladder's rung means (pin: NaN-free entries pin parameters, or NULL).
+static sx_status variant_fit(variant *v, const double *pin) {
     rung_means(v, NULL, v->y);
     fit_options_default(&v->fo);
     v->fo.pin = pin;
-    if ((st = law_power_bind(v->x, v->R, &v->law))) return st;
+    sx_status st = law_power_bind(v->x, v->R, &v->law);
+    if (st) return st;
     v->bound = true;
     fit_result res;
     if ((st = fit_law_run(&v->law, v->y, NULL, &v->fo, &res))) return st;
     memcpy(v->p, res.params, sizeof v->p);
     fit_result_free(&res);
+    return SX_OK;
+}
+
+// A ladder given in memory: no model, so no KV bytes or parameter count.
+static sx_status variant_read_memory(const compare_ladder *l, variant *v) {
+    if (l->rungs < 3 || l->rungs > LADDER_MAX_RUNGS)
+        return sx_fail(SX_ERR_ARG, "%s: comparison needs 3 to %d rungs, not %zu", l->name, LADDER_MAX_RUNGS, l->rungs);
+    for (size_t r = 0; r < l->rungs; r++)
+        if (l->seeds[r] < 1) return sx_fail(SX_ERR_ARG, "%s: rung %zu has no seeds", l->name, r);
+    sx_status st = variant_alloc(v, l->rungs, l->seeds);
+    if (st) return st;
+    memcpy(v->x, l->flops, l->rungs * sizeof *v->x);
+    memcpy(v->final, l->final, v->off[v->R] * sizeof *v->final);
+    v->kv_bytes = v->params = NAN;
+    snprintf(v->largest, sizeof v->largest, "-");
     return SX_OK;
 }
 
@@ -316,18 +329,18 @@ static void set_number(json_t *row, const char *key, double x) {   // a non-fini
     json_object_set_new(row, key, isfinite(x) ? json_real(x) : json_null());
 }
 
-sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
-                          json_t **report) {
-    variant *v = sx_calloc_n(n, sizeof *v, "compare v");
+// The comparison of read ladders v (n; v[0] the baseline, names[i] v[i]'s): fits, intervals, verdicts. v is
+// the caller's (freed by it).
+static sx_status compare_variants(variant *v, const char *const *names, size_t n, double C, bool shared_linf, json_t **report) {
     double *var = NULL, *next_var = NULL, *next_x = NULL;
     double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
     double *lb = sx_alloc(N_BOOT * sizeof *lb, "compare lb"), *mb = sx_alloc(N_BOOT * sizeof *mb, "compare mb"),
            *pm = sx_alloc(N_BOOT * sizeof *pm, "compare pm");
     double *pval = sx_calloc_n(n, sizeof *pval, "compare pval"), *padj = sx_calloc_n(n, sizeof *padj, "compare padj");
     size_t *pick = NULL;
-    sx_status st = v && lb && mb && pm && pval && padj ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    sx_status st = lb && mb && pm && pval && padj ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
-        st = variant_fit(&specs[i], dirs[i], i && shared_linf ? pin : NULL, &v[i]);
+        st = variant_fit(&v[i], i && shared_linf ? pin : NULL);
         if (!st && i == 0) pin[LAW_POW_LINF] = v[0].p[LAW_POW_LINF];
     }
     if (!st && !(C > 0)) C = 10 * v[0].x[0];   // default: 10x the baseline's largest rung
@@ -383,7 +396,7 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
             fewest = v[i].S[r] < fewest ? v[i].S[r] : fewest;
             json_array_append_new(seeds, json_integer((json_int_t)v[i].S[r]));
         }
-        json_t *row = json_pack("{s:s, s:s, s:I, s:o, s:s, s:b, s:o, s:o, s:o}", "name", specs[i].name, "largest_rung", v[i].largest,
+        json_t *row = json_pack("{s:s, s:s, s:I, s:o, s:s, s:b, s:o, s:o, s:o}", "name", names[i], "largest_rung", v[i].largest,
                                 "seeds", (json_int_t)fewest, "rung_seeds", seeds, "verdict", verdict, "decided", decided, "params",
                                 doubles(v[i].p, LAW_POW_NPARAM), "rung_flops", doubles(v[i].x, v[i].R), "rung_loss",
                                 doubles(v[i].y, v[i].R));
@@ -402,8 +415,38 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
     if (!st) *report = json_pack("{s:f, s:b, s:i, s:b, s:f, s:I, s:o}", "target_flops", C, "shared_linf", shared_linf, "bootstrap",
                                  N_BOOT, "paired", paired, "alpha", COMPARE_ALPHA, "family", (json_int_t)(n - 1), "variants", rows);
     else json_decref(rows);
+    free(lb); free(mb); free(pm); free(pval); free(padj); free(pick); free(var); free(next_var); free(next_x);
+    return st;
+}
+
+sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
+                          json_t **report) {
+    variant *v = sx_calloc_n(n, sizeof *v, "compare v");
+    const char **names = sx_calloc_n(n, sizeof *names, "compare names");
+    sx_status st = v && names ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && !st; i++) {
+        names[i] = specs[i].name;
+        st = import_is_ladder_dir(dirs[i]) ? variant_read_curves(dirs[i], &v[i]) : variant_read_own(&specs[i], dirs[i], &v[i]);
+    }
+    if (!st) st = compare_variants(v, names, n, C, shared_linf, report);
     for (size_t i = 0; v && i < n; i++) variant_free(&v[i]);
-    free(v); free(lb); free(mb); free(pm); free(pval); free(padj); free(pick); free(var); free(next_var); free(next_x);
+    free(v);
+    free(names);
+    return st;
+}
+
+sx_status compare_finals(const compare_ladder *l, size_t n, double C, bool shared_linf, json_t **report) {
+    variant *v = sx_calloc_n(n, sizeof *v, "compare v");
+    const char **names = sx_calloc_n(n, sizeof *names, "compare names");
+    sx_status st = v && names ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && !st; i++) {
+        names[i] = l[i].name;
+        st = variant_read_memory(&l[i], &v[i]);
+    }
+    if (!st) st = compare_variants(v, names, n, C, shared_linf, report);
+    for (size_t i = 0; v && i < n; i++) variant_free(&v[i]);
+    free(v);
+    free(names);
     return st;
 }
 

@@ -45,6 +45,16 @@
 // (an unbounded or unavailable number is null). Rungs are in plan order, largest first.
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double target_flops,
                           bool shared_linf, json_t **report);
+// One ladder's final losses given in memory (what compare_ladders reads from run directories).
+typedef struct {
+    const char *name;
+    size_t rungs;           // 3 .. LADDER_MAX_RUNGS
+    const double *flops;    // (rungs) each rung's training FLOPs, largest first
+    const size_t *seeds;    // (rungs) each rung's seeds, >= 1
+    const double *final;    // (sum of seeds) every seed's final loss, rung after rung
+} compare_ladder;
+// compare_ladders on ladders given in memory (l[0] the baseline); the report's KV bytes and parameters are null.
+sx_status compare_finals(const compare_ladder *l, size_t n, double target_flops, bool shared_linf, json_t **report);
 void compare_print(FILE *out, json_t *report);
 
 // Two-sided bootstrap p-value of "multiplier = 1" from replicates m (n >= 1; sorted in place): the smallest
