@@ -20,8 +20,8 @@ int cmd_compare(int argc, char **argv) {
         "compare BASELINE VARIANT... [flags]   (up to 31 variants; each a ladder spec, or a curve ladder directory from "
         "`sextant import`)",
         "Fits final loss vs compute per ladder and compares the variants with the baseline at a target\n"
-        "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-bootstrap\n"
-        "intervals), KV-cache bytes, verdict (paired bootstrap, Holm-corrected over the variants).",
+        "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-jackknife t\n"
+        "intervals), KV-cache bytes, verdict (paired t test of the loss gain, Holm-corrected over the variants).",
         2, MAX_VARIANTS, "give a baseline ladder spec and at least one variant"};
     double target, width, budget_h, budget_flops;
     bool shared, run, until;

@@ -1,9 +1,9 @@
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/status.h"
-#include "core/rng.h"
 #include "model/config.h"
 #include "scale/compare.h"
 #include "laws/fit.h"
@@ -12,9 +12,7 @@
 #include "scale/ladder_data.h"
 #include "laws/laws.h"
 
-#define N_BOOT COMPARE_BOOT
-
-// One ladder's final losses, fitted; they stay for the bootstraps.
+// One ladder's final losses, fitted; they stay for the jackknife.
 typedef struct {
     fit_law law;
     bool bound;              // law bound (variant_free frees it)
@@ -23,7 +21,7 @@ typedef struct {
     double x[LADDER_MAX_RUNGS], y[LADDER_MAX_RUNGS];   // rung compute (largest first), seed-mean final loss
     double *final;           // (off[R]) every seed's final loss, rung after rung
     double p[LAW_POW_NPARAM];
-    double *boot, *pboot;    // (N_BOOT, LAW_POW_NPARAM): unpaired, paired replicates
+    double *loo;             // (off[R], LAW_POW_NPARAM) refitted with one seed left out (variant_loo)
     double kv_bytes, params; // NaN when unknown (a curve ladder)
     char largest[128];
 } variant;
@@ -31,8 +29,7 @@ typedef struct {
 static void variant_free(variant *v) {
     if (v->bound) fit_law_free(&v->law);
     free(v->final);
-    free(v->boot);
-    free(v->pboot);
+    free(v->loo);
 }
 
 // seeds: (R) per rung.
@@ -44,9 +41,8 @@ static sx_status variant_alloc(variant *v, size_t R, const size_t *seeds) {
         v->off[r + 1] = v->off[r] + seeds[r];
     }
     v->final = sx_alloc(v->off[R] * sizeof *v->final, "compare final");
-    v->boot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->boot, "compare v.boot");
-    v->pboot = sx_alloc(N_BOOT * LAW_POW_NPARAM * sizeof *v->pboot, "compare v.pboot");
-    return v->final && v->boot && v->pboot ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    v->loo = sx_alloc(v->off[R] * LAW_POW_NPARAM * sizeof *v->loo, "compare v.loo");
+    return v->final && v->loo ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
 }
 
 // The final losses of one of sextant's own ladders (its main runs), its largest model's KV bytes and params.
@@ -127,19 +123,18 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
     return st;
 }
 
-// Seed-mean final loss of every rung, rung r averaging seeds pick[off[r] .. off[r+1]) (NULL: all its seeds).
-// y (R) overwritten.
-static void rung_means(const variant *v, const size_t *pick, double *y) {
+// Seed-mean final loss of every rung. y (R) overwritten.
+static void rung_means(const variant *v, double *y) {
     for (size_t r = 0; r < v->R; r++) {
         double sum = 0;
-        for (size_t k = 0; k < v->S[r]; k++) sum += v->final[v->off[r] + (pick ? pick[v->off[r] + k] : k)];
+        for (size_t k = 0; k < v->S[r]; k++) sum += v->final[v->off[r] + k];
         y[r] = sum / (double)v->S[r];
     }
 }
 
 // Fits a read ladder's rung means (pin: NaN-free entries pin parameters, or NULL).
 static sx_status variant_fit(variant *v, const double *pin) {
-    rung_means(v, NULL, v->y);
+    rung_means(v, v->y);
     fit_options_default(&v->fo);
     v->fo.pin = pin;
     sx_status st = law_power_bind(v->x, v->R, &v->law);
@@ -173,19 +168,6 @@ static void variant_refit_means(variant *v, const double *y, double *out) {
     if (fit_refine(&v->law, y, NULL, &v->fo, v->p, out, &obj)) memcpy(out, v->p, sizeof v->p);
 }
 
-// One bootstrap replicate: rung r re-averages seeds pick[off[r] .. off[r+1]); out as variant_refit_means.
-static void variant_refit(variant *v, const size_t *pick, double *out) {
-    double y[LADDER_MAX_RUNGS];
-    rung_means(v, pick, y);
-    variant_refit_means(v, y, out);
-}
-
-// A resample of every rung's seeds (each rung its own, drawn rung after rung). pick (off[R]) overwritten.
-static void draw_picks(rng_state *rng, size_t *pick, const variant *v) {
-    for (size_t r = 0; r < v->R; r++)
-        for (size_t k = 0; k < v->S[r]; k++) pick[v->off[r] + k] = v->S[r] > 1 ? rng_below(rng, v->S[r]) : 0;
-}
-
 // Compute multiplier of a variant at loss l_var over the baseline law p at target compute C: infinite when
 // the variant reaches the baseline's floor, 0 when the baseline does and the variant does not.
 static double multiplier(const double *p, double C, double l_var) {
@@ -195,36 +177,68 @@ static double multiplier(const double *p, double C, double l_var) {
     return pow((l_base - p[LAW_POW_LINF]) / (l_var - p[LAW_POW_LINF]), 1 / p[LAW_POW_ALPHA]);
 }
 
-// Paired per-rung jackknife of the seed noise in every variant's ln multiplier at C. var (n, R) overwritten:
-// row i, rung r is the variance rung r's seeds put into variant i's ln multiplier, (S−1)/S · Σ_k (ℓ_k − mean ℓ)²
-// where ℓ_k refits every ladder with seed k of rung r left out of all of them alike (S: the rung's seeds); NAN
-// where the rung has one seed or a multiplier is not finite. Row 0 (the baseline against itself) is 0.
-// Needs paired variants (equal rungs and seeds per rung).
-static sx_status rung_jackknife(variant *v, size_t n, double C, double *var) {
-    double *q = sx_alloc(n * LAW_POW_NPARAM * sizeof *q, "compare q"), *mean = sx_alloc(n * sizeof *mean, "compare mean");
-    if (!q || !mean) { free(q); free(mean); return sx_fail(SX_ERR_NOMEM, "out of memory"); }
-    for (size_t r = 0; r < v[0].R; r++) {
-        size_t S = v[0].S[r];
-        for (size_t i = 0; i < n; i++) var[i * v[0].R + r] = mean[i] = 0;
-        for (size_t k = 0; k < S && S > 1; k++) {
-            for (size_t i = 0; i < n; i++) {
-                double y[LADDER_MAX_RUNGS];
-                memcpy(y, v[i].y, v[i].R * sizeof *y);
-                y[r] = (y[r] * (double)S - v[i].final[v[i].off[r] + k]) / (double)(S - 1);
-                variant_refit_means(&v[i], y, q + i * LAW_POW_NPARAM);
-                double l = log(multiplier(q, C, law_power_eval(q + i * LAW_POW_NPARAM, C))), d = l - mean[i];
-                mean[i] += d / (double)(k + 1);   // Welford: var holds the sum of squared deviations so far
-                var[i * v[0].R + r] += d * (l - mean[i]);
-            }
-        }
-        for (size_t i = 0; i < n; i++) {
-            double *x = &var[i * v[0].R + r];
-            *x = S > 1 && isfinite(*x) ? *x * (double)(S - 1) / (double)S : NAN;
+// Every leave-one-seed-out refit: row off[r] + k of v->loo refits the law with seed k of rung r left out (the
+// other rungs as they are); NaN rows at a rung of one seed.
+static void variant_loo(variant *v) {
+    for (size_t r = 0; r < v->R; r++) {
+        size_t S = v->S[r];
+        for (size_t k = 0; k < S; k++) {
+            double y[LADDER_MAX_RUNGS], *out = v->loo + (v->off[r] + k) * LAW_POW_NPARAM;
+            memcpy(y, v->y, v->R * sizeof *y);
+            y[r] = (y[r] * (double)S - v->final[v->off[r] + k]) / (double)(S - 1);
+            if (S > 1) variant_refit_means(v, y, out);
+            else for (size_t j = 0; j < LAW_POW_NPARAM; j++) out[j] = NAN;
         }
     }
-    free(q);
-    free(mean);
-    return SX_OK;
+}
+
+// ln multiplier of variant law pv over baseline law pb at C.
+static double ln_multiplier(const double *pb, const double *pv, double C) { return log(multiplier(pb, C, law_power_eval(pv, C))); }
+
+// What a jackknife is taken of, at the target compute C, from a baseline law pb and a variant law pv.
+typedef enum {
+    STAT_LOSS,           // the variant's projected loss
+    STAT_LN_MULTIPLIER,  // ln of the variant's compute multiplier over the baseline
+    STAT_GAIN,           // the baseline's projected loss minus the variant's: 0 exactly where the multiplier is 1,
+                         // and finite where the multiplier is not (a variant projected below the baseline's floor)
+} stat_kind;
+
+static double stat_at(stat_kind kind, const double *pb, const double *pv, double C) {
+    return kind == STAT_LOSS ? law_power_eval(pv, C)
+         : kind == STAT_GAIN ? law_power_eval(pb, C) - law_power_eval(pv, C) : ln_multiplier(pb, pv, C);
+}
+
+// Jackknife variance (S−1)/S · Σ_k (ℓ_k − mean ℓ)² over one rung's S seeds, ℓ_k the statistic of parameter rows
+// base + k·bs (baseline) and var + k·vs (variant), a stride 0 holding that side at its full fit. NAN when
+// S < 2 or an ℓ_k is not finite.
+static double jack_rung(stat_kind kind, const double *base, size_t bs, const double *var, size_t vs, size_t S, double C) {
+    double mean = 0, ss = 0;
+    for (size_t k = 0; k < S; k++) {
+        double l = stat_at(kind, base + k * bs, var + k * vs, C), d = l - mean;
+        mean += d / (double)(k + 1);   // Welford
+        ss += d * (l - mean);
+    }
+    return S > 1 && isfinite(ss) ? ss * (double)(S - 1) / (double)S : NAN;
+}
+
+// A jackknife variance summed over independent groups of seeds (rungs; or the rungs of two ladders), with
+// Welch–Satterthwaite degrees of freedom (Σ v_g)² / Σ v_g²/(S_g − 1): a group's share v_g from S_g seeds is
+// known to S_g − 1 degrees of freedom. var NAN once a group's is unknown.
+typedef struct { double var, df_den; } jack_sum;
+
+static void jack_add(jack_sum *j, double v, size_t S) {
+    j->var += v;
+    j->df_den += S > 1 ? v * v / (double)(S - 1) : NAN;
+}
+
+// Per-rung paired jackknife of every variant's ln multiplier at C (seed k of rung r left out of every ladder
+// alike: variant_loo rows of the same rung and seed). var (n, R) overwritten; row 0 (the baseline against
+// itself) is 0. Needs paired variants (equal rungs and seeds per rung) with their loo rows.
+static void rung_jackknife(const variant *v, size_t n, double C, double *var) {
+    for (size_t i = 0; i < n; i++)
+        for (size_t r = 0; r < v[0].R; r++)
+            var[i * v[0].R + r] = jack_rung(STAT_LN_MULTIPLIER, v[0].loo + v[0].off[r] * LAW_POW_NPARAM, LAW_POW_NPARAM,
+                                            v[i].loo + v[i].off[r] * LAW_POW_NPARAM, LAW_POW_NPARAM, v[0].S[r], C);
 }
 
 // A hypothetical next rung: v with a rung at x_0²/x_1 (the ladder's own spacing) in front, whose seeds lie
@@ -243,7 +257,7 @@ static sx_status variant_extend(const variant *v, variant *out) {
     double at = law_power_eval(v->p, out->x[0]);
     for (size_t k = 0; k < v->S[0]; k++) out->final[k] = at + v->final[k] - v->y[0];
     memcpy(out->final + v->S[0], v->final, v->off[v->R] * sizeof *v->final);
-    rung_means(out, NULL, out->y);
+    rung_means(out, out->y);
     out->fo = v->fo;
     memcpy(out->p, v->p, sizeof v->p);
     if ((st = law_power_bind(out->x, R, &out->law))) return st;
@@ -265,7 +279,8 @@ static sx_status next_rung_noise(variant *v, size_t n, double C, double *next_va
         if (e == SX_ERR_NOMEM) st = e;
         extended = !e;
     }
-    if (!st && extended) st = rung_jackknife(ext, n, C, ext_var);
+    for (size_t i = 0; i < n && !st && extended; i++) variant_loo(&ext[i]);
+    if (!st && extended) rung_jackknife(ext, n, C, ext_var);
     for (size_t i = 0; i < n && !st; i++) {
         next_var[i] = extended ? 0 : NAN;
         next_x[i] = extended ? ext[i].x[0] : NAN;
@@ -275,21 +290,6 @@ static sx_status next_rung_noise(variant *v, size_t n, double C, double *next_va
     free(ext);
     free(ext_var);
     return st;
-}
-
-static bool excludes_one(double *m, size_t n, double a) {
-    return fit_quantile(m, n, a / 2) > 1 || fit_quantile(m, n, 1 - a / 2) < 1;
-}
-
-double compare_boot_pvalue(double *m, size_t n) {
-    if (!excludes_one(m, n, 1)) return 1;
-    double lo = 0, hi = 1;   // excludes_one is monotone in a: the interval shrinks as a grows
-    for (int it = 0; it < 60; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (excludes_one(m, n, mid)) hi = mid;
-        else lo = mid;
-    }
-    return hi;
 }
 
 void compare_holm(const double *p, size_t m, double *adj) {
@@ -317,12 +317,22 @@ static json_t *doubles(const double *x, size_t n) {
     return a;
 }
 
-// Multipliers of variant v over the baseline b at C, one per replicate of the given bootstrap arrays.
-static void boot_multipliers(const double *base_boot, const double *var_boot, double C, double *lb, double *mb) {
-    for (int b = 0; b < N_BOOT; b++) {
-        lb[b] = law_power_eval(var_boot + b * LAW_POW_NPARAM, C);
-        mb[b] = multiplier(base_boot + b * LAW_POW_NPARAM, C, lb[b]);
-    }
+// A statistic at the target with its t interval at level 1 − COMPARE_ALPHA: [lo, hi] ([−inf, inf] when the
+// seed noise is unknown, [est, est] when there is none), the jackknife variance, the degrees of freedom, and
+// the two-sided p-value of "the statistic is 0" (1 when the noise is unknown, or when there is none and est
+// is 0; 0 when there is none and est is not).
+typedef struct { double est, lo, hi, var, df, p; } t_stat;
+
+static t_stat t_interval(double est, const jack_sum *j) {
+    t_stat t = {.est = est, .lo = -INFINITY, .hi = INFINITY, .var = j->var, .df = NAN, .p = 1};
+    if (!isfinite(est) || !(j->var >= 0) || !isfinite(j->df_den)) return t;
+    if (j->var == 0) { t.lo = t.hi = est; t.p = est == 0; return t; }
+    double se = sqrt(j->var);
+    t.df = j->var * j->var / j->df_den;
+    double q = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, t.df);
+    t.lo = est - q * se, t.hi = est + q * se;
+    t.p = 2 * gsl_cdf_tdist_Q(fabs(est) / se, t.df);
+    return t;
 }
 
 static void set_number(json_t *row, const char *key, double x) {   // a non-finite number is written as null
@@ -332,64 +342,54 @@ static void set_number(json_t *row, const char *key, double x) {   // a non-fini
 // The comparison of read ladders v (n; v[0] the baseline, names[i] v[i]'s): fits, intervals, verdicts. v is
 // the caller's (freed by it).
 static sx_status compare_variants(variant *v, const char *const *names, size_t n, double C, bool shared_linf, json_t **report) {
-    double *var = NULL, *next_var = NULL, *next_x = NULL;
     double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
-    double *lb = sx_alloc(N_BOOT * sizeof *lb, "compare lb"), *mb = sx_alloc(N_BOOT * sizeof *mb, "compare mb"),
-           *pm = sx_alloc(N_BOOT * sizeof *pm, "compare pm");
     double *pval = sx_calloc_n(n, sizeof *pval, "compare pval"), *padj = sx_calloc_n(n, sizeof *padj, "compare padj");
-    size_t *pick = NULL;
-    sx_status st = lb && mb && pm && pval && padj ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    bool *better = sx_calloc_n(n, sizeof *better, "compare better");
+    double *next_var = sx_calloc_n(n, sizeof *next_var, "compare nv"), *next_x = sx_calloc_n(n, sizeof *next_x, "compare nx");
+    double *var = sx_calloc_n(n * v[0].R, sizeof *var, "compare var");
+    t_stat *loss = sx_calloc_n(3 * n, sizeof *loss, "compare stats"), *unpaired = loss + n, *paired = loss + 2 * n;
+    sx_status st = pval && padj && better && next_var && next_x && var && loss ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
         st = variant_fit(&v[i], i && shared_linf ? pin : NULL);
         if (!st && i == 0) pin[LAW_POW_LINF] = v[0].p[LAW_POW_LINF];
+        if (!st) variant_loo(&v[i]);
     }
     if (!st && !(C > 0)) C = 10 * v[0].x[0];   // default: 10x the baseline's largest rung
-    bool paired = !st;
-    for (size_t i = 1; i < n && !st; i++) paired = paired && v[i].R == v[0].R && !memcmp(v[i].S, v[0].S, v[0].R * sizeof *v[0].S);
-    if (!st && !(pick = sx_alloc(v[0].off[v[0].R] * sizeof *pick, "compare pick"))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n && !st; i++) {   // unpaired: each ladder its own resamples (the same as before pairing)
-        size_t *own = i ? sx_alloc(v[i].off[v[i].R] * sizeof *own, "compare") : pick;
-        rng_state rng;
-        rng_seed(&rng, 1000 + i);
-        for (int b = 0; b < N_BOOT && own; b++) {
-            draw_picks(&rng, own, &v[i]);
-            variant_refit(&v[i], own, v[i].boot + b * LAW_POW_NPARAM);
+    bool paired_ok = !st;
+    for (size_t i = 1; i < n && !st; i++) paired_ok = paired_ok && v[i].R == v[0].R && !memcmp(v[i].S, v[0].S, v[0].R * sizeof *v[0].S);
+    if (!st && paired_ok) rung_jackknife(v, n, C, var);   // where the paired interval's noise comes from
+    if (!st && paired_ok) st = next_rung_noise(v, n, C, next_var, next_x);
+    const size_t P = LAW_POW_NPARAM;
+    for (size_t i = 0; i < n && !st; i++) {   // each ladder's loss; each variant's ln multiplier and gain, paired
+        const double *lb = v[0].loo, *lv = v[i].loo;   // (one jackknife over every ladder alike) and unpaired (the
+        jack_sum jl = {0}, ju = {0}, jp = {0}, gu = {0}, gp = {0};   // two ladders' own, summed)
+        for (size_t r = 0; r < v[i].R; r++) jack_add(&jl, jack_rung(STAT_LOSS, v[0].p, 0, lv + v[i].off[r] * P, P, v[i].S[r], C), v[i].S[r]);
+        for (size_t r = 0; i && r < v[0].R; r++) {
+            jack_add(&ju, jack_rung(STAT_LN_MULTIPLIER, lb + v[0].off[r] * P, P, v[i].p, 0, v[0].S[r], C), v[0].S[r]);
+            jack_add(&gu, jack_rung(STAT_GAIN, lb + v[0].off[r] * P, P, v[i].p, 0, v[0].S[r], C), v[0].S[r]);
         }
-        if (!own) st = sx_fail(SX_ERR_NOMEM, "out of memory");
-        if (i) free(own);
-    }
-    if (!st && paired) {   // paired: one resample of seed indices per replicate, the same for every variant
-        rng_state rng;
-        rng_seed(&rng, 2000);
-        for (int b = 0; b < N_BOOT; b++) {
-            draw_picks(&rng, pick, &v[0]);
-            for (size_t i = 0; i < n; i++) variant_refit(&v[i], pick, v[i].pboot + b * LAW_POW_NPARAM);
+        for (size_t r = 0; i && r < v[i].R; r++) {
+            jack_add(&ju, jack_rung(STAT_LN_MULTIPLIER, v[0].p, 0, lv + v[i].off[r] * P, P, v[i].S[r], C), v[i].S[r]);
+            jack_add(&gu, jack_rung(STAT_GAIN, v[0].p, 0, lv + v[i].off[r] * P, P, v[i].S[r], C), v[i].S[r]);
         }
-    }
-    for (size_t i = 1; i < n && !st; i++) {   // the verdicts' p-values, Holm-adjusted over the n - 1 variants
-        boot_multipliers(paired ? v[0].pboot : v[0].boot, paired ? v[i].pboot : v[i].boot, C, lb, mb);
-        pval[i] = compare_boot_pvalue(mb, N_BOOT);
+        for (size_t r = 0; paired_ok && r < v[0].R; r++) {
+            jack_add(&jp, var[i * v[0].R + r], v[0].S[r]);
+            jack_add(&gp, jack_rung(STAT_GAIN, lb + v[0].off[r] * P, P, lv + v[i].off[r] * P, P, v[0].S[r], C), v[0].S[r]);
+        }
+        double lm = ln_multiplier(v[0].p, v[i].p, C), gain = stat_at(STAT_GAIN, v[0].p, v[i].p, C);
+        loss[i] = t_interval(law_power_eval(v[i].p, C), &jl);
+        unpaired[i] = t_interval(lm, &ju);
+        if (paired_ok) paired[i] = t_interval(lm, &jp);
+        t_stat verdict = t_interval(gain, paired_ok ? &gp : &gu);
+        pval[i] = verdict.p;
+        better[i] = gain > 0;
     }
     if (!st && n > 1) compare_holm(pval + 1, n - 1, padj + 1);
-    if (!st) var = sx_alloc(n * v[0].R * sizeof *var, "compare var");
-    next_var = sx_alloc(n * sizeof *next_var, "compare nv"), next_x = sx_alloc(n * sizeof *next_x, "compare nx");
-    if (!st && (!var || !next_var || !next_x)) st = sx_fail(SX_ERR_NOMEM, "out of memory");
-    if (!st && paired) st = rung_jackknife(v, n, C, var);   // where the paired interval's noise comes from
-    if (!st && paired) st = next_rung_noise(v, n, C, next_var, next_x);
     json_t *rows = json_array();
     for (size_t i = 0; i < n && !st; i++) {
-        double loss = law_power_eval(v[i].p, C), mult = multiplier(v[0].p, C, loss);
-        boot_multipliers(v[0].boot, v[i].boot, C, lb, mb);
-        double llo = fit_quantile(lb, N_BOOT, 0.025), lhi = fit_quantile(lb, N_BOOT, 0.975);
-        double mlo = fit_quantile(mb, N_BOOT, 0.025), mhi = fit_quantile(mb, N_BOOT, 0.975);
-        double plo = NAN, phi = NAN, pmed = NAN;
-        if (paired) {
-            boot_multipliers(v[0].pboot, v[i].pboot, C, lb, pm);
-            plo = fit_quantile(pm, N_BOOT, 0.025), phi = fit_quantile(pm, N_BOOT, 0.975), pmed = fit_quantile(pm, N_BOOT, 0.5);
-        } else pmed = fit_quantile(mb, N_BOOT, 0.5);
         bool decided = i > 0 && padj[i] <= COMPARE_ALPHA;
         const char *verdict = i == 0 ? "baseline" : !decided ? "no significant difference"
-                              : pmed > 1 ? "better than the baseline" : "worse than the baseline";
+                              : better[i] ? "better than the baseline" : "worse than the baseline";
         size_t fewest = v[i].S[0];
         json_t *seeds = json_array();
         for (size_t r = 0; r < v[i].R; r++) {
@@ -400,22 +400,24 @@ static sx_status compare_variants(variant *v, const char *const *names, size_t n
                                 "seeds", (json_int_t)fewest, "rung_seeds", seeds, "verdict", verdict, "decided", decided, "params",
                                 doubles(v[i].p, LAW_POW_NPARAM), "rung_flops", doubles(v[i].x, v[i].R), "rung_loss",
                                 doubles(v[i].y, v[i].R));
-        const char *keys[] = {"loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "paired_lo",
-                              "paired_hi", "p_value", "p_holm", "kv_bytes_per_token", "active_params_largest"};
-        const double vals[] = {loss, llo, lhi, mult, mlo, mhi, plo, phi, i ? pval[i] : NAN, i ? padj[i] : NAN,
+        const char *keys[] = {"loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "unpaired_df", "paired_lo",
+                              "paired_hi", "paired_se", "paired_df", "p_value", "p_holm", "kv_bytes_per_token", "active_params_largest"};
+        const double vals[] = {loss[i].est, loss[i].lo, loss[i].hi, exp(unpaired[i].est), exp(unpaired[i].lo), exp(unpaired[i].hi),
+                               unpaired[i].df, paired_ok ? exp(paired[i].lo) : NAN, paired_ok ? exp(paired[i].hi) : NAN,
+                               paired_ok ? sqrt(paired[i].var) : NAN, paired_ok ? paired[i].df : NAN, i ? pval[i] : NAN, i ? padj[i] : NAN,
                                v[i].kv_bytes, v[i].params};
         for (size_t k = 0; k < sizeof vals / sizeof *vals; k++) set_number(row, keys[k], vals[k]);
-        if (paired) {   // where the paired interval's seed noise comes from (scale/sequential.h places seeds by it)
+        if (paired_ok) {   // where the paired interval's seed noise comes from (scale/sequential.h places seeds by it)
             json_object_set_new(row, "rung_var", doubles(var + i * v[0].R, v[0].R));
             set_number(row, "next_rung_flops", next_x[i]);
             set_number(row, "next_rung_var", next_var[i]);
         }
         json_array_append_new(rows, row);
     }
-    if (!st) *report = json_pack("{s:f, s:b, s:i, s:b, s:f, s:I, s:o}", "target_flops", C, "shared_linf", shared_linf, "bootstrap",
-                                 N_BOOT, "paired", paired, "alpha", COMPARE_ALPHA, "family", (json_int_t)(n - 1), "variants", rows);
+    if (!st) *report = json_pack("{s:f, s:b, s:b, s:f, s:I, s:o}", "target_flops", C, "shared_linf", shared_linf, "paired", paired_ok,
+                                 "alpha", COMPARE_ALPHA, "family", (json_int_t)(n - 1), "variants", rows);
     else json_decref(rows);
-    free(lb); free(mb); free(pm); free(pval); free(padj); free(pick); free(var); free(next_var); free(next_x);
+    free(pval); free(padj); free(better); free(var); free(next_var); free(next_x); free(loss);
     return st;
 }
 
@@ -454,24 +456,26 @@ void compare_print(FILE *out, json_t *r) {
     json_t *rows = json_object_get(r, "variants");
     bool paired = json_is_true(json_object_get(r, "paired"));
     size_t family = (size_t)json_integer_value(json_object_get(r, "family"));
-    fprintf(out, "at %.3g training FLOPs (95%% seed-bootstrap intervals%s):\n", json_number_value(json_object_get(r, "target_flops")),
+    fprintf(out, "at %.3g training FLOPs (95%% seed-jackknife t intervals%s):\n", json_number_value(json_object_get(r, "target_flops")),
             json_is_true(json_object_get(r, "shared_linf")) ? ", Linf shared" : "");
     fprintf(out, "%-18s %-24s %24s %10s %17s %17s %9s %9s  %s\n", "variant", "largest rung", "projected loss", "multiplier",
             "paired 95%", "unpaired 95%", "p (Holm)", "KV B/tok", "verdict");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
 #define N(k) (json_is_null(json_object_get(e, k)) ? INFINITY : json_number_value(json_object_get(e, k)))
+#define LO(k) (json_is_null(json_object_get(e, k)) ? -INFINITY : json_number_value(json_object_get(e, k)))
         char p[16] = "", pi[24] = "-", ui[24], kv[16] = "-";
         if (!json_is_null(json_object_get(e, "kv_bytes_per_token"))) snprintf(kv, sizeof kv, "%.0f", N("kv_bytes_per_token"));
-        if (i) snprintf(p, sizeof p, N("p_holm") < 1.0 / N_BOOT ? "<%.3f" : "%.3f", N("p_holm") < 1.0 / N_BOOT ? 1.0 / N_BOOT : N("p_holm"));
+        if (i) snprintf(p, sizeof p, N("p_holm") < 0.001 ? "<0.001" : "%.3f", N("p_holm"));
         if (paired) snprintf(pi, sizeof pi, "[%6.3f, %6.3f]", N("paired_lo"), N("paired_hi"));
         snprintf(ui, sizeof ui, "[%6.3f, %6.3f]", N("multiplier_lo"), N("multiplier_hi"));
         fprintf(out, "%-18s %-24s %7.4f [%6.4f, %6.4f] %9.3fx %17s %17s %9s %9s  %s\n", json_string_value(json_object_get(e, "name")),
-                json_string_value(json_object_get(e, "largest_rung")), N("loss"), N("loss_lo"), N("loss_hi"), N("multiplier"),
+                json_string_value(json_object_get(e, "largest_rung")), N("loss"), LO("loss_lo"), N("loss_hi"), N("multiplier"),
                 pi, ui, p, kv, json_string_value(json_object_get(e, "verdict")));
 #undef N
+#undef LO
     }
-    fprintf(out, "verdicts: %s seed bootstrap, p-values Holm-adjusted over %zu variant%s against the baseline "
+    fprintf(out, "verdicts: %s seed jackknife t test, p-values Holm-adjusted over %zu variant%s against the baseline "
             "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",
             100 * json_number_value(json_object_get(r, "alpha")),
             paired ? "" : "; no pairing: the ladders differ in rungs or seeds");

@@ -81,7 +81,7 @@ static double logged_seconds_per_flop(const ladder_spec *spec, const char *dir) 
 static double more_seeds(json_t *e, size_t S, double a, double width) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
     if (!(lo > 0 && hi >= lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double se = (log(hi) - log(lo)) / (2 * gsl_cdf_ugaussian_Pinv(1 - COMPARE_ALPHA / 2)), d = fabs(log(m));
+    double se = num(e, "paired_se"), d = fabs(log(m));
     double need = INFINITY;
     if (d > 0 && se > 0) {
         double z = gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8), target = d / z;
@@ -220,7 +220,7 @@ static double place_for(const double *var0, size_t i, const rungs_state *g, doub
 static double narrow_ratio(json_t *e, double a, double width) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
     if (!(lo > 0 && hi > lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double se = (log(hi) - log(lo)) / (2 * gsl_cdf_ugaussian_Pinv(1 - COMPARE_ALPHA / 2)), d = fabs(log(m)), ratio = 0;
+    double se = num(e, "paired_se"), d = fabs(log(m)), ratio = 0;
     if (d > 0) ratio = d / (gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8)) / se;
     if (width > 0) ratio = fmax(ratio, width / (hi - lo));
     return ratio > 0 ? fmin(ratio, 1) : NAN;

@@ -1,5 +1,5 @@
 // sequential: `compare --until-decided`, a comparison that adds seeds where they narrow it most. Each round
-// compares the ladders (scale/compare.h: paired seed bootstrap, Holm over the variants) and stops when
+// compares the ladders (scale/compare.h: paired seed jackknife t intervals, Holm over the variants) and stops when
 //   decided: every variant's Holm-adjusted paired verdict names a winner or a loser;
 //   width:   every variant still undecided has a paired 95% multiplier interval narrower than `width`;
 //   budget:  the next round would pass the budget (training FLOPs, or wall-clock hours), or a rung would pass
@@ -16,7 +16,8 @@
 // that is not finite, no noise at all), a round adds one seed to every rung instead, as many in every ladder.
 // When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power to decide at the
 // estimated multiplier (at the Holm level of the first undecided variant), or to reach `width` when that is
-// sooner: per rung alike (interval width ∝ 1/√seeds), and placed by the noise as the rounds place them. And it
+// sooner: per rung alike (interval width ∝ 1/√seeds; normal quantiles on the paired standard error, so with
+// few seeds, where the t quantiles are larger, an underestimate), and placed by the noise as the rounds place them. And it
 // weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
 // largest, as many seeds as it, seed noise like its) narrows the interval by so much for its FLOPs, seeds
 // placed by the noise by so much for the same FLOPs; where the rung buys more, the interval is mostly the
