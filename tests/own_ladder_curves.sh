@@ -50,7 +50,7 @@ grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit.json of the expo
     fail "backtest of the exported ladder: $(cat "$tmp/bt.log")"
 
 # compare reads curve ladders like specs: the two exported smoke ladders give the specs' report number for
-# number (same rungs, seeds and bootstrap), and mixing a spec with a curve ladder works too.
+# number (same rungs, seeds and jackknife), and mixing a spec with a curve ladder works too.
 B=tests/data/ladder/smoke-b.ladder
 "$S" ladder run $B --out "$tmp/b" --jobs 2 2> "$tmp/runb.log" || { fail "ladder run b"; cat "$tmp/runb.log"; }
 "$S" import --from-ladder $B --from-runs "$tmp/b" --out "$tmp/LB" > /dev/null 2>&1 || fail "import --from-ladder b"
@@ -68,7 +68,9 @@ bad = [f"{r['name']} {k}: {r.get(k)} != {q.get(k)}" for rep in (b, m) for r, q i
        if r.get(k) != q.get(k)]
 if a["target_flops"] != b["target_flops"]: bad.append(f"target {b['target_flops']} != {a['target_flops']}")
 if [v["name"] for v in b["variants"]] != ["L", "LB"] or b["variants"][0]["kv_bytes_per_token"] is not None: bad.append("names / kv")
-if not b["paired"] or b["variants"][1]["verdict"] != "better than the baseline": bad.append(f"verdict {b['variants'][1]['verdict']}")
+# 2 seeds, and smoke-b is worse at w16, better at the other rungs: the jackknife t interval decides nothing
+# (the percentile bootstrap called it better, p 9e-19)
+if not b["paired"] or b["variants"][1]["verdict"] != "no significant difference": bad.append(f"verdict {b['variants'][1]['verdict']}")
 for x in bad[:10]: print("FAIL: compare of curve ladders:", x)
 sys.exit(1 if bad else 0)
 PY
