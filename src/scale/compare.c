@@ -184,10 +184,13 @@ static void variant_loo(variant *v) {
         size_t S = v->S[r];
         for (size_t k = 0; k < S; k++) {
             double y[LADDER_MAX_RUNGS], *out = v->loo + (v->off[r] + k) * LAW_POW_NPARAM;
+            if (S < 2) {
+                for (size_t j = 0; j < LAW_POW_NPARAM; j++) out[j] = NAN;
+                continue;
+            }
             memcpy(y, v->y, v->R * sizeof *y);
             y[r] = (y[r] * (double)S - v->final[v->off[r] + k]) / (double)(S - 1);
-            if (S > 1) variant_refit_means(v, y, out);
-            else for (size_t j = 0; j < LAW_POW_NPARAM; j++) out[j] = NAN;
+            variant_refit_means(v, y, out);
         }
     }
 }
