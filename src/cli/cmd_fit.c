@@ -183,7 +183,7 @@ int cmd_fit(int argc, char **argv) {
             snprintf(lim.val_set, sizeof lim.val_set, "%s", spec.val_set);
             snprintf(with_dir, sizeof with_dir, "runs/%s", lim.name);
             json_t *dc = NULL;
-            if (!(st = datafit_ladders(&spec, dir, &lim, with_dir, &dc))) {
+            if (!(st = ladder_seeds_read(&lim, with_dir)) && !(st = datafit_ladders(&spec, dir, &lim, with_dir, &dc))) {
                 json_t *pp = json_object_get(dc, "params"), *ci = json_object_get(dc, "ci");
                 printf("data-constrained law from %lld run pairs (%lld points, %lld repeating, up to %.1f passes): repeat "
                        "penalty %.4g x (D'^-%.3f - D^-%.3f), Rstar %.3g [%.3g, %.3g] (90%%), rmse %.4f\n",

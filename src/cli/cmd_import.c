@@ -7,6 +7,7 @@
 #include "core/flags.h"
 #include "runs/import.h"
 #include "scale/ladder_curves.h"
+#include "scale/ladder_seeds.h"
 
 #define N_FIXED 6
 
@@ -19,6 +20,7 @@ static sx_status read_own_ladder(const char *spec_path, const char *dir, import_
     char d[1100];
     snprintf(d, sizeof d, "%s", *dir ? dir : "");
     if (!*dir) snprintf(d, sizeof d, "runs/%s", spec.name);
+    if ((st = ladder_seeds_read(&spec, d))) return st;   // seeds compare --until-decided added
     ladder_data data;
     if (!(st = ladder_data_read(&spec, d, &data))) st = ladder_curves_from_data(&data, out);
     ladder_data_free(&data);

@@ -8,6 +8,7 @@
 #include "core/fsutil.h"
 #include "report/htmlreport.h"
 #include "scale/forecast.h"
+#include "scale/ladder_seeds.h"
 
 static bool is_file(const char *path) {
     struct stat sb;
@@ -65,6 +66,7 @@ int cmd_report(int argc, char **argv) {
         st = ladder_spec_read(a.pos[0], &spec);
         if (!st) snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
         if (!st && !*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
+        if (!st) st = ladder_seeds_read(&spec, dir);   // seeds compare --until-decided added
         snprintf(fit_default, sizeof fit_default, "%s/fit.json", dir);
         if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, true, &fit);
     } else

@@ -124,7 +124,11 @@ sx_status htmlreport_ladder(FILE *f, const ladder_spec *spec, const char *runs_d
     svgplot_escape(f, runs_dir);
     fprintf(f, "</code>: model <code>");
     svgplot_escape(f, spec->model);
-    fprintf(f, "</code>, %zu rungs &times; %zu seeds, schedule <code>", spec->n_rungs, spec->n_seeds);
+    size_t most = spec->n_seeds;   // a rung compare --until-decided gave more seeds (seeds.json) holds more
+    for (size_t r = 0; r < spec->n_rungs; r++) most = ladder_rung_seeds(spec, r) > most ? ladder_rung_seeds(spec, r) : most;
+    fprintf(f, "</code>, %zu rungs &times; %zu seeds", spec->n_rungs, spec->n_seeds);
+    if (most > spec->n_seeds) fprintf(f, " (up to %zu on some rungs)", most);
+    fprintf(f, ", schedule <code>");
     svgplot_escape(f, spec->schedule);
     fprintf(f, "</code>; <b>%zu of %zu runs done</b>.</p></section>\n", done, n);
     fprintf(f, "<section id=\"plots\"><h2>Curves</h2>\n");

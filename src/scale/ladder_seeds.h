@@ -1,7 +1,7 @@
 // ladder_seeds: the seeds a ladder directory holds beyond its spec's `seeds N`, per rung. `compare
 // --until-decided` adds seeds to chosen rungs (scale/sequential.h) and records every rung's seed count in
-// DIR/seeds.json; `ladder plan|run|status`, `fit` and `compare` read it back into the spec (rung_seeds), so
-// the plan names every run the directory holds. A directory without the file keeps the spec's seeds.
+// DIR/seeds.json; `ladder plan|run|status`, `fit` (and its `--with` twin), `compare`, `report` and `import
+// --from-ladder` read it back into the spec (rung_seeds), so the plan names every run the directory holds. A directory without the file keeps the spec's seeds.
 // Not responsible for the plan itself (scale/ladder.h) or choosing where seeds go (scale/sequential.h).
 //
 // DIR/seeds.json: {"format": "sextant-ladder-seeds", "version": 1, "ladder": NAME,
