@@ -75,18 +75,32 @@ static double logged_seconds_per_flop(const ladder_spec *spec, const char *dir) 
     return flops > 0 ? seconds / flops : NAN;
 }
 
+// The two-sided level-a quantile plus the 80%-power one, of the t distribution on df degrees of freedom.
+static double power_quantile(double a, double df) { return gsl_cdf_tdist_Pinv(1 - a / 2, df) + gsl_cdf_tdist_Pinv(0.8, df); }
+
+double sequential_power_seeds(double effect, double se, double df, size_t seeds, double a) {
+    if (!(effect > 0 && se > 0)) return NAN;
+    double S = (double)seeds, z = gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8);
+    double need = S * (se * z / effect) * (se * z / effect);   // the normal estimate: a lower bound
+    if (!(seeds > 1 && df > 0 && isfinite(df))) return need;
+    // At N seeds the interval has df (N - 1)/(S - 1) degrees of freedom: N = S (se q(df(N)) / effect)^2 has one
+    // root, as the right side falls with N, between the normal estimate and the right side there.
+    double lo = need, hi = S * pow(se * power_quantile(a, df * (need - 1) / (S - 1)) / effect, 2);
+    for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
+        double mid = 0.5 * (lo + hi), q = power_quantile(a, df * (mid - 1) / (S - 1));
+        if (S * (se * q / effect) * (se * q / effect) > mid) lo = mid; else hi = mid;
+    }
+    return hi;
+}
+
 // Seeds per rung, beyond S, that would bring variant e to a decision with 80% power at level a (or its
 // paired interval under width when that is sooner), assuming the log-multiplier interval shrinks as
-// 1/sqrt(seeds); NAN when no estimate is possible.
+// 1/sqrt(seeds) (sequential_power_seeds); NAN when no estimate is possible.
 static double more_seeds(json_t *e, size_t S, double a, double width) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
     if (!(lo > 0 && hi >= lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double se = num(e, "paired_se"), d = fabs(log(m));
-    double need = INFINITY;
-    if (d > 0 && se > 0) {
-        double z = gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8), target = d / z;
-        need = (double)S * (se / target) * (se / target);
-    }
+    double need = sequential_power_seeds(fabs(log(m)), num(e, "paired_se"), num(e, "paired_df"), S, a);
+    if (!isfinite(need)) need = INFINITY;
     if (width > 0 && hi - lo > 0) need = fmin(need, (double)S * ((hi - lo) / width) * ((hi - lo) / width));
     if (!isfinite(need)) return NAN;
     double more = ceil(need - 1e-9) - (double)S;
@@ -216,12 +230,13 @@ static double place_for(const double *var0, size_t i, const rungs_state *g, doub
 }
 
 // The fraction variant e's paired interval must shrink to, to decide with 80% power at level a, or to reach
-// width if that is sooner; NAN when no estimate is possible.
-static double narrow_ratio(json_t *e, double a, double width) {
+// width if that is sooner (at S seeds per rung now: the t quantiles of sequential_power_seeds); NAN when no
+// estimate is possible.
+static double narrow_ratio(json_t *e, size_t S, double a, double width) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
     if (!(lo > 0 && hi > lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double se = num(e, "paired_se"), d = fabs(log(m)), ratio = 0;
-    if (d > 0) ratio = d / (gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8)) / se;
+    double need = sequential_power_seeds(fabs(log(m)), num(e, "paired_se"), num(e, "paired_df"), S, a), ratio = 0;
+    if (need > 0) ratio = sqrt((double)S / need);
     if (width > 0) ratio = fmax(ratio, width / (hi - lo));
     return ratio > 0 ? fmin(ratio, 1) : NAN;
 }
@@ -370,7 +385,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if (open) k = more_seeds(e, fewest, a, o->width);
         json_array_append_new(more, isfinite(k) ? json_integer((json_int_t)k) : json_null());
         size_t added[LADDER_MAX_RUNGS];
-        double ratio = open ? narrow_ratio(e, a, o->width) : NAN;
+        double ratio = open ? narrow_ratio(e, fewest, a, o->width) : NAN;
         bool placed = noise && isfinite(ratio) && isfinite(place_for(var, i, &g, ratio, INFINITY, added, &fl));
         json_array_append_new(more_rungs, placed ? sizes(added, g.R) : json_null());
         json_array_append_new(more_flops, placed ? json_real(fl) : json_null());

@@ -16,8 +16,8 @@
 // that is not finite, no noise at all), a round adds one seed to every rung instead, as many in every ladder.
 // When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power to decide at the
 // estimated multiplier (at the Holm level of the first undecided variant), or to reach `width` when that is
-// sooner: per rung alike (interval width ∝ 1/√seeds; normal quantiles on the paired standard error, so with
-// few seeds, where the t quantiles are larger, an underestimate), and placed by the noise as the rounds place them. And it
+// sooner: per rung alike (sequential_power_seeds: interval width ∝ 1/√seeds, t quantiles on the degrees of
+// freedom the interval would have there), and placed by the noise as the rounds place them. And it
 // weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
 // largest, as many seeds as it, seed noise like its) narrows the interval by so much for its FLOPs, seeds
 // placed by the noise by so much for the same FLOPs; where the rung buys more, the interval is mostly the
@@ -55,6 +55,12 @@ typedef struct {
 // variant, or null), "bound" (a larger rung narrows some undecided interval more than seeds for its FLOPs)}}.
 sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t n, double target_flops, bool shared_linf,
                              const sequential_options *o, json_t **report);
+// Seeds per rung (in all, from `seeds` now) for 80% power to decide an effect (|ln multiplier|) at two-sided
+// level a, given its standard error se on df degrees of freedom now: the N where se sqrt(seeds/N) times
+// t(1-a/2) + t(0.8), both on df (N-1)/(seeds-1) degrees of freedom (the Welch-Satterthwaite df of rungs that
+// all grow alike), equals the effect. With the t quantiles it is larger than the normal-quantile estimate,
+// most at few seeds; normal quantiles where df is not finite or seeds < 2. NAN for no effect or no se.
+double sequential_power_seeds(double effect, double se, double df, size_t seeds, double a);
 // Training FLOPs of adding one more seed to every rung of the ladder under dir: runs already finished cost
 // nothing; a cooldown branch costs what it trains beyond its branch point.
 sx_status sequential_round_flops(const ladder_spec *spec, const char *dir, double *flops);
