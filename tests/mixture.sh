@@ -89,6 +89,10 @@ eval_at         0.5,1
 LADDER
 "$S" ladder run "$work/mix.ladder" --out "$work/lad" --jobs 2 2>/dev/null || fail "ladder on the mixture"
 grep -q '"val_loss_python-doc"' "$work/lad/w8-s1/metrics.jsonl" || fail "ladder runs on a mixture log per-source losses"
+# Its data-limited twin reads the capped data in epochs (the data law's first pass is fresh), and says so.
+{ sed -e 's/^name .*/name mixlim/' -e 's/^widths .*/widths 8 16/' "$work/mix.ladder"; echo "unique_tokens 3000"; } > "$work/lim.ladder"
+"$S" ladder run "$work/lim.ladder" --out "$work/lim" --jobs 2 2>/dev/null || fail "data-limited ladder on the mixture"
+grep -q '"data_order": "epoch"' "$work/lim/w16-s1/config.json" || fail "a data-limited rung does not read its data in epochs"
 "$S" fit "$work/mix.ladder" --runs "$work/lad" --out "$work/fit-mix.json" >/dev/null 2>&1 || fail "fit of the mix"
 "$S" fit "$work/mix.ladder" --runs "$work/lad" --out "$work/fit-gcide.json" --val-set gcide > "$work/fitg.log" 2>&1 ||
     fail "fit --val-set gcide: $(cat "$work/fitg.log")"

@@ -128,25 +128,29 @@ static void test_rundir_val_set(void) {
     rundir_free(&r);
 }
 
-// A cap on unique tokens: every window lies inside the first U tokens, in both loader modes, and a mixture
-// caps each source at its weight's share.
+// A cap on unique tokens: U / (T + 1) windows spread evenly over the shard (not its first U tokens), drawn in
+// both loader modes, an epoch visiting each once; a mixture caps each source at its weight's share.
 static void test_unique_cap(void) {
     shard_writer w;
-    CHECK(shard_writer_open(&w, DIR "/pos.shard", 4096, 4095, 7) == SX_OK);
-    for (uint32_t i = 0; i < 3000; i++) CHECK(shard_writer_append(&w, &i, 1) == SX_OK);
+    // 4000 tokens of a 40000-token shard whose token i is i: 235 windows of 17, one every 170 tokens.
+    CHECK(shard_writer_open(&w, DIR "/pos40k.shard", 40000, 39999, 7) == SX_OK);
+    for (uint32_t i = 0; i < 40000; i++) CHECK(shard_writer_append(&w, &i, 1) == SX_OK);
     CHECK(shard_writer_close(&w) == SX_OK);
     for (int mode = 0; mode < 2; mode++) {
         data_loader ld;
-        CHECK(loader_open(&ld, DIR "/pos.shard", 16, (loader_mode)mode, 3, 0) == SX_OK);
-        CHECK(loader_cap_tokens(&ld, 1000) == SX_OK && ld.n_used == 1000);
+        CHECK(loader_open(&ld, DIR "/pos40k.shard", 16, (loader_mode)mode, 3, 0) == SX_OK);
+        CHECK(loader_cap_tokens(&ld, 4000) == SX_OK && ld.n_used == 235 * 17);
         int32_t row[17];
-        int32_t hi = 0;
-        for (int i = 0; i < 500; i++) {
+        int quarters[4] = {0}, bad = 0, starts[235], repeats = 0;
+        for (int i = 0; i < 235; i++) {
             loader_next(&ld, 1, row);
-            hi = row[16] > hi ? row[16] : hi;
+            bad += row[16] - row[0] != 16 || row[0] % 170 != 0 || row[0] > 234 * 170;
+            quarters[row[0] / 10000]++;
+            starts[i] = row[0];
+            for (int j = 0; j < i; j++) repeats += starts[j] == row[0];
         }
-        CHECK(hi < 1000 && hi > 900);   // the cap is reached, never passed
-        if (mode == LOADER_EPOCH) CHECK(ld.n_windows == 999 / 16);
+        CHECK(bad == 0 && quarters[0] > 30 && quarters[1] > 30 && quarters[2] > 30 && quarters[3] > 30);
+        if (mode == LOADER_EPOCH) CHECK(ld.n_windows == 235 && repeats == 0);
         CHECK(loader_cap_tokens(&ld, 10) == SX_ERR_ARG);
         loader_close(&ld);
     }
@@ -154,7 +158,7 @@ static void test_unique_cap(void) {
     mixture_sampler s;
     CHECK(mixture_open(&s, DIR "/m.mix", 16, LOADER_RANDOM, 1, 0) == SX_OK);
     CHECK(mixture_cap_tokens(&s, 4000) == SX_OK);
-    CHECK(s.ld[0].n_used == 3000 && s.ld[1].n_used == 1000 && mixture_tokens(&s) == 4000);
+    CHECK(s.ld[0].n_used == 3000 / 17 * 17 && s.ld[1].n_used == 1000 / 17 * 17 && mixture_tokens(&s) == (176 + 58) * 17);
     mixture_close(&s);
 }
 

@@ -45,9 +45,11 @@ sx_status loader_cap_tokens(data_loader *ld, uint64_t max_tokens) {
     if (max_tokens < ld->T + 1)
         return sx_fail(SX_ERR_ARG, "a cap of %llu unique tokens is less than one window of %zu", (unsigned long long)max_tokens,
                        ld->T + 1);
-    ld->n_used = max_tokens;
+    ld->n_spread = max_tokens / (ld->T + 1);
+    ld->spread_stride = ld->shard.h.n_tokens / ld->n_spread;   // >= T + 1, as n_spread * (T + 1) < n_tokens
+    ld->n_used = ld->n_spread * (ld->T + 1);
     if (ld->mode == LOADER_EPOCH) {
-        ld->n_windows = (max_tokens - 1) / ld->T;
+        ld->n_windows = ld->n_spread;
         shuffle_epoch(ld);
     }
     return SX_OK;
@@ -69,7 +71,10 @@ void loader_next(data_loader *ld, size_t B, int32_t *out) {
                 ld->cursor = 0;
                 shuffle_epoch(ld);
             }
-            start = ld->perm[ld->cursor++] * T;
+            start = ld->perm[ld->cursor++] * (ld->n_spread ? ld->spread_stride : T);
+        } else if (ld->n_spread) {
+            start = rng_below(&ld->rng, ld->n_spread) * ld->spread_stride;
+            ld->cursor++;
         } else {
             start = rng_below(&ld->rng, ld->n_used - T);
             ld->cursor++;

@@ -31,7 +31,9 @@ typedef struct {
     loader_mode mode;
     uint64_t seed, epoch, cursor;
     rng_state rng;
-    uint64_t n_used;     // tokens windows are drawn from: the shard's first n_used (loader_cap_tokens)
+    uint64_t n_used;     // tokens windows are drawn from: the whole shard, or the blocks of loader_cap_tokens
+    uint64_t n_spread;   // capped: n_spread windows of T + 1 tokens, window i at i * spread_stride; 0: no cap
+    uint64_t spread_stride;
     uint64_t n_windows;  // LOADER_EPOCH: windows per epoch
     uint64_t *perm;      // LOADER_EPOCH: (n_windows) this epoch's order
 } data_loader;
@@ -41,8 +43,13 @@ typedef struct {
 sx_status loader_open(data_loader *ld, const char *path, size_t T, loader_mode mode, uint64_t seed,
                       size_t expected_vocab);
 void loader_close(data_loader *ld);
-// Draws windows only from the shard's first max_tokens tokens (a cap on unique data: training longer than
-// that repeats it). Call before the first loader_next. SX_ERR_ARG if max_tokens < T + 1.
+// Draws windows only from max_tokens of the shard's tokens (a cap on unique data: training longer than that
+// repeats it): max_tokens / (T + 1) windows spaced evenly from the shard's start to its end, so the capped
+// data is a sample of the whole shard as diverse as it, not its first documents (a shard is written in
+// document order: its first tokens are one book, or one source's first files) nor a few long pieces of it.
+// Both modes draw from those windows: epochs visit each once, random draws pick one uniformly. n_used is
+// their total, at most max_tokens and within a window of it. Call before the first loader_next. SX_ERR_ARG
+// if max_tokens < T + 1.
 sx_status loader_cap_tokens(data_loader *ld, uint64_t max_tokens);
 // Overwrites out (B, T+1) with the next B windows.
 void loader_next(data_loader *ld, size_t B, int32_t *out);

@@ -427,6 +427,9 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->train_data = s->train;
     o->val_data = s->val;
     o->unique_tokens = s->unique_tokens > 0 ? (double)llround(s->unique_tokens) : 0;
+    // A data-limited run reads its capped data in epochs: random windows repeat from the first step, and the
+    // data-constrained law (fit --with) takes the first pass to be fresh.
+    if (o->unique_tokens > 0) o->data_order = "epoch";
     o->batch = (long)x->batch;
     o->seq = (long)s->seq;
     o->steps = x->steps;

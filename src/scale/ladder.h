@@ -7,8 +7,9 @@
 // Spec: one "key value..." per line, '#' starts a comment. Keys (defaults in brackets):
 //   name NAME                   ladder name [ladder]
 //   train PATH | val PATH       token shards (or synthetic:V), or a mixture spec X.mix (src/data/mixture.h)
-//   unique_tokens U             cap every run's unique data at U tokens (train --unique-tokens): a
-//                               data-limited ladder for the data-constrained law (fit --with) [0: no cap]
+//   unique_tokens U             cap every run's unique data at U tokens (train --unique-tokens), read in
+//                               epochs (--data-order epoch): a data-limited ladder for the data-constrained
+//                               law (fit --with) [0: no cap]
 //   lr_sweep M1 M2 ...          an LR sweep: runs at these multiples of the LR rule's LR (seed 1) at the
 //                               lr_sweep_widths (default: the 3 smallest rungs); `fit` then fits the rule
 //                               lr*(w) = coef*(ref/w)^power with its uncertainty and `forecast` uses it

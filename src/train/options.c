@@ -21,8 +21,8 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"grad-accum", FLAG_INT, &o->grad_accum, "1", "micro-batches per optimizer step"},
         {"steps", FLAG_INT, &o->steps, "0", "optimizer steps (0: from --tokens)"},
         {"tokens", FLAG_DOUBLE, &o->tokens, "0", "token budget when --steps is 0"},
-        {"unique-tokens", FLAG_DOUBLE, &o->unique_tokens, "0", "train on only the first N tokens of --train, repeating "
-                                                               "them (data-limited runs; 0: all)"},
+        {"unique-tokens", FLAG_DOUBLE, &o->unique_tokens, "0", "train on only N tokens of --train (windows spread evenly "
+                                                               "over it), repeating them (data-limited runs; 0: all)"},
         {"schedule", FLAG_STR, &o->schedule, "cosine:min=0.1", "LR schedule: constant|cosine|linear|wsd|file:PATH[:k=v,...]"},
         {"warmup", FLAG_STR, &o->warmup, "", "warmup: a fraction (<1) or a number of steps"},
         {"optimizer", FLAG_STR, &o->optimizer, "adamw", "adamw; muon (Muon for hidden matrices, AdamW for the rest); "

@@ -52,7 +52,7 @@ typedef struct {
     const char *train_data;     // token shard path, or "synthetic:V"
     const char *val_data;       // token shard path, "synthetic:V", or "" (validate on train_data windows)
     const char *data_order;     // "random" windows or "epoch" (every window once per epoch, seeded order)
-    double unique_tokens;       // > 0: train only on the first this many tokens of train_data (repeating them)
+    double unique_tokens;       // > 0: train only on this many tokens of train_data, repeating them (loader_cap_tokens)
     long batch, seq, grad_accum;
     long steps;                 // total optimizer steps (0: derive from tokens)
     double tokens;              // token budget when steps == 0

@@ -346,7 +346,10 @@ static sx_status write_config(run *r) {
         vocab_find_beside(o->train_data, h.vocab_hash, vocab, sizeof vocab))
         json_object_set_new(c, "vocab", json_string(vocab));
     if (data_passes(r) > 0) json_object_set_new(c, "data_passes", json_real(data_passes(r)));
-    if (o->unique_tokens > 0) json_object_set_new(c, "unique_tokens", json_real(batch_source_tokens(r->train)));
+    if (o->unique_tokens > 0) {   // with the order the capped data was read in: the data law's first pass is fresh only in epochs
+        json_object_set_new(c, "unique_tokens", json_real(batch_source_tokens(r->train)));
+        json_object_set_new(c, "data_order", json_string(o->data_order));
+    }
     json_object_set_new(c, "val_data", json_string(o->val_data ? o->val_data : ""));
     json_object_set_new(c, "dtype", json_string(o->dtype));
     json_object_set_new(c, "ranks", json_integer(dist_size()));
