@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include "core/rng.h"
 #include <string.h>
+#include <stdio.h>
+#include "core/fsutil.h"
 #include "scale/datafit.h"
+#include "scale/ladder.h"
 #include "laws/datalaw.h"
 #include "laws/fit.h"
 #include "support/testlib.h"
@@ -157,6 +160,81 @@ static void test_penalty_fit(void) {
     CHECK(datafit_penalty(D, U, delta, n, group, 6, &r) == SX_ERR_NUMERIC);
 }
 
+
+// One finished run as the trainer writes it (the fields rundir reads), evaluated every tenth of its steps at
+// loss(tokens) = 2 + 30 tokens^-0.3 + penalty(tokens, U) + overfit (unique > 0: a data-limited twin).
+static bool write_run(const char *dir, long steps, double unique, double overfit_from) {
+    if (!CHECK(fs_mkdir_p(dir) == SX_OK)) return false;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:{s:I}}", "model", "d1-hd8-w8", "n_params",
+                          (json_int_t)1000, "n_params_nonembed", (json_int_t)1000, "flops_per_token", 6000.0, "total_steps",
+                          (json_int_t)steps, "total_tokens", (json_int_t)(steps * 1000), "batch_tokens", (json_int_t)1000,
+                          "seed", (json_int_t)1, "model_config", "vocab", (json_int_t)64);
+    if (unique > 0) json_object_set_new(c, "unique_tokens", json_real(unique));
+    bool ok = json_dump_file(c, path, 0) == 0;
+    json_decref(c);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    for (long step = 1; f && step <= steps; step++) {   // every step logged, as the trainer does
+        double D = 1000.0 * step, loss = 2 + 30 * pow(D, -0.3);
+        if (unique > 0) {
+            loss += law_dc_repeat_penalty(50, 0.3, 3, D, unique);
+            if (D / unique > overfit_from) loss += 0.05 * pow(D / unique - overfit_from, 2);   // loss rises: overfitting
+        }
+        fprintf(f, "{\"step\": %ld, \"lr\": 0.001, \"tokens\": %.17g, \"flops\": %.17g", step, D, 6000 * D);
+        if (step % (steps / 10) == 0) fprintf(f, ", \"val_loss\": %.17g", loss);
+        fputs("}\n", f);
+    }
+    ok = ok && f && fclose(f) == 0;
+    snprintf(path, sizeof path, "%s/DONE", dir);
+    FILE *d = fopen(path, "w");
+    return CHECK(ok && d && fclose(d) == 0);
+}
+
+// A fresh ladder and its data-limited twin (200k unique tokens; the rungs reach 1-15 passes) whose twins start to
+// overfit at 6 passes (their lowest loss is a little before): the fit leaves out each twin's points after its
+// lowest loss, recovers the planted penalty from the rest and records where the twins stopped improving (before
+// the change it fitted every point and missed Rstar).
+static void test_ladders_leave_out_overfitting(void) {
+    char tmp[] = "/tmp/sextant_datafit_XXXXXX", path[256], dir[2][300];
+    if (!CHECK(mkdtemp(tmp) != NULL)) return;
+    ladder_spec spec[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.ladder", tmp, k ? "lim" : "fresh");
+        FILE *o = fopen(path, "w");
+        if (!CHECK(o != NULL)) return;
+        fprintf(o, "name %s\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24 32\nseeds 1\ntokens_per_param 2\n"
+                "seq 16\nbatch 4\n%s", k ? "lim" : "fresh", k ? "unique_tokens 2e5\n" : "");
+        fclose(o);
+        if (!CHECK(ladder_spec_read(path, &spec[k]) == SX_OK)) return;
+        snprintf(dir[k], sizeof dir[k], "%s/runs-%d", tmp, k);
+    }
+    ladder_run *plan;
+    size_t n;
+    if (!CHECK(ladder_plan(&spec[1], &plan, &n) == SX_OK)) return;
+    static const long steps[] = {200, 800, 1800, 3000};   // 1, 4, 9, 15 passes over 2e5 tokens
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (plan[i].branch != -1) continue;
+        char a[4300];
+        long st = steps[3 - w++ % 4];   // the plan lists the largest first
+        snprintf(a, sizeof a, "%s/%s", dir[0], plan[i].dir);
+        write_run(a, st, 0, 0);
+        snprintf(a, sizeof a, "%s/%s", dir[1], plan[i].dir);
+        write_run(a, st, 2e5, 6);
+    }
+    free(plan);
+    json_t *out = NULL;
+    if (!CHECK(datafit_ladders(&spec[0], dir[0], &spec[1], dir[1], &out) == SX_OK)) fprintf(stderr, "    %s\n", sx_last_error());
+    json_t *p = json_object_get(out, "params"), *from = json_object_get(out, "overfits_from_passes");
+    fprintf(stderr, "    Rstar %.3f beta %.3f, overfits from %.2f passes\n", json_number_value(json_object_get(p, "Rstar")),
+            json_number_value(json_object_get(p, "beta")), json_number_value(from));
+    CHECK_CLOSE(json_number_value(json_object_get(p, "Rstar")), 3, 0.05, 0);
+    CHECK(json_is_number(from) && json_number_value(from) >= 4.5 && json_number_value(from) <= 7);
+    json_decref(out);
+}
+
 int main(void) {
     TEST_RUN(test_effective_tokens);
     TEST_RUN(test_jacobian);
@@ -164,5 +242,6 @@ int main(void) {
     TEST_RUN(test_fit_recovers_noisy);
     TEST_RUN(test_penalty_fit);
     TEST_RUN(test_apply_to_forecast);
+    TEST_RUN(test_ladders_leave_out_overfitting);
     return testlib_finish("datalaw");
 }

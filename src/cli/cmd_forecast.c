@@ -60,7 +60,12 @@ static sx_status apply_data_law(json_t *fit, json_t *fc, double unique, const ch
         printf("the hero repeats data (%.2f passes over %s): forecast from the data-constrained law "
                "(Rstar %.3g), final loss +%.4f over the fresh-data forecast\n", passes, what,
                json_number_value(json_object_get(dl, "Rstar")), json_number_value(json_object_get(dl, "final_penalty")));
-    else if (passes > 1)
+    json_t *overfit = json_object_get(dc, "overfits_from_passes");
+    if (passes > 1 && json_is_number(overfit) && passes > json_number_value(overfit))
+        fprintf(stderr, "sextant forecast: warning: the hero's %.2f passes go past %.2f, where the data-limited twins "
+                "stopped improving (their loss rose as they trained on): the law models diminishing returns, not "
+                "that, so the forecast is optimistic there\n", passes, json_number_value(overfit));
+    if (passes > 1 && !dc)
         fprintf(stderr, "sextant forecast: warning: the hero's tokens are %.2f passes over %s; the ladder's laws "
                 "assume fresh data, so the forecast is optimistic where the data repeats (fit with --with a "
                 "data-limited ladder to model it)\n", passes, what);

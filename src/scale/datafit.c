@@ -135,7 +135,7 @@ sx_status datafit_ladders(const ladder_spec *fresh, const char *fresh_dir, const
     ladder_run *plan = NULL;
     size_t n_plan = 0, pairs = 0;
     points p = {0};
-    double max_passes = 0;
+    double max_passes = 0, overfit_passes = INFINITY;
     sx_status st = ladder_plan(limited, &plan, &n_plan);
     for (size_t i = 0; i < n_plan && !st; i++) {
         if (plan[i].branch != -1) continue;
@@ -152,7 +152,13 @@ sx_status datafit_ladders(const ladder_spec *fresh, const char *fresh_dir, const
                              (long long)rf.batch_tokens);
             json_t *u = json_object_get(rl.config, "unique_tokens");
             double U = json_is_number(u) ? json_number_value(u) : limited->unique_tokens;
-            for (size_t j = 0; j < rl.n_evals && !st; j++)
+            // The law models diminishing returns, not overfitting: once a limited run's loss rises while it
+            // trains on (past its lowest evaluation), its points are outside the law and left out.
+            size_t best = 0;
+            for (size_t j = 1; j < rl.n_evals; j++)
+                if (rl.evals[j].val_loss < rl.evals[best].val_loss) best = j;
+            if (best + 1 < rl.n_evals) overfit_passes = fmin(overfit_passes, rl.evals[best].tokens / U);
+            for (size_t j = 0; j <= best && j < rl.n_evals && !st; j++)
                 for (size_t k = 0; k < rf.n_evals && !st; k++)
                     if (rf.evals[k].step == rl.evals[j].step) {
                         st = add_point(&p, rl.evals[j].tokens, U, rl.evals[j].val_loss - rf.evals[k].val_loss, pairs);
@@ -176,6 +182,8 @@ sx_status datafit_ladders(const ladder_spec *fresh, const char *fresh_dir, const
                          r.lo[0], r.hi[0], "beta", r.lo[1], r.hi[1], "Rstar", r.lo[2], r.hi[2], "ci_level", 0.9,
                          "n_boot", (json_int_t)r.n_boot, "n_points", (json_int_t)r.n_points, "repeating_points",
                          (json_int_t)r.repeating, "run_pairs", (json_int_t)pairs, "max_passes", max_passes, "rmse", r.rmse);
+        if (*out && isfinite(overfit_passes))   // where the twins stopped improving: the law's reach
+            json_object_set_new(*out, "overfits_from_passes", json_real(overfit_passes));
         if (!*out) st = sx_fail(SX_ERR_NOMEM, "cannot build the data-constrained fit");
     }
     free(p.D); free(p.U); free(p.delta); free(p.group);

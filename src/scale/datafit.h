@@ -8,6 +8,9 @@
 // at tokens seen D (delta = 0 while D <= U). Schedule and size effects cancel in the difference, so three
 // parameters (B, beta, Rstar) are fitted by least squares (B in closed form, a zooming grid over beta and
 // Rstar), with a bootstrap over run pairs for 90% intervals. That penalty is exactly what a forecast adds.
+// The law models diminishing returns, not overfitting: a limited run's points after its lowest evaluation
+// (its loss rising as it trains on) are left out, and the fewest passes where a twin did that is recorded
+// ("overfits_from_passes"; forecast warns when a hero goes past it).
 // Not responsible for the per-fraction laws or the forecast's shape (scale/forecast.h).
 #ifndef SEXTANT_SCALE_DATAFIT_H
 #define SEXTANT_SCALE_DATAFIT_H
@@ -34,7 +37,8 @@ sx_status datafit_penalty(const double *D, const double *U, const double *delta,
 // Pairs every finished main run of the data-limited ladder (limited, its runs under limited_dir) with the
 // same run of the fresh ladder (under fresh_dir) and fits the penalty on their matched evaluations. *out:
 // {"law": "data_constrained", "method", "params": {"B", "beta", "Rstar"}, "ci": {...: [lo, hi]},
-// "ci_level", "n_points", "repeating_points", "run_pairs", "max_passes", "rmse"}.
+// "ci_level", "n_points", "repeating_points", "run_pairs", "max_passes", "rmse"} and, where a twin overfitted,
+// "overfits_from_passes".
 sx_status datafit_ladders(const ladder_spec *fresh, const char *fresh_dir, const ladder_spec *limited,
                           const char *limited_dir, json_t **out);
 
