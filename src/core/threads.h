@@ -11,7 +11,7 @@
 //    process's own CPU time, and threads_adapt turns that into "the cores other processes leave free".
 //  - threads_split: whether a loop should open an OpenMP region at all.
 //  - the --threads flag of every command that computes (train, eval, sample): its table row, its check, and
-//    the policy it sets (threads_policy).
+//    the policy it sets (threads_start, threads_recheck).
 // Not responsible for how work is split between threads (the kernels do that).
 #ifndef SEXTANT_CORE_THREADS_H
 #define SEXTANT_CORE_THREADS_H
