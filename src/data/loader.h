@@ -31,7 +31,7 @@ typedef struct {
     loader_mode mode;
     uint64_t seed, epoch, cursor;
     rng_state rng;
-    uint64_t n_used;     // tokens windows are drawn from: the whole shard, or the blocks of loader_cap_tokens
+    uint64_t n_used;     // tokens windows are drawn from: the whole shard, or the spread windows of the cap
     uint64_t n_spread;   // capped: n_spread windows of T + 1 tokens, window i at i * spread_stride; 0: no cap
     uint64_t spread_stride;
     uint64_t n_windows;  // LOADER_EPOCH: windows per epoch
