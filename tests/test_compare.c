@@ -24,7 +24,8 @@
 #include "scale/sequential.h"
 #include "support/testlib.h"
 
-static char tmpdir[64], self[4096];
+static const char *tmpdir;
+static char self[4096];
 
 typedef struct {
     double shift, shared, own;
@@ -491,8 +492,7 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     self[len > 0 ? len : 0] = 0;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sextant_test_compare_XXXXXX");
-    if (!mkdtemp(tmpdir)) return 1;
+    tmpdir = testlib_scratch_dir("compare");
     TEST_RUN(test_holm);
     TEST_RUN(test_power_seeds);
     TEST_RUN(test_null_coverage);
@@ -503,8 +503,5 @@ int main(int argc, char **argv) {
     TEST_RUN(test_unequal_seeds);
     TEST_RUN(test_noisy_rung);
     TEST_RUN(test_extrapolation);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
     return testlib_finish("compare");
 }

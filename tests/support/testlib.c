@@ -65,6 +65,24 @@ int testlib_finish(const char *suite) {
     return testlib_failures ? 1 : 0;
 }
 
+static char scratch[128];
+
+static void remove_scratch(void) {
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", scratch);
+}
+
+const char *testlib_scratch_dir(const char *name) {
+    snprintf(scratch, sizeof scratch, "/tmp/sextant_test_%s_XXXXXX", name);
+    if (!mkdtemp(scratch)) {
+        perror(scratch);
+        exit(1);
+    }
+    atexit(remove_scratch);
+    return scratch;
+}
+
 void testlib_bind_gemm_workspace(void) {
     static gemm_workspace ws;
     if (!ws.buf) {

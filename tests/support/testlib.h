@@ -35,6 +35,10 @@ double testlib_chi2_pvalue(const size_t *counts, const double *probs, size_t n_c
 // optimizer bind their own.
 void testlib_bind_gemm_workspace(void);
 
+// A fresh directory /tmp/sextant_test_NAME_XXXXXX for a test's files, removed with them at exit (one per
+// test binary); exits with a message where it cannot be made.
+const char *testlib_scratch_dir(const char *name);
+
 // Runs one case and prints "ok   name" or "FAIL name".
 #define TEST_RUN(fn) testlib_run(#fn, fn)
 void testlib_run(const char *name, void (*fn)(void));
