@@ -50,9 +50,9 @@ done
 # The loaded-machine case (bench/loaded.sh) at toy size: a line per load with both times and their ratio.
 # Its busy loops carry this run's own tag, so that another suite running beside this one cannot fail the check.
 export SEXTANT_LOADED_TAG=sextant-loaded-bench-$$
-lout=$(SEXTANT="$S" BENCH_LOADED_STEPS=3 BENCH_LOADED_MODEL=d1-w16-hd16 BENCH_LOADED_BUSY="0 1" bench/loaded.sh "$tmp" 2>&1) || fail "loaded.sh exited with $?"
+lout=$(SEXTANT="$S" BENCH_LOADED_STEPS=3 BENCH_LOADED_MODEL=d1-w16-hd16 BENCH_LOADED_BUSY="0 1 1@nice19" bench/loaded.sh "$tmp" 2>&1) || fail "loaded.sh exited with $?"
 echo "$lout"
-for b in 0 1; do
+for b in 0 1 1@nice19; do
     echo "$lout" | awk -v b="$b" '$1 == b && $2 > 0 && $3 > 0 && $4 ~ /^[0-9.]+x$/ { ok = 1 } END { exit !ok }' ||
         fail "loaded.sh: no good line for $b busy"
 done

@@ -1,8 +1,13 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/threads.h"
@@ -32,28 +37,119 @@ static double clock_s(clockid_t id) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-threads_load threads_load_sample(void) {
-    threads_load l = {.wall = clock_s(CLOCK_MONOTONIC), .own = clock_s(CLOCK_PROCESS_CPUTIME_ID)};
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f) return l;
+// Reads another process's CPU time and nice from its stat file (DIR/NAME/stat); false if it cannot (it
+// may have exited since the listing).
+static bool read_proc(int dir, const char *name, long hz, threads_proc *p) {
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "%s/stat", name);
+    int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n <= 0) return false;
+    line[n] = 0;
+    // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime
+    // cstime priority nice ...: comm may hold spaces and ')', so the fields are counted from the last ')'.
+    const char *fields = strrchr(line, ')');
+    unsigned long long utime, stime;
+    if (!fields || sscanf(fields + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu %*s %*s %*s %d",
+                          &utime, &stime, &p->nice) != 3)
+        return false;
+    p->pid = atoi(name);
+    p->cpu = (double)(utime + stime) / (double)hz;
+    return true;
+}
+
+static int by_pid(const void *a, const void *b) {
+    int x = ((const threads_proc *)a)->pid, y = ((const threads_proc *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+// Lists every process under `proc` but this one into l->procs (n_procs -1 where it cannot).
+static void list_procs(threads_load *l, const char *proc, long hz) {
+    l->n_procs = -1;
+    DIR *d = opendir(proc);
+    if (!d) return;
+    int n = 0;
+    const int self = (int)getpid();
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strspn(e->d_name, "0123456789") != strlen(e->d_name) || atoi(e->d_name) == self) continue;
+        if (n == THREADS_PROCS_MAX) { closedir(d); return; }   // too many to tell apart
+        if (read_proc(dirfd(d), e->d_name, hz, &l->procs[n])) n++;
+    }
+    closedir(d);
+    qsort(l->procs, (size_t)n, sizeof l->procs[0], by_pid);
+    l->n_procs = n;
+}
+
+void threads_load_sample(threads_load *l, const char *proc) {
+    l->wall = clock_s(CLOCK_MONOTONIC);
+    l->own = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    l->busy = 0;
+    l->valid = false;
+    l->n_procs = -1;
+    errno = 0;
+    l->nice = getpriority(PRIO_PROCESS, 0);   // -1 is a nice value: only errno tells a failure
+    if (errno) l->nice = 0;
+    const long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) return;
+    list_procs(l, proc, hz);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stat", proc);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
     // cpu  user nice system idle iowait irq softirq steal ... (in clock ticks, all CPUs together)
     unsigned long long v[8] = {0};
     int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
                    &v[6], &v[7]);
     fclose(f);
-    long hz = sysconf(_SC_CLK_TCK);
-    if (n < 4 || hz <= 0) return l;
+    if (n < 4) return;
     unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-    l.busy = (double)busy / (double)hz;
-    l.valid = true;
-    return l;
+    l->busy = (double)busy / (double)hz;
+    l->valid = true;
+}
+
+// The kernel's CFS weights of nice -20 to 19 (sched_prio_to_weight): threads sharing a core get CPU time in
+// proportion to their weights.
+static const int cfs_weight[40] = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906,  3121,  2501,  1991,  1586,  1277,  1024,  820,   655,   526,   423,   335,  272,  215,
+    172,   137,   110,   87,    70,    56,    45,    36,    29,    23,    18,    15,
+};
+static double nice_weight(int nice) { return cfs_weight[(nice < -20 ? -20 : nice > 19 ? 19 : nice) + 20]; }
+
+// The part of another process's CPU time that counts as cores taken from us. Sharing a core with one of our
+// threads it would keep w/(w + w_ours) of the core: half at equal priority, which counts fully (a busy core
+// is a taken core, as without nice). So the part is twice that share, at most 1: a process at nice 19
+// against our nice 0 keeps 1.4% of the core and counts 0.03, one at nice 10 counts 0.19, nice 1 0.89.
+static double taken_part(int nice, int our_nice) {
+    double w = nice_weight(nice), part = 2 * w / (w + nice_weight(our_nice));
+    return part < 1 ? part : 1;
+}
+
+// The seconds of other processes' CPU time between two samples that do not count as taken from us (the
+// rest of each niced process's time): 0 unless both samples list the processes. A process missing from
+// `from` started in between (all its time is in the window); one that ended in between is not listed in
+// `to`, and its last time counts fully, as the machine's busy time.
+static double untaken_cpu(const threads_load *from, const threads_load *to) {
+    if (from->n_procs < 0 || to->n_procs < 0) return 0;
+    double untaken = 0;
+    int i = 0;
+    for (int j = 0; j < to->n_procs; j++) {
+        const threads_proc *p = &to->procs[j];
+        while (i < from->n_procs && from->procs[i].pid < p->pid) i++;
+        bool seen = i < from->n_procs && from->procs[i].pid == p->pid && from->procs[i].cpu <= p->cpu;
+        untaken += (1 - taken_part(p->nice, to->nice)) * (p->cpu - (seen ? from->procs[i].cpu : 0));
+    }
+    return untaken;
 }
 
 int threads_adapt(const threads_load *from, const threads_load *to, int cores, double min_window) {
     double window = to->wall - from->wall;
     if (cores < sysconf(_SC_NPROCESSORS_ONLN)) return 0;   // bound to some CPUs: /proc/stat counts them all
     if (!from->valid || !to->valid || window < min_window || window <= 0) return 0;
-    double others = (to->busy - from->busy - (to->own - from->own)) / window;   // in cores
+    double others = (to->busy - from->busy - (to->own - from->own) - untaken_cpu(from, to)) / window;   // in cores
     int t = cores - (int)lround(others > 0 ? others : 0);
     return t < 1 ? 1 : t > cores ? cores : t;
 }
@@ -63,9 +159,10 @@ flag_def threads_flag(long *threads) {
                       "OpenMP threads (0: the cores other processes leave free, rechecked as it runs)"};
 }
 
-// What threads_start set: whether threads_recheck follows the load, and the sample it measures from.
+// What threads_start set: whether threads_recheck follows the load, and the samples it measures between
+// (static: each holds a table of processes).
 static bool follow;
-static threads_load last;
+static threads_load samples[2], *last = &samples[0], *next = &samples[1];
 
 sx_status threads_start(long n, int share, const char *note_cmd) {
     if (n < 0 || n > THREADS_MAX)
@@ -74,7 +171,7 @@ sx_status threads_start(long n, int share, const char *note_cmd) {
     if (n > 0) omp_set_num_threads((int)n);
     else if (share > 0) omp_set_num_threads(share);
     follow = n == 0 && share <= 0 && !getenv("OMP_NUM_THREADS");
-    last = threads_load_sample();
+    if (follow) threads_load_sample(last, "/proc");
     // More threads than cores only makes them wait for each other (every product splits its work evenly).
     const int cores = threads_cores();
     if (n > cores && note_cmd)
@@ -84,10 +181,13 @@ sx_status threads_start(long n, int share, const char *note_cmd) {
 }
 
 void threads_recheck(void) {
-    if (!follow || omp_in_parallel() || clock_s(CLOCK_MONOTONIC) - last.wall < THREADS_ADAPT_WINDOW) return;
-    threads_load now = threads_load_sample();
-    int t = threads_adapt(&last, &now, threads_cores(), THREADS_ADAPT_WINDOW);
-    if (!t) return;
-    if (t != omp_get_max_threads()) omp_set_num_threads(t);
-    last = now;
+    if (!follow || omp_in_parallel() || clock_s(CLOCK_MONOTONIC) - last->wall < THREADS_ADAPT_WINDOW) return;
+    threads_load_sample(next, "/proc");
+    int t = threads_adapt(last, next, threads_cores(), THREADS_ADAPT_WINDOW);
+    if (t && t != omp_get_max_threads()) omp_set_num_threads(t);
+    // The next window starts now, advice or not: a sample that gives none (bound to some CPUs, no /proc)
+    // is taken once a window, not at every step.
+    threads_load *taken = last;
+    last = next;
+    next = taken;
 }
