@@ -395,6 +395,33 @@ static void test_unequal_seeds(void) {
     CHECK(ladder_seeds_read(&back, dirs[0]) == SX_ERR_FORMAT && strstr(sx_last_error(), "checksum"));
 }
 
+// ladder_open: the spec, its run directory (given, or runs/<name> under the working directory) and the seeds
+// that directory's seeds.json records, in one call (what fit, report, import, ladder and compare read through).
+static void test_ladder_open(void) {
+    fake_law f = {.tag = 1};
+    ladder_spec s, back;
+    char spec_path[512], given[512], dir[512], cwd[4096];
+    if (!write_spec("open0", 2, &f, &s)) return;
+    s.rung_seeds[2] = 4;   // w24
+    snprintf(spec_path, sizeof spec_path, "%s/open0.ladder", tmpdir);
+    snprintf(given, sizeof given, "%s/elsewhere", tmpdir);
+    if (!CHECK(fs_mkdir_p(given) == SX_OK && ladder_seeds_write(&s, given) == SX_OK)) return;
+    CHECK(ladder_open(spec_path, given, &back, dir, sizeof dir) == SX_OK && !strcmp(dir, given));
+    CHECK(ladder_rung_seeds(&back, 2) == 4 && ladder_rung_seeds(&back, 1) == 2);
+    // the default directory, runs/open0, holds other seeds: 3 at w48
+    s.rung_seeds[2] = 0;
+    s.rung_seeds[0] = 3;
+    if (!CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(tmpdir) == 0)) return;
+    if (CHECK(fs_mkdir_p("runs/open0") == SX_OK && ladder_seeds_write(&s, "runs/open0") == SX_OK)) {
+        CHECK(ladder_open(spec_path, NULL, &back, dir, sizeof dir) == SX_OK && !strcmp(dir, "runs/open0"));
+        CHECK(ladder_rung_seeds(&back, 0) == 3 && ladder_rung_seeds(&back, 2) == 2);
+        CHECK(ladder_open(spec_path, "", &back, dir, sizeof dir) == SX_OK && ladder_rung_seeds(&back, 0) == 3);
+    }
+    CHECK(chdir(cwd) == 0);
+    CHECK(ladder_open(spec_path, given, &back, dir, 8) == SX_ERR_ARG && strstr(sx_last_error(), "too long"));
+    CHECK(ladder_open("/nonexistent.ladder", NULL, &back, dir, sizeof dir) != SX_OK && dir[0] == 0);
+}
+
 // One rung far noisier than the others (own noise 0.05 at w32, 0.002 at the other rungs): the jackknife puts
 // most of the paired interval's variance there, and --until-decided places its seeds at that rung although it
 // costs the second most, and records them in the ladder directories.
@@ -501,6 +528,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_planted_improvement);
     TEST_RUN(test_until_decided);
     TEST_RUN(test_unequal_seeds);
+    TEST_RUN(test_ladder_open);
     TEST_RUN(test_noisy_rung);
     TEST_RUN(test_extrapolation);
     return testlib_finish("compare");

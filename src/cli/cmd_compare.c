@@ -63,10 +63,8 @@ int cmd_compare(int argc, char **argv) {
             curves = true;
             continue;
         }
-        st = ladder_spec_read(a.pos[i], &specs[i]);
-        snprintf(dirs[i], sizeof dirs[i], "runs/%.100s", specs[i].name);
+        st = ladder_open(a.pos[i], NULL, &specs[i], dirs[i], sizeof dirs[i]);
         dp[i] = dirs[i];
-        if (!st) st = ladder_seeds_read(&specs[i], dirs[i]);   // seeds an earlier --until-decided added
         if (seeds > 0) {   // every rung exactly this many
             specs[i].n_seeds = (size_t)seeds;
             memset(specs[i].rung_seeds, 0, sizeof specs[i].rung_seeds);

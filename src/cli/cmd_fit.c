@@ -147,15 +147,12 @@ int cmd_fit(int argc, char **argv) {
     sx_status st = a.st;
     if (!st && import_is_ladder_dir(a.pos[0])) return fit_curve_ladder(a.pos[0], out, loss, law);
     ladder_spec spec;
-    if (!st) st = ladder_spec_read(a.pos[0], &spec);
+    char dir[1100], path[1200];
+    if (!st) st = ladder_open(a.pos[0], runs, &spec, dir, sizeof dir);
     if (!st && *val_set && strlen(val_set) >= sizeof spec.val_set) st = sx_fail(SX_ERR_ARG, "--val-set: name too long");
     if (st) return cli_report("fit", st);
     if (*val_set) strcpy(spec.val_set, val_set);
     if (*spec.val_set) printf("fitting validation set %s (val_loss_%s)\n", spec.val_set, spec.val_set);
-    char dir[1100], path[1200];
-    snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
-    if (!*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
-    if ((st = ladder_seeds_read(&spec, dir))) return cli_report("fit", st);   // seeds compare --until-decided added
     snprintf(path, sizeof path, "%s", *out ? out : "");
     if (!*out) snprintf(path, sizeof path, "%s/fit.json", dir);
     json_t *fit;
@@ -179,11 +176,10 @@ int cmd_fit(int argc, char **argv) {
     if (*with) {
         ladder_spec lim;
         char with_dir[1100];
-        if (!(st = ladder_spec_read(with, &lim))) {
+        if (!(st = ladder_open(with, NULL, &lim, with_dir, sizeof with_dir))) {
             snprintf(lim.val_set, sizeof lim.val_set, "%s", spec.val_set);
-            snprintf(with_dir, sizeof with_dir, "runs/%s", lim.name);
             json_t *dc = NULL;
-            if (!(st = ladder_seeds_read(&lim, with_dir)) && !(st = datafit_ladders(&spec, dir, &lim, with_dir, &dc))) {
+            if (!(st = datafit_ladders(&spec, dir, &lim, with_dir, &dc))) {
                 json_t *pp = json_object_get(dc, "params"), *ci = json_object_get(dc, "ci");
                 printf("data-constrained law from %lld run pairs (%lld points, %lld repeating, up to %.1f passes): repeat "
                        "penalty %.4g x (D'^-%.3f - D^-%.3f), Rstar %.3g [%.3g, %.3g] (90%%), rmse %.4f\n",

@@ -15,12 +15,9 @@
 static sx_status read_own_ladder(const char *spec_path, const char *dir, import_ladder *out) {
     memset(out, 0, sizeof *out);
     ladder_spec spec;
-    sx_status st = ladder_spec_read(spec_path, &spec);
-    if (st) return st;
     char d[1100];
-    snprintf(d, sizeof d, "%s", *dir ? dir : "");
-    if (!*dir) snprintf(d, sizeof d, "runs/%s", spec.name);
-    if ((st = ladder_seeds_read(&spec, d))) return st;   // seeds compare --until-decided added
+    sx_status st = ladder_open(spec_path, dir, &spec, d, sizeof d);
+    if (st) return st;
     ladder_data data;
     if (!(st = ladder_data_read(&spec, d, &data))) st = ladder_curves_from_data(&data, out);
     ladder_data_free(&data);

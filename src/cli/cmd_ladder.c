@@ -31,12 +31,9 @@ int cmd_ladder(int argc, char **argv) {
     if (!st && a.npos != 2) st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
     if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");
     ladder_spec spec;
-    if (!st) st = ladder_spec_read(a.pos[1], &spec);
-    if (st) return cli_report("ladder", st);
     char dir[1100];
-    snprintf(dir, sizeof dir, "%s", *out ? out : "");
-    if (!*out) snprintf(dir, sizeof dir, "runs/%s", spec.name);
-    if ((st = ladder_seeds_read(&spec, dir))) return cli_report("ladder", st);   // seeds compare --until-decided added
+    if (!st) st = ladder_open(a.pos[1], out, &spec, dir, sizeof dir);
+    if (st) return cli_report("ladder", st);
     if (!strcmp(a.pos[0], "status")) return cli_report("ladder", ladder_print_status(&spec, dir));
     if (!strcmp(a.pos[0], "plan")) {
         ladder_run *runs;

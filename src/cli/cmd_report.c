@@ -63,10 +63,7 @@ int cmd_report(int argc, char **argv) {
         if (!st) st = *fit_path ? load(fit_path, true, true, &fit) : ladder ? load(fit_default, false, true, &fit) : SX_OK;
         json_decref(config);
     } else if (is_file(a.pos[0])) {
-        st = ladder_spec_read(a.pos[0], &spec);
-        if (!st) snprintf(dir, sizeof dir, "%s", *runs ? runs : "");
-        if (!st && !*runs) snprintf(dir, sizeof dir, "runs/%s", spec.name);
-        if (!st) st = ladder_seeds_read(&spec, dir);   // seeds compare --until-decided added
+        st = ladder_open(a.pos[0], runs, &spec, dir, sizeof dir);
         snprintf(fit_default, sizeof fit_default, "%s/fit.json", dir);
         if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, true, &fit);
     } else

@@ -1,4 +1,5 @@
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,6 +51,15 @@ sx_status ladder_seeds_read(ladder_spec *spec, const char *dir) {
     }
     json_decref(doc);
     return st;
+}
+
+sx_status ladder_open(const char *spec_path, const char *runs_dir, ladder_spec *spec, char *dir, size_t size) {
+    *dir = 0;
+    sx_status st = ladder_spec_read(spec_path, spec);
+    if (st) return st;
+    int len = runs_dir && *runs_dir ? snprintf(dir, size, "%s", runs_dir) : snprintf(dir, size, "runs/%s", spec->name);
+    if (len < 0 || (size_t)len >= size) return sx_fail(SX_ERR_ARG, "%s: the ladder's run directory path is too long", spec_path);
+    return ladder_seeds_read(spec, dir);
 }
 
 static bool fill_json(FILE *f, void *doc) { return json_dumpf((json_t *)doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF; }
