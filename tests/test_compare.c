@@ -515,6 +515,46 @@ static void test_power_seeds(void) {
     CHECK(isnan(sequential_power_seeds(0, se, 2, 3, 0.05)));
 }
 
+// --width's estimate of the seeds needed, on t quantiles as the power estimate: the N where the paired interval
+// exp(ln m +- t(0.975) se sqrt(S/N)), t on df (N-1)/(S-1) degrees of freedom, is W wide (solved apart: a scan and
+// bisection on gsl's quantiles). At m 1, se 0.05, df 2, 3 seeds, W 0.1 (width now 0.434): 14.01 seeds, where the
+// estimate that held today's quantile (width as 1/sqrt(seeds)) said 56.4; 13.62 against 23.29 at m 1.3, se 0.08, df
+// 4.5, W 0.2; 57.76 against 73.74 at m 0.9, se 0.02, df 9, 10 seeds, W 0.03. The report's more_seeds is it (11 more
+// for a pair at 3 seeds and W 0.05, where today's quantile held said 41).
+static void test_width_seeds(void) {
+    const double m[3] = {1, 1.3, 0.9}, se[3] = {0.05, 0.08, 0.02}, df[3] = {2, 4.5, 9}, W[3] = {0.1, 0.2, 0.03};
+    const double want[3] = {14.010862, 13.624406, 57.758113}, held[3] = {56.400578, 23.288219, 73.740206};
+    const size_t S[3] = {3, 3, 10};
+    for (int i = 0; i < 3; i++) {
+        double n = sequential_width_seeds(m[i], se[i], df[i], S[i], W[i]);
+        printf("width seeds: %.6f (today's quantile held: %.6f)\n", n, held[i]);
+        CHECK(fabs(n - want[i]) < 1e-4);
+    }
+    CHECK(isnan(sequential_width_seeds(1, 0, 2, 3, 0.1)) && isnan(sequential_width_seeds(1, 0.05, 2, 3, 0)));
+    // an undecided pair stopped by the budget before any round, with --width: its more_seeds is the width's
+    fake_law w[2] = {{.own = 0.01, .tag = 1}, {.own = 0.01, .tag = 2}};
+    sequential_options o = {.exe = self, .jobs = 1, .budget_flops = 1, .width = 0.05};
+    json_t *r = until("wseed", w, 3, &o), *more = json_array_get(json_object_get(json_object_get(r, "until_decided"), "more_seeds"), 1);
+    if (!r) return;
+    double n = sequential_width_seeds(field(r, 1, "multiplier"), field(r, 1, "paired_se"), field(r, 1, "paired_df"), 3, 0.05);
+    double power = sequential_power_seeds(fabs(log(field(r, 1, "multiplier"))), field(r, 1, "paired_se"), field(r, 1, "paired_df"), 3, 0.05);
+    printf("width 0.05 from [%.4f, %.4f]: %lld more seeds (%.2f in all; power %.1f)\n", field(r, 1, "paired_lo"),
+           field(r, 1, "paired_hi"), (long long)json_integer_value(more), n, power);
+    CHECK(!strcmp(stop_of(r), "budget") && n < power && json_integer_value(more) == (json_int_t)ceil(n - 1e-9) - 3);
+    char *text = NULL;   // the undecided line says what the estimate assumes
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (CHECK(f != NULL)) {
+        sequential_print(f, r);
+        fclose(f);
+        printf("%s", text);
+        CHECK(strstr(text, "or an interval narrower than --width, whichever is sooner; the paired standard error falling as "
+                           "1/sqrt(seeds), t quantiles on the degrees of freedom it would have there)") != NULL);
+    }
+    free(text);
+    json_decref(r);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -522,6 +562,7 @@ int main(int argc, char **argv) {
     tmpdir = testlib_scratch_dir("compare");
     TEST_RUN(test_holm);
     TEST_RUN(test_power_seeds);
+    TEST_RUN(test_width_seeds);
     TEST_RUN(test_null_coverage);
     TEST_RUN(test_planted_decided);
     TEST_RUN(test_identical_variants);

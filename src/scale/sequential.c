@@ -93,15 +93,42 @@ double sequential_power_seeds(double effect, double se, double df, size_t seeds,
     return hi;
 }
 
-// Seeds per rung, beyond S, that would bring variant e to a decision with 80% power at level a (or its
-// paired interval under width when that is sooner), assuming the log-multiplier interval shrinks as
-// 1/sqrt(seeds) (sequential_power_seeds); NAN when no estimate is possible.
-static double more_seeds(json_t *e, size_t S, double a, double width) {
+// The paired interval's width in multiplier units at ln half-width h about multiplier m.
+static double width_at(double m, double h) { return 2 * m * sinh(h); }
+
+double sequential_width_seeds(double multiplier, double se, double df, size_t seeds, double width) {
+    if (!(multiplier > 0 && isfinite(multiplier) && se > 0 && width > 0)) return NAN;
+    // At a quantile q held fixed, width_at(m, q se sqrt(S/N)) = width at N = S (q se / asinh(width / 2m))^2.
+    double S = (double)seeds, a = asinh(width / (2 * multiplier)), z = gsl_cdf_ugaussian_Pinv(1 - COMPARE_ALPHA / 2);
+    if (!(seeds > 1 && df > 0 && isfinite(df))) return S * (z * se / a) * (z * se / a);
+    double lo = S * (z * se / a) * (z * se / a), q = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df), hi = S * (q * se / a) * (q * se / a);
+    if (hi <= S) return hi;   // narrow enough already
+    lo = fmax(lo, S);   // the root lies past S, where the interval is still too wide
+    // On df (N - 1)/(S - 1) degrees of freedom the quantile falls with N: one root between the normal quantile's
+    // N and the quantile's now.
+    for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
+        double mid = 0.5 * (lo + hi), t = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df * (mid - 1) / (S - 1));
+        if (width_at(multiplier, t * se * sqrt(S / mid)) > width) lo = mid; else hi = mid;
+    }
+    return hi;
+}
+
+// Seeds per rung in all (from S now) that would bring variant e to a decision with 80% power at level a
+// (sequential_power_seeds), or its paired interval under width when that is sooner (sequential_width_seeds);
+// both take the t quantiles on the degrees of freedom the interval would have there. NAN when no estimate is
+// possible.
+static double seeds_needed(json_t *e, size_t S, double a, double width) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
     if (!(lo > 0 && hi >= lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double need = sequential_power_seeds(fabs(log(m)), num(e, "paired_se"), num(e, "paired_df"), S, a);
+    double se = num(e, "paired_se"), df = num(e, "paired_df"), need = sequential_power_seeds(fabs(log(m)), se, df, S, a);
     if (!isfinite(need)) need = INFINITY;
-    if (width > 0 && hi - lo > 0) need = fmin(need, (double)S * ((hi - lo) / width) * ((hi - lo) / width));
+    if (width > 0 && hi - lo > 0) need = fmin(need, sequential_width_seeds(m, se, df, S, width));
+    return isfinite(need) ? need : NAN;
+}
+
+// Seeds per rung, beyond S, that seeds_needed says; NAN when no estimate is possible.
+static double more_seeds(json_t *e, size_t S, double a, double width) {
+    double need = seeds_needed(e, S, a, width);
     if (!isfinite(need)) return NAN;
     double more = ceil(need - 1e-9) - (double)S;
     return more < 1 ? 1 : more;
@@ -229,16 +256,12 @@ static double place_for(const double *var0, size_t i, const rungs_state *g, doub
     return total > 0 ? 1 - sqrt(fmax(now, 0) / total) : 0;
 }
 
-// The fraction variant e's paired interval must shrink to, to decide with 80% power at level a, or to reach
-// width if that is sooner (at S seeds per rung now: the t quantiles of sequential_power_seeds); NAN when no
-// estimate is possible.
+// The fraction variant e's paired standard error must shrink to, to decide with 80% power at level a, or to
+// reach width if that is sooner (at S seeds per rung now: sqrt(S / seeds_needed)); NAN when no estimate is
+// possible.
 static double narrow_ratio(json_t *e, size_t S, double a, double width) {
-    double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
-    if (!(lo > 0 && hi > lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double need = sequential_power_seeds(fabs(log(m)), num(e, "paired_se"), num(e, "paired_df"), S, a), ratio = 0;
-    if (need > 0) ratio = sqrt((double)S / need);
-    if (width > 0) ratio = fmax(ratio, width / (hi - lo));
-    return ratio > 0 ? fmin(ratio, 1) : NAN;
+    double need = seeds_needed(e, S, a, width);
+    return need > 0 ? fmin(sqrt((double)S / need), 1) : NAN;
 }
 
 // Seeds against a larger rung, for every undecided variant: how much the report's hypothetical next rung
@@ -439,9 +462,10 @@ void sequential_print(FILE *out, json_t *r) {
         if (json_is_true(json_object_get(e, "decided"))) continue;
         const char *name = json_string_value(json_object_get(e, "name"));
         if (json_is_integer(k)) {
-            fprintf(out, "  %s: undecided; about %lld more seeds per rung would be needed (%lld in all, 80%% power at the "
-                    "estimated %.3fx, paired interval width shrinking as 1/sqrt(seeds))", name, (long long)json_integer_value(k),
-                    (long long)(seeds + json_integer_value(k)), num(e, "multiplier"));
+            fprintf(out, "  %s: undecided; about %lld more seeds per rung would be needed (%lld in all, for 80%% power at the "
+                    "estimated %.3fx%s; the paired standard error falling as 1/sqrt(seeds), t quantiles on the degrees of "
+                    "freedom it would have there)", name, (long long)json_integer_value(k), (long long)(seeds + json_integer_value(k)),
+                    num(e, "multiplier"), num(u, "width") > 0 ? " or an interval narrower than --width, whichever is sooner" : "");
             if (json_is_array(placed)) {
                 json_int_t total = 0;
                 for (size_t q = 0; q < json_array_size(placed); q++) total += json_integer_value(json_array_get(placed, q));

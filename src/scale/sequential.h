@@ -16,9 +16,9 @@
 // that is not finite, no noise at all), a round adds one seed to every rung instead, as many in every ladder.
 // When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power to decide at the
 // estimated multiplier (at the Holm level of the first undecided variant), or to reach `width` when that is
-// sooner: per rung alike (sequential_power_seeds: interval width ∝ 1/√seeds, t quantiles on the degrees of
-// freedom the interval would have there), and placed by the noise as the rounds place them. And it
-// weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
+// sooner: per rung alike (sequential_power_seeds, sequential_width_seeds: the ln multiplier's standard error ∝
+// 1/√seeds, t quantiles on the degrees of freedom the interval would have there), and placed by the noise as
+// the rounds place them. And it weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
 // largest, as many seeds as it, seed noise like its) narrows the interval by so much for its FLOPs, seeds
 // placed by the noise by so much for the same FLOPs; where the rung buys more, the interval is mostly the
 // extrapolation's leverage and the advice is a larger rung (added by hand: the rounds add seeds only).
@@ -61,6 +61,12 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
 // all grow alike), equals the effect. With the t quantiles it is larger than the normal-quantile estimate,
 // most at few seeds; normal quantiles where df is not finite or seeds < 2. NAN for no effect or no se.
 double sequential_power_seeds(double effect, double se, double df, size_t seeds, double a);
+// Seeds per rung (in all, from `seeds` now) for the paired 95% interval of a multiplier (the estimate, and
+// its ln's standard error se on df degrees of freedom now) to be no wider than width (multiplier units): the N
+// where exp(ln multiplier +- t se sqrt(seeds/N)) is width wide, t the 97.5% quantile on df (N-1)/(seeds-1)
+// degrees of freedom as in sequential_power_seeds. Fewer than with today's quantile held, most at few seeds;
+// the normal quantile where df is not finite or seeds < 2. NAN for no multiplier, se or width.
+double sequential_width_seeds(double multiplier, double se, double df, size_t seeds, double width);
 // Training FLOPs of adding one more seed to every rung of the ladder under dir: runs already finished cost
 // nothing; a cooldown branch costs what it trains beyond its branch point.
 sx_status sequential_round_flops(const ladder_spec *spec, const char *dir, double *flops);
