@@ -395,6 +395,87 @@ static void test_unequal_seeds(void) {
     CHECK(ladder_seeds_read(&back, dirs[0]) == SX_ERR_FORMAT && strstr(sx_last_error(), "checksum"));
 }
 
+// compare_print's text of a report, in a new string (free it).
+static char *printed(json_t *r) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return NULL;
+    compare_print(f, r);
+    fclose(f);
+    return text;
+}
+
+// A rung with one seed: its noise is unknown, so the intervals are unbounded and there is no verdict, and the
+// report says so, naming the ladder and the rung, in the text and in the JSON (one_seed_rungs,
+// unbounded_reason), which stays valid JSON (null where an end is unbounded).
+static void test_one_seed(void) {
+    fake_law f[2] = {{.own = 0.01, .tag = 1}, {.own = 0.01, .tag = 2}};
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2] = {dirs[0], dirs[1]};
+    for (size_t i = 0; i < 2; i++) {   // seeds 2 at every rung but w24 of the variant, which has one
+        char name[32];
+        snprintf(name, sizeof name, "one%zu", i);
+        if (!write_spec(name, i ? 1 : 2, &f[i], &s[i])) return;
+        for (size_t r = 0; i && r < 5; r++) s[i].rung_seeds[r] = r == 2 ? 0 : 2;
+        if (!fake_ladder(&s[i], &f[i], dirs[i], sizeof dirs[i])) return;
+    }
+    json_t *r = NULL;
+    if (!CHECK(compare_ladders(s, dp, 2, 1e9, false, &r) == SX_OK)) return;
+    json_t *row = json_array_get(json_object_get(r, "variants"), 1), *one = json_object_get(row, "one_seed_rungs");
+    const char *why = json_string_value(json_object_get(row, "unbounded_reason"));
+    char *text = printed(r), *dumped = json_dumps(r, 0);
+    printf("%s", text ? text : "");
+    CHECK(json_array_size(one) == 1 && !strcmp(json_string_value(json_array_get(one, 0)), "w24"));
+    CHECK(!json_object_get(json_array_get(json_object_get(r, "variants"), 0), "one_seed_rungs"));
+    CHECK(why && strstr(why, "one seed at rung w24: the seed noise, and so the intervals, cannot be estimated from one seed"));
+    CHECK(why && strstr(why, "give the spec `seeds 2` or more, or run `compare --until-decided`"));
+    CHECK(json_is_null(json_object_get(row, "multiplier_hi")) && !strcmp(verdict(r, 1), "no significant difference"));
+    CHECK(text && strstr(text, "  one1: one seed at rung w24: ") && strstr(text, "unbounded") && !strstr(text, "inf"));
+    json_t *back = dumped ? json_loads(dumped, 0, NULL) : NULL;   // valid JSON, the reason carried
+    CHECK(back && json_equal(back, r));
+    json_decref(back);
+    free(dumped);
+    free(text);
+    json_decref(r);
+    // the same ladder as the baseline: the variant's intervals are unbounded through it, and say so
+    const char *swapped[2] = {dirs[1], dirs[0]};
+    ladder_spec t[2] = {s[1], s[0]};
+    if (!CHECK(compare_ladders(t, swapped, 2, 1e9, false, &r) == SX_OK)) return;
+    why = json_string_value(json_object_get(json_array_get(json_object_get(r, "variants"), 1), "unbounded_reason"));
+    CHECK(why && !strncmp(why, "the baseline one1 has one seed at rung w24: ", 44));
+    json_decref(r);
+    // in memory: rungs named by their place (1 the largest)
+    double flops[3] = {1e11, 1e10, 1e9}, final[2][6] = {{3, 3.01, 3.5, 3.52, 4, 4.01}, {2.99, 3.5, 3.51, 4, 4.02, 4.03}};
+    size_t seeds[2][3] = {{2, 2, 2}, {1, 2, 3}};
+    compare_ladder l[2] = {{"base", 3, flops, seeds[0], final[0]}, {"mem", 3, flops, seeds[1], final[1]}};
+    if (!CHECK(compare_finals(l, 2, 0, false, &r) == SX_OK)) return;
+    why = json_string_value(json_object_get(json_array_get(json_object_get(r, "variants"), 1), "unbounded_reason"));
+    CHECK(why && !strncmp(why, "one seed at rung 1: ", 20) && strstr(why, "give every rung two or more seeds"));
+    json_decref(r);
+}
+
+// Unbounded multiplier intervals read as words in the table: "unbounded" for no end at all (JSON: a lower end
+// of 0 and a null upper one), "> lo" for an interval open above, "< hi" below; bounded ones as before.
+static void test_unbounded_text(void) {
+    json_t *r = json_pack("{s:f, s:b, s:b, s:f, s:I, s:[{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:n, s:s},"
+                          "{s:s, s:s, s:f, s:n, s:n, s:f, s:f, s:f, s:f, s:n, s:f, s:n, s:s}]}",
+                          "target_flops", 1e12, "shared_linf", false, "paired", true, "alpha", 0.05, "family", (json_int_t)1,
+                          "variants", "name", "open", "largest_rung", "w32", "loss", 3.1, "loss_lo", 3.0, "loss_hi", 3.2,
+                          "multiplier", 1.2, "multiplier_lo", 0.93, "paired_lo", 1.05, "paired_hi", 1.4, "p_holm", 0.2,
+                          "kv_bytes_per_token", 256.0, "multiplier_hi", "verdict", "no significant difference",
+                          "name", "none", "largest_rung", "w32", "loss", 3.1, "loss_lo", "loss_hi", "multiplier", 1.2,
+                          "multiplier_lo", 0.0, "multiplier_hi", 2.5, "paired_lo", 0.0, "paired_hi", "p_holm", 1.0,
+                          "kv_bytes_per_token", "verdict", "no significant difference");
+    char *text = r ? printed(r) : NULL;
+    printf("%s", text ? text : "");
+    CHECK(text && strstr(text, "3.1000 [3.0000, 3.2000]     1.200x  [ 1.050,  1.400]           > 0.930"));
+    CHECK(text && strstr(text, "3.1000        unbounded     1.200x         unbounded           < 2.500"));
+    free(text);
+    json_decref(r);
+}
+
 // ladder_open: the spec, its run directory (given, or runs/<name> under the working directory) and the seeds
 // that directory's seeds.json records, in one call (what fit, report, import, ladder and compare read through).
 static void test_ladder_open(void) {
@@ -570,6 +651,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_until_decided);
     TEST_RUN(test_unequal_seeds);
     TEST_RUN(test_ladder_open);
+    TEST_RUN(test_one_seed);
+    TEST_RUN(test_unbounded_text);
     TEST_RUN(test_noisy_rung);
     TEST_RUN(test_extrapolation);
     return testlib_finish("compare");

@@ -24,6 +24,8 @@ typedef struct {
     double *loo;             // (off[R], LAW_POW_NPARAM) refitted with one seed left out (variant_loo)
     double kv_bytes, params; // NaN when unknown (a curve ladder)
     char largest[128];
+    char rung[LADDER_MAX_RUNGS][48];   // each rung's name in messages: w32 (own ladder), its group (curve ladder), 1.. (in memory)
+    const char *more_seeds;  // how to give a rung more seeds, in messages
 } variant;
 
 static void variant_free(variant *v) {
@@ -56,9 +58,11 @@ static sx_status variant_read_own(const ladder_spec *spec, const char *dir, vari
     if (!st) st = variant_alloc(v, R, seeds);
     for (size_t r = 0; !st && r < R; r++) {   // the plan's main runs lie rung after rung, as final does
         v->x[r] = d.plan[v->off[r]].flops;
+        snprintf(v->rung[r], sizeof v->rung[r], "w%zu", d.plan[v->off[r]].width);
         for (size_t i = v->off[r]; i < v->off[r + 1]; i++) v->final[i] = ladder_loss_at_frac(&d.runs[i], spec->eval_at[F - 1]);
     }
     model_config c;
+    v->more_seeds = "give the spec `seeds 2` or more, or run `compare --until-decided`";
     if (!st) {
         size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
         snprintf(v->largest, sizeof v->largest, "%s", d.plan[0].descriptor);
@@ -105,6 +109,7 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
     for (size_t r = 0; !st && r < R; r++) {
         const import_run *a = &l.runs[first[order[r]]];
         v->x[r] = flops[order[r]];
+        snprintf(v->rung[r], sizeof v->rung[r], "%.47s", a->group);
         for (size_t i = first[order[r]], k = 0; !st && k < S; i++) {
             const import_run *b = &l.runs[i];
             if (strcmp(b->group, a->group) || b->total_steps != a->total_steps) continue;
@@ -118,6 +123,7 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
         snprintf(v->largest, sizeof v->largest, "%s", l.runs[first[order[0]]].group);
         v->params = l.runs[first[order[0]]].n_params;
         v->kv_bytes = NAN;
+        v->more_seeds = "import two or more runs of each size";
     }
     import_ladder_free(&l);
     return st;
@@ -157,6 +163,8 @@ static sx_status variant_read_memory(const compare_ladder *l, variant *v) {
     if (st) return st;
     memcpy(v->x, l->flops, l->rungs * sizeof *v->x);
     memcpy(v->final, l->final, v->off[v->R] * sizeof *v->final);
+    for (size_t r = 0; r < v->R; r++) snprintf(v->rung[r], sizeof v->rung[r], "%zu", r + 1);   // 1 the largest
+    v->more_seeds = "give every rung two or more seeds";
     v->kv_bytes = v->params = NAN;
     snprintf(v->largest, sizeof v->largest, "-");
     return SX_OK;
@@ -342,6 +350,58 @@ static void set_number(json_t *row, const char *key, double x) {   // a non-fini
     json_object_set_new(row, key, isfinite(x) ? json_real(x) : json_null());
 }
 
+// A t interval taken on a log (the multiplier's), bounded once back on the multiplier's scale.
+static bool bounded_exp(const t_stat *t) { return exp(t->lo) > 0 && isfinite(exp(t->hi)); }
+
+// The names of v's rungs with one seed ("w8, w16") appended to buf (size bytes); how many there are.
+static size_t one_seed_names(const variant *v, char *buf, size_t size) {
+    size_t k = 0;
+    for (size_t r = 0; r < v->R; r++)
+        if (v->S[r] < 2) {
+            size_t len = strlen(buf);
+            snprintf(buf + len, size - len, "%s%s", k++ ? ", " : "", v->rung[r]);
+        }
+    return k;
+}
+
+// Why an interval of variant i (v[0] the baseline) is unbounded, into buf: a rung with one seed here or in the
+// baseline (the seed noise cannot be estimated: no verdict either); a multiplier estimate that is not finite;
+// a refit with a seed left out whose multiplier is not (paired: the rungs where); or an end past the
+// largest finite multiplier. lm: the ln multiplier; var (R): the paired rung_var, or NULL; u, p: its unpaired
+// and paired intervals (p NULL when unpaired).
+static void unbounded_reason(const variant *v, const char *base, size_t i, double lm, const double *var, const t_stat *u,
+                             const t_stat *p, char *buf, size_t size) {
+    char own[1024] = "", other[1024] = "", rungs[1024] = "";
+    size_t k = one_seed_names(&v[i], own, sizeof own), kb = i ? one_seed_names(&v[0], other, sizeof other) : 0;
+    if (k || kb) {
+        char here[1100] = "", there[1200] = "";
+        if (k) snprintf(here, sizeof here, "one seed at rung%s %s", k > 1 ? "s" : "", own);
+        if (kb) snprintf(there, sizeof there, "%sthe baseline %s has one seed at rung%s %s", k ? ", and " : "", base,
+                         kb > 1 ? "s" : "", other);
+        snprintf(buf, size, "%s%s: the seed noise, and so the intervals, cannot be estimated from one seed (unbounded; no "
+                 "verdict); %s", here, there, k ? v[i].more_seeds : v[0].more_seeds);
+        return;
+    }
+    if (!isfinite(lm)) {
+        snprintf(buf, size, "the multiplier at the target is not finite (a projected loss at or below the baseline's floor, "
+                 "Linf %.4g): its intervals are unbounded, while the verdict tests the loss gain, which stays finite",
+                 v[0].p[LAW_POW_LINF]);
+        return;
+    }
+    if (isfinite(u->var) && (!p || isfinite(p->var))) {
+        snprintf(buf, size, "the interval reaches past the largest finite multiplier (ln multiplier %.3g +- %.3g)", lm,
+                 (u->hi - u->lo) / 2);
+        return;
+    }
+    for (size_t r = 0; var && r < v[0].R; r++)
+        if (!isfinite(var[r])) {
+            size_t len = strlen(rungs);
+            snprintf(rungs + len, sizeof rungs - len, "%s%s", len ? ", " : " (rung ", v[0].rung[r]);
+        }
+    snprintf(buf, size, "a refit with one seed left out%s%s has a multiplier at the target that is not finite (a projected "
+             "loss at or below the baseline's floor): the seed noise cannot be estimated there", rungs, *rungs ? ")" : "");
+}
+
 // The comparison of read ladders v (n; v[0] the baseline, names[i] v[i]'s): fits, intervals, verdicts. v is
 // the caller's (freed by it).
 static sx_status compare_variants(variant *v, const char *const *names, size_t n, double C, bool shared_linf, json_t **report) {
@@ -410,6 +470,17 @@ static sx_status compare_variants(variant *v, const char *const *names, size_t n
                                paired_ok ? sqrt(paired[i].var) : NAN, paired_ok ? paired[i].df : NAN, i ? pval[i] : NAN, i ? padj[i] : NAN,
                                v[i].kv_bytes, v[i].params};
         for (size_t k = 0; k < sizeof vals / sizeof *vals; k++) set_number(row, keys[k], vals[k]);
+        json_t *one = json_array();   // rungs whose seed noise cannot be estimated
+        for (size_t r = 0; r < v[i].R; r++)
+            if (v[i].S[r] < 2) json_array_append_new(one, json_string(v[i].rung[r]));
+        if (json_array_size(one)) json_object_set_new(row, "one_seed_rungs", one);
+        else json_decref(one);
+        char why[4096];
+        if (!isfinite(loss[i].lo) || !isfinite(loss[i].hi) || (i && (!bounded_exp(&unpaired[i]) || (paired_ok && !bounded_exp(&paired[i]))))) {
+            unbounded_reason(v, names[0], i, unpaired[i].est, paired_ok ? var + i * v[0].R : NULL, &unpaired[i],
+                             paired_ok ? &paired[i] : NULL, why, sizeof why);
+            json_object_set_new(row, "unbounded_reason", json_string(why));
+        }
         if (paired_ok) {   // where the paired interval's seed noise comes from (scale/sequential.h places seeds by it)
             json_object_set_new(row, "rung_var", doubles(var + i * v[0].R, v[0].R));
             set_number(row, "next_rung_flops", next_x[i]);
@@ -455,6 +526,28 @@ sx_status compare_finals(const compare_ladder *l, size_t n, double C, bool share
     return st;
 }
 
+// Interval [lo, hi] as the table prints it, into buf: "[lo, hi]" with prec decimals, or where an end is
+// unbounded (not finite; for a multiplier a lower end of 0 too) "> lo", "< hi" or "unbounded".
+static void interval_text(char *buf, size_t size, double lo, double hi, bool multiplier, int prec) {
+    bool open_lo = !isfinite(lo) || (multiplier && !(lo > 0)), open_hi = !isfinite(hi);
+    if (open_lo && open_hi) snprintf(buf, size, "unbounded");
+    else if (open_hi) snprintf(buf, size, "> %.*f", prec, lo);
+    else if (open_lo) snprintf(buf, size, "< %.*f", prec, hi);
+    else snprintf(buf, size, "[%6.*f, %6.*f]", prec, lo, prec, hi);
+}
+
+// A number of row e, NAN where it is null (not finite) or missing.
+static double row_number(json_t *e, const char *key) {
+    json_t *x = json_object_get(e, key);
+    return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+// Row i's unbounded_reason, "" when its intervals are bounded.
+static const char *unbounded_reason_of(json_t *rows, size_t i) {
+    const char *why = json_string_value(json_object_get(json_array_get(rows, i), "unbounded_reason"));
+    return why ? why : "";
+}
+
 void compare_print(FILE *out, json_t *r) {
     json_t *rows = json_object_get(r, "variants");
     bool paired = json_is_true(json_object_get(r, "paired"));
@@ -466,20 +559,29 @@ void compare_print(FILE *out, json_t *r) {
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
 #define N(k) (json_is_null(json_object_get(e, k)) ? INFINITY : json_number_value(json_object_get(e, k)))
-#define LO(k) (json_is_null(json_object_get(e, k)) ? -INFINITY : json_number_value(json_object_get(e, k)))
-        char p[16] = "", pi[24] = "-", ui[24], kv[16] = "-";
+        char p[16] = "", li[40], pi[40] = "-", ui[40], kv[16] = "-";
         if (!json_is_null(json_object_get(e, "kv_bytes_per_token"))) snprintf(kv, sizeof kv, "%.0f", N("kv_bytes_per_token"));
         if (i) snprintf(p, sizeof p, N("p_holm") < 0.001 ? "<0.001" : "%.3f", N("p_holm"));
-        if (paired) snprintf(pi, sizeof pi, "[%6.3f, %6.3f]", N("paired_lo"), N("paired_hi"));
-        snprintf(ui, sizeof ui, "[%6.3f, %6.3f]", N("multiplier_lo"), N("multiplier_hi"));
-        fprintf(out, "%-18s %-24s %7.4f [%6.4f, %6.4f] %9.3fx %17s %17s %9s %9s  %s\n", json_string_value(json_object_get(e, "name")),
-                json_string_value(json_object_get(e, "largest_rung")), N("loss"), LO("loss_lo"), N("loss_hi"), N("multiplier"),
-                pi, ui, p, kv, json_string_value(json_object_get(e, "verdict")));
+        interval_text(li, sizeof li, row_number(e, "loss_lo"), row_number(e, "loss_hi"), false, 4);
+        if (paired) interval_text(pi, sizeof pi, row_number(e, "paired_lo"), row_number(e, "paired_hi"), true, 3);
+        interval_text(ui, sizeof ui, row_number(e, "multiplier_lo"), row_number(e, "multiplier_hi"), true, 3);
+        fprintf(out, "%-18s %-24s %7.4f %16s %9.3fx %17s %17s %9s %9s  %s\n", json_string_value(json_object_get(e, "name")),
+                json_string_value(json_object_get(e, "largest_rung")), N("loss"), li, N("multiplier"), pi, ui, p, kv,
+                json_string_value(json_object_get(e, "verdict")));
 #undef N
-#undef LO
     }
     fprintf(out, "verdicts: %s seed jackknife t test, p-values Holm-adjusted over %zu variant%s against the baseline "
             "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",
             100 * json_number_value(json_object_get(r, "alpha")),
             paired ? "" : "; no pairing: the ladders differ in rungs or seeds");
+    for (size_t i = 0; i < json_array_size(rows); i++) {   // why intervals are unbounded: each reason once, with its ladders
+        const char *why = unbounded_reason_of(rows, i);
+        bool said = false;
+        for (size_t j = 0; *why && j < i; j++) said = said || !strcmp(why, unbounded_reason_of(rows, j));
+        if (!*why || said) continue;
+        fprintf(out, "  %s", json_string_value(json_object_get(json_array_get(rows, i), "name")));
+        for (size_t j = i + 1; j < json_array_size(rows); j++)
+            if (!strcmp(why, unbounded_reason_of(rows, j))) fprintf(out, ", %s", json_string_value(json_object_get(json_array_get(rows, j), "name")));
+        fprintf(out, ": %s\n", why);
+    }
 }

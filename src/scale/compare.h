@@ -23,7 +23,8 @@
 // the multiplier is 1, and finite where the multiplier is not, e.g. a variant projected below the baseline's
 // floor) with the same jackknife t, paired (unpaired when pairing is impossible); the p-values of the
 // variants against the one baseline are Holm-adjusted, so the family-wise error of all verdicts together is
-// at most COMPARE_ALPHA. A rung with one seed leaves the noise unknown: unbounded intervals, no verdict.
+// at most COMPARE_ALPHA. A rung with one seed leaves the noise unknown: unbounded intervals, no verdict; the
+// report names the ladder and its rungs with one seed, and how to give them more.
 // Where the paired noise comes from (for scale/sequential.h): the paired jackknife's per-rung shares of every
 // variant's ln-multiplier variance; and the same with a hypothetical next rung (one ladder step x_0²/x_1 above
 // the largest, as many seeds, each off the law as the largest rung's seed k is) says what a larger rung would do.
@@ -48,7 +49,9 @@
 //  "multiplier_hi", "unpaired_df" (unpaired), "paired_lo", "paired_hi", "paired_se" (of the ln multiplier),
 //  "paired_df", "p_value" (of the gain), "p_holm", "kv_bytes_per_token",
 //  "active_params_largest", and when paired "rung_var" (per rung: its seeds' jackknife variance of the ln
-//  multiplier), "next_rung_flops", "next_rung_var" (the total with the hypothetical next rung)}]}
+//  multiplier), "next_rung_flops", "next_rung_var" (the total with the hypothetical next rung); "one_seed_rungs"
+//  (the ladder's rungs with one seed: w32 for an own ladder, the group for a curve ladder, 1.. largest first in
+//  memory) where there are any; "unbounded_reason" (why, in words) where an interval of the row is unbounded}]}
 // (an unbounded or unavailable number is null). Rungs are in plan order, largest first.
 sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, size_t n, double target_flops,
                           bool shared_linf, json_t **report);
@@ -62,6 +65,8 @@ typedef struct {
 } compare_ladder;
 // compare_ladders on ladders given in memory (l[0] the baseline); the report's KV bytes and parameters are null.
 sx_status compare_finals(const compare_ladder *l, size_t n, double target_flops, bool shared_linf, json_t **report);
+// The report as a table (an unbounded interval reads "unbounded", "> lo" or "< hi"), the verdicts' test, and
+// each unbounded_reason once with the variants it holds for.
 void compare_print(FILE *out, json_t *report);
 
 // Holm's step-down adjustment of m p-values: adj[i] = max over the j ranked at or before i (ascending p) of
