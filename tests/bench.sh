@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark driver (bench/run-all, `make bench`) at toy sizes, without PyTorch or
 # bench_gemm: a training case in both dtypes and a ladder-rung case at 2 threads and at 1 each print one
-# table line with numbers, the rung runs at the rungs' vocabulary (2048) for their own step count, and
-# nothing fails.
+# table line with numbers, the rung runs at the rungs' vocabulary (2048) for their own step count, the
+# coverage study (compare_coverage) prints its table, and nothing fails.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 out=$(SEXTANT="$S" BENCH_THREADS=2 BENCH_CASES="d1-w32-hd16:32" BENCH_DTYPES="fp32 bf16" BENCH_ROUNDS=2 BENCH_STEPS=8 \
       BENCH_WARMUP=2 BENCH_RUNG_CASES="d1-w16-hd16:32" BENCH_RUNG_STEPS=30 BENCH_CONTEXT_CASES="d1-w32-hd16 d1-w32-hd16-swa8" \
       BENCH_CONTEXT_SEQS="16 64" BENCH_CONTEXT_TOKENS=128 BENCH_CONTEXT_ROUNDS=1 \
-      BENCH_SKIP="torch scaling bf16loss gemm fit tok loaded mpi study forecast decode" bench/run-all "$tmp" 2>&1) ||
+      BENCH_SKIP="torch scaling bf16loss gemm fit coverage tok loaded mpi study forecast decode" bench/run-all "$tmp" 2>&1) ||
     fail "bench/run-all exited with $?"
 echo "$out"
 echo "$out" | grep -q FAILED && fail "a run failed"
@@ -46,6 +46,23 @@ for t in 1 2; do
     [ "$(wc -l < "$runs/d1-w16-hd16-32-fp32-t$t.steps")" -eq 20 ] || fail "rung, $t threads: expected 2 rounds x 10 timed steps"
 done
 [ "$(wc -l < "$runs/d1-w32-hd16-32-fp32-t2.steps")" -eq 12 ] || fail "training case: expected 2 rounds x 6 timed steps"
+
+# The coverage study (word coverage: build/bench/compare_coverage) alone at 2 replicates a case: its 60 case lines
+# and 5 family lines when the build has the binary (make bench builds it), else a line saying it is not built.
+cov="${SEXTANT_BUILD:-build}/bench/compare_coverage"
+mkdir -p "$tmp/cov/bench"
+[ -x "$cov" ] && cp "$cov" "$tmp/cov/bench/"
+cout=$(SEXTANT="$S" BENCH_CASES= BENCH_CONTEXT_CASES= BENCH_RUNG_CASES= BENCH_COVERAGE_REPS=2 \
+       BENCH_SKIP="torch scaling bf16loss gemm fit ladders tok loaded mpi study forecast datalimited decode" bench/run-all "$tmp/cov" 2>&1) ||
+    fail "bench/run-all (coverage) exited with $?"
+echo "$cout"
+echo "$cout" | grep -q "^# compare's 95% intervals .*compare_coverage, 2 replicates a case" || fail "no coverage section"
+if [ -x "$cov" ]; then
+    [ "$(echo "$cout" | awk 'NF == 8 && ($1 == "1.00" || $1 == "1.05") && $5 ~ /%$/' | wc -l)" -eq 60 ] || fail "coverage: expected 60 case lines"
+    [ "$(echo "$cout" | grep -c '^seeds ')" -eq 5 ] || fail "coverage: expected 5 lines of the family"
+else
+    echo "$cout" | grep -q "compare_coverage not built: n/a" || fail "coverage: no line saying it is not built"
+fi
 
 # The loaded-machine case (bench/loaded.sh) at toy size: a line per load with both times and their ratio.
 # Its busy loops carry this run's own tag, so that another suite running beside this one cannot fail the check.
