@@ -8,9 +8,11 @@
 //    re-executes the binary with GOMP_SPINCOUNT set, unless the user chose a policy (OMP_WAIT_POLICY or
 //    GOMP_SPINCOUNT).
 //  - the default thread count: threads_load follows the machine's busy time (/proc/stat) minus this
-//    process's own CPU time, and each other process's CPU time and nice (/proc/PID/stat); threads_adapt
-//    turns that into "the cores other processes leave free", a niced process counting by the share of a
-//    core it would keep against one of our threads.
+//    process's own CPU time, and each other process's CPU time and nice (/proc/PID/stat) and, with
+//    autogroup scheduling on, its autogroup (/proc/PID/autogroup); threads_adapt turns that into "the cores
+//    other processes leave free", a niced process counting by the share of a core it would keep against one
+//    of our threads. Not considered: cgroup CPU weights (cpu.weight of systemd slices with the cpu
+//    controller, which also take a process out of autogroup scheduling).
 //  - threads_split: whether a loop should open an OpenMP region at all.
 //  - the --threads flag of every command that computes (train, eval, sample): its table row, its check, and
 //    the policy it sets (threads_start, threads_recheck).
@@ -44,10 +46,20 @@ int threads_most(void);
 
 #define THREADS_PROCS_MAX 4096     // other processes a load sample tells apart; with more, only the total counts
 
+// A process's autogroup. With autogroup scheduling on (by default on Debian's kernels), each session
+// (setsid) is an autogroup, and CFS shares a core between autogroups by the autogroup's nice (settable by
+// writing to /proc/PID/autogroup) before it shares an autogroup's part by task nice; a process in none
+// (init, kernel threads) competes by its own nice beside the autogroups.
+typedef struct {
+    long id;    // N of "/autogroup-N"; 0 in none; -1 not read (or unreadable)
+    int nice;   // the autogroup's nice
+} threads_group;
+
 // Another process in a load sample.
 typedef struct {
     int pid, nice;
-    double cpu;   // seconds of CPU time so far (utime + stime, all its threads)
+    double cpu;            // seconds of CPU time so far (utime + stime, all its threads)
+    threads_group group;   // read only where threads_load_sample says
 } threads_proc;
 
 // The load on the machine at one moment; two samples give the load between them.
@@ -55,22 +67,30 @@ typedef struct {
     double wall, busy, own;   // seconds: monotonic clock, all CPUs' busy time, this process's CPU time
     bool valid;               // busy was read
     int nice;                 // this process's nice value
+    bool autogroups;          // autogroup scheduling is on (PROC/sys/kernel/sched_autogroup_enabled is 1)
+    threads_group group;      // this process's autogroup (read where autogroups is true)
     int n_procs;              // the other processes in procs (sorted by pid); -1 where they could not be
                               // listed (no /proc/PID, or more than THREADS_PROCS_MAX)
     threads_proc procs[THREADS_PROCS_MAX];
 } threads_load;
 
 // Overwrites *l with a sample taken now from the proc tree at `proc` ("/proc"; a test's fake tree):
-// PROC/stat and every PROC/PID/stat but this process's. valid is false where PROC/stat cannot be read.
-// Cost: about 9 microseconds of CPU time per process (0.93 ms for 98 processes on the 2-core development
-// machine, 1.9 ms of wall time with the machine loaded), so the recheck's one sample per
-// THREADS_ADAPT_WINDOW costs about 0.2% of a core.
-void threads_load_sample(threads_load *l, const char *proc);
+// PROC/stat and every PROC/PID/stat but this process's; with autogroups on, also PROC/self/autogroup and the
+// PROC/PID/autogroup of each process whose CPU time grew since the sample `since` (NULL: none), the only
+// ones that count in a window from `since`. valid is false where PROC/stat cannot be read.
+// Cost, on the 2-core development machine loaded (load average 8): about 13 microseconds of CPU time per
+// process, 1.44 ms of CPU and 2.6 ms of wall time with 106 other processes, of which the autogroup files
+// (6.6 per sample, 0.5 s after the last) take 0.07 ms; so the recheck's one sample per THREADS_ADAPT_WINDOW
+// costs about 0.3% of a core. (Measured at load average 6 without autogroups: 0.93 ms for 98 processes.)
+void threads_load_sample(threads_load *l, const threads_load *since, const char *proc);
 // The thread count that leaves the cores busy with other processes' work alone, from two samples at least
-// min_window seconds apart: cores - round(others' busy cores), between 1 and cores, where a process at a
-// higher nice than ours counts by the share of a core it would keep against one of our threads (nice 19
-// against nice 0: 0.03 of its CPU time; CPU time no listed process accounts for counts fully). Returns 0
-// (no advice) when the window is shorter, a sample is invalid, or the process is bound to fewer than all CPUs.
+// min_window seconds apart (`to` taken since `from`): cores - round(others' busy cores), between 1 and
+// cores, where a process at a higher nice than ours counts by the share of a core it would keep against one
+// of our threads (nice 19 against nice 0: 0.03 of its CPU time). With autogroups on, a process in another
+// autogroup than ours counts by the autogroups' nice values instead (a nice-19 job in its own session at
+// autogroup nice 0 counts fully); CPU time no listed process accounts for, and a process whose autogroup
+// could not be read, count fully. Returns 0 (no advice) when the window is shorter, a sample is invalid, or
+// the process is bound to fewer than all CPUs.
 int threads_adapt(const threads_load *from, const threads_load *to, int cores, double min_window);
 
 // The --threads row of a command's flag table, the same for every command: N threads, or 0 (the default)
