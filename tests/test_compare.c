@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_cdf.h>
 #include <jansson.h>
 #include "core/fsutil.h"
 #include "core/rng.h"
@@ -594,6 +595,14 @@ static void test_power_seeds(void) {
     }
     CHECK(fabs(sequential_power_seeds(effect, se, INFINITY, 3, 0.05) - 6) < 1e-9);
     CHECK(isnan(sequential_power_seeds(0, se, 2, 3, 0.05)));
+    // An effect 7 standard errors wide at 2 seeds on 1 df and a Holm-adjusted level, undecided there (t on 1 df
+    // is ~178 at 1 - 0.05/28): the normal estimate, 0.66 seeds, lies below one seed, where the t quantile has
+    // no degrees of freedom (gsl aborted there). The answer must solve its own equation.
+    const double a14 = 0.05 / 14;
+    double big = sequential_power_seeds(7 * se, se, 1, 2, a14), dfn = big - 1;
+    double q = gsl_cdf_tdist_Pinv(1 - a14 / 2, dfn) + gsl_cdf_tdist_Pinv(0.8, dfn);
+    printf("power seeds for a 7-se effect at 2 seeds, 1 df: %.6f (equation's right side %.6f)\n", big, 2 * (q / 7) * (q / 7));
+    CHECK(big > 2 && fabs(2 * (q / 7) * (q / 7) - big) < 1e-6 * big);
 }
 
 // --width's estimate of the seeds needed, on t quantiles as the power estimate: the N where the paired interval

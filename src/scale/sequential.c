@@ -85,7 +85,11 @@ double sequential_power_seeds(double effect, double se, double df, size_t seeds,
     if (!(seeds > 1 && df > 0 && isfinite(df))) return need;
     // At N seeds the interval has df (N - 1)/(S - 1) degrees of freedom: N = S (se q(df(N)) / effect)^2 has one
     // root, as the right side falls with N, between the normal estimate and the right side there.
-    double lo = need, hi = S * pow(se * power_quantile(a, df * (need - 1) / (S - 1)) / effect, 2);
+    // The bracket starts no lower than where the interval would have one degree of freedom: below that the
+    // t quantile runs to gsl's limits (its inverse fails to converge, and gsl aborts), and an effect that
+    // large is decided within the seeds there anyway.
+    double lo = fmax(need, 1 + (S - 1) / df), hi = S * pow(se * power_quantile(a, df * (lo - 1) / (S - 1)) / effect, 2);
+    if (hi <= lo) return lo;
     for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
         double mid = 0.5 * (lo + hi), q = power_quantile(a, df * (mid - 1) / (S - 1));
         if (S * (se * q / effect) * (se * q / effect) > mid) lo = mid; else hi = mid;
