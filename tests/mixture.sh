@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The mixture end to end on fixture text (no real packages): tokenize mixture writes a shard per source and
-# split and a spec whose default weights are the sources' token shares (--weights overrides them); train
-# on the spec logs val_loss_NAME for every source and val_loss = the weighted mean of them; resuming a
-# mixture run from a kept checkpoint continues the exact stream; a bad spec is refused with the file and line
-# named; a ladder on the mixture is fitted and forecast for one source (fit --val-set), which fit.json and
-# forecast.json record.
+# split (the sources --sources names, or else those TEXT_DIR/STATS lists) and a spec whose default weights
+# are the sources' token shares (--weights overrides them); train on the spec logs val_loss_NAME for every
+# source and val_loss = the weighted mean of them; resuming a mixture run from a kept checkpoint continues
+# the exact stream; a bad spec is refused with the file and line named; a ladder on the mixture is fitted
+# and forecast for one source (fit --val-set), which fit.json and forecast.json record.
 set -euo pipefail
 S=${SEXTANT:-./sextant}
 work=${SEXTANT_BUILD:-build}/tests/mixture
@@ -36,6 +36,17 @@ assert set(tok) == set(spec) == {"gcide", "linux-doc", "python-doc"}, (tok, spec
 for k in tok:
     assert abs(spec[k] - tok[k] / tot) < 1e-5, (k, spec[k], tok[k] / tot)
 PY
+# Without --sources: the sources TEXT_DIR/STATS lists (fetch-data --mixture writes it), in its order; without
+# STATS, a message that says what to do.
+if "$S" tokenize mixture --vocab "$work/v.sxv" --out "$work/mix-stats" "$work/text" 2> "$work/err"; then
+    fail "tokenize mixture without --sources and without STATS succeeded"
+fi
+grep -q "text/STATS (No such file or directory): without it, name the sources with --sources" "$work/err" ||
+    fail "no STATS: $(cat "$work/err")"
+printf 'source\tdocs\tbytes_in\npython-doc\t3\t100\ngcide\t3\t100\nlinux-doc\t3\t100\n' > "$work/text/STATS"
+"$S" tokenize mixture --vocab "$work/v.sxv" --out "$work/mix-stats" "$work/text" 2>/dev/null
+[ "$(awk '/^source/ {printf "%s ", $2}' "$work/mix-stats/mixture.mix")" = "python-doc gcide linux-doc " ] ||
+    fail "sources from STATS: $(cat "$work/mix-stats/mixture.mix")"
 "$S" tokenize mixture --vocab "$work/v.sxv" --out "$work/mix" --sources gcide,linux-doc,python-doc \
     --weights gcide=0.5,linux-doc=0.3,python-doc=0.2 "$work/text" 2>/dev/null
 grep -q "^source gcide 0.5 gcide.train.shard gcide.val.shard$" "$work/mix/mixture.mix" || fail "--weights: $(cat "$work/mix/mixture.mix")"

@@ -1,6 +1,7 @@
 // cmd_tokenize: `sextant tokenize train|encode|decode|shard`, the command-line edge of the tokenizer
 // (src/tok) and the shard writer (src/data/shard). Reads files or stdin, prints one-line errors.
 // Not responsible for any tokenization logic.
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -273,6 +274,33 @@ static sx_status parse_weights(const char *s, mixture_spec *m) {
     return SX_OK;
 }
 
+// The default --sources: the names TEXT_DIR/STATS lists (scripts/fetch-data --mixture writes it: a header
+// line "source<TAB>...", then one line per source whose first field is its name), in that order,
+// comma-separated into list (overwritten).
+static sx_status sources_from_stats(const char *dir, char *list, size_t cap) {
+    char path[4096], line[1024];
+    snprintf(path, sizeof path, "%s/STATS", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sx_fail(SX_ERR_IO, "cannot open %s (%s): without it, name the sources with --sources a,b,...", path,
+                       strerror(errno));
+    sx_status st = SX_OK;
+    size_t len = 0;
+    list[0] = 0;
+    if (!fgets(line, sizeof line, f) || strncmp(line, "source\t", 7))
+        st = sx_fail(SX_ERR_FORMAT, "%s: expected a header line starting with \"source<TAB>\"", path);
+    while (!st && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\t\r\n")] = 0;
+        if (!*line) continue;
+        int w = snprintf(list + len, cap - len, "%s%s", len ? "," : "", line);
+        if (w < 0 || (size_t)w >= cap - len) st = sx_fail(SX_ERR_ARG, "%s: too many sources", path);
+        else len += (size_t)w;
+    }
+    fclose(f);
+    if (!st && !len) st = sx_fail(SX_ERR_FORMAT, "%s lists no sources", path);
+    return st;
+}
+
 static int do_mixture(int argc, char **argv) {
     static const flags_command cmd = {
         "tokenize mixture --vocab V --out DIR TEXT_DIR",
@@ -284,7 +312,7 @@ static int do_mixture(int argc, char **argv) {
     flag_def defs[] = {
         { "vocab", FLAG_STR, &vocab, NULL, "vocabulary: .sxv file, GPT-2 directory, or [ENCODING:]FILE.tiktoken" },
         { "out", FLAG_STR, &out, NULL, "directory for the shards and mixture.mix" },
-        { "sources", FLAG_STR, &sources, "gutenberg,sotu,gcide,linux-doc,python-doc", "source names, comma-separated" },
+        { "sources", FLAG_STR, &sources, "", "source names, comma-separated (default: those TEXT_DIR/STATS lists)" },
         { "weights", FLAG_STR, &weights, "", "NAME=WEIGHT,... (default: each source's share of the train tokens)" },
     };
     flags_args a;
@@ -296,6 +324,7 @@ static int do_mixture(int argc, char **argv) {
                  : a.npos != 1 ? sx_fail(SX_ERR_ARG, "give one TEXT_DIR") : load_vocab(vocab, &v);
     char list[1024], *save = NULL;
     snprintf(list, sizeof list, "%s", sources);
+    if (!st && !*list) st = sources_from_stats(a.pos[0], list, sizeof list);
     for (char *tok = strtok_r(list, ",", &save); tok && !st; tok = strtok_r(NULL, ",", &save)) {
         if (m.n == MIXTURE_MAX_SOURCES) st = sx_fail(SX_ERR_ARG, "--sources: more than %d", MIXTURE_MAX_SOURCES);
         else if (strlen(tok) >= MIXTURE_NAME_MAX) st = sx_fail(SX_ERR_ARG, "--sources: name '%s' is too long", tok);
