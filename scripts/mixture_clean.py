@@ -6,8 +6,11 @@ splitting it into per-source train and validation documents. Not responsible for
 packages (scripts/fetch-data) or tokenizing (sextant tokenize).
 
   mixture_clean.py clean SOURCE [FILE]   one source's cleaner on a file (or stdin) to stdout; SOURCE is
-                                          gcide (dictd .dict text), rst (linux-doc) or pydoc (.rst.txt)
-  mixture_clean.py build --out DIR --gcide DICT --linux-doc DIR --python-doc DIR --by-source DIR
+                                          gcide (dictd .dict text), rst (linux-doc), pydoc (.rst.txt),
+                                          pod (perl-doc) or html (postgresql-doc, sqlite-doc, django-doc,
+                                          git-doc)
+  mixture_clean.py build --out DIR --by-source DIR --gcide DICT --linux-doc DIR --python-doc DIR
+                         --perl-doc DIR --postgresql-doc DIR --sqlite-doc DIR --django-doc DIR --git-doc DIR
                                           the whole mixture: DIR/<source>.{train,val}.txt + MANIFEST + STATS
 
 Every cleaner is idempotent: cleaning its own output changes nothing (tests/clean.sh checks it).
@@ -15,6 +18,8 @@ Only the standard library is used (python3 comes with scripts/setup).
 """
 import gzip
 import hashlib
+import html
+import html.parser as htmlparser
 import os
 import re
 import sys
@@ -253,14 +258,224 @@ def clean_pydoc(text):
     return clean_rst(text)
 
 
-CLEANERS = {"gcide": clean_gcide, "rst": clean_rst, "pydoc": clean_pydoc}
+# ---------------------------------------------------------------------------------------------------------
+# POD (perl-doc): Perl's Plain Old Documentation
+
+POD_CODES = "IBCFSLXZE"
+POD_CLOSE = re.compile(">")
+# Sections that are metadata or lists of other pages, not prose: who wrote it, its licence, where to look next.
+POD_DROP_SECTION = re.compile(r"^(?:AUTHORS?|MAINTAINERS?|COPYRIGHT|LICEN[CS]E|COPYRIGHT AND LICEN[CS]E|"
+                              r"AUTHORS? AND COPYRIGHT|SEE ALSO)\b", re.I)
+
+
+def _pod_code(letter, inner):
+    """The text a formatting code stands for: X<index> and Z<> are nothing, E<gt> is ">", L<text|target>
+    is "text" and L<page/"section"> is "section in page"; the others (I B C F S) are their content."""
+    if letter in "XZ":
+        return ""
+    if letter == "E":
+        name = inner.strip()
+        if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", name):
+            return chr(int(name, 0) if name.startswith("0x") else int(name))
+        return {"verbar": "|", "sol": "/", "lchevron": "«", "rchevron": "»"}.get(name) or \
+            html.unescape("&%s;" % name)
+    if letter == "L":
+        if "|" in inner:
+            return inner.split("|", 1)[0]
+        page, _, section = inner.partition("/")
+        section = section.strip('"')
+        if section and page and "://" not in inner:
+            return "%s in %s" % (section, page)
+        return section or page
+    return inner
+
+
+def pod_inline(s):
+    """Formatting codes -> their text, nested ones too: C<x>, and C<< x >> with any number of brackets
+    (closed by whitespace and as many >); a code that is never closed is left as it is."""
+    def parse(i, closer):
+        # Text from s[i] up to closer (a regex; None: the end) -> (text, index past the closer), or
+        # (text, None) when the closer never comes.
+        out = []
+        while i < len(s):
+            m = closer.match(s, i) if closer else None
+            if m:
+                return "".join(out), m.end()
+            if s[i] in POD_CODES and s.startswith("<", i + 1):
+                n = len(s) - (i + 1) - len(s[i + 1:].lstrip("<"))
+                multi = n > 1 and s[i + 1 + n:i + 2 + n].isspace()
+                start, close = (i + 1 + n, re.compile(r"\s+" + ">" * n)) if multi else (i + 2, POD_CLOSE)
+                inner, j = parse(start, close)
+                if j is not None:
+                    out.append(_pod_code(s[i], inner.strip() if multi else inner))
+                    i = j
+                    continue
+            out.append(s[i])
+            i += 1
+        return "".join(out), (None if closer else i)
+    return parse(0, None)[0]
+
+
+def clean_pod(text):
+    """POD -> prose: command paragraphs (=over, =back, =pod, =cut, =encoding, =for, =begin..=end regions)
+    are dropped, =head and =item keep their text, verbatim (indented) paragraphs are code and are dropped,
+    formatting codes become their text; AUTHOR, COPYRIGHT, LICENSE and SEE ALSO sections are dropped, and
+    so are licence paragraphs and copyright lines. Text without any POD command (this cleaner's own output)
+    is left as it is, which keeps the cleaner idempotent."""
+    text = text.replace("\r\n", "\n")
+    first = re.search(r"^=[a-zA-Z]", text, re.M)
+    if not first:   # not a POD document (this cleaner's own output): keep it
+        return normalize(text)
+    text = text[first.start():]   # what comes before the first command is not POD (perlapi's editor line)
+    out, region, drop_level, after_cut = [], None, None, False
+    for p in re.split(r"\n(?:[ \t]*\n)+", "\n" + text):
+        p = p.strip("\n")
+        if not p.strip():
+            continue
+        m = re.match(r"=(\w+)[ \t]*(.*)", p, re.S)
+        if region:
+            if m and m.group(1) == "end" and m.group(2).split()[:1] == [region]:
+                region = None
+            continue
+        if after_cut and not m:
+            continue
+        after_cut = False
+        if m:
+            cmd, arg = m.group(1), " ".join(m.group(2).split())
+            if cmd == "begin":
+                region = (arg.split() or [""])[0]
+            elif cmd == "cut":
+                after_cut = True
+            elif cmd.startswith("head") and cmd[4:].isdigit():
+                level = int(cmd[4:])
+                if drop_level is not None and level <= drop_level:
+                    drop_level = None
+                if drop_level is None and POD_DROP_SECTION.match(arg):
+                    drop_level = level
+                elif drop_level is None and arg:
+                    out.append(pod_inline(arg).rstrip())
+            elif cmd == "item" and drop_level is None:
+                item = re.sub(r"^(?:\*|\d+\.?)(?:\s+|$)", "", arg)
+                if item:
+                    out.append(pod_inline(item).rstrip())
+            continue
+        if drop_level is not None or p[0] in " \t":
+            continue
+        out.append(pod_inline(p).rstrip())
+    return normalize(drop_legal("\n\n".join(out)))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# HTML manuals (postgresql-doc, sqlite-doc, django-doc, git-doc)
+
+# Elements that are never prose: code and synopses (<pre>), diagrams, scripts, forms, navigation.
+HTML_DROP_TAGS = {"head", "script", "style", "pre", "svg", "nav", "aside", "form", "select", "button", "noscript"}
+# Navigation, tables of contents, footers and permalink marks, by class or id: PostgreSQL's DocBook pages
+# (navheader, navfooter, toc, the index's indexdiv), SQLite's site (nosearch: the menu bar and the title
+# block; fancy_toc: the page's table of contents), Django's Sphinx theme (hd, ft, global-nav, sidebar, nav,
+# headerlink: the "¶" after each heading) and git's AsciiDoc pages (footer: "Last updated ...").
+HTML_DROP_CLASSES = {"navheader", "navfooter", "toc", "indexdiv", "nosearch", "fancy_toc", "nav", "headerlink"}
+HTML_DROP_IDS = {"hd", "ft", "global-nav", "sidebar", "searchbox", "footer"}
+# Blocks that are page furniture: a lone "name:" label that introduced something dropped (SQLite's syntax
+# diagrams: "column-def:") and SQLite's footer ("This page last modified on 2022-12-14 11:53:20 UTC").
+HTML_DROP_BLOCK = re.compile(r"[\w-]+:$|This page last modified on [\d-]+ [\d:]+ UTC$")
+HTML_BLOCKS = {"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "table", "tr", "td", "th", "h1", "h2", "h3", "h4",
+               "h5", "h6", "blockquote", "section", "article", "body", "br", "hr", "caption", "figure"}
+HTML_VOID = {"br", "hr", "img", "meta", "link", "input", "col", "area", "base", "wbr", "source"}
+
+
+class _HtmlText(htmlparser.HTMLParser):
+    """Collects the text of an HTML page as blocks (paragraphs), skipping dropped elements."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.blocks, self.cur, self.open, self.dropping = [], [], [], 0
+
+    def _break(self):
+        t = " ".join("".join(self.cur).split())
+        if t and not HTML_DROP_BLOCK.match(t):
+            self.blocks.append(t)
+        self.cur = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in HTML_BLOCKS and not self.dropping:
+            self._break()
+        if tag in HTML_VOID:
+            return
+        attrs = dict(attrs)
+        drop = (tag in HTML_DROP_TAGS or attrs.get("id") in HTML_DROP_IDS or
+                not HTML_DROP_CLASSES.isdisjoint((attrs.get("class") or "").split()))
+        self.open.append((tag, drop))
+        self.dropping += drop
+
+    def handle_startendtag(self, tag, attrs):
+        if tag in HTML_BLOCKS and not self.dropping:
+            self._break()
+
+    def handle_endtag(self, tag):
+        if not any(t == tag for t, _ in self.open):   # a stray end tag
+            return
+        while self.open:
+            t, drop = self.open.pop()
+            self.dropping -= drop
+            if t == tag:
+                break
+        if tag in HTML_BLOCKS and not self.dropping:
+            self._break()
+
+    def handle_data(self, data):
+        if not self.dropping:
+            self.cur.append(data)
+
+    def close(self):
+        super().close()
+        self._break()
+
+
+def clean_html(text):
+    """An HTML page -> its prose, one paragraph per block element (headings, paragraphs, list items, table
+    cells), whitespace collapsed, entities decoded; code (<pre>), diagrams, scripts, navigation bars and
+    tables of contents are dropped, and so are licence paragraphs and copyright lines. Text that does not
+    start with markup (this cleaner's own output) is left as it is, which keeps the cleaner idempotent."""
+    if not re.match(r"\s*<[!?a-zA-Z]", text):   # not a page that starts with markup: this cleaner's output
+        return normalize(text)
+    parser = _HtmlText()
+    parser.feed(text)
+    parser.close()
+    return normalize(drop_legal("\n\n".join(parser.blocks)))
+
+
+CLEANERS = {"gcide": clean_gcide, "rst": clean_rst, "pydoc": clean_pydoc, "pod": clean_pod, "html": clean_html}
 
 # ---------------------------------------------------------------------------------------------------------
 # The whole mixture
 
-# Files that are legal text or machine lists, not documentation (relative paths, regular expressions).
+# Files that are legal text, machine lists, indexes or tables of contents, not documentation (paths relative
+# to the source's directory, regular expressions); the reasons are in docs/DATA.md.
 LINUX_SKIP = re.compile(r"^(?:translations/|ABI/|devicetree/bindings/|.*/(?:license|licensing|COPYING)|process/license-rules)", re.I)
 PYDOC_SKIP = re.compile(r"^(?:license|copyright|contents|whatsnew/changelog|includes/)")
+PERL_SKIP = re.compile(r"^(?:perltoc|perluniprops|perlartistic|perlgpl|perlpod|perlpodspec|perlpodstyle)\.pod$")
+POSTGRES_SKIP = re.compile(r"^(?:bookindex|legalnotice|index|sql-keywords-appendix|errcodes-appendix|"
+                           r"(?:unsupported-)?features-sql-standard)\.html$")
+SQLITE_SKIP = re.compile(r"^(?:requirements|doc_\w+_crossref|capi3ref|changes|copyright(?:-release)?|index|docs|doclist|"
+                         r"sitemap|keyword_index)\.html$")
+DJANGO_SKIP = re.compile(r"^(?:_modules/|genindex|py-modindex|search|contents|index)")
+GIT_SKIP = re.compile(r"^index\.html$")   # a copy of git.html
+
+# The sources read from a directory of files: file suffix, files skipped, cleaner. One document per file.
+FILE_SOURCES = {
+    "linux-doc": (".rst.gz", LINUX_SKIP, clean_rst),
+    "python-doc": (".rst.txt", PYDOC_SKIP, clean_pydoc),
+    "perl-doc": (".pod", PERL_SKIP, clean_pod),
+    "postgresql-doc": (".html", POSTGRES_SKIP, clean_html),
+    "sqlite-doc": (".html", SQLITE_SKIP, clean_html),
+    "django-doc": (".html", DJANGO_SKIP, clean_html),
+    "git-doc": (".html", GIT_SKIP, clean_html),
+}
+# The mixture's sources in dedup order (a paragraph repeated across sources is kept in the first): the
+# default corpus's two (fetch-data's by-source files, with its split), then the Debian packages'.
+CORPUS_SOURCES = ["gutenberg", "sotu"]
+PACKAGE_SOURCES = ["gcide"] + list(FILE_SOURCES)
 
 
 def split_val(name, percent=5):
@@ -287,7 +502,7 @@ def read_docs(kind, path):
         for k, d in enumerate(docs):
             yield "gcide-%04d" % k, "\n\n".join(d) + "\n"
         return
-    suffix, skip, clean = (".rst.gz", LINUX_SKIP, clean_rst) if kind == "linux-doc" else (".rst.txt", PYDOC_SKIP, clean_pydoc)
+    suffix, skip, clean = FILE_SOURCES[kind]
     for root, dirs, files in os.walk(path):
         dirs.sort()
         for f in sorted(files):
@@ -314,14 +529,14 @@ def build(args):
     manifest = []
     sources = []
     # The npm sources keep fetch-data's split (whole books, speeches from 2001 on).
-    for src in ("gutenberg", "sotu"):
+    for src in CORPUS_SOURCES:
         docs = []
         for split in ("train", "val"):
             p = os.path.join(args["by-source"], "%s.%s.txt" % (src, split))
             docs += [("%s-%s-%d" % (src, split, k), d, split) for k, d in enumerate(read_corpus(p))]
         sources.append((src, docs))
-    for src, key in (("gcide", "gcide"), ("linux-doc", "linux-doc"), ("python-doc", "python-doc")):
-        sources.append((src, [(name, text, split_val(name)) for name, text in read_docs(key, args[key])]))
+    for src in PACKAGE_SOURCES:
+        sources.append((src, [(name, text, split_val(name)) for name, text in read_docs(src, args[src])]))
     for src, docs in sources:
         st = {"source": src, "docs": 0, "bytes_in": 0, "dup_docs": 0, "dup_pars": 0, "dup_bytes": 0, "short": 0}
         files = {s: open(os.path.join(out, "%s.%s.txt.part" % (src, s)), "w", encoding="utf-8") for s in ("train", "val")}
@@ -368,7 +583,7 @@ def build(args):
         for st in stats:
             f.write("\t".join(str(st[c]) for c in cols) + "\n")
     for st in stats:
-        print("mixture: %-11s %5d docs, %6.1f MB train, %5.1f MB val (%d duplicate docs, %d duplicate paragraphs "
+        print("mixture: %-14s %5d docs, %6.1f MB train, %5.1f MB val (%d duplicate docs, %d duplicate paragraphs "
               "= %.1f MB, %d stubs dropped)" % (st["source"], st["docs"], st["train_bytes"] / 1e6,
                                                 st["val_bytes"] / 1e6, st["dup_docs"], st["dup_pars"],
                                                 st["dup_bytes"] / 1e6, st["short"]), file=sys.stderr)
@@ -384,7 +599,7 @@ def main(argv):
         while len(rest) >= 2 and rest[0].startswith("--"):
             args[rest[0][2:]] = rest[1]
             rest = rest[2:]
-        need = ["out", "gcide", "linux-doc", "python-doc", "by-source"]
+        need = ["out", "by-source"] + PACKAGE_SOURCES
         missing = [k for k in need if k not in args]
         if rest or missing:
             print("mixture_clean build: missing --%s" % " --".join(missing) if missing else
