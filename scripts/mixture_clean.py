@@ -6,11 +6,12 @@ splitting it into per-source train and validation documents. Not responsible for
 packages (scripts/fetch-data) or tokenizing (sextant tokenize).
 
   mixture_clean.py clean SOURCE [FILE]   one source's cleaner on a file (or stdin) to stdout; SOURCE is
-                                          gcide (dictd .dict text), rst (linux-doc), pydoc (.rst.txt),
+                                          gcide or foldoc (dictd .dict text), rst (linux-doc), pydoc (.rst.txt),
                                           pod (perl-doc) or html (postgresql-doc, sqlite-doc, django-doc,
                                           git-doc)
   mixture_clean.py build --out DIR --by-source DIR --gcide DICT --linux-doc DIR --python-doc DIR
                          --perl-doc DIR --postgresql-doc DIR --sqlite-doc DIR --django-doc DIR --git-doc DIR
+                         --foldoc DICT
                                           the whole mixture: DIR/<source>.{train,val}.txt + MANIFEST + STATS
 
 Every cleaner is idempotent: cleaning its own output changes nothing (tests/clean.sh checks it).
@@ -110,6 +111,68 @@ def clean_gcide(text):
         joined = re.sub(r"\s+([,;:.])(?=\s|$)", r"\1", joined)   # "Coagulate , a." left by a pronunciation
         out.append(joined)
     return normalize("\n\n".join(out))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# FOLDOC (dict-foldoc): dictd's plain-text .dict of the Free On-line Dictionary of Computing
+
+# Entries that are not dictionary text: dictfmt's 00-database-* header entries, the copyright notice of the
+# Debian additions (Dictionary.debian) and the entry that carries the GFDL's full text. (The header ends
+# with a copy of the introduction whose headword lists every alias, "...%%%FOLDOC%%%..."; everything up to
+# it is skipped. The introduction itself stays.)
+FOLDOC_SKIP = re.compile(r"^(?:00-?database-|GNU Free Documentation License$|Dictionary\.debian$)")
+FOLDOC_LINK = re.compile(r"\{([^{}]*?)\s*\((?:https?|ftp|news|mailto|gopher|telnet|file|wais):[^{}]*\)\}")
+# The subject tag that opens a sense: "<programming>", "1. <operating system>", "<web, Java>", "<Debian>".
+FOLDOC_SUBJECT = re.compile(r"^(\d+\.\s*)?<[A-Za-z][\w ,/&.+-]*>\s*")
+FOLDOC_EMAIL = re.compile(r"\s*<[^<>\s]+@[^<>\s]+>")
+# Paragraphs that are not prose: the date that ends each entry, a citation on its own, contact details.
+FOLDOC_DROP = re.compile(r"^(?:\(\d{4}-\d\d-\d\d\)\.?|\[.*\]\.?|(?:E-mail|Address|Telephone|Fax|Mailing list):.*)$")
+
+
+def _foldoc_paragraph(p):
+    p = " ".join(p.split())
+    p = FOLDOC_LINK.sub(r"\1", p)                  # {Ada FAQs (http://...)} -> Ada FAQs; {(ftp://...)} -> ""
+    p = re.sub(r"\{([^{}]*)\}", r"\1", p)          # {cross reference}
+    p = FOLDOC_EMAIL.sub("", p)
+    p = FOLDOC_SUBJECT.sub(r"\1", p)
+    p = re.sub(r"__(\S(?:.*?\S)?)__", r"\1", p)    # __emphasis__
+    p = re.sub(r"\s*\b(?:E-mail|Address|Telephone|Fax):\s*(?:[.,;]|$)", "", p)   # a label left without its address
+    p = re.sub(r"\(\s*\)|\s+(?=[,.;:)])", "", p).strip(" ,;")
+    return "" if FOLDOC_DROP.match(p) or not re.search(r"[A-Za-z]", p) else p
+
+
+def foldoc_entries(text):
+    """The cleaned entries of dictd FOLDOC text, in order: each its headwords on a line (aliases joined by
+    ", "), then its paragraphs with the hard-wrapped lines joined. Subject tags (<programming>), e-mail
+    addresses, bare links ({(http://...)}), dates, citations on their own and contact details are dropped;
+    link braces keep their text ({Ada Lovelace} -> Ada Lovelace, {Ada FAQs (http://...)} -> Ada FAQs);
+    __emphasis__ loses its underscores; the header (up to the introduction's copy) and the licence entry are
+    skipped."""
+    entries = []   # [headwords, body lines]
+    for line in text.split("\n"):
+        if line.strip() and not line[0].isspace():
+            if not entries or entries[-1][1]:
+                entries.append([[], []])
+            entries[-1][0].append(line.strip())
+        elif entries:
+            entries[-1][1].append(line)
+    start = next((k + 1 for k, (heads, _) in enumerate(entries) if "%%%" in heads[0]), 0)
+    for heads, body in entries[start:]:
+        if FOLDOC_SKIP.match(heads[0]):
+            continue
+        pars = [q for q in (_foldoc_paragraph(p) for p in paragraphs("\n".join(body))) if q]
+        entry = drop_legal("\n\n".join([", ".join(heads)] + pars)) if pars else ""
+        if "\n\n" in entry:   # a headword with text left
+            yield entry
+
+
+def clean_foldoc(text):
+    """dictd FOLDOC text -> its entries (foldoc_entries), separated by blank lines. Text without indented
+    entry bodies (this cleaner's own output) is left as it is, which keeps the cleaner idempotent."""
+    text = text.replace("\r\n", "\n")
+    if not re.search(r"^[ \t]+\S", text, re.M):
+        return normalize(text)
+    return normalize("\n\n".join(foldoc_entries(text)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -445,7 +508,8 @@ def clean_html(text):
     return normalize(drop_legal("\n\n".join(parser.blocks)))
 
 
-CLEANERS = {"gcide": clean_gcide, "rst": clean_rst, "pydoc": clean_pydoc, "pod": clean_pod, "html": clean_html}
+CLEANERS = {"gcide": clean_gcide, "foldoc": clean_foldoc, "rst": clean_rst, "pydoc": clean_pydoc, "pod": clean_pod,
+            "html": clean_html}
 
 # ---------------------------------------------------------------------------------------------------------
 # The whole mixture
@@ -475,7 +539,7 @@ FILE_SOURCES = {
 # The mixture's sources in dedup order (a paragraph repeated across sources is kept in the first): the
 # default corpus's two (fetch-data's by-source files, with its split), then the Debian packages'.
 CORPUS_SOURCES = ["gutenberg", "sotu"]
-PACKAGE_SOURCES = ["gcide"] + list(FILE_SOURCES)
+PACKAGE_SOURCES = ["gcide"] + list(FILE_SOURCES) + ["foldoc"]   # foldoc last: added after the others
 
 
 def split_val(name, percent=5):
@@ -486,21 +550,28 @@ def split_val(name, percent=5):
 
 def read_docs(kind, path):
     """(name, cleaned text) of each document of a source."""
-    if kind == "gcide":
+    if kind in ("gcide", "foldoc"):
         raw = gzip.open(path).read() if path.endswith(".dz") or path.endswith(".gz") else open(path, "rb").read()
-        text = clean_gcide(raw.decode("utf-8", "replace").replace("\ufffd", ""))
-        # Documents of about 64 KB of whole entries (paragraph boundaries), in dictionary order.
+        text = raw.decode("utf-8", "replace").replace("\ufffd", "")
+        # Documents of about 64 KB of whole entries, in dictionary order: GCIDE's paragraphs, cut where one
+        # that does not continue an entry ends; FOLDOC's entries.
+        if kind == "gcide":
+            units = paragraphs(clean_gcide(text))
+            cut_after = [re.match(r"^[^\s]", p) and not p.startswith(("Syn:", "Note:")) for p in units]
+        else:
+            units = list(foldoc_entries(text.replace("\r\n", "\n")))
+            cut_after = [True] * len(units)
         docs, cur, size = [], [], 0
-        for p in paragraphs(text):
+        for p, cut in zip(units, cut_after):
             cur.append(p)
             size += len(p) + 2
-            if size >= 65536 and re.match(r"^[^\s]", p) and not p.startswith(("Syn:", "Note:")):
+            if size >= 65536 and cut:
                 docs.append(cur)
                 cur, size = [], 0
         if cur:
             docs.append(cur)
         for k, d in enumerate(docs):
-            yield "gcide-%04d" % k, "\n\n".join(d) + "\n"
+            yield "%s-%04d" % (kind, k), "\n\n".join(d) + "\n"
         return
     suffix, skip, clean = FILE_SOURCES[kind]
     for root, dirs, files in os.walk(path):

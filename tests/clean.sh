@@ -19,6 +19,7 @@ check() {   # check CLEANER INPUT EXPECTED: the output goes to $work/SOURCE.out,
     cmp -s "$out.out" "$out.again" || { diff -u "$out.out" "$out.again"; fail "$1 cleaner is not idempotent on $2"; }
 }
 check gcide $F/gcide.dict $F/gcide.expected
+check foldoc $F/foldoc.dict $F/foldoc.expected
 check rst $F/linux-doc.rst $F/linux-doc.expected
 check pydoc $F/python-doc.rst.txt $F/python-doc.expected
 check pod $F/perl-doc.pod $F/perl-doc.expected
@@ -36,6 +37,15 @@ has gcide 'Syn: To thicken; concrete; curdle; clot; congeal.'
 has gcide 'in an aëroplane or flying machine.'
 has gcide 'Amber fish(ăm"bẽr*fĭsh`)'
 [ "$(grep -c '' "$work/gcide.out")" -eq 27 ] || fail "gcide: hard-wrapped lines were not joined into paragraphs"
+for m in '00-database' 'original data' 'FOLDOC is a searchable' '%%%' '<programming>' '<Debian>' '{' 'http' 'ftp:' \
+         '@' 'E-mail' '(1994-11-08)' '["Laws for' 'the same freedoms' '59 Temple Place' 'Joey Hess' 'Permission is granted'; do
+    hasnt foldoc "$m"
+done
+has foldoc '1. In object-oriented programming, an object which exists as a concurrent process.'
+has foldoc 'A model for concurrency by Carl Hewitt. Actors are autonomous and concurrent objects which execute asynchronously.'
+has foldoc 'Home of the Brave Ada Programmers. Ada FAQs (hypertext), text only.'
+has foldoc 'General Public Virus, GPV'
+has foldoc 'A member of the Debian project.'
 for m in SPDX '.. ' '====' 'toctree' 'free software' 'Copyright' 'Jesse' '/sys/devices' 'open(' 'kernel-doc' ':ref:' '``' '[1]_' '**' 'pcisig.com' 'rw for RW'; do hasnt linux-doc "$m"; done
 has linux-doc 'Accessing PCI device resources through sysfs'
 has linux-doc 'sysfs, usually mounted at /sys, provides access'
