@@ -51,7 +51,7 @@ static ssize_t read_small(int dir, const char *path, char *buf, size_t size) {
 // Reads another process's CPU time and nice from its stat file (DIR/NAME/stat); false if it cannot (it
 // may have exited since the listing). Its autogroup is left unread.
 static bool read_proc(int dir, const char *name, long hz, threads_proc *p) {
-    char path[64], line[1024];
+    char path[sizeof ((struct dirent *)0)->d_name + sizeof "/stat"], line[1024];   // name is a d_name
     snprintf(path, sizeof path, "%s/stat", name);
     if (read_small(dir, path, line, sizeof line) <= 0) return false;
     // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime
