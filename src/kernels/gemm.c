@@ -203,6 +203,10 @@ static inline __attribute__((always_inline)) void kmajor_row(unsigned char *dst,
         }
         for (size_t i = 0; i < w; i++) d[i] = bf16_pair(s0[i], s1 ? s1[i] : 0.0f);
         for (size_t i = w; i < W; i++) d[i] = 0;
+    } else if (w == W && mode == PACK_F32) {
+        // A few whole-vector moves where W is a constant (pack_kmajor); the vectoriser would pick 16-wide
+        // vectors and copy a 12-wide row (the A panels of dW = dyᵀ·x) a value at a time.
+        memcpy(dst, s0, W * sizeof(float));
     } else if (w == W) {
         convert_row(dst, mode, s0, W);
     } else {
