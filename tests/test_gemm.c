@@ -126,6 +126,7 @@ static const shape g_shapes[] = {
     {5, 4100, 64},                                                                // threaded, columns split, N over NC
     {20, 2100, 100},  // packed: chunks of 7 rows, threaded, columns split
     {13, 700, 250},   // fp32 B block over ROW_ORDER_MAX_B: tiles column by column
+    {270, 40, 800},   // dW = dyᵀ·x in small: transposed A over one packing group of panels, K over two blocks
 };
 
 static void all_paths_all_shapes(gemm_precision p, bool packed) {
