@@ -37,6 +37,20 @@ typedef struct {
     gemm_ukernel_rows_fn rows;   // or NULL: partial tiles run fn on the padded panel
 } gemm_ukernel;
 
+// Prefetches rows 0..m of an nr-wide tile of C (row stride ldc) into L1: every cache line the rows touch, as C
+// need not be aligned (a misaligned row of 32 floats spans three lines, not two). The AVX-512 kernels call
+// it before the k loop and again GEMM_C_REFETCH_STEPS steps before its end: over a long k loop the A and B
+// streams evict the tile from L1, and an accumulating epilogue would then wait for memory (dW = dyᵀ·x:
+// with C 16 bytes off alignment, 12% of the kernel's time before, 2% after).
+enum { GEMM_C_REFETCH_STEPS = 32 };
+static inline __attribute__((always_inline)) void gemm_prefetch_c(const float *c, size_t ldc, int m, int nr) {
+#pragma GCC unroll 12
+    for (int r = 0; r < m; r++) {
+        for (int j = 0; j < nr; j += 16) __builtin_prefetch(c + (size_t)r * ldc + j, 0, 3);
+        __builtin_prefetch(c + (size_t)r * ldc + nr - 1, 0, 3);
+    }
+}
+
 // Portable C, vectorised by the compiler for the baseline ISA: 6 x 8 (any x86-64).
 extern const gemm_ukernel gemm_ukernel_generic;
 // AVX2 + FMA, ymm: 6 x 16 (12 accumulators).

@@ -13,14 +13,12 @@ enum { MR = 12, NR = 32 };
 static inline __attribute__((always_inline)) void body(int m, size_t kc, const float *a, size_t rs, size_t ks,
                                                        const float *b, float *c, size_t ldc, bool accumulate) {
     __m512 c0[MR], c1[MR];
+    gemm_prefetch_c(c, ldc, m, NR);   // the C tile is touched only after the k loop
 #pragma GCC unroll 12
-    for (int r = 0; r < m; r++) {
-        // The C tile is touched only after the k loop: start fetching it now so the epilogue does not stall.
-        _mm_prefetch((const char *)(c + (size_t)r * ldc), _MM_HINT_T0);
-        _mm_prefetch((const char *)(c + (size_t)r * ldc + 16), _MM_HINT_T0);
-        c0[r] = c1[r] = _mm512_setzero_ps();
-    }
+    for (int r = 0; r < m; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    const size_t refetch = kc > GEMM_C_REFETCH_STEPS ? kc - GEMM_C_REFETCH_STEPS : kc;   // kc: not needed
     for (size_t k = 0; k < kc; k++) {
+        if (k == refetch) gemm_prefetch_c(c, ldc, m, NR);
         __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #pragma GCC unroll 12
         for (int r = 0; r < m; r++) {

@@ -13,14 +13,12 @@ static inline __attribute__((always_inline)) void body(size_t kc, const int32_t 
                                                        const __m512bh *b, float *c, size_t ldc,
                                                        bool accumulate) {
     __m512 c0[MR], c1[MR];
+    gemm_prefetch_c(c, ldc, MR, NR);   // the C tile is touched only after the k loop
 #pragma GCC unroll 12
-    for (int r = 0; r < MR; r++) {
-        // The C tile is touched only after the k loop: start fetching it now so the epilogue does not stall.
-        _mm_prefetch((const char *)(c + (size_t)r * ldc), _MM_HINT_T0);
-        _mm_prefetch((const char *)(c + (size_t)r * ldc + 16), _MM_HINT_T0);
-        c0[r] = c1[r] = _mm512_setzero_ps();
-    }
+    for (int r = 0; r < MR; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    const size_t refetch = kc > 2 * GEMM_C_REFETCH_STEPS ? kc - 2 * GEMM_C_REFETCH_STEPS : kc; // steps of 2 k
     for (size_t k = 0; k < kc; k += 2) {
+        if (k == refetch) gemm_prefetch_c(c, ldc, MR, NR);
         __m512bh b0 = b[0], b1 = b[1];
 #pragma GCC unroll 12
         for (int r = 0; r < MR; r++) {
