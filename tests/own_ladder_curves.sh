@@ -49,6 +49,39 @@ grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit.json of the expo
 "$S" backtest "$tmp/L" > "$tmp/bt.log" 2>&1 && grep -q "^targets: w32$" "$tmp/bt.log" && grep -q "^nds  *32 " "$tmp/bt.log" ||
     fail "backtest of the exported ladder: $(cat "$tmp/bt.log")"
 
+# An own ladder's forecast is the mean of two forecasters: the per-fraction laws and the joint law, which `fit`
+# fits to the same runs as a curve ladder. fit.json holds that law (parameters equal to the exported ladder's
+# fit), and the forecast's joint part equals the curve forecast of the hero described by flags (its parameter
+# counts from `inspect`, its steps, warmup and schedule from the forecast).
+"$S" fit $A --runs "$tmp/a" --out "$tmp/own-fit.json" > "$tmp/own-fit.log" 2>&1 || { fail "own fit"; cat "$tmp/own-fit.log"; }
+grep -q "^joint law: L = .*(N [a-z ].*; 16 runs, 128 points;" "$tmp/own-fit.log" || fail "fit prints no joint law: $(cat "$tmp/own-fit.log")"
+"$S" forecast --fit "$tmp/own-fit.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/own-fc.json" \
+    > "$tmp/own-fc.log" 2>&1 || { fail "own forecast"; cat "$tmp/own-fc.log"; }
+grep -q "(mean of the per-fraction laws' [0-9.]* and the joint law's [0-9.]*)" "$tmp/own-fc.log" || fail "forecast line: $(cat "$tmp/own-fc.log")"
+read -r steps warmup at < <(python3 -c "import json, math, sys; d = json.load(open(sys.argv[1])); h = d['hero']
+print(h['steps'], max(1, math.floor(h['warmup'] * h['steps'] + 0.5)), ','.join(str(p['step']) for p in d['points']))" "$tmp/own-fc.json")
+inspect=$("$S" inspect d1-hd8-w48 --vocab 64 --seq 16)
+n=$(echo "$inspect" | awk '/^params total/ { print $3 }'); ne=$(echo "$inspect" | awk '/^params non-emb/ { print $3 }')
+"$S" forecast --fit "$tmp/L/fit.json" --n-params "$n" --n-params-nonembed "$ne" --tokens-per-step 64 --total-steps "$steps" \
+    --warmup-steps "$warmup" --schedule cosine --steps "$at" --out "$tmp/curve-fc.json" > "$tmp/curve-fc.log" 2>&1 ||
+    { fail "curve forecast of the hero"; cat "$tmp/curve-fc.log"; }
+python3 - "$tmp" <<'PY' || fails=$((fails+1))
+import json, sys
+t = sys.argv[1]
+fit, lfit = json.load(open(f"{t}/own-fit.json")), json.load(open(f"{t}/L/fit.json"))
+own, curve = json.load(open(f"{t}/own-fc.json")), json.load(open(f"{t}/curve-fc.json"))
+bad = [f"joint law {k}: {v} != {lfit['params'][k]}" for k, v in fit["joint_law"]["params"].items() if abs(v / lfit["params"][k] - 1) > 1e-12]
+if own["method"]["combine"] != "mean of the per-fraction laws and the joint law": bad.append(f"method {own['method']}")
+for p, q in zip(own["points"], curve["points"]):
+    if p["step"] != q["step"] or abs(p["loss_joint"] / q["loss"] - 1) > 1e-9: bad.append(f"step {p['step']}: joint {p['loss_joint']} != {q['loss']}")
+    if abs(p["loss"] - (p["loss_per_fraction"] + p["loss_joint"]) / 2) > 1e-12: bad.append(f"step {p['step']}: loss is not the mean")
+    if not p["lo"] < min(p["loss_per_fraction"], p["loss_joint"]) <= max(p["loss_per_fraction"], p["loss_joint"]) < p["hi"]:
+        bad.append(f"step {p['step']}: the band [{p['lo']}, {p['hi']}] leaves out a forecaster")
+if len(own["points"]) != 6 or len(curve["points"]) != 6: bad.append("points")
+for b in bad[:10]: print("FAIL: own forecast:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # compare reads curve ladders like specs: the two exported smoke ladders give the specs' report number for
 # number (same rungs, seeds and jackknife), and mixing a spec with a curve ladder works too.
 B=tests/data/ladder/smoke-b.ladder

@@ -13,6 +13,19 @@
 #include "scale/taskcast.h"
 
 // sextant fit DIR --law final: Chinchilla's approach 3 on every run's final loss, with 95% bootstrap intervals.
+// The joint law of a curve-ladder fit (laws/law_nds.h), one line.
+static void print_joint_law(json_t *fit) {
+    json_t *p = json_object_get(fit, "params");
+#define P(name) json_number_value(json_object_get(p, name))
+    printf("joint law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g)  (N %s; %lld runs, "
+           "%lld points; in-sample mean |err| %.3f%%)\n", P("E"), P("A"), P("alpha"), P("B"), P("eps"), P("beta"), P("D"),
+           P("C"), P("g"), json_string_value(json_object_get(fit, "n_kind")),
+           (long long)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "runs")),
+           (long long)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "points")),
+           100 * json_number_value(json_object_get(fit, "in_sample_mean")));
+#undef P
+}
+
 static sx_status fit_final_law(const import_ladder *l, size_t loss, json_t **fit) {
     unsigned char *all = sx_alloc(l->n_runs ? l->n_runs : 1, "fit all");
     if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");
@@ -62,15 +75,8 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
     if (!st) st = curvecast_fit(&l, (size_t)k, &fit);
     if (!st && json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
     if (!st) {
-        json_t *p = json_object_get(fit, "params"), *sg = json_object_get(fit, "sigma");
-#define P(name) json_number_value(json_object_get(p, name))
-        printf("joint law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g)  (N %s; %lld runs, "
-               "%lld points; in-sample mean |err| %.3f%%)\n", P("E"), P("A"), P("alpha"), P("B"), P("eps"), P("beta"), P("D"),
-               P("C"), P("g"), json_string_value(json_object_get(fit, "n_kind")),
-               (long long)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "runs")),
-               (long long)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "points")),
-               100 * json_number_value(json_object_get(fit, "in_sample_mean")));
-#undef P
+        json_t *sg = json_object_get(fit, "sigma");
+        print_joint_law(fit);
         double noise = json_number_value(json_object_get(sg, "noise")), back = json_number_value(json_object_get(sg, "one_size_back"));
         json_t *sl = json_object_get(fit, "schedule_law"), *slp = json_object_get(sl, "params"), *ch = json_object_get(sl, "schedule_law_choice");
         json_t *tp = json_object_get(json_object_get(sl, "tissue"), "params");
@@ -232,6 +238,11 @@ int cmd_fit(int argc, char **argv) {
         printf("schedule law (multi-power) width %lld: %lld curves, mean |err| %.3f%%, max %.3f%%\n",
                (long long)json_integer_value(json_object_get(l, "width")), (long long)json_integer_value(json_object_get(l, "curves")),
                100 * json_number_value(json_object_get(l, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(l, "max_abs_rel_err")));
+    }
+    json_t *joint = json_object_get(fit, "joint_law");
+    if (joint) {
+        print_joint_law(joint);
+        printf("(the forecast is the mean of the per-fraction laws' and the joint law's)\n");
     }
     print_tasks(json_object_get(fit, "tasks"));
     printf("wrote %s\n", path);

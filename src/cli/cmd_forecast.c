@@ -308,10 +308,14 @@ int cmd_forecast(int argc, char **argv) {
                        strcmp(status, "informative") ? "no law:" : json_string_value(json_object_get(t, "form")),
                        strcmp(status, "informative") ? status : "law", json_number_value(json_object_get(e, "loss")));
             }
-            printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sha256 %s\nwrote %s\n",
-                   json_number_value(json_object_get(last, "loss")), json_number_value(json_object_get(last, "lo")),
-                   json_number_value(json_object_get(last, "hi")), json_array_size(pts),
-                   json_string_value(json_object_get(fc, "sha256")), out);
+            printf("forecast final loss %.4f [%.4f, %.4f]", json_number_value(json_object_get(last, "loss")),
+                   json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")));
+            if (json_object_get(last, "loss_joint"))
+                printf(" (mean of the per-fraction laws' %.4f and the joint law's %.4f)",
+                       json_number_value(json_object_get(last, "loss_per_fraction")), json_number_value(json_object_get(last, "loss_joint")));
+            else
+                printf(" (%s)", json_string_value(json_object_get(json_object_get(fc, "method"), "combine")));
+            printf("; %zu points; sha256 %s\nwrote %s\n", json_array_size(pts), json_string_value(json_object_get(fc, "sha256")), out);
         }
     }
     if (!st && *svg && fc) st = plots_forecast_write(svg, fit, fc, report);

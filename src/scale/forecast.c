@@ -10,7 +10,9 @@
 #include "laws/fit.h"
 #include "model/flops.h"
 #include "core/fsutil.h"
+#include "scale/curvecast.h"
 #include "scale/forecast.h"
+#include "scale/ladder_curves.h"
 #include "laws/laws.h"
 #include "scale/ladder_data.h"
 #include "runs/rundir.h"
@@ -80,6 +82,20 @@ static sx_status fit_schedule_law(const ladder_data *d, size_t width, json_t **o
     return st;
 }
 
+
+// The joint law over size, data and LR schedule (laws/law_nds.h), fitted to every main run and cooldown
+// branch as a curve ladder, as `sextant fit` fits an imported one. NULL, with a warning, where it cannot be
+// fitted (the forecast is then the per-fraction method's alone, and says so).
+static json_t *fit_joint_law(const ladder_data *d) {
+    import_ladder l;
+    json_t *joint = NULL;
+    sx_status st = ladder_curves_from_data(d, &l);
+    if (!st) st = curvecast_fit(&l, 0, &joint);
+    import_ladder_free(&l);
+    if (st) fprintf(stderr, "fit: the joint law could not be fitted (%s); forecasts use the per-fraction laws alone\n",
+                    sx_last_error());
+    return st ? NULL : joint;
+}
 
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
     ladder_data d;
@@ -159,6 +175,8 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
         }
         free(bf);
     }
+    json_t *joint = NULL;
+    if (!st && !*spec->metric) joint = fit_joint_law(&d);   // validation loss only: tasks keep the per-fraction laws
     json_t *doc = NULL;
     if (!st) {
         fit_law plaw;
@@ -199,7 +217,9 @@ sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t *
             json_object_set_new(json_object_get(doc, "ladder"), "val_set", json_string(spec->val_set));
         if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build fit.json");
         else if (final_law) json_object_set_new(doc, "final_loss_vs_compute", final_law);
+        if (doc && joint) json_object_set_new(doc, "joint_law", joint), joint = NULL;
     }
+    json_decref(joint);
     for (size_t f = 0; f < F; f++) fit_result_free(&pf[f]);
     free(pf); free(mean); free(sd); free(x); free(boot); free(bmean); free(pick); free(holdout);
     ladder_data_free(&d);
@@ -350,6 +370,29 @@ static sx_status check_fit(json_t *fit) {
     return SX_OK;
 }
 
+// The joint law's forecast of the hero at the ladder's fractions of its steps (curvecast_forecast on the
+// hero described as a runs-table row: its parameter counts, tokens per step, LR schedule and FLOPs per token).
+static sx_status joint_forecast(json_t *joint, const model_config *c, long seq, long tokens_per_step, long steps,
+                                double peak_lr, double warmup, const char *sched, json_t *fracs, json_t **out) {
+    model_flops mf = model_flops_count(c, (size_t)seq);
+    import_run t = {.n_params = mf.params_total, .n_nonembed = mf.params_nonembed, .tokens_per_step = (double)tokens_per_step,
+                    .peak_lr = peak_lr, .flops_per_token = mf.train_per_token, .total_steps = steps,
+                    .warmup_steps = lround(warmup * (double)steps) < 1 ? 1 : lround(warmup * (double)steps)};
+    snprintf(t.id, sizeof t.id, "hero");
+    snprintf(t.schedule, sizeof t.schedule, "%s", sched);
+    size_t F = json_array_size(fracs);
+    long *at = sx_alloc(F * sizeof *at, "forecast joint steps");
+    if (!at) return SX_ERR_NOMEM;
+    for (size_t f = 0; f < F; f++) at[f] = lround(num_at(fracs, f) * (double)steps);
+    sx_status st = SX_OK;
+    for (size_t f = 0; f < F && !st; f++)
+        if (at[f] < 1 || (f && at[f] <= at[f - 1]))
+            st = sx_fail(SX_ERR_ARG, "the hero's %ld steps are too few for the ladder's %zu fractions", steps, F);
+    if (!st) st = curvecast_forecast(joint, &t, at, F, out);
+    free(at);
+    return st;
+}
+
 sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     json_t *ld = json_object_get(fit, "ladder"), *fr = json_object_get(ld, "fracs"), *pf = json_object_get(fit, "per_fraction");
     json_t *rungs = json_object_get(fit, "rungs"), *laws = json_object_get(json_object_get(fit, "schedule_law"), "per_rung");
@@ -423,6 +466,10 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
             for (size_t k = lo; k <= hi; k++) sum += gain[b * F + k];
             smooth[b * F + f] = sum / (double)(hi - lo + 1);
         }
+    json_t *jf = NULL, *jl = json_object_get(fit, "joint_law");
+    if (!st && jl) st = joint_forecast(jl, &c, seq, batch * seq, steps, lr, warmup, sched, fr, &jf);
+    json_t *jpts = json_object_get(jf, "points");
+    double s_joint = json_number_value(json_object_get(json_object_get(jf, "sigma"), "total"));
     double p[LAW_POW_NPARAM];
     for (size_t f = 0; f < F && !st; f++) {
         json_t *e = json_array_get(pf, f);
@@ -454,8 +501,13 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
             for (size_t k = lo; k <= hi; k++) s_extrap += num_at(he, k) * num_at(he, k) / (double)(hi - lo + 1);
             s_extrap = sqrt(s_extrap) * fmax(0, log(X / C_top)) / json_number_value(json_object_get(ho, "log_distance"));
         }
-        double s_seed = sqrt(v_seed), loss = pred * ratio[f];
-        double sigma = sqrt(s_boot * s_boot + v_seed + s_misfit * s_misfit + s_sched * s_sched + s_extrap * s_extrap);
+        double s_seed = sqrt(v_seed), loss_pf = pred * ratio[f];
+        double sigma_pf = sqrt(s_boot * s_boot + v_seed + s_misfit * s_misfit + s_sched * s_sched + s_extrap * s_extrap);
+        // Two forecasters, averaged: their errors one size back are partly independent (see docs/FORECAST.md).
+        // The band takes their mean sigma and half their disagreement, so two that differ widen it.
+        double loss_joint = jf ? json_number_value(json_object_get(json_array_get(jpts, f), "loss")) : NAN;
+        double loss = jf ? (loss_pf + loss_joint) / 2 : loss_pf, s_methods = jf ? fabs(loss_pf - loss_joint) / (2 * loss) : 0;
+        double sigma = jf ? sqrt(pow((sigma_pf + s_joint) / 2, 2) + s_methods * s_methods) : sigma_pf;
         double frac = num_at(fr, f);
         if (!isfinite(loss) || !isfinite(sigma)) {   // e.g. a degenerate fit from two rungs of the same size
             st = sx_fail(SX_ERR_NUMERIC, "fit.json: the forecast at fraction %g is not finite (loss %g, sigma %g) from "
@@ -463,16 +515,21 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                          "differ in size", frac, loss, sigma, p[LAW_POW_LINF], p[LAW_POW_A], p[LAW_POW_ALPHA], ratio[f]);
             break;
         }
-        json_t *point = json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
+        json_t *point = json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frac", frac, "step",
                                                 (json_int_t)lround(frac * (double)steps), "loss", loss, "lo", loss * (1 - 2 * sigma),
-                                                "hi", loss * (1 + 2 * sigma), "scale_only", pred, "schedule_ratio", ratio[f],
+                                                "hi", loss * (1 + 2 * sigma), "loss_per_fraction", loss_pf, "scale_only", pred,
+                                                "schedule_ratio", ratio[f], "sigma_per_fraction", sigma_pf,
                                                 "sigma_fit", sqrt(s_boot * s_boot + s_misfit * s_misfit), "sigma_seed", s_seed,
                                                 "sigma_schedule", s_sched, "sigma_extrapolation", s_extrap);
+        if (point && jf) {
+            json_object_set_new(point, "loss_joint", json_real(loss_joint));
+            json_object_set_new(point, "sigma_methods", json_real(s_methods));
+        }
         if (!point) { st = sx_fail(SX_ERR_NOMEM, "cannot build the forecast point at fraction %g", frac); break; }
         json_array_append_new(points, point);
     }
     free(ratio); free(rsum); free(rsq); free(tmp); free(gain); free(smooth);
-    if (st) { json_decref(points); return st; }
+    if (st) { json_decref(points); json_decref(jf); return st; }
     json_t *doc = json_pack("{s:i, s:{s:s, s:f, s:I, s:I, s:I, s:s, s:f, s:f, s:f, s:f}, s:{s:s, s:s, s:b, s:I}, s:o}",
                             "version", FORECAST_VERSION, "hero", "model", c.descriptor, "tokens",
                             (double)steps * (double)(batch * seq), "steps", (json_int_t)steps, "batch", (json_int_t)batch, "seq",
@@ -482,6 +539,14 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
                             (json_int_t)nr, "points", points);
     json_t *vs = json_object_get(ld, "val_set");
     if (json_is_string(vs)) json_object_set(doc, "val_set", vs);
+    json_t *method = json_object_get(doc, "method");
+    json_object_set_new(method, "combine", json_string(jf ? "mean of the per-fraction laws and the joint law"
+                                                          : "the per-fraction laws alone: fit.json has no joint law"));
+    if (jf)
+        json_object_set_new(method, "joint_law", json_pack("{s:O, s:O, s:O}", "n_kind", json_object_get(jl, "n_kind"),
+                                                           "sigma", json_object_get(jf, "sigma"), "params",
+                                                           json_object_get(jl, "params")));
+    json_decref(jf);
     forecast_seal(doc);
     *out = doc;
     return SX_OK;
