@@ -55,16 +55,25 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
 
 static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 
+sx_status curvecast_params(json_t *fit, double p[LAW_NDS_NPARAM]) {
+    json_t *params = json_object_get(fit, "params");
+    for (size_t j = 0; j < LAW_NDS_NPARAM; j++) {
+        p[j] = num(params, param_names[j]);
+        if (!(p[j] > 0 && isfinite(p[j])) && !(j == LAW_NDS_D && p[j] == 0))
+            return sx_fail(SX_ERR_FORMAT, "fit.json: joint-law parameter %s is missing, not positive or not finite (%g)",
+                           param_names[j], p[j]);
+    }
+    return SX_OK;
+}
+
 sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps, size_t n, json_t **fc) {
     *fc = NULL;
     const char *kind = json_string_value(json_object_get(fit, "kind"));
     if (!kind || strcmp(kind, "curve-ladder")) return sx_fail(SX_ERR_FORMAT, "fit.json: not the fit of a curve ladder");
     curvefit_model m = {0};
-    json_t *p = json_object_get(fit, "params"), *sg = json_object_get(fit, "sigma");
-    for (size_t j = 0; j < LAW_NDS_NPARAM; j++) {
-        m.p[j] = num(p, param_names[j]);
-        if (!(m.p[j] > 0) && j != LAW_NDS_D) return sx_fail(SX_ERR_FORMAT, "fit.json: parameter %s missing or not positive", param_names[j]);
-    }
+    json_t *sg = json_object_get(fit, "sigma");
+    sx_status pst = curvecast_params(fit, m.p);
+    if (pst) return pst;
     const char *nk = json_string_value(json_object_get(fit, "n_kind"));
     m.nonembed = nk && !strcmp(nk, "without embeddings");
     m.n_offset = m.nonembed ? 0 : num(fit, "n_offset");   // absent: 0

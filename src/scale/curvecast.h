@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "core/status.h"
+#include "laws/law_nds.h"
 #include "runs/import.h"
 
 #define CURVECAST_VERSION 1
@@ -19,6 +20,9 @@
 // "params": {...}, "n_kind": "with embeddings"|"without embeddings", "n_choice_inner_rms": {...},
 // "sigma": {"noise", "one_size_back", "top_n", "log_step"}, "in_sample_mean", "in_sample_max"}.
 sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit);
+// The joint law's parameters (E, A, B, D, alpha, beta, eps, C, g) from a fit: SX_ERR_FORMAT, naming the parameter,
+// unless all are finite and positive (D may be 0: no annealing term).
+sx_status curvecast_params(json_t *fit, double p[LAW_NDS_NPARAM]);
 // *fc receives {"kind": "curve-forecast", "version", "law", "target": {...}, "flops_rule", "sigma", "points":
 // [{"step", "tokens", "flops", "loss", "lo", "hi"}], "sha256"}. steps[n]: 1-based, increasing, <= total_steps.
 sx_status curvecast_forecast(json_t *fit, const import_run *target, const long *steps, size_t n, json_t **fc);

@@ -91,9 +91,12 @@ static json_t *fit_joint_law(const ladder_data *d) {
     json_t *joint = NULL;
     sx_status st = ladder_curves_from_data(d, &l);
     if (!st) st = curvecast_fit(&l, 0, &joint);
+    double p[LAW_NDS_NPARAM];
+    if (!st) st = curvecast_params(joint, p);   // e.g. rungs of one size, where the law's N term is undetermined
     import_ladder_free(&l);
     if (st) fprintf(stderr, "fit: the joint law could not be fitted (%s); forecasts use the per-fraction laws alone\n",
                     sx_last_error());
+    if (st) json_decref(joint);
     return st ? NULL : joint;
 }
 
