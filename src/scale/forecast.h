@@ -6,7 +6,9 @@
 //             branches) fit a schedule law (multi-power law), and the forecast is multiplied by
 //             law(hero schedule)/law(rung schedule) at f, taken from the largest rung;
 //   band:     ±2σ with σ² = seed-bootstrap spread of the per-fraction extrapolation + the hero's own seed
-//             noise (the rungs' seed-to-seed spread) + the spread of the schedule ratio across rungs.
+//             noise (the rungs' seed-to-seed spread) + the spread of the schedule ratio across rungs;
+//   joint:    the forecast is the mean of the above and the joint law (laws/law_nds.h) fitted to the ladder's
+//             runs as a curve ladder (scale/curvecast.h); σ is the two σs' mean with half their disagreement.
 // Not responsible for training (the ladder) or the fitting engine (laws/fit.h).
 #ifndef SEXTANT_SCALE_FORECAST_H
 #define SEXTANT_SCALE_FORECAST_H
