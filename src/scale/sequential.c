@@ -78,6 +78,27 @@ static double logged_seconds_per_flop(const ladder_spec *spec, const char *dir) 
 // The two-sided level-a quantile plus the 80%-power one, of the t distribution on df degrees of freedom.
 static double power_quantile(double a, double df) { return gsl_cdf_tdist_Pinv(1 - a / 2, df) + gsl_cdf_tdist_Pinv(0.8, df); }
 
+// Seeds N at which an interval on df (N - 1)/(S - 1) degrees of freedom first meets its goal, where N in [lo, hi]
+// brackets the root: too_few(N) holds below it and not above (the t quantile falls as N grows). Bisection to
+// 1e-9 relative; the bracket's upper end.
+typedef struct { double S, df, se, a, effect, multiplier, width; } seeds_goal;
+
+static double bisect_seeds(double lo, double hi, bool (*too_few)(const seeds_goal *g, double n), const seeds_goal *g) {
+    for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (too_few(g, mid)) lo = mid; else hi = mid;
+    }
+    return hi;
+}
+
+static double df_at(const seeds_goal *g, double n) { return g->df * (n - 1) / (g->S - 1); }
+
+// 80% power at level a needs N = S (se q(df(N)) / effect)^2.
+static bool power_too_few(const seeds_goal *g, double n) {
+    double q = power_quantile(g->a, df_at(g, n));
+    return g->S * (g->se * q / g->effect) * (g->se * q / g->effect) > n;
+}
+
 double sequential_power_seeds(double effect, double se, double df, size_t seeds, double a) {
     if (!(effect > 0 && se > 0)) return NAN;
     double S = (double)seeds, z = gsl_cdf_ugaussian_Pinv(1 - a / 2) + gsl_cdf_ugaussian_Pinv(0.8);
@@ -88,17 +109,19 @@ double sequential_power_seeds(double effect, double se, double df, size_t seeds,
     // The bracket starts no lower than where the interval would have one degree of freedom: below that the
     // t quantile runs to gsl's limits (its inverse fails to converge, and gsl aborts), and an effect that
     // large is decided within the seeds there anyway.
-    double lo = fmax(need, 1 + (S - 1) / df), hi = S * pow(se * power_quantile(a, df * (lo - 1) / (S - 1)) / effect, 2);
-    if (hi <= lo) return lo;
-    for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
-        double mid = 0.5 * (lo + hi), q = power_quantile(a, df * (mid - 1) / (S - 1));
-        if (S * (se * q / effect) * (se * q / effect) > mid) lo = mid; else hi = mid;
-    }
-    return hi;
+    seeds_goal g = {.S = S, .df = df, .se = se, .a = a, .effect = effect};
+    double lo = fmax(need, 1 + (S - 1) / df), hi = S * pow(se * power_quantile(a, df_at(&g, lo)) / effect, 2);
+    return hi <= lo ? lo : bisect_seeds(lo, hi, power_too_few, &g);
 }
 
 // The paired interval's width in multiplier units at ln half-width h about multiplier m.
 static double width_at(double m, double h) { return 2 * m * sinh(h); }
+
+// The paired interval at N seeds is still wider than the goal.
+static bool width_too_few(const seeds_goal *g, double n) {
+    double t = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df_at(g, n));
+    return width_at(g->multiplier, t * g->se * sqrt(g->S / n)) > g->width;
+}
 
 double sequential_width_seeds(double multiplier, double se, double df, size_t seeds, double width) {
     if (!(multiplier > 0 && isfinite(multiplier) && se > 0 && width > 0)) return NAN;
@@ -107,14 +130,9 @@ double sequential_width_seeds(double multiplier, double se, double df, size_t se
     if (!(seeds > 1 && df > 0 && isfinite(df))) return S * (z * se / a) * (z * se / a);
     double lo = S * (z * se / a) * (z * se / a), q = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df), hi = S * (q * se / a) * (q * se / a);
     if (hi <= S) return hi;   // narrow enough already
-    lo = fmax(lo, S);   // the root lies past S, where the interval is still too wide
-    // On df (N - 1)/(S - 1) degrees of freedom the quantile falls with N: one root between the normal quantile's
-    // N and the quantile's now.
-    for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
-        double mid = 0.5 * (lo + hi), t = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df * (mid - 1) / (S - 1));
-        if (width_at(multiplier, t * se * sqrt(S / mid)) > width) lo = mid; else hi = mid;
-    }
-    return hi;
+    // The root lies past S, where the interval is still too wide, and below the N of today's quantile.
+    seeds_goal g = {.S = S, .df = df, .se = se, .multiplier = multiplier, .width = width};
+    return bisect_seeds(fmax(lo, S), hi, width_too_few, &g);
 }
 
 // Seeds per rung in all (from S now) that would bring variant e to a decision with 80% power at level a
