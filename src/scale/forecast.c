@@ -94,10 +94,10 @@ static json_t *fit_joint_law(const ladder_data *d) {
     double p[LAW_NDS_NPARAM];
     if (!st) st = curvecast_params(joint, p);   // e.g. rungs of one size, where the law's N term is undetermined
     import_ladder_free(&l);
-    if (st) fprintf(stderr, "fit: the joint law could not be fitted (%s); forecasts use the per-fraction laws alone\n",
-                    sx_last_error());
-    if (st) json_decref(joint);
-    return st ? NULL : joint;
+    if (!st) return joint;
+    fprintf(stderr, "fit: the joint law could not be fitted (%s); forecasts use the per-fraction laws alone\n", sx_last_error());
+    json_decref(joint);
+    return NULL;
 }
 
 sx_status forecast_fit_ladder(const ladder_spec *spec, const char *dir, json_t **fit) {
