@@ -45,6 +45,8 @@ grep -q "mean band half-width: ±" "$tmp/hero.dom" || fail "run page: band summa
 grep -q '"model_config": {' "$tmp/hero.dom" || fail "run page: no configuration"
 [ "$(count '<tr class="law">' "$tmp/ladder.dom")" -eq 6 ] || fail "laws table: want one row per fraction (6)"
 grep -q "L(C) = [0-9.]* + [0-9.e+]*·C<sup>−[0-9.]*</sup>" "$tmp/ladder.dom" || fail "ladder page: final-loss law"
+grep -q "Joint law over size, .*<b>L = [0-9.e+-]* + [0-9.e+-]*·N<sup>−[0-9.e+-]*</sup> + .*(N with.*; in-sample mean |error| [0-9.]*%; one size back [0-9.]*%)" \
+    "$tmp/ladder.dom" || fail "ladder page: joint law"
 grep -Eq '<td>0\.3[0-9]*+ \[0\.[0-9]+, 0\.[0-9]+\]</td>' "$tmp/ladder.dom" || fail "ladder page: laws without intervals"
 [ "$(count '<td class="l">done</td>' "$tmp/ladder.dom")" -eq 16 ] || fail "status table: want 16 finished runs"
 grep -q "tokens_per_param 5" "$tmp/ladder.dom" || fail "ladder page: no spec"

@@ -94,6 +94,15 @@ static void laws(FILE *f, json_t *fit) {
         fprintf(f, "<td>%.2f%%</td><td>%.2f%%</td></tr>\n", 100 * num(fitd, "mean_abs_rel_err"), 100 * num(fitd, "max_abs_rel_err"));
     }
     fprintf(f, "</table>\n");
+    json_t *jl = json_object_get(fit, "joint_law"), *jp = json_object_get(jl, "params");
+    if (jl)
+        fprintf(f, "<p>Joint law over size, LR-shape-weighted tokens S and annealing LD, fitted to every run (the forecast "
+                   "is the mean of its forecast and the per-fraction laws'): <b>L = %.4g + %.4g&middot;N<sup>&minus;%.4g</sup> + "
+                   "%.4g&middot;N<sup>%.3g</sup>&middot;S<sup>&minus;%.4g</sup> &minus; %.4g&middot;LD(C = %.3g, g = %.3g)</b> "
+                   "(N %s; in-sample mean |error| %.2f%%; one size back %.2f%%).</p>\n", num(jp, "E"), num(jp, "A"),
+                num(jp, "alpha"), num(jp, "B"), num(jp, "eps"), num(jp, "beta"), num(jp, "D"), num(jp, "C"), num(jp, "g"),
+                json_string_value(json_object_get(jl, "n_kind")), 100 * num(jl, "in_sample_mean"),
+                100 * num(json_object_get(jl, "sigma"), "one_size_back"));
     json_t *sl = json_object_get(json_object_get(fit, "schedule_law"), "per_rung");
     if (json_array_size(sl)) {
         fprintf(f, "<p>Schedule law per rung (multi-power law, L(t) = L0 + A&middot;S1(t)<sup>&minus;&alpha;</sup> &minus; "
