@@ -33,6 +33,8 @@ grep -q '"per_fraction"' "$tmp/fit.json" && grep -q '"schedule_law"' "$tmp/fit.j
 grep -q '"sha256"' "$tmp/fc.json" && grep -q '<svg' "$tmp/fc.svg" || fail "forecast outputs incomplete"
 grep -q "peak LR 0.00667, schedule cosine" "$tmp/fc.log" || fail "the hero's LR in short form"
 grep -q "Forecast: hero d1-hd8-w48 on cosine, from ladder smoke-a (wsd:decay=0.2,shape=sqrt)" "$tmp/fc.svg" || fail "forecast plot title"
+# the two forecasters the forecast averages, drawn beside it
+grep -q ">its per-fraction laws<" "$tmp/fc.svg" && grep -q ">its joint law<" "$tmp/fc.svg" || fail "forecast plot: the two forecasters"
 # A ladder trained on a shard smaller than the hero's tokens: the forecast warns (from the shard's header).
 # (fit.json is hashed, so the fit is made from a spec naming the shard, which has the same vocabulary.)
 sed 's|^train .*|train tests/fuzz/corpus/shard/v64.bin|' $A > "$tmp/a-shard.ladder"

@@ -75,6 +75,22 @@ static bool add_band(chart *c, json_t *pts, double C, const char *key, double sc
     return true;
 }
 
+// One of the forecasters the forecast averages (points' KEY, e.g. loss_joint) as a thin dashed line; nothing
+// when the points lack it (a forecast from the per-fraction laws alone).
+static bool add_part(chart *c, json_t *pts, double C, const char *key, const char *label, const char *color) {
+    size_t P = json_array_size(pts);
+    if (!P || !json_is_number(json_object_get(json_array_get(pts, 0), key))) return true;
+    double *x = take(c, P), *y = take(c, P);
+    if (!x || !y) return false;
+    for (size_t i = 0; i < P; i++) {
+        json_t *e = json_array_get(pts, i);
+        x[i] = C * num(e, "frac");
+        y[i] = num(e, key);
+    }
+    c->s[c->n++] = (svg_series){.label = label, .x = x, .y = y, .n = P, .color = color, .dashed = true};
+    return true;
+}
+
 // A check's measured points (rows: frac, observed times scale, inside) as markers, those outside the band
 // ringed; nothing when there are none.
 static bool add_observed(chart *c, json_t *rows, double C, double scale, const char *label) {
@@ -109,7 +125,10 @@ sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
     json_t *hero = json_object_get(fc, "hero"), *method = json_object_get(fc, "method");
     json_t *rows = report ? json_object_get(report, "rows") : NULL;
     double C = num(hero, "flops");
-    ok = ok && add_band(&c, json_object_get(fc, "points"), C, "loss", 1, "hero forecast (±2σ band)");
+    json_t *pts = json_object_get(fc, "points");
+    ok = ok && add_band(&c, pts, C, "loss", 1, "hero forecast (±2σ band)");
+    ok = ok && add_part(&c, pts, C, "loss_per_fraction", "its per-fraction laws", "#ff7f0e");
+    ok = ok && add_part(&c, pts, C, "loss_joint", "its joint law", "#17becf");
     ok = ok && add_observed(&c, rows, C, 1, "hero observed");
     char title[512];
     if (report)
