@@ -12,7 +12,6 @@
 #include "scale/lrsweep.h"
 #include "scale/taskcast.h"
 
-// sextant fit DIR --law final: Chinchilla's approach 3 on every run's final loss, with 95% bootstrap intervals.
 // The joint law of a curve-ladder fit (laws/law_nds.h), one line.
 static void print_joint_law(json_t *fit) {
     json_t *p = json_object_get(fit, "params");
@@ -26,6 +25,7 @@ static void print_joint_law(json_t *fit) {
 #undef P
 }
 
+// sextant fit DIR --law final: Chinchilla's approach 3 on every run's final loss, with 95% bootstrap intervals.
 static sx_status fit_final_law(const import_ladder *l, size_t loss, json_t **fit) {
     unsigned char *all = sx_alloc(l->n_runs ? l->n_runs : 1, "fit all");
     if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");

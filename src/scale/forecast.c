@@ -242,13 +242,18 @@ static void params_of(json_t *a, double *p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i] = num_at(a, i);
 }
 
+// Warmup steps of an n-step run whose warmup is a fraction (at least one step, as train counts them).
+static long warmup_steps(double warmup, long n) {
+    long ws = lround(warmup * (double)n);
+    return ws < 1 ? 1 : ws;
+}
+
 // LR per step of a schedule shape scaled to peak_lr over n steps with warmup as a fraction.
 static sx_status lr_array(const char *spec, long n, double warmup, double peak_lr, double *lr) {
     lr_schedule s;
     sx_status st = lr_schedule_parse(spec, n, &s);
     char w[32];
-    long ws = lround(warmup * (double)n);
-    snprintf(w, sizeof w, "%ld", ws < 1 ? 1 : ws);
+    snprintf(w, sizeof w, "%ld", warmup_steps(warmup, n));
     if (!st) st = lr_schedule_set_warmup(&s, w);
     if (st) return st;
     lr_schedule_fill(&s, lr, n);
@@ -380,7 +385,7 @@ static sx_status joint_forecast(json_t *joint, const model_config *c, long seq, 
     model_flops mf = model_flops_count(c, (size_t)seq);
     import_run t = {.n_params = mf.params_total, .n_nonembed = mf.params_nonembed, .tokens_per_step = (double)tokens_per_step,
                     .peak_lr = peak_lr, .flops_per_token = mf.train_per_token, .total_steps = steps,
-                    .warmup_steps = lround(warmup * (double)steps) < 1 ? 1 : lround(warmup * (double)steps)};
+                    .warmup_steps = warmup_steps(warmup, steps)};
     snprintf(t.id, sizeof t.id, "hero");
     snprintf(t.schedule, sizeof t.schedule, "%s", sched);
     size_t F = json_array_size(fracs);
