@@ -1,7 +1,8 @@
 // The LR rule from a sweep (laws/lrfit.h): the parabola's vertex is the planted optimum exactly on noise-free
 // losses; across three widths the power law recovers the planted power and coefficient, predicts the hero's
 // optimum at a larger width, and with noisy losses its standard error covers the truth (the errors over 200
-// noisy sweeps are about 1 standard error, so the uncertainty is honest); a sweep whose losses are still falling
+// noisy sweeps are about 1 standard error, so the uncertainty is honest); on losses that climb faster above the
+// optimum than below (as real sweeps do) the optima stay within 10% of the truth over a 16x sweep; a sweep whose losses are still falling
 // or that bends the wrong way is refused; the ladder plans the sweep's runs.
 #include <math.h>
 #include "core/rng.h"
@@ -39,7 +40,7 @@ static void test_exact(void) {
     CHECK_CLOSE(exp(rule.log_coef), 0.02, 1e-6, 0);
     double se, cost;
     CHECK_CLOSE(lrfit_predict(&rule, 384, &se, &cost), planted(384), 1e-6, 0);
-    CHECK(se < 0.05 && cost >= 0);
+    CHECK(se < 0.1 && cost >= 0);   // the floor noise (0.1%) on three points per width, extrapolated 3x
 }
 
 static void test_noisy_coverage(void) {
@@ -61,6 +62,28 @@ static void test_noisy_coverage(void) {
     fprintf(stderr, "    hero LR error / its standard error: rms %.2f, %d/%d within 2 se\n", rms_z, covered, trials);
     CHECK(rms_z > 0.6 && rms_z < 1.4);
     CHECK(covered >= 0.85 * trials);
+}
+
+// Loss 3 + 0.1 (e^u - u - 1), u = ln(lr / optimum): steep above the optimum, flat below. A parabola through all
+// five LRs (0.25x..4x) put the vertex at 0.77-0.83x the optimum; the best LR and its neighbours put it at 0.92-0.96x.
+static void test_asymmetric(void) {
+    const double widths[3] = {32, 64, 128};
+    lrfit_optimum o[3];
+    for (int w = 0; w < 3; w++) {
+        double lr[5], loss[5];
+        for (int i = 0; i < 5; i++) {
+            lr[i] = 0.015 * pow(64 / widths[w], 0.5) * mults[i];
+            double u = log(lr[i] / planted(widths[w]));
+            loss[i] = 3 + 0.1 * (exp(u) - u - 1);
+        }
+        CHECK(lrfit_vertex(lr, loss, 5, 0.001, &o[w]) == SX_OK);
+        if (!CHECK(fabs(log(o[w].lr / planted(widths[w]))) < 0.1))
+            fprintf(stderr, "    width %g: optimum %g, planted %g\n", widths[w], o[w].lr, planted(widths[w]));
+        o[w].width = widths[w];
+    }
+    lrfit_rule rule;
+    CHECK(lrfit_power(o, 3, 64, &rule) == SX_OK);
+    CHECK(fabs(rule.power - 0.8) < 0.1);
 }
 
 static void test_refusals(void) {
@@ -129,6 +152,7 @@ static void test_ladder_hyper_lr(void) {
 int main(void) {
     TEST_RUN(test_exact);
     TEST_RUN(test_noisy_coverage);
+    TEST_RUN(test_asymmetric);
     TEST_RUN(test_refusals);
     TEST_RUN(test_ladder_plan);
     TEST_RUN(test_ladder_hyper_lr);

@@ -39,8 +39,8 @@ sx_status lrsweep_fit(const ladder_data *d, json_t **out) {
     }
     for (size_t w = 0; w < n_w && !st; w++) {
         size_t width = widths[w], n = 0;
-        double lr[64], loss[64];
-        for (size_t i = 0; i < d->n_plan && n < 64; i++) {
+        double lr[LRFIT_MAX_POINTS], loss[LRFIT_MAX_POINTS];
+        for (size_t i = 0; i < d->n_plan && n < LRFIT_MAX_POINTS; i++) {
             const ladder_run *x = &d->plan[i];
             if (x->width != width || (x->branch != -1 && x->branch != LADDER_SWEEP)) continue;
             double l = final_loss(&d->runs[i]);
