@@ -82,6 +82,22 @@ for b in bad[:10]: print("FAIL: own forecast:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# A hero far off the ladder's allocation (w128 at 3x the top rung's compute: 0.07 tokens per parameter against the
+# rungs' 5) is forecast by the joint law alone: the per-fraction laws see only its compute.
+"$S" forecast --fit "$tmp/own-fit.json" --model d1-hd8-w128 --flops-ratio 3 --schedule cosine --out "$tmp/off-fc.json" \
+    > "$tmp/off-fc.log" 2>&1 || { fail "off-ladder forecast"; cat "$tmp/off-fc.log"; }
+grep -q "(the joint law alone: the hero trains 0.0678 tokens per non-embedding parameter, the ladder's rungs 5;" "$tmp/off-fc.log" ||
+    fail "off-ladder forecast line: $(cat "$tmp/off-fc.log")"
+python3 - "$tmp/off-fc.json" <<'PY' || fails=$((fails+1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [] if d["method"]["combine"] == "the joint law alone: the hero is off the ladder's allocation" else [f"method {d['method']}"]
+if abs(d["method"]["tokens_per_param"]["hero"] / 0.0678 - 1) > 0.01 or d["method"]["tokens_per_param"]["ladder"] != 5: bad.append("tokens_per_param")
+bad += [f"step {p['step']}: loss {p['loss']} is not the joint law's {p['loss_joint']}" for p in d["points"] if p["loss"] != p["loss_joint"]]
+for b in bad[:10]: print("FAIL: off-ladder forecast:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # compare reads curve ladders like specs: the two exported smoke ladders give the specs' report number for
 # number (same rungs, seeds and jackknife), and mixing a spec with a curve ladder works too.
 B=tests/data/ladder/smoke-b.ladder

@@ -310,7 +310,12 @@ int cmd_forecast(int argc, char **argv) {
             }
             printf("forecast final loss %.4f [%.4f, %.4f]", json_number_value(json_object_get(last, "loss")),
                    json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")));
-            if (json_object_get(last, "loss_joint"))
+            json_t *tpp = json_object_get(json_object_get(fc, "method"), "tokens_per_param");
+            if (tpp)
+                printf(" (the joint law alone: the hero trains %.3g tokens per non-embedding parameter, the ladder's rungs %g; "
+                       "the per-fraction laws' would be %.4f)", json_number_value(json_object_get(tpp, "hero")),
+                       json_number_value(json_object_get(tpp, "ladder")), json_number_value(json_object_get(last, "loss_per_fraction")));
+            else if (json_object_get(last, "loss_joint"))
                 printf(" (mean of the per-fraction laws' %.4f and the joint law's %.4f)",
                        json_number_value(json_object_get(last, "loss_per_fraction")), json_number_value(json_object_get(last, "loss_joint")));
             else

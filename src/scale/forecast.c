@@ -21,6 +21,7 @@
 
 #define N_BOOT 64
 #define FORECAST_VERSION 1
+#define FORECAST_OFF_LADDER 2   // a hero beyond 2x the ladder's tokens per parameter either way is off its allocation
 #define FIT_MAX_LOSS 1e3   // nats per token: far above any real loss (ln of a 2^24 vocabulary is 16.6)
 
 static json_t *array_of(const double *x, size_t n) {
@@ -417,7 +418,8 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     if (st) return st;
     model_config c;
     if ((st = model_config_parse(hero->model, (size_t)json_integer_value(json_object_get(ld, "vocab")), &c))) return st;
-    double per_token = model_flops_count(&c, (size_t)seq).train_per_token, C_max = 0;
+    model_flops hero_count = model_flops_count(&c, (size_t)seq);
+    double per_token = hero_count.train_per_token, C_max = 0;
     if (!isfinite(per_token)) return SX_ERR_NOMEM;   // the parameter table could not be built: sx_alloc said what
     // the count could not build its parameter table (sx_alloc said what)
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
@@ -476,6 +478,18 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
         }
     json_t *jf = NULL, *jl = json_object_get(fit, "joint_law");
     if (!st && jl) st = joint_forecast(jl, &c, seq, batch * seq, steps, lr, warmup, sched, fr, &jf);
+    // The per-fraction laws are loss against compute along the ladder's own allocation (tokens_per_param
+    // tokens per non-embedding parameter). A hero far off it (more than FORECAST_OFF_LADDER times more or
+    // fewer tokens per parameter) is a point they cannot describe: the joint law, a function of N and D, forecasts alone.
+    double hero_tpp = tokens / hero_count.params_nonembed, ladder_tpp = json_number_value(json_object_get(ld, "tokens_per_param"));
+    bool off_ladder = jf && ladder_tpp > 0 && fabs(log(hero_tpp / ladder_tpp)) > log(FORECAST_OFF_LADDER);
+    if (off_ladder)
+        fprintf(stderr, "forecast: the hero trains %.3g tokens per non-embedding parameter, the ladder's rungs %g: the "
+                "per-fraction laws (loss against compute at the ladder's allocation) do not describe it; forecasting "
+                "from the joint law alone\n", hero_tpp, ladder_tpp);
+    else if (!jf && ladder_tpp > 0 && fabs(log(hero_tpp / ladder_tpp)) > log(FORECAST_OFF_LADDER))
+        fprintf(stderr, "forecast: warning: the hero trains %.3g tokens per non-embedding parameter, the ladder's rungs %g, "
+                "and fit.json has no joint law: the per-fraction laws assume the ladder's allocation\n", hero_tpp, ladder_tpp);
     json_t *jpts = json_object_get(jf, "points");
     double s_joint = json_number_value(json_object_get(json_object_get(jf, "sigma"), "total"));
     double p[LAW_POW_NPARAM];
@@ -514,8 +528,9 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
         // Two forecasters, averaged: their errors one size back are partly independent (see docs/FORECAST.md).
         // The band takes their mean sigma and half their disagreement, so two that differ widen it.
         double loss_joint = jf ? json_number_value(json_object_get(json_array_get(jpts, f), "loss")) : NAN;
-        double loss = jf ? (loss_pf + loss_joint) / 2 : loss_pf, s_methods = jf ? fabs(loss_pf - loss_joint) / (2 * loss) : 0;
-        double sigma = jf ? sqrt(pow((sigma_pf + s_joint) / 2, 2) + s_methods * s_methods) : sigma_pf;
+        double loss = off_ladder ? loss_joint : jf ? (loss_pf + loss_joint) / 2 : loss_pf;
+        double s_methods = jf && !off_ladder ? fabs(loss_pf - loss_joint) / (2 * loss) : 0;
+        double sigma = off_ladder ? s_joint : jf ? sqrt(pow((sigma_pf + s_joint) / 2, 2) + s_methods * s_methods) : sigma_pf;
         double frac = num_at(fr, f);
         if (!isfinite(loss) || !isfinite(sigma)) {   // e.g. a degenerate fit from two rungs of the same size
             st = sx_fail(SX_ERR_NUMERIC, "fit.json: the forecast at fraction %g is not finite (loss %g, sigma %g) from "
@@ -548,8 +563,11 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     json_t *vs = json_object_get(ld, "val_set");
     if (json_is_string(vs)) json_object_set(doc, "val_set", vs);
     json_t *method = json_object_get(doc, "method");
-    json_object_set_new(method, "combine", json_string(jf ? "mean of the per-fraction laws and the joint law"
-                                                          : "the per-fraction laws alone: fit.json has no joint law"));
+    json_object_set_new(method, "combine", json_string(off_ladder ? "the joint law alone: the hero is off the ladder's allocation"
+                                                       : jf ? "mean of the per-fraction laws and the joint law"
+                                                            : "the per-fraction laws alone: fit.json has no joint law"));
+    if (off_ladder)
+        json_object_set_new(method, "tokens_per_param", json_pack("{s:f, s:f}", "hero", hero_tpp, "ladder", ladder_tpp));
     if (jf)
         json_object_set_new(method, "joint_law", json_pack("{s:O, s:O, s:O}", "n_kind", json_object_get(jl, "n_kind"),
                                                            "sigma", json_object_get(jf, "sigma"), "params",
