@@ -21,7 +21,9 @@ BUCKET=${MPI_BENCH_BUCKET:-4}
 ROUNDS=${MPI_BENCH_ROUNDS:-2}
 work="$BUILD/bench/mpi"
 command -v mpirun >/dev/null 2>&1 || { echo "mpi overhead: n/a (mpirun not installed)"; exit 0; }
-ldd "$SEXTANT" 2>/dev/null | grep -q libmpi || { echo "mpi overhead: n/a ($SEXTANT built without MPI)"; exit 0; }
+# Not `ldd | grep -q` under pipefail: grep -q leaves at the first match, ldd can then die of SIGPIPE, and the
+# pipeline fails (a CI run on a busy machine reported an MPI build as "built without MPI" so).
+grep -q libmpi <(ldd "$SEXTANT" 2>/dev/null) || { echo "mpi overhead: n/a ($SEXTANT built without MPI)"; exit 0; }
 rm -rf "$work"; mkdir -p "$work"
 args=(train --model "$MODEL" --train synthetic:8192 --batch 8 --seq "$SEQ" --steps "$STEPS" --quiet)
 MPI=(mpirun --allow-run-as-root --oversubscribe -np 2)
