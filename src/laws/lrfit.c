@@ -6,11 +6,11 @@
 #include <gsl/gsl_multifit.h>
 #include "laws/lrfit.h"
 
-// [*lo, *hi]: the LR whose mean loss is lowest and its two neighbours among the distinct LRs (the three lowest or
-// highest when the best is at an edge). Loss against ln LR is not a parabola over a wide sweep: it climbs faster
+// The number of distinct LRs; when there are 3 or more, [*lo, *hi] spans the LR whose mean loss is lowest and its
+// two neighbours among them (the three lowest or highest when the best is at an edge). Loss against ln LR is not a parabola over a wide sweep: it climbs faster
 // above the optimum than below, so a parabola through all of a 16x sweep puts its vertex too low (by 20-25% on
 // such a curve; README "One size up"). Near the optimum any smooth curve is a parabola.
-static void best_window(const double *lr, const double *loss, size_t n, double *lo, double *hi) {
+static size_t best_window(const double *lr, const double *loss, size_t n, double *lo, double *hi) {
     double x[LRFIT_MAX_POINTS], mean[LRFIT_MAX_POINTS];
     size_t d = 0;
     for (size_t i = 0; i < n; i++) {   // distinct LRs, ascending, with their mean loss
@@ -27,28 +27,25 @@ static void best_window(const double *lr, const double *loss, size_t n, double *
             if (lr[i] == x[j]) { sum += loss[i]; count++; }
         mean[j] = sum / count;
     }
+    if (d < 3) return d;
     size_t best = 0;
     for (size_t j = 1; j < d; j++)
         if (mean[j] < mean[best]) best = j;
     size_t first = best == 0 ? 0 : best + 1 == d ? d - 3 : best - 1;
     *lo = x[first];
     *hi = x[first + 2];
+    return d;
 }
 
 sx_status lrfit_vertex(const double *lr, const double *loss, size_t n, double se_floor_rel, lrfit_optimum *out) {
     memset(out, 0, sizeof *out);
     if (n > LRFIT_MAX_POINTS) return sx_fail(SX_ERR_ARG, "an LR sweep of %zu points (at most %d)", n, LRFIT_MAX_POINTS);
-    size_t distinct = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (!(lr[i] > 0) || !(loss[i] > 0) || !isfinite(loss[i]))
             return sx_fail(SX_ERR_ARG, "LR sweep point %zu: lr %g, loss %g must be positive", i, lr[i], loss[i]);
-        size_t j = 0;
-        while (j < i && lr[j] != lr[i]) j++;
-        distinct += j == i;
-    }
-    if (distinct < 3) return sx_fail(SX_ERR_ARG, "an LR sweep needs at least 3 distinct LRs, it has %zu", distinct);
     double lo, hi;
-    best_window(lr, loss, n, &lo, &hi);
+    size_t distinct = best_window(lr, loss, n, &lo, &hi);
+    if (distinct < 3) return sx_fail(SX_ERR_ARG, "an LR sweep needs at least 3 distinct LRs, it has %zu", distinct);
     size_t m = 0;   // the points inside the window, moved to the front of local copies
     double wlr[LRFIT_MAX_POINTS], wloss[LRFIT_MAX_POINTS];
     for (size_t i = 0; i < n; i++)
