@@ -421,7 +421,6 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     model_flops hero_count = model_flops_count(&c, (size_t)seq);
     double per_token = hero_count.train_per_token, C_max = 0;
     if (!isfinite(per_token)) return SX_ERR_NOMEM;   // the parameter table could not be built: sx_alloc said what
-    // the count could not build its parameter table (sx_alloc said what)
     for (size_t r = 0; r < R; r++) C_max = fmax(C_max, json_number_value(json_object_get(json_array_get(rungs, r), "flops")));
     double tokens = hero->flops_ratio > 0 ? hero->flops_ratio * C_max / per_token : hero->tokens;
     long steps = lround(tokens / (double)(batch * seq));
@@ -482,12 +481,13 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     // tokens per non-embedding parameter). A hero far off it (more than FORECAST_OFF_LADDER times more or
     // fewer tokens per parameter) is a point they cannot describe: the joint law, a function of N and D, forecasts alone.
     double hero_tpp = tokens / hero_count.params_nonembed, ladder_tpp = json_number_value(json_object_get(ld, "tokens_per_param"));
-    bool off_ladder = jf && ladder_tpp > 0 && fabs(log(hero_tpp / ladder_tpp)) > log(FORECAST_OFF_LADDER);
+    bool off_allocation = ladder_tpp > 0 && fabs(log(hero_tpp / ladder_tpp)) > log(FORECAST_OFF_LADDER);
+    bool off_ladder = off_allocation && jf;
     if (off_ladder)
         fprintf(stderr, "forecast: the hero trains %.3g tokens per non-embedding parameter, the ladder's rungs %g: the "
                 "per-fraction laws (loss against compute at the ladder's allocation) do not describe it; forecasting "
                 "from the joint law alone\n", hero_tpp, ladder_tpp);
-    else if (!jf && ladder_tpp > 0 && fabs(log(hero_tpp / ladder_tpp)) > log(FORECAST_OFF_LADDER))
+    else if (off_allocation)
         fprintf(stderr, "forecast: warning: the hero trains %.3g tokens per non-embedding parameter, the ladder's rungs %g, "
                 "and fit.json has no joint law: the per-fraction laws assume the ladder's allocation\n", hero_tpp, ladder_tpp);
     json_t *jpts = json_object_get(jf, "points");
