@@ -56,17 +56,26 @@ static bool add_rungs(chart *c, json_t *fit) {
     return true;
 }
 
+// x = C * frac and y = scale * KEY at each point of pts, in the chart's memory.
+static bool take_curve(chart *c, json_t *pts, double C, const char *key, double scale, double **x, double **y) {
+    size_t P = json_array_size(pts);
+    if (!(*x = take(c, P)) || !(*y = take(c, P))) return false;
+    for (size_t i = 0; i < P; i++) {
+        json_t *e = json_array_get(pts, i);
+        (*x)[i] = C * num(e, "frac");
+        (*y)[i] = scale * num(e, key);
+    }
+    return true;
+}
+
 // The hero's forecast at each point of pts (fields frac, KEY, lo, hi; times scale) as a dashed band series.
 static bool add_band(chart *c, json_t *pts, double C, const char *key, double scale, const char *label) {
     size_t P = json_array_size(pts);
-    double *x = take(c, P), *y = take(c, P), *lo = take(c, P), *hi = take(c, P);
-    if (!x || !y || !lo || !hi) return false;
+    double *x, *y, *lo = take(c, P), *hi = take(c, P);
+    if (!lo || !hi || !take_curve(c, pts, C, key, scale, &x, &y)) return false;
     for (size_t i = 0; i < P; i++) {
-        json_t *e = json_array_get(pts, i);
-        x[i] = C * num(e, "frac");
-        y[i] = scale * num(e, key);
-        lo[i] = scale * num(e, "lo");
-        hi[i] = scale * num(e, "hi");
+        lo[i] = scale * num(json_array_get(pts, i), "lo");
+        hi[i] = scale * num(json_array_get(pts, i), "hi");
     }
     snprintf(c->labels[c->n], sizeof c->labels[0], "%s", label);
     c->s[c->n] = (svg_series){.label = c->labels[c->n], .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728",
@@ -80,13 +89,8 @@ static bool add_band(chart *c, json_t *pts, double C, const char *key, double sc
 static bool add_part(chart *c, json_t *pts, double C, const char *key, const char *label, const char *color) {
     size_t P = json_array_size(pts);
     if (!P || !json_is_number(json_object_get(json_array_get(pts, 0), key))) return true;
-    double *x = take(c, P), *y = take(c, P);
-    if (!x || !y) return false;
-    for (size_t i = 0; i < P; i++) {
-        json_t *e = json_array_get(pts, i);
-        x[i] = C * num(e, "frac");
-        y[i] = num(e, key);
-    }
+    double *x, *y;
+    if (!take_curve(c, pts, C, key, 1, &x, &y)) return false;
     c->s[c->n++] = (svg_series){.label = label, .x = x, .y = y, .n = P, .color = color, .dashed = true};
     return true;
 }
