@@ -7,9 +7,10 @@
 #include "laws/lrfit.h"
 
 // The number of distinct LRs; when there are 3 or more, [*lo, *hi] spans the LR whose mean loss is lowest and its
-// two neighbours among them (the three lowest or highest when the best is at an edge). Loss against ln LR is not a parabola over a wide sweep: it climbs faster
-// above the optimum than below, so a parabola through all of a 16x sweep puts its vertex too low (by 20-25% on
-// such a curve; README "One size up"). Near the optimum any smooth curve is a parabola.
+// two neighbours among them (the three lowest or highest when the best is at an edge). Loss against ln LR is not
+// a parabola over a wide sweep: it climbs faster above the optimum than below, so a parabola through all of a
+// 16x sweep puts its vertex too low (by 20-25% on such a curve; README "One size up"). Near the optimum any
+// smooth curve is a parabola.
 static size_t best_window(const double *lr, const double *loss, size_t n, double *lo, double *hi) {
     double x[LRFIT_MAX_POINTS], mean[LRFIT_MAX_POINTS];
     size_t d = 0;

@@ -1,10 +1,10 @@
 // lrfit: the LR rule from a short LR sweep, instead of an assumed one. At each swept width the final losses
 // of runs at the best peak LR and its two neighbours in the sweep are fitted by a parabola in log LR,
 // L = a + b*x + c*x^2 (x = ln lr), whose vertex is that width's optimum x* = -b/(2c), with its standard error
-// from the fit's covariance (delta method) and the curvature c (loss per (ln lr)^2). Across widths, ln lr*(w) = ln coef - power*ln(w/ref)
-// by weighted least squares (weights 1/se^2), with the covariance of (ln coef, power). The hero's LR and
-// its uncertainty follow, and the expected loss cost of that uncertainty, c*se^2 (a parabola's mean excess
-// over a normal error of the log LR).
+// from the fit's covariance (delta method) and the curvature c (loss per (ln lr)^2). Across widths,
+// ln lr*(w) = ln coef - power*ln(w/ref) by weighted least squares (weights 1/se^2), with the covariance of
+// (ln coef, power). The hero's LR and its uncertainty follow, and the expected loss cost of that uncertainty,
+// c*se^2 (a parabola's mean excess over a normal error of the log LR).
 // Not responsible for choosing or reading the runs (forecast.c, the ladder key lr_sweep).
 #ifndef SEXTANT_LAWS_LRFIT_H
 #define SEXTANT_LAWS_LRFIT_H
