@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_errno.h>
 #include "cli/commands.h"
 #include "core/threads.h"
 #include "train/runlog.h"
@@ -46,6 +47,16 @@ static bool timed(const char *name) {
     return false;
 }
 
+// GSL's default error handler aborts the process (a core dump and no word from sextant). The fits that can
+// fail on their input turn it off and check the status they get back; a GSL error anywhere else is a defect
+// in sextant, not in the input: say so, and end with EX_SOFTWARE (70) rather than a crash.
+static void gsl_failure(const char *reason, const char *file, int line, int gsl_errno) {
+    fflush(stdout);
+    fprintf(stderr, "sextant: internal error: a numerical routine failed (GSL, %s:%d: %s; error %d). Please report "
+            "it with the command that gave it.\n", file, line, reason, gsl_errno);
+    exit(70);
+}
+
 static void usage(FILE *out) {
     fprintf(out, "usage: sextant <command> [flags]   (sextant <command> --help for its flags; sextant --version)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
@@ -54,6 +65,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     threads_wait_policy_setup(argv);   // may re-execute this binary, before the OpenMP runtime is used
+    gsl_set_error_handler(gsl_failure);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
