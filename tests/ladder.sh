@@ -113,6 +113,11 @@ grep -E "^id-b .* 1\.000x +\[ 1\.000,  1\.000\] .*no significant difference" "$t
 (cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder --until-decided --budget-flops 1) > "$tmp/until.log" 2>&1 || { fail "until-decided"; cat "$tmp/until.log"; }
 grep -q "stopped (budget spent) after 0 rounds, 2 seeds per rung" "$tmp/until.log" &&
     grep -q "id-b: undecided; no estimate" "$tmp/until.log" || { fail "until-decided budget stop"; cat "$tmp/until.log"; }
+# its one look is the last: the group-sequential rule spends all of the 5% there, and says so
+grep -q "^verdicts: paired seed jackknife t test at group-sequential levels (Pocock-type alpha spending over the 1 look " "$tmp/until.log" ||
+    { fail "until-decided should state its verdict rule"; cat "$tmp/until.log"; }
+(cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder --until-decided --budget-flops 1 --spending pocok) 2>&1 |
+    grep -q "spending must be pocock or obf, not 'pocok'" || fail "--spending with an unknown name should be refused"
 
 # min_steps: a rung with too few steps at the spec's batch trains with a divisor of it (and evaluates the
 # same windows: eval_batches grows by the same factor); the other rungs keep the spec's batch.

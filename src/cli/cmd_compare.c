@@ -12,6 +12,7 @@
 #include "scale/ladder_seeds.h"
 #include "runs/import.h"
 #include "scale/sequential.h"
+#include "scale/spending.h"
 
 #define MAX_VARIANTS 32   // the baseline and up to 31 variants (the speedrun study compares 14)
 
@@ -26,7 +27,7 @@ int cmd_compare(int argc, char **argv) {
     double target, width, budget_h, budget_flops;
     bool shared, run, until;
     long jobs, seeds;
-    const char *svg, *out;
+    const char *svg, *out, *spending;
     const flag_def flags[] = {
         {"target-flops", FLAG_DOUBLE, &target, "0", "compute at which to compare (default 10x the baseline's largest rung)"},
         {"shared-linf", FLAG_BOOL, &shared, "false", "pin every variant's Linf to the baseline's"},
@@ -34,12 +35,16 @@ int cmd_compare(int argc, char **argv) {
         {"jobs", FLAG_INT, &jobs, "1", "with --run or --until-decided: runs trained at once (one pool over all ladders, largest first)"},
         {"seeds", FLAG_INT, &seeds, "0", "seeds per rung of every ladder (default: each spec's, or those an earlier "
                                           "--until-decided recorded in the ladder's directory)"},
-        {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds (to the rungs where they shrink the "
-                                                       "intervals most per FLOP) until the verdicts decide, --width is "
-                                                       "reached or the budget is spent"},
+        {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds (for the variant nearest a "
+                                                       "decision, at the rungs where they narrow its interval most per "
+                                                       "FLOP) until the verdicts decide at group-sequential levels, --width "
+                                                       "is reached or the budget is spent"},
         {"width", FLAG_DOUBLE, &width, "0", "with --until-decided: also stop when every undecided paired interval is narrower"},
         {"budget", FLAG_DOUBLE, &budget_h, "0", "with --until-decided: wall-clock hours the added seeds may take"},
         {"budget-flops", FLAG_DOUBLE, &budget_flops, "0", "with --until-decided: training FLOPs the added seeds may spend"},
+        {"spending", FLAG_STR, &spending, "pocock", "with --until-decided: the alpha spending that keeps the family-wise "
+                                                     "error at 5% over the looks: pocock (an early look can decide) or obf "
+                                                     "(O'Brien-Fleming: nearly all of it at the budget's end)"},
         {"plot", FLAG_STR, &svg, "", "write an SVG of loss vs compute with the fits"},
         {"out", FLAG_STR, &out, "", "write the report as JSON"},
     };
@@ -48,6 +53,8 @@ int cmd_compare(int argc, char **argv) {
     sx_status st = a.st;
     if (!st && (jobs < 1 || seeds < 0 || seeds > 1000 || width < 0 || budget_h < 0 || budget_flops < 0))
         st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width and the budgets >= 0");
+    bool obf = !strcmp(spending, "obf");
+    if (!st && !obf && strcmp(spending, "pocock")) st = sx_fail(SX_ERR_ARG, "--spending must be pocock or obf, not '%s'", spending);
     if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
         st = sx_fail(SX_ERR_ARG, "--until-decided needs a budget: --budget HOURS or --budget-flops FLOPS");
     ladder_spec specs[MAX_VARIANTS];
@@ -86,7 +93,8 @@ int cmd_compare(int argc, char **argv) {
         }
     }
     json_t *report = NULL;
-    sequential_options so = {.width = width, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs};
+    sequential_options so = {.width = width, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs,
+                            .spend = obf ? spending_obf : spending_pocock, .spending = obf ? "O'Brien-Fleming-type" : "Pocock-type"};
     if (!st) st = until ? sequential_compare(specs, dp, (size_t)a.npos, target, shared, &so, &report)
                         : compare_ladders(specs, dp, (size_t)a.npos, target, shared, &report);
     if (!st) compare_print(stdout, report);

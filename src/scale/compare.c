@@ -570,10 +570,12 @@ void compare_print(FILE *out, json_t *r) {
                 json_string_value(json_object_get(e, "verdict")));
 #undef N
     }
-    fprintf(out, "verdicts: %s seed jackknife t test, p-values Holm-adjusted over %zu variant%s against the baseline "
-            "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",
-            100 * json_number_value(json_object_get(r, "alpha")),
-            paired ? "" : "; no pairing: the ladders differ in rungs or seeds");
+    const char *rule = json_string_value(json_object_get(r, "verdict_rule"));   // set by a sequential comparison
+    if (rule) fprintf(out, "verdicts: %s\n", rule);
+    else fprintf(out, "verdicts: %s seed jackknife t test, p-values Holm-adjusted over %zu variant%s against the baseline "
+                 "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",
+                 100 * json_number_value(json_object_get(r, "alpha")),
+                 paired ? "" : "; no pairing: the ladders differ in rungs or seeds");
     for (size_t i = 0; i < json_array_size(rows); i++) {   // why intervals are unbounded: each reason once, with its ladders
         const char *why = unbounded_reason_of(rows, i);
         bool said = false;

@@ -1,19 +1,35 @@
-// sequential: `compare --until-decided`, a comparison that adds seeds where they narrow it most. Each round
-// compares the ladders (scale/compare.h: paired seed jackknife t intervals, Holm over the variants) and stops when
-//   decided: every variant's Holm-adjusted paired verdict names a winner or a loser;
+// sequential: `compare --until-decided`, a comparison that adds seeds where they decide it soonest. Each
+// comparison (scale/compare.h: paired seed jackknife t intervals) is a look; it stops when
+//   decided: every variant is decided at its group-sequential level (below);
 //   width:   every variant still undecided has a paired 95% multiplier interval narrower than `width`;
 //   budget:  the next round would pass the budget (training FLOPs, or wall-clock hours), or a rung would pass
 //            the spec's limit of 1000 seeds;
 // otherwise it adds seeds and trains the new runs of all ladders in one pool of the ladder runner (largest
-// first). Where: the comparison's paired per-rung jackknife says how much of each undecided variant's
-// ln-multiplier variance comes from each rung's seeds (rung_var, v_r at S_r seeds); one more seed at rung r
-// takes v_r/(S_r+1) off it, narrowing the interval by 1 − sqrt(1 − (v_r/(S_r+1))/Σv). The round places its
-// seeds one by one at the rung with the most narrowing (summed over the undecided variants) per FLOP of the
-// seed in every ladder, until it holds at least `jobs` runs. A seed goes to that rung of every ladder alike
-// (seed k stays paired across them) and every ladder directory records its rungs' seed counts
-// (scale/ladder_seeds.h), which `ladder`, `fit` and `compare` read back. While a rung has fewer than 3 seeds
-// (one or two give no variance to place seeds by), or the noise cannot be estimated (no pairing, a multiplier
-// that is not finite, no noise at all), a round adds one seed to every rung instead, as many in every ladder.
+// first).
+// Verdicts: a test repeated at the fixed-sample 5% after every round decides far more often than 5% where
+// there is no difference (19% at ten looks), so each look tests at a group-sequential level (scale/spending.h):
+// a variant's information fraction at a look is the variance its paired interval would have at the budget's
+// end (the FLOPs left placed by its noise) over its variance then (from the seeds per rung at each look and
+// its rung_var now), the spending function (Pocock type by default) gives each look its nominal level, and
+// Holm's step-down runs over the variants not yet decided, each at its level for alpha/m (Maurer & Bretz
+// 2013). A variant decided at a look stays decided (its row's verdict is the sequential one); the look where
+// the next round would pass the budget is the last and spends what is left. Looks of an earlier
+// --until-decided on the same ladders are not counted (a note says so).
+// Where: the comparison's paired per-rung jackknife says how much of each undecided variant's ln-multiplier
+// variance comes from each rung's seeds (rung_var, v_r at S_r seeds); one more seed at rung r takes v_r/(S_r+1)
+// off it, narrowing the interval by 1 − sqrt(1 − (v_r/(S_r+1))/Σv). A round serves the undecided variant
+// nearest a decision: the fewest FLOPs to the narrowing that gives 80% power at its last level (or reaches
+// `width`), seeds placed one by one at the rung with the most narrowing of its interval per FLOP of the seed
+// in every ladder, up to that target or the budget; so a round is as large as a decision needs and the looks
+// are few (one seed a round, by the narrowing summed over the variants, gave 44 rounds of cheap seeds and
+// left the largest rung, which one variant needed, at 3 seeds). Then, up to `jobs` runs and at least one seed,
+// at the rung with the most narrowing summed over the undecided variants. A seed goes to that rung of every
+// ladder alike (seed k stays paired across them) and every ladder directory records its rungs' seed counts
+// (scale/ladder_seeds.h), which `ladder`, `fit` and `compare` read back. While a rung has fewer than 5 seeds
+// (a variance known to few degrees of freedom places seeds by its errors, and a rung whose noise was
+// underestimated keeps the underestimate into the test), one round brings every rung to 5, or as far as the
+// budget goes; where the noise cannot be estimated (no pairing, a multiplier that is not finite, no noise at
+// all), a round adds one seed to every rung instead, as many in every ladder.
 // When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power to decide at the
 // estimated multiplier (at the Holm level of the first undecided variant), or to reach `width` when that is
 // sooner: per rung alike (sequential_power_seeds, sequential_width_seeds: the ln multiplier's standard error ∝
@@ -40,14 +56,19 @@ typedef struct {
                            // (no estimate when it logged no throughput)
     const char *exe;       // the sextant binary the ladder runner starts (`exe train ...`)
     int jobs;              // runs trained at once
+    double (*spend)(double t, double alpha);   // the alpha spending function (scale/spending.h)
+    const char *spending;  // its name, for the report ("Pocock-type", "O'Brien-Fleming-type")
 } sequential_options;
 
 // specs[0] is the baseline; their rung_seeds grow as seeds are added (and are written to each dirs[i]/seeds.json
-// after every round). *report receives the last compare report with "until_decided": {"stop":
-// "decided"|"width"|"budget", "rounds", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
+// after every round). *report receives the last compare report, its rows' "decided" and "verdict" the
+// sequential ones, with each row's "decided_look" (0: the ladders as given; null while undecided) and
+// "sequential_level" (the nominal level of its last test), the report's "verdict_rule" (in words), and
+// "until_decided": {"stop": "decided"|"width"|"budget", "rounds", "looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
 // plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "budget_flops",
 // "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung", "widths",
-// "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "flops"}],
+// "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "for" (the
+// variant it served, or null), "flops"}],
 // "more_seeds": [per variant: seeds per rung still needed, or null where decided, narrow enough, or no estimate
 // is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
 // add at each rung when placed by the noise, or null], "more_seeds_flops": [their FLOPs, or null],

@@ -1,0 +1,113 @@
+// spending: group-sequential levels against published boundaries (five equal looks, one-sided 0.025, as the R
+// package ldbounds tabulates them, Reboussin et al. 2000: Lan–DeMets O'Brien–Fleming type 4.8769, 3.3569,
+// 2.6803, 2.2898, 2.0310; Pocock type 2.4380, 2.4268, 2.4101, 2.3966, 2.3859), and against an independent Monte Carlo of the Brownian motion at uneven looks: the
+// chance of ever crossing is alpha and each look spends its increment. The problem it solves, measured the
+// same way: ten looks at the fixed-sample 5% level decide about 19% of the time under no effect.
+#include <math.h>
+#include <gsl/gsl_cdf.h>
+#include "core/rng.h"
+#include "core/status.h"
+#include "scale/spending.h"
+#include "support/testlib.h"
+
+#define PATHS 400000
+
+// Fraction of PATHS Brownian paths (seeded) whose Z = W(t)/sqrt(t) first reaches the two-sided nominal level
+// at each look; crossed (k) overwritten; returns the fraction crossing at any look.
+static double monte_carlo(const double *t, const double *nominal, size_t k, double *crossed) {
+    rng_state r;
+    rng_seed(&r, 20261205);
+    double c[16], any = 0;
+    for (size_t j = 0; j < k; j++) { c[j] = nominal[j] > 0 ? gsl_cdf_ugaussian_Qinv(nominal[j] / 2) : INFINITY; crossed[j] = 0; }
+    for (int p = 0; p < PATHS; p++) {
+        double w = 0, before = 0;
+        for (size_t j = 0; j < k; j++) {
+            w += sqrt(t[j] - before) * rng_normal(&r);
+            before = t[j];
+            if (fabs(w) / sqrt(t[j]) >= c[j]) { crossed[j] += 1.0 / PATHS; any += 1.0 / PATHS; break; }
+        }
+    }
+    return any;
+}
+
+static void test_published(void) {
+    const double t[5] = {0.2, 0.4, 0.6, 0.8, 1};
+    const double z[2][5] = {{4.8769, 3.3569, 2.6803, 2.2898, 2.0310}, {2.4380, 2.4268, 2.4101, 2.3966, 2.3859}};
+    double (*const spend[2])(double, double) = {spending_obf, spending_pocock};
+    for (int f = 0; f < 2; f++) {
+        double spent[5], nominal[5];
+        // one-sided 0.025 on each side: the two-sided spending is twice it (the two sides' overlap is negligible)
+        for (int j = 0; j < 5; j++) spent[j] = 2 * spend[f](t[j], 0.025);
+        if (!CHECK(spending_levels(t, spent, 5, nominal) == SX_OK)) return;
+        for (int j = 0; j < 5; j++) {
+            double got = gsl_cdf_ugaussian_Qinv(nominal[j] / 2);
+            printf("%s look %d: z %.4f (published %.4f)\n", f ? "Pocock" : "O'Brien-Fleming", j + 1, got, z[f][j]);
+            CHECK_CLOSE(got, z[f][j], 0, 3e-4);
+        }
+    }
+}
+
+static void test_spending_function(void) {
+    CHECK(spending_obf(0, 0.05) == 0 && spending_obf(1, 0.05) == 0.05 && spending_obf(2, 0.05) == 0.05);
+    CHECK(spending_pocock(0, 0.05) == 0 && spending_pocock(1, 0.05) == 0.05);
+    CHECK_CLOSE(spending_obf(0.5, 0.05), 2 * gsl_cdf_ugaussian_Q(gsl_cdf_ugaussian_Qinv(0.025) / sqrt(0.5)), 1e-12, 0);
+    CHECK_CLOSE(spending_pocock(0.5, 0.05), 0.05 * log(1 + (M_E - 1) / 2), 1e-12, 0);
+    double t = 1, spent = 0.05, nominal;   // one look: the fixed-sample level
+    CHECK(spending_levels(&t, &spent, 1, &nominal) == SX_OK);
+    CHECK_CLOSE(nominal, 0.05, 1e-9, 0);
+}
+
+// Uneven looks, one adding no information, a final look spending what is left: the Monte Carlo crossing
+// probabilities match the increments, and the total is alpha.
+static void test_monte_carlo(void) {
+    const double t[7] = {0.05, 0.12, 0.4, 0.4, 0.41, 0.8, 1};
+    double (*const spend[2])(double, double) = {spending_obf, spending_pocock};
+    for (int f = 0; f < 2; f++) {
+        double spent[7], nominal[7], crossed[7];
+        for (int j = 0; j < 7; j++) spent[j] = spend[f](t[j], 0.05);
+        if (!CHECK(spending_levels(t, spent, 7, nominal) == SX_OK)) return;
+        CHECK(nominal[3] == 0);   // no information added: nothing spent
+        double any = monte_carlo(t, nominal, 7, crossed), se = sqrt(0.05 * 0.95 / PATHS);
+        printf("%s, uneven looks: ever crossing %.5f of %d paths (alpha 0.05, se %.5f); per look", f ? "Pocock" : "O'Brien-Fleming",
+               any, PATHS, se);
+        for (int j = 0; j < 7; j++) printf(" %.5f/%.5f", crossed[j], spent[j] - (j ? spent[j - 1] : 0));
+        printf("\n");
+        CHECK(fabs(any - 0.05) < 4 * se);
+        for (int j = 0; j < 7; j++) {
+            double want = spent[j] - (j ? spent[j - 1] : 0);
+            CHECK(fabs(crossed[j] - want) < 4 * sqrt(want / PATHS) + 1e-5);
+        }
+        CHECK(nominal[6] > 0.005 && nominal[6] < 0.05);   // the last look below the fixed-sample level
+    }
+}
+
+// Without spending: ten equal looks each at the fixed-sample 5% level (Pocock 1977: 0.193).
+static void test_inflation(void) {
+    double t[10], nominal[10], crossed[10];
+    for (int j = 0; j < 10; j++) { t[j] = (j + 1) / 10.0; nominal[j] = 0.05; }
+    double any = monte_carlo(t, nominal, 10, crossed);
+    printf("ten looks at the fixed 5%% level: %.4f decide under no effect\n", any);
+    CHECK(any > 0.18 && any < 0.21);
+}
+
+static void test_bad_input(void) {
+    double t[2] = {0.5, 0.4}, spent[2] = {0.01, 0.02}, nominal[2];
+    CHECK(spending_levels(t, spent, 2, nominal) == SX_ERR_ARG);
+    t[1] = 1.5;
+    CHECK(spending_levels(t, spent, 2, nominal) == SX_ERR_ARG);
+    t[1] = 1;
+    spent[1] = 0.005;
+    CHECK(spending_levels(t, spent, 2, nominal) == SX_ERR_ARG);
+    t[0] = 0;
+    spent[1] = 0.05;
+    CHECK(spending_levels(t, spent, 2, nominal) == SX_ERR_ARG);
+}
+
+int main(void) {
+    TEST_RUN(test_published);
+    TEST_RUN(test_spending_function);
+    TEST_RUN(test_monte_carlo);
+    TEST_RUN(test_inflation);
+    TEST_RUN(test_bad_input);
+    return testlib_finish("spending");
+}
