@@ -11,7 +11,7 @@ if ! command -v "${CLANG:-clang}" >/dev/null 2>&1; then
 fi
 fails=0
 tests/fuzz/run "$secs" || fails=$((fails+1))
-export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+. tests/fuzz/limits
 replayed=0
 for dir in tests/fuzz/regressions/*/; do
     [ -d "$dir" ] || continue
@@ -19,7 +19,7 @@ for dir in tests/fuzz/regressions/*/; do
     inputs=("$dir"*)
     [ -e "${inputs[0]}" ] || continue
     tmp=$(mktemp -d)
-    if TMPDIR=$tmp build-fuzz/fuzz_"$name" -runs=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 "${inputs[@]}" \
+    if TMPDIR=$tmp build-fuzz/fuzz_"$name" -runs=1 "${limits[@]}" "${inputs[@]}" \
         > build-fuzz/logs/replay-"$name".log 2>&1; then
         replayed=$((replayed + ${#inputs[@]}))
     else
