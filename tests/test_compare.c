@@ -24,6 +24,7 @@
 #include "scale/ladder.h"
 #include "scale/ladder_seeds.h"
 #include "scale/sequential.h"
+#include "scale/spending.h"
 #include "support/testlib.h"
 
 static const char *tmpdir;
@@ -343,7 +344,18 @@ static void test_until_decided(void) {
             CHECK(!strcmp(stop_of(r), "budget") && rounds_of(r) == 1 && json_is_integer(more) && json_integer_value(more) >= 1);
             CHECK_CLOSE(json_number_value(json_object_get(json_object_get(r, "until_decided"), "flops_spent")), 2 * one, 1e-12, 0);
             sequential_print(stdout, r);
+            // the same two looks under O'Brien-Fleming spending: less spent at the first, so more left for the last
+            double pocock = field(r, 1, "sequential_level");
             json_decref(r);
+            o.spend = spending_obf;
+            o.spending = "O'Brien-Fleming-type";
+            if ((r = until("budo", w, 2, &o))) {
+                printf("last look's level: Pocock-type %.4f, O'Brien-Fleming-type %.4f\n", pocock, field(r, 1, "sequential_level"));
+                CHECK(rounds_of(r) == 1 && pocock < field(r, 1, "sequential_level") && field(r, 1, "sequential_level") < 0.05);
+                CHECK(strstr(json_string_value(json_object_get(r, "verdict_rule")), "O'Brien-Fleming-type alpha spending over the 2 looks"));
+                json_decref(r);
+            }
+            o.spend = NULL;
         }
         // an hour: the runs logged one second per 384000 FLOPs, so a round would take hours; none starts
         // (without the estimate one would, and the width would stop it after one round)

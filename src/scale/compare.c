@@ -551,17 +551,19 @@ static const char *unbounded_reason_of(json_t *rows, size_t i) {
 void compare_print(FILE *out, json_t *r) {
     json_t *rows = json_object_get(r, "variants");
     bool paired = json_is_true(json_object_get(r, "paired"));
+    // A sequential comparison tests each p at its own level (printed under the table): the p column is the raw p.
+    const char *rule = json_string_value(json_object_get(r, "verdict_rule")), *p_key = rule ? "p_value" : "p_holm";
     size_t family = (size_t)json_integer_value(json_object_get(r, "family"));
     fprintf(out, "at %.3g training FLOPs (95%% seed-jackknife t intervals%s):\n", json_number_value(json_object_get(r, "target_flops")),
             json_is_true(json_object_get(r, "shared_linf")) ? ", Linf shared" : "");
     fprintf(out, "%-18s %-24s %24s %10s %17s %17s %9s %9s  %s\n", "variant", "largest rung", "projected loss", "multiplier",
-            "paired 95%", "unpaired 95%", "p (Holm)", "KV B/tok", "verdict");
+            "paired 95%", "unpaired 95%", rule ? "p" : "p (Holm)", "KV B/tok", "verdict");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
 #define N(k) (json_is_null(json_object_get(e, k)) ? INFINITY : json_number_value(json_object_get(e, k)))
         char p[16] = "", li[40], pi[40] = "-", ui[40], kv[16] = "-";
         if (!json_is_null(json_object_get(e, "kv_bytes_per_token"))) snprintf(kv, sizeof kv, "%.0f", N("kv_bytes_per_token"));
-        if (i) snprintf(p, sizeof p, N("p_holm") < 0.001 ? "<0.001" : "%.3f", N("p_holm"));
+        if (i) snprintf(p, sizeof p, N(p_key) < 0.001 ? "<0.001" : "%.3f", N(p_key));
         interval_text(li, sizeof li, row_number(e, "loss_lo"), row_number(e, "loss_hi"), false, 4);
         if (paired) interval_text(pi, sizeof pi, row_number(e, "paired_lo"), row_number(e, "paired_hi"), true, 3);
         interval_text(ui, sizeof ui, row_number(e, "multiplier_lo"), row_number(e, "multiplier_hi"), true, 3);
@@ -570,7 +572,6 @@ void compare_print(FILE *out, json_t *r) {
                 json_string_value(json_object_get(e, "verdict")));
 #undef N
     }
-    const char *rule = json_string_value(json_object_get(r, "verdict_rule"));   // set by a sequential comparison
     if (rule) fprintf(out, "verdicts: %s\n", rule);
     else fprintf(out, "verdicts: %s seed jackknife t test, p-values Holm-adjusted over %zu variant%s against the baseline "
                  "(family-wise error <= %.0f%%)%s\n", paired ? "paired" : "unpaired", family, family == 1 ? "" : "s",

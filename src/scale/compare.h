@@ -66,7 +66,8 @@ typedef struct {
 // compare_ladders on ladders given in memory (l[0] the baseline); the report's KV bytes and parameters are null.
 sx_status compare_finals(const compare_ladder *l, size_t n, double target_flops, bool shared_linf, json_t **report);
 // The report as a table (an unbounded interval reads "unbounded", "> lo" or "< hi"), the verdicts' test, and
-// each unbounded_reason once with the variants it holds for.
+// each unbounded_reason once with the variants it holds for. A report with a "verdict_rule" (scale/sequential.h)
+// prints that as the test, and its p column is the raw p (each is tested at its own level there).
 void compare_print(FILE *out, json_t *report);
 
 // Holm's step-down adjustment of m p-values: adj[i] = max over the j ranked at or before i (ascending p) of
