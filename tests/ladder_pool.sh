@@ -42,8 +42,11 @@ grep -q "stopped (budget spent) after 1 round, 3 seeds per rung" "$tmp/until.out
     fail "the round should train the 9 seed-3 runs in one pool: $(cat "$tmp/until.log")"
 # The ladder directories record the added seeds (seeds.json): the plan and a plain compare find them.
 (cd "$tmp/pool" && "$S" ladder plan pa.ladder) | grep -q " w24-s3 " || fail "ladder plan should read runs/pa/seeds.json"
-(cd "$tmp/pool" && "$S" compare "${specs[@]}" --out cmp.json > /dev/null) && grep -q '"seeds": 3' "$tmp/pool/cmp.json" ||
+(cd "$tmp/pool" && "$S" compare "${specs[@]}" --out cmp.json > "$tmp/plain.out") && grep -q '"seeds": 3' "$tmp/pool/cmp.json" ||
     fail "compare should find 3 seeds per rung in seeds.json"
+# and, its verdicts being fixed-sample ones, says that those seeds were tested look by look
+grep -q "^note: pa holds seeds --until-decided added as it tested look by look" "$tmp/plain.out" ||
+    fail "a plain compare of ladders --until-decided extended should say so: $(cat "$tmp/plain.out")"
 
 # The same ladders one after another with `ladder run`, seeds 1-3.
 for s in "${specs[@]}"; do

@@ -99,6 +99,10 @@ int cmd_compare(int argc, char **argv) {
                         : compare_ladders(specs, dp, (size_t)a.npos, target, shared, &report);
     if (!st) compare_print(stdout, report);
     if (!st && until) sequential_print(stdout, report);
+    const char *added = !st && !until && !curves ? sequential_seeds_added(specs, (size_t)a.npos) : NULL;
+    if (added)
+        printf("note: %s holds seeds --until-decided added as it tested look by look; these fixed-sample verdicts do not "
+               "count those looks (its own report's group-sequential verdicts do)\n", added);
     if (!st && *svg) st = plots_compare(svg, report);
     if (!st && *out && json_dump_file(report, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
     json_decref(report);

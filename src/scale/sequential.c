@@ -593,16 +593,11 @@ static double flops_left(const sequential_options *o, double spent, double t0, d
     return isnan(left) ? NAN : fmax(left, 0);
 }
 
-// A note where an earlier --until-decided added seeds to these ladders: its looks spent alpha this run does not see.
-static void note_earlier_looks(const ladder_spec *specs, size_t n) {
+const char *sequential_seeds_added(const ladder_spec *specs, size_t n) {
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < specs[i].n_rungs; r++)
-            if (ladder_rung_seeds(&specs[i], r) > specs[i].n_seeds) {
-                fprintf(stderr, "until-decided: note: %s has seeds an earlier --until-decided added (seeds.json); this run's "
-                        "alpha spending counts its own looks only, so the error over both runs together can pass %.0f%%\n",
-                        specs[i].name, 100 * COMPARE_ALPHA);
-                return;
-            }
+            if (ladder_rung_seeds(&specs[i], r) > specs[i].n_seeds) return specs[i].name;
+    return NULL;
 }
 
 sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
@@ -623,7 +618,11 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     seq_verdict *v = malloc(n * sizeof *v);
     if (!v) st = SX_ERR_NOMEM;
     for (size_t i = 0; i < n && v; i++) v[i] = (seq_verdict){.look = -1, .level = NAN};
-    note_earlier_looks(specs, n);
+    const char *earlier = sequential_seeds_added(specs, n);   // its looks spent alpha this run does not see
+    if (earlier)
+        fprintf(stderr, "until-decided: note: %s has seeds an earlier --until-decided added (seeds.json); this run's alpha "
+                "spending counts its own looks only, so the error over both runs together can pass %.0f%%\n", earlier,
+                100 * COMPARE_ALPHA);
     while (!st) {
         json_decref(r);
         r = NULL;

@@ -91,6 +91,10 @@ double sequential_width_seeds(double multiplier, double se, double df, size_t se
 // Training FLOPs of adding one more seed to every rung of the ladder under dir: runs already finished cost
 // nothing; a cooldown branch costs what it trains beyond its branch point.
 sx_status sequential_round_flops(const ladder_spec *spec, const char *dir, double *flops);
+// The first of the n ladders holding seeds a --until-decided added (its seeds.json, read into the spec, gives a
+// rung more than the spec's seeds), or NULL. Those seeds were tested as they came: a fixed-sample comparison
+// of them does not count those looks.
+const char *sequential_seeds_added(const ladder_spec *specs, size_t n);
 // The stop reason, the seeds per rung and, when undecided, the power estimates and the larger rung weighed
 // against seeds: a few lines.
 void sequential_print(FILE *out, json_t *report);
