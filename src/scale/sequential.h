@@ -18,12 +18,14 @@
 // Where: the comparison's paired per-rung jackknife says how much of each undecided variant's ln-multiplier
 // variance comes from each rung's seeds (rung_var, v_r at S_r seeds); one more seed at rung r takes v_r/(S_r+1)
 // off it, narrowing the interval by 1 − sqrt(1 − (v_r/(S_r+1))/Σv). A round serves the undecided variant
-// nearest a decision: the fewest FLOPs to the narrowing that gives 80% power at its last level (or reaches
+// nearest a decision (the fewest FLOPs to the narrowing that gives 80% power at its last level, or reaches
 // `width`), seeds placed one by one at the rung with the most narrowing of its interval per FLOP of the seed
-// in every ladder, up to that target or the budget; so a round is as large as a decision needs and the looks
+// in every ladder, up to 80% power at the level its next look would have (solved with the round: a larger
+// round spends more alpha at its look) or the budget; so a round is as large as a decision needs and the looks
 // are few (one seed a round, by the narrowing summed over the variants, gave 44 rounds of cheap seeds and
 // left the largest rung, which one variant needed, at 3 seeds). Then, up to `jobs` runs and at least one seed,
-// at the rung with the most narrowing summed over the undecided variants. A seed goes to that rung of every
+// at the rung with the most narrowing summed over the undecided variants; and a round that would leave less
+// of the budget than it costs takes the rest too (no trail of ever smaller rounds). A seed goes to that rung of every
 // ladder alike (seed k stays paired across them) and every ladder directory records its rungs' seed counts
 // (scale/ladder_seeds.h), which `ladder`, `fit` and `compare` read back. While a rung has fewer than 5 seeds
 // (a variance known to few degrees of freedom places seeds by its errors, and a rung whose noise was
