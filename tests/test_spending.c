@@ -90,6 +90,14 @@ static void test_inflation(void) {
     CHECK(any > 0.18 && any < 0.21);
 }
 
+// Looks after the last one that adds information (t repeats at the end) spend nothing: level 0 each.
+static void test_repeated_last(void) {
+    const double t[4] = {0.5, 1, 1, 1}, spent[4] = {0.01, 0.05, 0.05, 0.05};
+    double nominal[4] = {NAN, NAN, NAN, NAN};
+    CHECK(spending_levels(t, spent, 4, nominal) == SX_OK);
+    CHECK(nominal[0] > 0 && nominal[1] > 0 && nominal[2] == 0 && nominal[3] == 0);
+}
+
 static void test_bad_input(void) {
     double t[2] = {0.5, 0.4}, spent[2] = {0.01, 0.02}, nominal[2];
     CHECK(spending_levels(t, spent, 2, nominal) == SX_ERR_ARG);
@@ -108,6 +116,7 @@ int main(void) {
     TEST_RUN(test_spending_function);
     TEST_RUN(test_monte_carlo);
     TEST_RUN(test_inflation);
+    TEST_RUN(test_repeated_last);
     TEST_RUN(test_bad_input);
     return testlib_finish("spending");
 }

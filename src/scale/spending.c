@@ -70,13 +70,13 @@ sx_status spending_levels(const double *t, const double *spent, size_t k, double
         if (!(t[j] > 0 && t[j] <= 1) || (j && t[j] < t[j - 1])) return sx_fail(SX_ERR_ARG, "information fractions must rise within (0, 1]");
         if (!(spent[j] >= 0 && spent[j] < 1) || (j && spent[j] < spent[j - 1])) return sx_fail(SX_ERR_ARG, "the alpha spent must rise within [0, 1)");
     }
+    for (size_t j = 0; j < k; j++) nominal[j] = 0;   // a look that adds nothing, here or after the last that does
     double origin = 1;
     density d = {.m = &origin, .n = 1, .h = 1};
     double before = 0, spent_before = 0;   // t and alpha spent at the last look that added information
     sx_status st = SX_OK;
     for (size_t j = 0; j < k && !st; j++) {
         double delta = t[j] - before, spend = spent[j] - spent_before;
-        nominal[j] = 0;
         if (!(delta > 0) || !(spend > 0)) continue;
         double s = sqrt(delta), sd = sqrt(t[j]), lo = 0, hi = 40;
         for (int it = 0; it < 100 && hi - lo > 1e-12; it++) {   // the crossing probability falls as the bound rises
