@@ -452,6 +452,13 @@ static void apply_verdicts(json_t *report, const seq_verdict *v, const sequentia
     json_object_set_new(report, "verdict_rule", json_string(rule));
 }
 
+// FLOPs of the round that brings every rung from g's seeds to target's (R; none fewer), in all ladders.
+static double round_flops(const rungs_state *g, const size_t *target) {
+    double cost = 0;
+    for (size_t r = 0; r < g->R; r++) cost += (double)(target[r] - g->seeds[r]) * g->cost[r];
+    return cost;
+}
+
 // The fewest seeds of any rung.
 static size_t fewest_seeds(const rungs_state *g) {
     size_t fewest = MAX_SEEDS;
@@ -525,12 +532,10 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
     if (!placed) {
         size_t fewest = fewest_seeds(g), up = PLACE_MIN_SEEDS;
         if (fewest < PLACE_MIN_SEEDS) {   // every rung up to PLACE_MIN_SEEDS in one round, or as far as the budget goes
-            for (; up > fewest + 1; up--) {
-                double cost = 0;
-                for (size_t r = 0; r < g->R; r++) cost += (double)(up > target[r] ? up - target[r] : 0) * g->cost[r];
-                if (!(cost > flops_left)) break;
+            for (;; up--) {
+                for (size_t r = 0; r < g->R; r++) target[r] = g->seeds[r] < up ? up : g->seeds[r];
+                if (up == fewest + 1 || !(round_flops(g, target) > flops_left)) break;
             }
-            for (size_t r = 0; r < g->R; r++) target[r] = target[r] < up ? up : target[r];
             fprintf(stderr, "until-decided: round %d brings every rung to %zu seeds or more (a rung has fewer than %d seeds, too "
                     "few to place seeds by its noise)\n", round, up, PLACE_MIN_SEEDS);
         } else {
@@ -552,8 +557,7 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
             if (!(score > 0)) break;
             place_seed(var, nv, g->R, r, target);
         }
-        double cost = 0;
-        for (size_t r = 0; r < g->R; r++) cost += (double)(target[r] - g->seeds[r]) * g->cost[r];
+        double cost = round_flops(g, target);
         while (flops_left - cost < cost) {   // what would be left buys less than this round: it takes that too
             double score;
             size_t r = best_rung(var, nv, target, g, flops_left - cost, &score);
@@ -635,12 +639,9 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if ((stop = stop_reason(r, o->width))) break;
         size_t target[LADDER_MAX_RUNGS];
         json_t *entry = plan_round(r, &g, n, o, v, &looks, left, rounds + 1, target);
-        double cost = 0;
+        double cost = round_flops(&g, target);
         bool at_limit = false;
-        for (size_t k = 0; k < g.R; k++) {
-            cost += (double)(target[k] - g.seeds[k]) * g.cost[k];
-            at_limit = at_limit || target[k] > MAX_SEEDS;
-        }
+        for (size_t k = 0; k < g.R; k++) at_limit = at_limit || target[k] > MAX_SEEDS;
         double left_s = 3600 * o->budget_hours - (now_s() - t0);
         bool over_time = o->budget_hours > 0 && (left_s <= 0 || cost * spf > left_s);
         bool over_flops = o->budget_flops > 0 && spent + cost > o->budget_flops;
