@@ -118,6 +118,17 @@ grep -q "^verdicts: paired seed jackknife t test at group-sequential levels (Poc
     { fail "until-decided should state its verdict rule"; cat "$tmp/until.log"; }
 (cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder --until-decided --budget-flops 1 --spending pocok) 2>&1 |
     grep -q "spending must be pocock or obf, not 'pocok'" || fail "--spending with an unknown name should be refused"
+# --precision: identical variants' zero-width interval is as precise as any, so it stops before a round;
+# a fraction outside [0, 1), both stops at once, or a stop without --until-decided is refused.
+(cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder --until-decided --budget-flops 1e15 --precision 0.1) > "$tmp/prec.log" 2>&1 &&
+    grep -q "stopped (every paired interval within +-10% of its estimate) after 0 rounds" "$tmp/prec.log" ||
+    { fail "--precision on identical variants"; cat "$tmp/prec.log"; }
+for bad in "--precision 1.5:--precision must be a fraction in \[0, 1), not 1.5" "--precision 0.1 --width 0.1:give one" \
+           "--precision 0.1 --no-until:stops of --until-decided"; do
+    args=${bad%%:*}; want=${bad#*:}
+    case $args in *--no-until) args=${args% --no-until}; until="" ;; *) until="--until-decided --budget-flops 1" ;; esac
+    (cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder $until $args) 2>&1 | grep -q -- "$want" || fail "compare $args should be refused: /$want/"
+done
 
 # min_steps: a rung with too few steps at the spec's batch trains with a divisor of it (and evaluates the
 # same windows: eval_batches grows by the same factor); the other rungs keep the spec's batch.

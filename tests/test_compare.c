@@ -10,7 +10,8 @@
 // throughput the runs logged); --until-decided's group-sequential verdicts on 20 pairs with no difference
 // decided no more often than its 5% allows; identical variants with different seed counts per rung still exactly 1, and
 // those counts through seeds.json; a rung ten times noisier than the others (own noise `noisy` at
-// `noisy_width`) gets the seeds --until-decided places; a larger rung weighed against seeds.
+// `noisy_width`) gets the seeds --until-decided places; a larger rung weighed against seeds; --precision keeps
+// seeding a decided variant to its precision.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -700,6 +701,71 @@ static void test_width_seeds(void) {
     json_decref(r);
 }
 
+// --precision's estimate of the seeds needed: the N where the paired interval exp(ln m +- t(0.975) se sqrt(S/N)),
+// t on df (N-1)/(S-1) degrees of freedom, reaches m (1 + p) on its upper (wider) side, found here by a scan of N in
+// steps of 1/64 and bisection of the interval's upper side itself. The solver matches it to 1e-6 seeds.
+static double precision_seeds_scan(double se, double df, size_t S, double p) {
+    double s = (double)S;
+    for (double n = s; n < 1e6; n += 1.0 / 64) {
+        double upper = exp(gsl_cdf_tdist_Pinv(0.975, df * (n - 1) / (s - 1)) * se * sqrt(s / n)) - 1;   // m = 1
+        if (upper > p) continue;
+        double lo = n - 1.0 / 64 < s ? s : n - 1.0 / 64, hi = n;
+        if (n == s) return s;
+        for (int i = 0; i < 200; i++) {
+            double mid = 0.5 * (lo + hi);
+            if (exp(gsl_cdf_tdist_Pinv(0.975, df * (mid - 1) / (s - 1)) * se * sqrt(s / mid)) - 1 > p) lo = mid; else hi = mid;
+        }
+        return hi;
+    }
+    return NAN;
+}
+
+// --precision stops only when every paired interval is within +-p of its multiplier: a planted gain (0.08 under
+// own noise 0.01, 2 seeds; 1.39x) is decided at an early look, and seeds keep coming until its interval is within
+// +-3%; the report and the text say so.
+static void test_precision(void) {
+    const double se[3] = {0.05, 0.08, 0.02}, df[3] = {2, 4.5, 9}, p[3] = {0.15, 0.1, 0.03};
+    const size_t S[3] = {3, 3, 10};
+    for (int i = 0; i < 3; i++) {
+        double n = sequential_precision_seeds(se[i], df[i], S[i], p[i]), want = precision_seeds_scan(se[i], df[i], S[i], p[i]);
+        printf("precision seeds: %.6f (scan %.6f)\n", n, want);
+        CHECK(fabs(n - want) < 1e-6 * want);
+    }
+    CHECK(isnan(sequential_precision_seeds(0, 2, 3, 0.1)) && isnan(sequential_precision_seeds(0.05, 2, 3, 0)));
+    fake_law f[2] = {{.own = 0.01, .tag = 1}, {.shift = 0.08, .own = 0.01, .tag = 2}};
+    sequential_options o = {.exe = self, .jobs = 2, .budget_flops = 1e15, .precision = 0.03};
+    json_t *r = until("prec", f, 2, &o);
+    if (!r) return;
+    double m = field(r, 1, "multiplier"), lo = field(r, 1, "paired_lo"), hi = field(r, 1, "paired_hi");
+    json_int_t look = json_integer_value(json_object_get(json_array_get(json_object_get(r, "variants"), 1), "decided_look"));
+    printf("precision 3%%: %lld rounds, decided at look %lld, %.4f [%.4f, %.4f] (-%.1f%% / +%.1f%%)\n", (long long)rounds_of(r),
+           (long long)look, m, lo, hi, 100 * (1 - lo / m), 100 * (hi / m - 1));
+    CHECK(!strcmp(stop_of(r), "precision") && json_is_true(json_object_get(json_array_get(json_object_get(r, "variants"), 1), "decided")));
+    CHECK(look < rounds_of(r) && lo >= 0.97 * m && hi <= 1.03 * m);
+    CHECK(json_number_value(json_object_get(json_object_get(r, "until_decided"), "precision")) == 0.03);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (CHECK(out != NULL)) {
+        sequential_print(out, r);
+        fclose(out);
+        printf("%s", text);
+        CHECK(strstr(text, "until-decided: stopped (every paired interval within +-3% of its estimate)") != NULL);
+    }
+    free(text);
+    json_decref(r);
+    // stopped by the budget short of it: the decided variant's line says how many more seeds +-1% needs
+    o.precision = 0.01;
+    o.budget_flops = 1;
+    if ((r = until("prec1", f, 2, &o))) {
+        json_t *more = json_array_get(json_object_get(json_object_get(r, "until_decided"), "more_seeds"), 1);
+        double n = sequential_precision_seeds(field(r, 1, "paired_se"), field(r, 1, "paired_df"), 2, 0.01);
+        printf("precision 1%% from 2 seeds: %lld more (%.2f in all)\n", (long long)json_integer_value(more), n);
+        CHECK(!strcmp(stop_of(r), "budget") && json_integer_value(more) == (json_int_t)ceil(n - 1e-9) - 2);
+        json_decref(r);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -713,6 +779,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_identical_variants);
     TEST_RUN(test_planted_improvement);
     TEST_RUN(test_until_decided);
+    TEST_RUN(test_precision);
     TEST_RUN(test_sequential_null);
     TEST_RUN(test_unequal_seeds);
     TEST_RUN(test_ladder_open);

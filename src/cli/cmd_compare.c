@@ -24,7 +24,7 @@ int cmd_compare(int argc, char **argv) {
         "compute: projected loss, compute multiplier (with paired and unpaired 95% seed-jackknife t\n"
         "intervals), KV-cache bytes, verdict (paired t test of the loss gain, Holm-corrected over the variants).",
         2, MAX_VARIANTS, "give a baseline ladder spec and at least one variant"};
-    double target, width, budget_h, budget_flops;
+    double target, width, precision, budget_h, budget_flops;
     bool shared, run, until;
     long jobs, seeds;
     const char *svg, *out, *spending;
@@ -38,8 +38,10 @@ int cmd_compare(int argc, char **argv) {
         {"until-decided", FLAG_BOOL, &until, "false", "train the ladders, then add seeds (for the variant nearest a "
                                                        "decision, at the rungs where they narrow its interval most per "
                                                        "FLOP) until the verdicts decide at group-sequential levels, --width "
-                                                       "is reached or the budget is spent"},
+                                                       "or --precision is reached or the budget is spent"},
         {"width", FLAG_DOUBLE, &width, "0", "with --until-decided: also stop when every undecided paired interval is narrower"},
+        {"precision", FLAG_DOUBLE, &precision, "0", "with --until-decided: stop only when every paired interval is within "
+                                                     "+-this fraction of its multiplier (0.15: +-15%), decided or not"},
         {"budget", FLAG_DOUBLE, &budget_h, "0", "with --until-decided: wall-clock hours the added seeds may take"},
         {"budget-flops", FLAG_DOUBLE, &budget_flops, "0", "with --until-decided: training FLOPs the added seeds may spend"},
         {"spending", FLAG_STR, &spending, "pocock", "with --until-decided: the alpha spending that keeps the family-wise "
@@ -53,6 +55,9 @@ int cmd_compare(int argc, char **argv) {
     sx_status st = a.st;
     if (!st && (jobs < 1 || seeds < 0 || seeds > 1000 || width < 0 || budget_h < 0 || budget_flops < 0))
         st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width and the budgets >= 0");
+    if (!st && !(precision >= 0 && precision < 1)) st = sx_fail(SX_ERR_ARG, "--precision must be a fraction in [0, 1), not %g", precision);
+    if (!st && precision > 0 && width > 0) st = sx_fail(SX_ERR_ARG, "--width and --precision are two stops for the same thing: give one");
+    if (!st && (precision > 0 || width > 0) && !until) st = sx_fail(SX_ERR_ARG, "--width and --precision are stops of --until-decided");
     bool obf = !strcmp(spending, "obf");
     if (!st && !obf && strcmp(spending, "pocock")) st = sx_fail(SX_ERR_ARG, "--spending must be pocock or obf, not '%s'", spending);
     if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
@@ -93,7 +98,7 @@ int cmd_compare(int argc, char **argv) {
         }
     }
     json_t *report = NULL;
-    sequential_options so = {.width = width, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs,
+    sequential_options so = {.width = width, .precision = precision, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs,
                             .spend = obf ? spending_obf : spending_pocock, .spending = obf ? "O'Brien-Fleming-type" : "Pocock-type"};
     if (!st) st = until ? sequential_compare(specs, dp, (size_t)a.npos, target, shared, &so, &report)
                         : compare_ladders(specs, dp, (size_t)a.npos, target, shared, &report);

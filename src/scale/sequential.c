@@ -85,7 +85,7 @@ static double power_quantile(double a, double df) { return gsl_cdf_tdist_Pinv(1 
 // Seeds N at which an interval on df (N - 1)/(S - 1) degrees of freedom first meets its goal, where N in [lo, hi]
 // brackets the root: too_few(N) holds below it and not above (the t quantile falls as N grows). Bisection to
 // 1e-9 relative; the bracket's upper end.
-typedef struct { double S, df, se, a, effect, multiplier, width; } seeds_goal;
+typedef struct { double S, df, se, a, effect, half; } seeds_goal;
 
 static double bisect_seeds(double lo, double hi, bool (*too_few)(const seeds_goal *g, double n), const seeds_goal *g) {
     for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
@@ -118,59 +118,84 @@ double sequential_power_seeds(double effect, double se, double df, size_t seeds,
     return hi <= lo ? lo : bisect_seeds(lo, hi, power_too_few, &g);
 }
 
-// The paired interval's width in multiplier units at ln half-width h about multiplier m.
-static double width_at(double m, double h) { return 2 * m * sinh(h); }
-
-// The paired interval at N seeds is still wider than the goal.
-static bool width_too_few(const seeds_goal *g, double n) {
-    double t = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df_at(g, n));
-    return width_at(g->multiplier, t * g->se * sqrt(g->S / n)) > g->width;
+// The paired interval's ln half-width at N seeds is still above the goal's.
+static bool half_too_few(const seeds_goal *g, double n) {
+    return gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df_at(g, n)) * g->se * sqrt(g->S / n) > g->half;
 }
 
-double sequential_width_seeds(double multiplier, double se, double df, size_t seeds, double width) {
-    if (!(multiplier > 0 && isfinite(multiplier) && se > 0 && width > 0)) return NAN;
-    // At a quantile q held fixed, width_at(m, q se sqrt(S/N)) = width at N = S (q se / asinh(width / 2m))^2.
-    double S = (double)seeds, a = asinh(width / (2 * multiplier)), z = gsl_cdf_ugaussian_Pinv(1 - COMPARE_ALPHA / 2);
-    if (!(seeds > 1 && df > 0 && isfinite(df))) return S * (z * se / a) * (z * se / a);
-    double lo = S * (z * se / a) * (z * se / a), q = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df), hi = S * (q * se / a) * (q * se / a);
+// Seeds per rung (in all) for the paired interval exp(ln m +- t se sqrt(S/N)) to have ln half-width at most h.
+static double half_width_seeds(double se, double df, size_t seeds, double h) {
+    // At a quantile q held fixed, q se sqrt(S/N) = h at N = S (q se / h)^2.
+    double S = (double)seeds, z = gsl_cdf_ugaussian_Pinv(1 - COMPARE_ALPHA / 2);
+    if (!(seeds > 1 && df > 0 && isfinite(df))) return S * (z * se / h) * (z * se / h);
+    double lo = S * (z * se / h) * (z * se / h), q = gsl_cdf_tdist_Pinv(1 - COMPARE_ALPHA / 2, df), hi = S * (q * se / h) * (q * se / h);
     if (hi <= S) return hi;   // narrow enough already
     // The root lies past S, where the interval is still too wide, and below the N of today's quantile.
-    seeds_goal g = {.S = S, .df = df, .se = se, .multiplier = multiplier, .width = width};
-    return bisect_seeds(fmax(lo, S), hi, width_too_few, &g);
+    seeds_goal g = {.S = S, .df = df, .se = se, .half = h};
+    return bisect_seeds(fmax(lo, S), hi, half_too_few, &g);
+}
+
+// The interval 2 m sinh(h) wide in multiplier units has ln half-width h = asinh(width / 2m).
+double sequential_width_seeds(double multiplier, double se, double df, size_t seeds, double width) {
+    if (!(multiplier > 0 && isfinite(multiplier) && se > 0 && width > 0)) return NAN;
+    return half_width_seeds(se, df, seeds, asinh(width / (2 * multiplier)));
+}
+
+// Within +-p of the multiplier on both sides: exp(h) - 1 <= p, the upper side the wider.
+double sequential_precision_seeds(double se, double df, size_t seeds, double precision) {
+    if (!(se > 0 && precision > 0)) return NAN;
+    return half_width_seeds(se, df, seeds, log1p(precision));
+}
+
+// Row e's paired interval lies within +-p of its multiplier.
+static bool precise(json_t *e, double p) {
+    double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
+    return m > 0 && isfinite(m) && lo >= m * (1 - p) && hi <= m * (1 + p);
+}
+
+// Row e (a variant) still wants seeds: with --precision, until its interval is that precise, decided or not;
+// else while it is undecided.
+static bool wants_seeds(json_t *e, const sequential_options *o) {
+    return o->precision > 0 ? !precise(e, o->precision) : !json_is_true(json_object_get(e, "decided"));
 }
 
 // Seeds per rung in all (from S now) that would bring variant e to a decision with 80% power at level a
-// (sequential_power_seeds), or its paired interval under width when that is sooner (sequential_width_seeds);
-// both take the t quantiles on the degrees of freedom the interval would have there. NAN when no estimate is
-// possible.
-static double seeds_needed(json_t *e, size_t S, double a, double width) {
+// (sequential_power_seeds), or its paired interval under --width when that is sooner (sequential_width_seeds);
+// with --precision, its interval within +-precision instead (sequential_precision_seeds). All take the t
+// quantiles on the degrees of freedom the interval would have there. NAN when no estimate is possible.
+static double seeds_needed(json_t *e, size_t S, double a, const sequential_options *o) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
     if (!(lo > 0 && hi >= lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
-    double se = num(e, "paired_se"), df = num(e, "paired_df"), need = sequential_power_seeds(fabs(log(m)), se, df, S, a);
+    double se = num(e, "paired_se"), df = num(e, "paired_df");
+    if (o->precision > 0) return hi > lo ? sequential_precision_seeds(se, df, S, o->precision) : NAN;
+    double need = sequential_power_seeds(fabs(log(m)), se, df, S, a);
     if (!isfinite(need)) need = INFINITY;
-    if (width > 0 && hi - lo > 0) need = fmin(need, sequential_width_seeds(m, se, df, S, width));
+    if (o->width > 0 && hi - lo > 0) need = fmin(need, sequential_width_seeds(m, se, df, S, o->width));
     return isfinite(need) ? need : NAN;
 }
 
 // Seeds per rung, beyond S, that seeds_needed says; NAN when no estimate is possible.
-static double more_seeds(json_t *e, size_t S, double a, double width) {
-    double need = seeds_needed(e, S, a, width);
+static double more_seeds(json_t *e, size_t S, double a, const sequential_options *o) {
+    double need = seeds_needed(e, S, a, o);
     if (!isfinite(need)) return NAN;
     double more = ceil(need - 1e-9) - (double)S;
     return more < 1 ? 1 : more;
 }
 
-// Why to stop after this report (NULL: go on), given the options.
-static const char *stop_reason(json_t *report, double width) {
+// Why to stop after this report (NULL: go on), given the options: with --precision only when every interval
+// is that precise (a decision alone does not stop it).
+static const char *stop_reason(json_t *report, const sequential_options *o) {
     json_t *rows = json_object_get(report, "variants");
-    bool all_decided = true, all_narrow = width > 0;
+    bool all_decided = true, all_narrow = o->width > 0, all_precise = true;
     for (size_t i = 1; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
+        all_precise = all_precise && precise(e, o->precision);
         if (json_is_true(json_object_get(e, "decided"))) continue;
         all_decided = false;
         double w = num(e, "paired_hi") - num(e, "paired_lo");
-        if (!(w <= width)) all_narrow = false;
+        if (!(w <= o->width)) all_narrow = false;
     }
+    if (o->precision > 0) return all_precise ? "precision" : NULL;
     return all_decided ? "decided" : all_narrow ? "width" : NULL;
 }
 
@@ -206,18 +231,18 @@ static sx_status rungs_read(const ladder_spec *specs, const char *const *dirs, s
     return st;
 }
 
-// Each undecided variant's seed-noise variance of its ln multiplier per rung (the compare report's paired
-// jackknife, rung_var): var (n, R) overwritten, rows of the baseline and of decided variants zero. False when
-// the noise cannot place seeds: no pairing, a rung with fewer than PLACE_MIN_SEEDS seeds, a variance that is
-// not finite, or no undecided variant with any noise at all.
-static bool noise_of(json_t *report, const rungs_state *g, double *var) {
+// The seed-noise variance of its ln multiplier per rung (the compare report's paired jackknife, rung_var) of
+// each variant that wants seeds (wants_seeds): var (n, R) overwritten, rows of the baseline and of the other
+// variants zero. False when the noise cannot place seeds: no pairing, a rung with fewer than PLACE_MIN_SEEDS
+// seeds, a variance that is not finite, or no such variant with any noise at all.
+static bool noise_of(json_t *report, const rungs_state *g, const sequential_options *o, double *var) {
     json_t *rows = json_object_get(report, "variants");
     double total = 0;
     for (size_t r = 0; r < g->R; r++)
         if (g->seeds[r] < PLACE_MIN_SEEDS) return false;
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i), *rv = json_object_get(e, "rung_var");
-        bool on = i > 0 && !json_is_true(json_object_get(e, "decided"));
+        bool on = i > 0 && wants_seeds(e, o);
         if (on && json_array_size(rv) != g->R) return false;
         for (size_t r = 0; r < g->R; r++) {
             var[i * g->R + r] = on ? (json_is_number(json_array_get(rv, r)) ? json_number_value(json_array_get(rv, r)) : NAN) : 0;
@@ -289,8 +314,8 @@ static double place_for(const double *var0, size_t i, const rungs_state *g, doub
 // The fraction variant e's paired standard error must shrink to, to decide with 80% power at level a, or to
 // reach width if that is sooner (at S seeds per rung now: sqrt(S / seeds_needed)); NAN when no estimate is
 // possible.
-static double narrow_ratio(json_t *e, size_t S, double a, double width) {
-    double need = seeds_needed(e, S, a, width);
+static double narrow_ratio(json_t *e, size_t S, double a, const sequential_options *o) {
+    double need = seeds_needed(e, S, a, o);
     return need > 0 ? fmin(sqrt((double)S / need), 1) : NAN;
 }
 
@@ -298,10 +323,10 @@ static double narrow_ratio(json_t *e, size_t S, double a, double width) {
 // narrows its interval (next_rung_var against the sum of rung_var; as many seeds as the largest rung, at
 // next_rung_flops in every ladder) against what the same FLOPs buy as seeds placed by the noise (var: noise_of's
 // rows). Returns {"next_rung_flops" (the baseline's), "seeds", "flops" (the rung in all ladders), "rung_shrink",
-// "seed_shrink": [per variant; null for the baseline, a decided variant or no estimate], "bound": true when the
-// rung narrows some undecided variant's interval more: the noise is mostly the extrapolation's leverage on
-// the rungs' seed noise, and a larger rung is the advice}.
-static json_t *extrapolation(json_t *report, const rungs_state *g, const double *var) {
+// "seed_shrink": [per variant; null for the baseline, a variant that wants no seeds (wants_seeds) or no estimate],
+// "bound": true when the rung narrows some such variant's interval more: the noise is mostly the extrapolation's
+// leverage on the rungs' seed noise, and a larger rung is the advice}.
+static json_t *extrapolation(json_t *report, const rungs_state *g, const double *var, const sequential_options *o) {
     json_t *rows = json_object_get(report, "variants"), *rung = json_array(), *seeds = json_array();
     double flops = 0;
     bool bound = false;
@@ -311,7 +336,7 @@ static json_t *extrapolation(json_t *report, const rungs_state *g, const double 
         double total = 0;
         for (size_t r = 0; r < json_array_size(rv); r++) total += json_number_value(json_array_get(rv, r));
         double ratio = num(e, "next_rung_var") / total, spent, by_seeds = var ? place_for(var, i, g, 0, flops, NULL, &spent) : NAN;
-        bool on = i > 0 && !json_is_true(json_object_get(e, "decided")) && total > 0 && isfinite(ratio) && isfinite(flops);
+        bool on = i > 0 && wants_seeds(e, o) && total > 0 && isfinite(ratio) && isfinite(flops);
         double by_rung = 1 - sqrt(fmin(ratio, 1));
         json_array_append_new(rung, on ? json_real(by_rung) : json_null());
         json_array_append_new(seeds, on && isfinite(by_seeds) ? json_real(by_seeds) : json_null());
@@ -474,17 +499,17 @@ static double undecided_level(json_t *report) {
     return COMPARE_ALPHA / (double)(undecided ? undecided : 1);
 }
 
-// The undecided variant nearest a decision: the fewest FLOPs of seeds placed by its noise (var: noise_of's rows)
-// to bring it to 80% power at the level its last test had (v; alpha over the undecided where it had none),
-// or to the width when sooner; 0 when no variant has a target within reach (every one's already met, or no
-// estimate).
-static size_t nearest(json_t *report, const rungs_state *g, const double *var, const seq_verdict *v, double width) {
+// The variant that wants seeds (wants_seeds) nearest its goal: the fewest FLOPs of seeds placed by its noise
+// (var: noise_of's rows) to bring it to 80% power at the level its last test had (v; alpha over the undecided
+// where it had none), or to the width when sooner, or with --precision to that precision; 0 when no variant has
+// a goal within reach (every one's already met, or no estimate).
+static size_t nearest(json_t *report, const rungs_state *g, const double *var, const seq_verdict *v, const sequential_options *o) {
     json_t *rows = json_object_get(report, "variants");
     size_t best = 0;
     double least = INFINITY, a = undecided_level(report);
     for (size_t i = 1; i < json_array_size(rows); i++) {
-        if (v[i].look >= 0) continue;
-        double q = narrow_ratio(json_array_get(rows, i), fewest_seeds(g), v[i].level > 0 ? v[i].level : a, width), fl;
+        if (!wants_seeds(json_array_get(rows, i), o)) continue;
+        double q = narrow_ratio(json_array_get(rows, i), fewest_seeds(g), v[i].level > 0 ? v[i].level : a, o), fl;
         if (!(q > 0 && q < 1) || !isfinite(place_for(var, i, g, q, INFINITY, NULL, &fl)) || !(fl < least)) continue;
         least = fl;
         best = i;
@@ -502,7 +527,8 @@ static void round_for(json_t *report, size_t i, const rungs_state *g, const doub
     double alpha = undecided_level(report), a = v[i].level > 0 ? v[i].level : alpha, fl;
     size_t next[LADDER_MAX_RUNGS];
     for (int step = 0; step < 8; step++) {
-        place_for(var, i, g, narrow_ratio(e, fewest_seeds(g), a, o->width), flops_left, add, &fl);
+        place_for(var, i, g, narrow_ratio(e, fewest_seeds(g), a, o), flops_left, add, &fl);
+        if (o->precision > 0) return;   // a precision does not depend on the level
         for (size_t r = 0; r < g->R; r++) next[r] = g->seeds[r] + add[r];
         if (look_add(L, next)) return;
         double level = look_level(e, g, L, flops_left, false, o->spend, alpha);
@@ -525,7 +551,7 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
     json_t *rows = json_object_get(report, "variants");
     size_t nv = json_array_size(rows);
     double *var = calloc(nv * g->R, sizeof *var), *before = calloc(nv * g->R, sizeof *before);
-    bool placed = var && before && noise_of(report, g, var);
+    bool placed = var && before && noise_of(report, g, o, var);
     size_t near = 0;
     memcpy(target, g->seeds, g->R * sizeof *target);
     json_t *shrink = json_array();
@@ -546,7 +572,7 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
     } else {
         memcpy(before, var, nv * g->R * sizeof *var);
         size_t want = (size_t)o->jobs > n ? ((size_t)o->jobs + n - 1) / n : 1, placed_n = 0, add[LADDER_MAX_RUNGS];
-        if ((near = nearest(report, g, var, v, o->width))) {
+        if ((near = nearest(report, g, var, v, o))) {
             round_for(report, near, g, var, L, isfinite(flops_left) ? flops_left : INFINITY, o, v, add);
             for (size_t r = 0; r < g->R; r++)
                 for (size_t k = 0; k < add[r]; k++, placed_n++) place_seed(var, nv, g->R, r, target);
@@ -569,7 +595,8 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
         for (size_t r = 0; r < g->R; r++)
             if (target[r] > g->seeds[r]) fprintf(stderr, " %zu seed%s to rung w%zu (now %zu)", target[r] - g->seeds[r],
                                                  target[r] - g->seeds[r] == 1 ? "" : "s", g->width[r], target[r]);
-        if (near) fprintf(stderr, " (for %s, nearest a decision)", json_string_value(json_object_get(json_array_get(rows, near), "name")));
+        if (near) fprintf(stderr, " (for %s, nearest %s)", json_string_value(json_object_get(json_array_get(rows, near), "name")),
+                          o->precision > 0 ? "its precision" : "a decision");
         fprintf(stderr, "; estimated narrowing of the paired intervals:");
     }
     for (size_t i = 0; i < nv; i++) {   // the narrowing the model expects, per variant
@@ -636,7 +663,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         double left = flops_left(o, spent, t0, spf);
         if ((st = test_look(r, &g, &looks, left, false, o, v))) break;
         apply_verdicts(r, v, o, looks.n);
-        if ((stop = stop_reason(r, o->width))) break;
+        if ((stop = stop_reason(r, o))) break;
         size_t target[LADDER_MAX_RUNGS];
         json_t *entry = plan_round(r, &g, n, o, v, &looks, left, rounds + 1, target);
         double cost = round_flops(&g, target);
@@ -650,7 +677,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
             json_decref(entry);
             if ((st = test_look(r, &g, &looks, 0, true, o, v))) break;
             apply_verdicts(r, v, o, looks.n);
-            stop = stop_reason(r, o->width);
+            stop = stop_reason(r, o);
             if (!stop) stop = "budget";
             break;
         }
@@ -674,25 +701,26 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     size_t fewest = fewest_seeds(&g);
     double a = undecided_level(r);
     double *var = calloc(json_array_size(rows) * g.R, sizeof *var);
-    bool noise = var && noise_of(r, &g, var);
+    bool noise = var && noise_of(r, &g, o, var);
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
         double w = num(e, "paired_hi") - num(e, "paired_lo"), k = NAN, fl = NAN;
-        bool open = i > 0 && !json_is_true(json_object_get(e, "decided")) && !(o->width > 0 && w <= o->width);
-        if (open) k = more_seeds(e, fewest, a, o->width);
+        bool open = i > 0 && wants_seeds(e, o) && !(o->width > 0 && w <= o->width);
+        if (open) k = more_seeds(e, fewest, a, o);
         json_array_append_new(more, isfinite(k) ? json_integer((json_int_t)k) : json_null());
         size_t added[LADDER_MAX_RUNGS];
-        double ratio = open ? narrow_ratio(e, fewest, a, o->width) : NAN;
+        double ratio = open ? narrow_ratio(e, fewest, a, o) : NAN;
         bool placed = noise && isfinite(ratio) && isfinite(place_for(var, i, &g, ratio, INFINITY, added, &fl));
         json_array_append_new(more_rungs, placed ? sizes(added, g.R) : json_null());
         json_array_append_new(more_flops, placed ? json_real(fl) : json_null());
     }
-    json_t *x = json_is_true(json_object_get(r, "paired")) ? extrapolation(r, &g, noise ? var : NULL) : NULL;
+    json_t *x = json_is_true(json_object_get(r, "paired")) ? extrapolation(r, &g, noise ? var : NULL, o) : NULL;
     free(var);
     json_t *u = json_pack("{s:s, s:i, s:i, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o}", "stop", stop, "rounds", rounds, "looks", rounds + 1,
                           "spending", o->spending, "seeds", (json_int_t)fewest,
                           "flops_spent", spent, "seconds", now_s() - t0, "width", o->width, "budget_flops", o->budget_flops,
                           "budget_hours", o->budget_hours, "more_seeds", more);
+    json_object_set_new(u, "precision", json_real(o->precision));
     json_object_set_new(u, "widths", sizes(g.width, g.R));
     json_object_set_new(u, "rung_seeds", sizes(g.seeds, g.R));
     json_object_set_new(u, "allocation", allocation);
@@ -715,16 +743,40 @@ static void print_rungs(FILE *out, json_t *widths, json_t *counts, const char *s
     }
 }
 
+// "; about K more seeds per rung would be needed (...)" for report row i (more_seeds k, an integer), and where
+// they go when placed by the noise; ends the line.
+static void print_more(FILE *out, json_t *u, json_t *e, size_t i, json_int_t seeds) {
+    json_int_t k = json_integer_value(json_array_get(json_object_get(u, "more_seeds"), i));
+    json_t *placed = json_array_get(json_object_get(u, "more_seeds_rungs"), i);
+    char goal[160];
+    if (num(u, "precision") > 0) snprintf(goal, sizeof goal, "for its paired interval within +-%.0f%%", 100 * num(u, "precision"));
+    else snprintf(goal, sizeof goal, "for 80%% power at the estimated %.3fx%s", num(e, "multiplier"),
+                  num(u, "width") > 0 ? " or an interval narrower than --width, whichever is sooner" : "");
+    fprintf(out, "; about %lld more seeds per rung would be needed (%lld in all, %s; the paired standard error falling as "
+            "1/sqrt(seeds), t quantiles on the degrees of freedom it would have there)", (long long)k, (long long)(seeds + k), goal);
+    if (json_is_array(placed)) {
+        json_int_t total = 0;
+        for (size_t q = 0; q < json_array_size(placed); q++) total += json_integer_value(json_array_get(placed, q));
+        fprintf(out, "; or %lld seeds placed where they narrow it most per FLOP (", (long long)total);
+        print_rungs(out, json_object_get(u, "widths"), placed, "+");
+        fprintf(out, "; %.3g FLOPs)", json_number_value(json_array_get(json_object_get(u, "more_seeds_flops"), i)));
+    }
+    fprintf(out, "\n");
+}
+
 void sequential_print(FILE *out, json_t *r) {
     json_t *u = json_object_get(r, "until_decided"), *rows = json_object_get(r, "variants"), *rs = json_object_get(u, "rung_seeds");
     const char *stop = json_string_value(json_object_get(u, "stop"));
     json_int_t seeds = json_integer_value(json_object_get(u, "seeds")), most = seeds;
+    double precision = num(u, "precision");
     for (size_t k = 0; k < json_array_size(rs); k++)
         if (json_integer_value(json_array_get(rs, k)) > most) most = json_integer_value(json_array_get(rs, k));
-    fprintf(out, "until-decided: stopped (%s) after %d round%s, ",
-            !strcmp(stop, "decided") ? "every variant decided" : !strcmp(stop, "width") ? "every undecided interval narrower than --width"
-                                                                                    : "budget spent",
-            (int)json_integer_value(json_object_get(u, "rounds")), json_integer_value(json_object_get(u, "rounds")) == 1 ? "" : "s");
+    char why_stop[96];
+    if (!strcmp(stop, "precision")) snprintf(why_stop, sizeof why_stop, "every paired interval within +-%.0f%% of its estimate", 100 * precision);
+    else snprintf(why_stop, sizeof why_stop, "%s", !strcmp(stop, "decided") ? "every variant decided"
+                                                   : !strcmp(stop, "width") ? "every undecided interval narrower than --width" : "budget spent");
+    fprintf(out, "until-decided: stopped (%s) after %d round%s, ", why_stop, (int)json_integer_value(json_object_get(u, "rounds")),
+            json_integer_value(json_object_get(u, "rounds")) == 1 ? "" : "s");
     if (most == seeds) fprintf(out, "%lld seeds per rung", (long long)seeds);
     else {
         fprintf(out, "seeds per rung ");
@@ -734,35 +786,23 @@ void sequential_print(FILE *out, json_t *r) {
     json_int_t looks = json_integer_value(json_object_get(u, "looks"));
     for (size_t i = 1; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i), *k = json_array_get(json_object_get(u, "more_seeds"), i);
-        json_t *placed = json_array_get(json_object_get(u, "more_seeds_rungs"), i);
         const char *name = json_string_value(json_object_get(e, "name"));
         if (json_is_true(json_object_get(e, "decided"))) {
-            fprintf(out, "  %s: decided at look %lld of %lld (p %.3g at most its group-sequential level %.3g)\n", name,
+            fprintf(out, "  %s: decided at look %lld of %lld (p %.3g at most its group-sequential level %.3g)", name,
                     (long long)json_integer_value(json_object_get(e, "decided_look")) + 1, (long long)looks, num(e, "p_value"),
                     num(e, "sequential_level"));
+            if (json_is_integer(k)) print_more(out, u, e, i, seeds);
+            else fprintf(out, "\n");
             continue;
         }
-        char why[160] = "";
+        fprintf(out, "  %s: undecided", name);
         if (isfinite(num(e, "sequential_level")))
-            snprintf(why, sizeof why, " (p %.3g above its group-sequential level %.3g at the last look)", num(e, "p_value"),
-                     num(e, "sequential_level"));
-        if (json_is_integer(k)) {
-            fprintf(out, "  %s: undecided%s; about %lld more seeds per rung would be needed (%lld in all, for 80%% power at the "
-                    "estimated %.3fx%s; the paired standard error falling as 1/sqrt(seeds), t quantiles on the degrees of "
-                    "freedom it would have there)", name, why, (long long)json_integer_value(k), (long long)(seeds + json_integer_value(k)),
-                    num(e, "multiplier"), num(u, "width") > 0 ? " or an interval narrower than --width, whichever is sooner" : "");
-            if (json_is_array(placed)) {
-                json_int_t total = 0;
-                for (size_t q = 0; q < json_array_size(placed); q++) total += json_integer_value(json_array_get(placed, q));
-                fprintf(out, "; or %lld seeds placed where they narrow it most per FLOP (", (long long)total);
-                print_rungs(out, json_object_get(u, "widths"), placed, "+");
-                fprintf(out, "; %.3g FLOPs)", json_number_value(json_array_get(json_object_get(u, "more_seeds_flops"), i)));
-            }
-            fprintf(out, "\n");
-        } else if (!(num(u, "width") > 0 && num(e, "paired_hi") - num(e, "paired_lo") <= num(u, "width")))
-            fprintf(out, "  %s: undecided%s; no estimate of the seeds needed (the estimated multiplier is %.3fx)\n", name, why,
-                    num(e, "multiplier"));
-        else fprintf(out, "  %s: undecided%s; its paired interval is narrower than --width\n", name, why);
+            fprintf(out, " (p %.3g above its group-sequential level %.3g at the last look)", num(e, "p_value"), num(e, "sequential_level"));
+        if (json_is_integer(k)) print_more(out, u, e, i, seeds);
+        else if (precision > 0 && precise(e, precision)) fprintf(out, "; its paired interval is within +-%.0f%%\n", 100 * precision);
+        else if (!(num(u, "width") > 0 && num(e, "paired_hi") - num(e, "paired_lo") <= num(u, "width")))
+            fprintf(out, "; no estimate of the seeds needed (the estimated multiplier is %.3fx)\n", num(e, "multiplier"));
+        else fprintf(out, "; its paired interval is narrower than --width\n");
     }
     json_t *x = json_object_get(u, "extrapolation"), *rung = json_object_get(x, "rung_shrink"), *seed = json_object_get(x, "seed_shrink");
     for (size_t i = 1; i < json_array_size(rows) && strcmp(stop, "decided"); i++) {

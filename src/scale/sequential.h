@@ -2,6 +2,8 @@
 // comparison (scale/compare.h: paired seed jackknife t intervals) is a look; it stops when
 //   decided: every variant is decided at its group-sequential level (below);
 //   width:   every variant still undecided has a paired 95% multiplier interval narrower than `width`;
+//   precision (instead of the two above, when `precision` is given): every variant's paired interval lies within
+//            +-precision of its multiplier, decided or not (a decided variant keeps getting seeds until then);
 //   budget:  the next round would pass the budget (training FLOPs, or wall-clock hours), or a rung would pass
 //            the spec's limit of 1000 seeds;
 // otherwise it adds seeds and trains the new runs of all ladders in one pool of the ladder runner (largest
@@ -51,6 +53,8 @@
 
 typedef struct {
     double width;          // > 0: stop when every undecided paired interval is narrower (multiplier units)
+    double precision;      // > 0: stop only when every paired interval is within +-precision of its multiplier
+                           // (relative: 0.15 for +-15%); seeds go to the variants short of it; width unused
     double budget_flops;   // > 0: training FLOPs the added runs may spend
     double budget_hours;   // > 0: wall-clock time the rounds may take; a round starts only if the time
                            // left covers its estimate: its FLOPs x the seconds per FLOP of the rounds
@@ -66,13 +70,13 @@ typedef struct {
 // after every round). *report receives the last compare report, its rows' "decided" and "verdict" the
 // sequential ones, with each row's "decided_look" (0: the ladders as given; null while undecided) and
 // "sequential_level" (the nominal level of its last test), the report's "verdict_rule" (in words), and
-// "until_decided": {"stop": "decided"|"width"|"budget", "rounds", "looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
-// plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "budget_flops",
+// "until_decided": {"stop": "decided"|"width"|"precision"|"budget", "rounds", "looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
+// plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "precision", "budget_flops",
 // "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung", "widths",
 // "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "for" (the
 // variant it served, or null), "flops"}],
-// "more_seeds": [per variant: seeds per rung still needed, or null where decided, narrow enough, or no estimate
-// is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
+// "more_seeds": [per variant: seeds per rung still needed (with precision: for it), or null where decided (with
+// precision: precise enough), narrow enough, or no estimate is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
 // add at each rung when placed by the noise, or null], "more_seeds_flops": [their FLOPs, or null],
 // "extrapolation" (paired only): {"next_rung_flops", "seeds", "flops", "rung_shrink", "seed_shrink" (per
 // variant, or null), "bound" (a larger rung narrows some undecided interval more than seeds for its FLOPs)}}.
@@ -90,6 +94,9 @@ double sequential_power_seeds(double effect, double se, double df, size_t seeds,
 // degrees of freedom as in sequential_power_seeds. Fewer than with today's quantile held, most at few seeds;
 // the normal quantile where df is not finite or seeds < 2. NAN for no multiplier, se or width.
 double sequential_width_seeds(double multiplier, double se, double df, size_t seeds, double width);
+// The same for the paired interval to lie within +-precision of the multiplier (relative), as
+// sequential_width_seeds at ln half-width ln(1 + precision), its wider side. NAN for no se or precision.
+double sequential_precision_seeds(double se, double df, size_t seeds, double precision);
 // Training FLOPs of adding one more seed to every rung of the ladder under dir: runs already finished cost
 // nothing; a cooldown branch costs what it trains beyond its branch point.
 sx_status sequential_round_flops(const ladder_spec *spec, const char *dir, double *flops);
