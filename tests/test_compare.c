@@ -24,6 +24,7 @@
 #include "scale/compare.h"
 #include "scale/ladder.h"
 #include "scale/ladder_seeds.h"
+#include "scale/look_record.h"
 #include "scale/sequential.h"
 #include "scale/spending.h"
 #include "support/testlib.h"
@@ -766,6 +767,75 @@ static void test_precision(void) {
     }
 }
 
+static json_int_t until_int(json_t *r, const char *key) { return json_integer_value(json_object_get(json_object_get(r, "until_decided"), key)); }
+
+// A second --until-decided on the same ladders continues the first one's looks (until-decided.json in the
+// baseline's directory): a pair with no difference, one round within the first budget (looks 1-2), then one
+// more round within the second (looks 3-4, the third on the same seeds as the second); a planted gain decided
+// in a first run stays decided at its look in a second. A record of another comparison (other ladders, rungs,
+// target or Linf pinning) is ignored with its reason; an edited one is refused.
+static void test_continued_looks(void) {
+    fake_law w[2] = {{.own = 0.01, .tag = 11}, {.own = 0.01, .tag = 12}};
+    ladder_spec s[2], one_spec;
+    char dirs[2][256];
+    const char *dp[2];
+    double one = 0;
+    if (!write_spec("cont_cost", 2, &w[0], &one_spec) || !CHECK(sequential_round_flops(&one_spec, "/nonexistent", &one) == SX_OK)) return;
+    if (!fake_ladders("cont", w, 2, 2, s, dirs, dp)) return;
+    sequential_options o = {.exe = self, .jobs = 2, .budget_flops = 2 * one * 1.0001};
+    json_t *r1 = NULL, *r2 = NULL;
+    CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r1) == SX_OK);
+    o.budget_flops = 2 * one * 1.0001;   // the round to 5 seeds cost more than `one`: this buys what it buys
+    CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r2) == SX_OK);
+    if (r1 && r2) {
+        printf("first run: %lld rounds, %lld looks; second: %lld rounds, %lld looks (%lld earlier), level %.4f then %.4f\n",
+               (long long)until_int(r1, "rounds"), (long long)until_int(r1, "looks"), (long long)until_int(r2, "rounds"),
+               (long long)until_int(r2, "looks"), (long long)until_int(r2, "earlier_looks"), field(r1, 1, "sequential_level"),
+               field(r2, 1, "sequential_level"));
+        CHECK(until_int(r1, "earlier_looks") == 0 && until_int(r1, "looks") == until_int(r1, "rounds") + 1);
+        CHECK(until_int(r2, "earlier_looks") == until_int(r1, "looks"));
+        CHECK(until_int(r2, "looks") == until_int(r1, "looks") + until_int(r2, "rounds") + 1);
+        CHECK(strstr(json_string_value(json_object_get(r2, "verdict_rule")), "over the") != NULL);
+    }
+    json_decref(r1);
+    json_decref(r2);
+    look_record rec;
+    const char *why, *names[2] = {s[0].name, s[1].name}, *other[2] = {s[0].name, "someone-else"};
+    size_t widths[LADDER_MAX_RUNGS] = {48, 32, 24, 16, 8};
+    look_key k = {.names = names, .n = 2, .widths = widths, .R = 5, .target_flops = 1e9};
+    CHECK(look_record_read(dirs[0], &k, &rec, &why) == SX_OK && why == NULL && rec.n_looks >= 3);
+    look_record_free(&rec);
+    const char *reasons[4] = {"it records a comparison of other ladders", "its rungs are not these",
+                              "it records a comparison at another target compute", "it records a comparison with other Linf pinning"};
+    for (int c = 0; c < 4; c++) {
+        look_key bad = k;
+        if (c == 0) bad.names = other;
+        if (c == 1) bad.widths = (const size_t[5]){64, 32, 24, 16, 8};
+        if (c == 2) bad.target_flops = 1e13;
+        if (c == 3) bad.shared_linf = true;
+        CHECK(look_record_read(dirs[0], &bad, &rec, &why) == SX_OK && rec.n_looks == 0 && why && !strcmp(why, reasons[c]));
+    }
+    char path[512], cmd[1200];
+    snprintf(path, sizeof path, "%s/%s", dirs[0], LOOK_RECORD_FILE);
+    snprintf(cmd, sizeof cmd, "sed -i 's/\"better\": false/\"better\": true/' '%s'", path);
+    if (CHECK(system(cmd) == 0)) CHECK(look_record_read(dirs[0], &k, &rec, &why) == SX_ERR_FORMAT);
+    // decided in a first run, still decided (at its look) in a second, which only continues
+    fake_law d[2] = {{.own = 0.01, .tag = 13}, {.shift = 0.08, .own = 0.01, .tag = 14}};
+    if (!fake_ladders("contd", d, 2, 2, s, dirs, dp)) return;
+    o.budget_flops = 1e15;
+    r1 = r2 = NULL;
+    CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r1) == SX_OK);
+    CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r2) == SX_OK);
+    if (r1 && r2) {
+        json_t *a = json_array_get(json_object_get(r1, "variants"), 1), *b = json_array_get(json_object_get(r2, "variants"), 1);
+        CHECK(json_is_true(json_object_get(a, "decided")) && json_is_true(json_object_get(b, "decided")));
+        CHECK(json_integer_value(json_object_get(a, "decided_look")) == json_integer_value(json_object_get(b, "decided_look")));
+        CHECK(!strcmp(json_string_value(json_object_get(json_object_get(r2, "until_decided"), "stop")), "decided") && until_int(r2, "rounds") == 0);
+    }
+    json_decref(r1);
+    json_decref(r2);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -780,6 +850,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_planted_improvement);
     TEST_RUN(test_until_decided);
     TEST_RUN(test_precision);
+    TEST_RUN(test_continued_looks);
     TEST_RUN(test_sequential_null);
     TEST_RUN(test_unequal_seeds);
     TEST_RUN(test_ladder_open);

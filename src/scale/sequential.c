@@ -7,6 +7,7 @@
 #include "core/lines.h"
 #include "scale/compare.h"
 #include "scale/ladder_seeds.h"
+#include "scale/look_record.h"
 #include "scale/sequential.h"
 #include "scale/spending.h"
 
@@ -631,6 +632,44 @@ const char *sequential_seeds_added(const ladder_spec *specs, size_t n) {
     return NULL;
 }
 
+// The looks so far and the verdicts (v, one per ladder) into the baseline's directory (scale/look_record.h).
+static sx_status record_looks(const char *dir, const look_key *k, const look_log *L, const seq_verdict *v) {
+    size_t n = k->n;
+    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .look = malloc(n * sizeof(int)), .better = malloc(n * sizeof(bool)),
+                       .level = malloc(n * sizeof(double))};
+    sx_status st = rec.look && rec.better && rec.level ? SX_OK : SX_ERR_NOMEM;
+    for (size_t i = 0; i < n && !st; i++) rec.look[i] = v[i].look, rec.better[i] = v[i].better, rec.level[i] = v[i].level;
+    if (!st) st = look_record_write(dir, k, &rec);
+    free(rec.look);
+    free(rec.better);
+    free(rec.level);
+    return st;
+}
+
+// Before the first look: the looks and verdicts an earlier --until-decided recorded for these ladders go first
+// in L and v, so this run's alpha spending counts them (its first look, on the same seeds as the last one
+// recorded, adds no information and gets level 0). Where none applies but the ladders hold seeds an earlier run
+// added, a note says those looks are not counted.
+static sx_status continue_looks(const ladder_spec *specs, const char *const *dirs, const look_key *k, look_log *L, seq_verdict *v) {
+    look_record rec;
+    const char *why;
+    size_t n = k->n;
+    sx_status st = look_record_read(dirs[0], k, &rec, &why);
+    if (st) return st;
+    for (size_t j = 0; j < rec.n_looks && !st; j++) st = look_add(L, rec.seeds[j]);
+    for (size_t i = 0; i < n && rec.n_looks && !st; i++) v[i] = (seq_verdict){.look = rec.look[i], .better = rec.better[i], .level = rec.level[i]};
+    if (!st && rec.n_looks)
+        fprintf(stderr, "until-decided: continuing the %zu look%s an earlier --until-decided made on these ladders (%s/%s): its "
+                "verdicts stand and the alpha spending counts its looks\n", rec.n_looks, rec.n_looks == 1 ? "" : "s", dirs[0], LOOK_RECORD_FILE);
+    const char *earlier = rec.n_looks ? NULL : sequential_seeds_added(specs, n);
+    if (earlier)
+        fprintf(stderr, "until-decided: note: %s has seeds an earlier --until-decided added (seeds.json), but its looks are not "
+                "counted (%s); this run's alpha spending counts its own looks only, so the error over both runs together can "
+                "pass %.0f%%\n", earlier, why ? why : "no record of them in the baseline's " LOOK_RECORD_FILE, 100 * COMPARE_ALPHA);
+    look_record_free(&rec);
+    return st;
+}
+
 sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t n, double C, bool shared_linf,
                              const sequential_options *o, json_t **report) {
     double t0 = now_s(), spent = 0, train_s = 0, logged_spf = logged_seconds_per_flop(&specs[0], dirs[0]);
@@ -649,19 +688,23 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     seq_verdict *v = malloc(n * sizeof *v);
     if (!v) st = SX_ERR_NOMEM;
     for (size_t i = 0; i < n && v; i++) v[i] = (seq_verdict){.look = -1, .level = NAN};
-    const char *earlier = sequential_seeds_added(specs, n);   // its looks spent alpha this run does not see
-    if (earlier)
-        fprintf(stderr, "until-decided: note: %s has seeds an earlier --until-decided added (seeds.json); this run's alpha "
-                "spending counts its own looks only, so the error over both runs together can pass %.0f%%\n", earlier,
-                100 * COMPARE_ALPHA);
+    const char **names = malloc(n * sizeof *names);
+    if (!names) st = SX_ERR_NOMEM;
+    for (size_t i = 0; i < n && names; i++) names[i] = specs[i].name;
+    size_t earlier_looks = 0;
+    look_key key;
     while (!st) {
         json_decref(r);
         r = NULL;
         if ((st = compare_ladders(specs, dirs, n, C, shared_linf, &r))) break;
-        if ((st = rungs_read(specs, dirs, n, &g)) || (st = look_add(&looks, g.seeds))) break;
+        if ((st = rungs_read(specs, dirs, n, &g))) break;
+        key = (look_key){.names = names, .n = n, .widths = g.width, .R = g.R, .target_flops = C, .shared_linf = shared_linf};
+        if (!rounds && !looks.n && (st = continue_looks(specs, dirs, &key, &looks, v))) break;
+        earlier_looks = rounds ? earlier_looks : looks.n;
+        if ((st = look_add(&looks, g.seeds))) break;
         double spf = spent > 0 ? train_s / spent : logged_spf;   // seconds per FLOP: measured here, else logged
         double left = flops_left(o, spent, t0, spf);
-        if ((st = test_look(r, &g, &looks, left, false, o, v))) break;
+        if ((st = test_look(r, &g, &looks, left, false, o, v)) || (st = record_looks(dirs[0], &key, &looks, v))) break;
         apply_verdicts(r, v, o, looks.n);
         if ((stop = stop_reason(r, o))) break;
         size_t target[LADDER_MAX_RUNGS];
@@ -675,7 +718,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if (over_time || over_flops || at_limit) {   // the last look: it spends what alpha is left
             fprintf(stderr, "until-decided: round %d would cost %.3g FLOPs: over the budget, not trained\n", rounds + 1, cost);
             json_decref(entry);
-            if ((st = test_look(r, &g, &looks, 0, true, o, v))) break;
+            if ((st = test_look(r, &g, &looks, 0, true, o, v)) || (st = record_looks(dirs[0], &key, &looks, v))) break;
             apply_verdicts(r, v, o, looks.n);
             stop = stop_reason(r, o);
             if (!stop) stop = "budget";
@@ -696,6 +739,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     }
     free(looks.seeds);
     free(v);
+    free(names);
     if (st) { json_decref(r); json_decref(allocation); return st; }
     json_t *rows = json_object_get(r, "variants"), *more = json_array(), *more_rungs = json_array(), *more_flops = json_array();
     size_t fewest = fewest_seeds(&g);
@@ -716,11 +760,12 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     }
     json_t *x = json_is_true(json_object_get(r, "paired")) ? extrapolation(r, &g, noise ? var : NULL, o) : NULL;
     free(var);
-    json_t *u = json_pack("{s:s, s:i, s:i, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o}", "stop", stop, "rounds", rounds, "looks", rounds + 1,
+    json_t *u = json_pack("{s:s, s:i, s:i, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o}", "stop", stop, "rounds", rounds, "looks", (int)looks.n,
                           "spending", o->spending, "seeds", (json_int_t)fewest,
                           "flops_spent", spent, "seconds", now_s() - t0, "width", o->width, "budget_flops", o->budget_flops,
                           "budget_hours", o->budget_hours, "more_seeds", more);
     json_object_set_new(u, "precision", json_real(o->precision));
+    json_object_set_new(u, "earlier_looks", json_integer((json_int_t)earlier_looks));
     json_object_set_new(u, "widths", sizes(g.width, g.R));
     json_object_set_new(u, "rung_seeds", sizes(g.seeds, g.R));
     json_object_set_new(u, "allocation", allocation);

@@ -15,8 +15,12 @@
 // its rung_var now), the spending function (Pocock type by default) gives each look its nominal level, and
 // Holm's step-down runs over the variants not yet decided, each at its level for alpha/m (Maurer & Bretz
 // 2013). A variant decided at a look stays decided (its row's verdict is the sequential one); the look where
-// the next round would pass the budget is the last and spends what is left. Looks of an earlier
-// --until-decided on the same ladders are not counted (a note says so).
+// the next round would pass the budget is the last and spends what is left. Every look is recorded in the
+// baseline's directory (scale/look_record.h): a later --until-decided of the same comparison (a larger budget,
+// a resumed study) starts from those looks and verdicts, so its spending counts them (the earlier run's last
+// look, tested as final, then counts as an ordinary look at the new horizon: extending a budget after seeing
+// the data is the one place the 5% is approximate). For another comparison of ladders holding added seeds, a
+// note says their looks are not counted.
 // Where: the comparison's paired per-rung jackknife says how much of each undecided variant's ln-multiplier
 // variance comes from each rung's seeds (rung_var, v_r at S_r seeds); one more seed at rung r takes v_r/(S_r+1)
 // off it, narrowing the interval by 1 − sqrt(1 − (v_r/(S_r+1))/Σv). A round serves the undecided variant
@@ -70,7 +74,8 @@ typedef struct {
 // after every round). *report receives the last compare report, its rows' "decided" and "verdict" the
 // sequential ones, with each row's "decided_look" (0: the ladders as given; null while undecided) and
 // "sequential_level" (the nominal level of its last test), the report's "verdict_rule" (in words), and
-// "until_decided": {"stop": "decided"|"width"|"precision"|"budget", "rounds", "looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
+// "until_decided": {"stop": "decided"|"width"|"precision"|"budget", "rounds", "looks" (an earlier run's
+// too), "earlier_looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
 // plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "precision", "budget_flops",
 // "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung", "widths",
 // "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "for" (the

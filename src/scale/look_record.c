@@ -1,0 +1,126 @@
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "core/fsutil.h"
+#include "scale/look_record.h"
+
+#define FORMAT "sextant-until-decided-looks"
+
+static uint32_t body_crc(json_t *doc) {
+    json_t *body = json_object();
+    const char *keys[] = {"ladders", "widths", "target_flops", "shared_linf", "looks", "verdicts"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(doc, keys[i]);
+        json_object_set(body, keys[i], v ? v : json_null());
+    }
+    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    uint32_t crc = text ? (uint32_t)crc32_z(0L, (const Bytef *)text, strlen(text)) : 0;
+    free(text);
+    json_decref(body);
+    return crc;
+}
+
+static json_t *sizes(const size_t *x, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_integer((json_int_t)x[i]));
+    return a;
+}
+
+static bool fill_json(FILE *f, void *doc) { return json_dumpf((json_t *)doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF; }
+
+sx_status look_record_write(const char *dir, const look_key *k, const look_record *rec) {
+    json_t *ladders = json_array(), *looks = json_array(), *verdicts = json_array();
+    for (size_t i = 0; i < k->n; i++) {
+        json_array_append_new(ladders, json_string(k->names[i]));
+        json_array_append_new(verdicts, json_pack("{s:o, s:b, s:o}", "look", rec->look[i] >= 0 ? json_integer(rec->look[i]) : json_null(),
+                                                  "better", rec->better[i], "level", isfinite(rec->level[i]) ? json_real(rec->level[i]) : json_null()));
+    }
+    for (size_t j = 0; j < rec->n_looks; j++) json_array_append_new(looks, sizes(rec->seeds[j], k->R));
+    json_t *doc = json_pack("{s:s, s:i, s:o, s:o, s:f, s:b, s:o, s:o}", "format", FORMAT, "version", LOOK_RECORD_VERSION, "ladders",
+                            ladders, "widths", sizes(k->widths, k->R), "target_flops", k->target_flops, "shared_linf", k->shared_linf,
+                            "looks", looks, "verdicts", verdicts);
+    if (doc) json_object_set_new(doc, "crc32", json_integer((json_int_t)body_crc(doc)));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, LOOK_RECORD_FILE);
+    sx_status st = doc ? fs_write_atomic(path, fill_json, doc) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    json_decref(doc);
+    return st;
+}
+
+void look_record_free(look_record *rec) {
+    free(rec->seeds);
+    free(rec->look);
+    free(rec->better);
+    free(rec->level);
+    *rec = (look_record){0};
+}
+
+// Why the record is not of comparison k (NULL: it is).
+static const char *mismatch(json_t *doc, const look_key *k) {
+    json_t *ladders = json_object_get(doc, "ladders"), *w = json_object_get(doc, "widths");
+    if (json_array_size(ladders) != k->n) return "it records a comparison of other ladders";
+    for (size_t i = 0; i < k->n; i++)
+        if (!json_is_string(json_array_get(ladders, i)) || strcmp(json_string_value(json_array_get(ladders, i)), k->names[i]))
+            return "it records a comparison of other ladders";
+    if (json_array_size(w) != k->R) return "its rungs are not these";
+    for (size_t r = 0; r < k->R; r++)
+        if (json_integer_value(json_array_get(w, r)) != (json_int_t)k->widths[r]) return "its rungs are not these";
+    double C = json_number_value(json_object_get(doc, "target_flops"));
+    if (!(fabs(C - k->target_flops) <= 1e-9 * k->target_flops)) return "it records a comparison at another target compute";
+    if (json_is_true(json_object_get(doc, "shared_linf")) != k->shared_linf) return "it records a comparison with other Linf pinning";
+    return NULL;
+}
+
+sx_status look_record_read(const char *dir, const look_key *key, look_record *rec, const char **why) {
+    size_t n = key->n, R = key->R;
+    *rec = (look_record){0};
+    if (why) *why = NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, LOOK_RECORD_FILE);
+    if (access(path, F_OK)) return SX_OK;
+    json_t *doc;
+    sx_status st = fs_load_json(path, &doc);
+    if (st) return st;
+    const char *format = json_string_value(json_object_get(doc, "format"));
+    json_t *crc = json_object_get(doc, "crc32"), *looks = json_object_get(doc, "looks"), *verdicts = json_object_get(doc, "verdicts");
+    const char *off = NULL;
+    if (!format || strcmp(format, FORMAT) || json_integer_value(json_object_get(doc, "version")) != LOOK_RECORD_VERSION)
+        st = sx_fail(SX_ERR_FORMAT, "%s: not a record of version %d (format \"%s\")", path, LOOK_RECORD_VERSION, FORMAT);
+    else if (!json_is_integer(crc) || (uint32_t)json_integer_value(crc) != body_crc(doc))
+        st = sx_fail(SX_ERR_FORMAT, "%s: checksum does not match (edited or corrupt): remove it to start the looks afresh", path);
+    else if ((off = mismatch(doc, key))) {
+        if (why) *why = off;
+    } else {
+        size_t k = json_array_size(looks);
+        rec->seeds = malloc((k ? k : 1) * sizeof *rec->seeds);
+        rec->look = malloc(n * sizeof *rec->look);
+        rec->better = malloc(n * sizeof *rec->better);
+        rec->level = malloc(n * sizeof *rec->level);
+        if (!rec->seeds || !rec->look || !rec->better || !rec->level) st = SX_ERR_NOMEM;
+        if (!st && json_array_size(verdicts) != n) st = sx_fail(SX_ERR_FORMAT, "%s: %zu verdicts for %zu ladders", path, json_array_size(verdicts), n);
+        for (size_t j = 0; j < k && !st; j++)
+            for (size_t r = 0; r < R && !st; r++) {
+                json_int_t s = json_integer_value(json_array_get(json_array_get(looks, j), r));
+                if (json_array_size(json_array_get(looks, j)) != R || s < 1 || s > 1000)
+                    st = sx_fail(SX_ERR_FORMAT, "%s: look %zu: seeds per rung must be %zu numbers in 1..1000", path, j + 1, R);
+                else rec->seeds[j][r] = (size_t)s;
+            }
+        for (size_t i = 0; i < n && !st; i++) {
+            json_t *v = json_array_get(verdicts, i), *look = json_object_get(v, "look"), *level = json_object_get(v, "level");
+            rec->look[i] = json_is_integer(look) ? (int)json_integer_value(look) : -1;
+            rec->better[i] = json_is_true(json_object_get(v, "better"));
+            rec->level[i] = json_is_number(level) ? json_number_value(level) : NAN;
+            if ((json_is_integer(look) && (json_integer_value(look) < 0 || json_integer_value(look) >= (json_int_t)k)) ||
+                (!json_is_integer(look) && !json_is_null(look)))
+                st = sx_fail(SX_ERR_FORMAT, "%s: verdict %zu: look must be null or one of the %zu looks", path, i + 1, k);
+        }
+        if (!st) rec->n_looks = k;
+        else look_record_free(rec);
+    }
+    json_decref(doc);
+    return st;
+}
