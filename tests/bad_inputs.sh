@@ -8,7 +8,7 @@
 # checksum is the one exercised. Rows added with issue 21 each failed (silent success, crash, hang or a
 # message naming nothing) before its fix.
 set -u
-S=${SEXTANT:-./sextant}
+S=$(realpath "${SEXTANT:-./sextant}")   # absolute: a few rows run in another directory
 # A 4 GiB address-space cap catches huge allocations; AddressSanitizer reserves terabytes of shadow memory
 # up front, so under `make check` the cap is lifted and the allocator returns NULL instead of aborting.
 vlimit=4194304
@@ -315,6 +315,26 @@ expect "$tmp/nowhere/config.json (not a run directory?)" forecast --check "$tmp/
 expect "fc.json: forecast is for a run of [0-9]* steps, this run has 3" "${tr[@]}" --forecast "$FC" --out "$tmp/o67"
 d=$(ladder_copy L-fcm); sed -i '2s/"step":2,/"step":1e30,/' "$d/w16-s1/metrics.jsonl"
 expect 'w16-s1/metrics.jsonl:2: "step" 1e+30 is not a whole number' forecast --check "$d/w16-s1" --forecast "$FC"
+# seeds.json and until-decided.json, the records --until-decided keeps in a ladder's directory: edited copies
+d=$(ladder_copy L-sj)
+printf '{"format": "sextant-ladder-seeds", "version": 1, "ladder": "t", "rungs": [{"width": 24, "seeds": 3}], "crc32": 1}\n' > "$d/seeds.json"
+expect "L-sj/seeds.json: checksum does not match its rungs (edited or corrupt)" fit "$tmp/t.ladder" --runs "$d" --out "$d/fit2.json"
+printf '{"format": "sextant-ladder-seeds", "version": 9}\n' > "$d/seeds.json"
+expect "L-sj/seeds.json: not a seeds file of version 1" fit "$tmp/t.ladder" --runs "$d" --out "$d/fit2.json"
+mkdir -p "$tmp/cw/runs"; ln -s "$(ladder_copy L-ud)" "$tmp/cw/runs/t"; ln -s "$(ladder_copy L-ud2)" "$tmp/cw/runs/t2"
+sed 's/^name t$/name t2/' "$tmp/t.ladder" > "$tmp/t2.ladder"
+printf '{"format": "sextant-until-decided-looks", "version": 1, "ladders": ["t", "t2"], "looks": [], "verdicts": [], "crc32": 7}\n' > "$tmp/L-ud/until-decided.json"
+# (compare --until-decided first says each ladder's runs are done: its last line is the error)
+ud_row() {  # pattern
+    local out rc
+    rows=$((rows+1))
+    out=$(cd "$tmp/cw" && timeout 20 "$S" compare "$tmp/t.ladder" "$tmp/t2.ladder" --until-decided --budget-flops 1 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] || [ $rc -eq 2 ] || { fail "compare on an edited until-decided.json exited $rc: $out"; return; }
+    printf '%s\n' "$out" | tail -1 | grep -q -- "$1" || fail "compare on an edited until-decided.json said: $out (expected /$1/)"
+}
+ud_row "runs/t/until-decided.json: checksum does not match (edited or corrupt): remove it"
+printf '{"format": "sextant-until-decided-looks", "version": 2}\n' > "$tmp/L-ud/until-decided.json"
+ud_row "runs/t/until-decided.json: not a record of version 1"
 
 # --- flags and impossible configurations ---
 expect "--steps: 'abc' is not an integer" "${tr[@]}" --steps abc --out "$tmp/o15"

@@ -142,6 +142,17 @@ static double field(json_t *report, size_t variant, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+// A report's text as print writes it, in a new string (free it); NULL when out of memory.
+static char *printed(json_t *r, void (*print)(FILE *out, json_t *report)) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return NULL;
+    print(f, r);
+    fclose(f);
+    return text;
+}
+
 static const char *verdict(json_t *report, size_t variant) {
     return json_string_value(json_object_get(json_array_get(json_object_get(report, "variants"), variant), "verdict"));
 }
@@ -446,16 +457,6 @@ static void test_unequal_seeds(void) {
     CHECK(ladder_seeds_read(&back, dirs[0]) == SX_ERR_FORMAT && strstr(sx_last_error(), "checksum"));
 }
 
-// compare_print's text of a report, in a new string (free it).
-static char *printed(json_t *r) {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (!f) return NULL;
-    compare_print(f, r);
-    fclose(f);
-    return text;
-}
 
 // A rung with one seed: its noise is unknown, so the intervals are unbounded and there is no verdict, and the
 // report says so, naming the ladder and the rung, in the text and in the JSON (one_seed_rungs,
@@ -476,7 +477,7 @@ static void test_one_seed(void) {
     if (!CHECK(compare_ladders(s, dp, 2, 1e9, false, &r) == SX_OK)) return;
     json_t *row = json_array_get(json_object_get(r, "variants"), 1), *one = json_object_get(row, "one_seed_rungs");
     const char *why = json_string_value(json_object_get(row, "unbounded_reason"));
-    char *text = printed(r), *dumped = json_dumps(r, 0);
+    char *text = printed(r, compare_print), *dumped = json_dumps(r, 0);
     printf("%s", text ? text : "");
     CHECK(json_array_size(one) == 1 && !strcmp(json_string_value(json_array_get(one, 0)), "w24"));
     CHECK(!json_object_get(json_array_get(json_object_get(r, "variants"), 0), "one_seed_rungs"));
@@ -519,7 +520,7 @@ static void test_unbounded_text(void) {
                           "name", "none", "largest_rung", "w32", "loss", 3.1, "loss_lo", "loss_hi", "multiplier", 1.2,
                           "multiplier_lo", 0.0, "multiplier_hi", 2.5, "paired_lo", 0.0, "paired_hi", "p_holm", 1.0,
                           "kv_bytes_per_token", "verdict", "no significant difference");
-    char *text = r ? printed(r) : NULL;
+    char *text = r ? printed(r, compare_print) : NULL;
     printf("%s", text ? text : "");
     CHECK(text && strstr(text, "3.1000 [3.0000, 3.2000]     1.200x  [ 1.050,  1.400]           > 0.930"));
     CHECK(text && strstr(text, "3.1000        unbounded     1.200x         unbounded           < 2.500"));
@@ -662,6 +663,15 @@ static void test_power_seeds(void) {
     CHECK(big > 2 && fabs(2 * (q / 7) * (q / 7) - big) < 1e-6 * big);
 }
 
+// sequential_print's text of report r (also printed here) contains needle.
+static bool printed_has(json_t *r, const char *needle) {
+    char *text = printed(r, sequential_print);
+    if (text) printf("%s", text);
+    bool has = text && strstr(text, needle) != NULL;
+    free(text);
+    return has;
+}
+
 // --width's estimate of the seeds needed, on t quantiles as the power estimate: the N where the paired interval
 // exp(ln m +- t(0.975) se sqrt(S/N)), t on df (N-1)/(S-1) degrees of freedom, is W wide (solved apart: a scan and
 // bisection on gsl's quantiles). At m 1, se 0.05, df 2, 3 seeds, W 0.1 (width now 0.434): 14.01 seeds, where the
@@ -688,17 +698,9 @@ static void test_width_seeds(void) {
     printf("width 0.05 from [%.4f, %.4f]: %lld more seeds (%.2f in all; power %.1f)\n", field(r, 1, "paired_lo"),
            field(r, 1, "paired_hi"), (long long)json_integer_value(more), n, power);
     CHECK(!strcmp(stop_of(r), "budget") && n < power && json_integer_value(more) == (json_int_t)ceil(n - 1e-9) - 3);
-    char *text = NULL;   // the undecided line says what the estimate assumes
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (CHECK(f != NULL)) {
-        sequential_print(f, r);
-        fclose(f);
-        printf("%s", text);
-        CHECK(strstr(text, "or an interval narrower than --width, whichever is sooner; the paired standard error falling as "
-                           "1/sqrt(seeds), t quantiles on the degrees of freedom it would have there)") != NULL);
-    }
-    free(text);
+    // the undecided line says what the estimate assumes
+    CHECK(printed_has(r, "or an interval narrower than --width, whichever is sooner; the paired standard error falling as "
+                         "1/sqrt(seeds), t quantiles on the degrees of freedom it would have there)"));
     json_decref(r);
 }
 
@@ -744,16 +746,7 @@ static void test_precision(void) {
     CHECK(!strcmp(stop_of(r), "precision") && json_is_true(json_object_get(json_array_get(json_object_get(r, "variants"), 1), "decided")));
     CHECK(look < rounds_of(r) && lo >= 0.97 * m && hi <= 1.03 * m);
     CHECK(json_number_value(json_object_get(json_object_get(r, "until_decided"), "precision")) == 0.03);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    if (CHECK(out != NULL)) {
-        sequential_print(out, r);
-        fclose(out);
-        printf("%s", text);
-        CHECK(strstr(text, "until-decided: stopped (every paired interval within +-3% of its estimate)") != NULL);
-    }
-    free(text);
+    CHECK(printed_has(r, "until-decided: stopped (every paired interval within +-3% of its estimate)"));
     json_decref(r);
     // stopped by the budget short of it: the decided variant's line says how many more seeds +-1% needs
     o.precision = 0.01;

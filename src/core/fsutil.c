@@ -91,6 +91,18 @@ sx_status fs_load_json(const char *path, json_t **out) {
     return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
 }
 
+sx_status fs_load_versioned_json(const char *path, const char *format, int version, const char *noun, json_t **out) {
+    *out = NULL;
+    if (access(path, F_OK)) return SX_OK;
+    sx_status st = fs_load_json(path, out);
+    if (st) return st;
+    const char *f = json_string_value(json_object_get(*out, "format"));
+    if (f && !strcmp(f, format) && json_integer_value(json_object_get(*out, "version")) == version) return SX_OK;
+    json_decref(*out);
+    *out = NULL;
+    return sx_fail(SX_ERR_FORMAT, "%s: not a %s of version %d (format \"%s\")", path, noun, version, format);
+}
+
 sx_status fs_sha256_file(const char *path, char hex[65]) {
     FILE *f = fopen(path, "rb");
     if (!f) return sx_fail(SX_ERR_IO, "cannot open %s (%s)", path, strerror(errno));

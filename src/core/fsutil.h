@@ -20,11 +20,15 @@ void fs_remove_stale_tmp(const char *dir);
 // Writes path atomically: fill(f, arg) writes a temporary file in the same directory, which is flushed,
 // fsynced and renamed over path (then the directory is fsynced). On any failure the old file is untouched
 // and the temporary removed. fill returns false on a write error.
+sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
 // Reads a JSON document: *out (the caller's reference) or a status whose message names the file, and the
 // line and column only when the problem is inside it ("cannot open runs/x/fit.json (No such file or
 // directory)", "fit.json:3: ...").
 sx_status fs_load_json(const char *path, json_t **out);
-sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
+// Reads a JSON document whose "format" and "version" must be these, where the file exists: *out (the caller's
+// reference), or NULL without the file. SX_ERR_FORMAT for another format or version, naming the file and
+// what it should be (noun: "seeds file" gives "PATH: not a seeds file of version 1 (format \"...\")").
+sx_status fs_load_versioned_json(const char *path, const char *format, int version, const char *noun, json_t **out);
 
 // The SHA-256 of a file's bytes as 64 lowercase hex digits (hex: 65 bytes with the terminator).
 sx_status fs_sha256_file(const char *path, char hex[65]);

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 #include "core/fsutil.h"
 #include "scale/ladder_seeds.h"
@@ -30,15 +29,11 @@ static sx_status rung_widths(const ladder_spec *spec, size_t *widths) {
 sx_status ladder_seeds_read(ladder_spec *spec, const char *dir) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LADDER_SEEDS_FILE);
-    if (access(path, F_OK)) return SX_OK;
     json_t *doc;
-    sx_status st = fs_load_json(path, &doc);
-    if (st) return st;
+    sx_status st = fs_load_versioned_json(path, FORMAT, LADDER_SEEDS_VERSION, "seeds file", &doc);
+    if (st || !doc) return st;
     json_t *rungs = json_object_get(doc, "rungs"), *crc = json_object_get(doc, "crc32");
-    const char *format = json_string_value(json_object_get(doc, "format"));
-    if (!format || strcmp(format, FORMAT) || json_integer_value(json_object_get(doc, "version")) != LADDER_SEEDS_VERSION)
-        st = sx_fail(SX_ERR_FORMAT, "%s: not a seeds file of version %d (format \"%s\")", path, LADDER_SEEDS_VERSION, FORMAT);
-    else if (!json_is_array(rungs) || !json_is_integer(crc) || (uint32_t)json_integer_value(crc) != rungs_crc(rungs))
+    if (!json_is_array(rungs) || !json_is_integer(crc) || (uint32_t)json_integer_value(crc) != rungs_crc(rungs))
         st = sx_fail(SX_ERR_FORMAT, "%s: checksum does not match its rungs (edited or corrupt): remove it to keep the spec's seeds", path);
     size_t widths[LADDER_MAX_RUNGS];
     if (!st) st = rung_widths(spec, widths);

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 #include "core/fsutil.h"
 #include "scale/look_record.h"
@@ -81,16 +80,12 @@ sx_status look_record_read(const char *dir, const look_key *key, look_record *re
     if (why) *why = NULL;
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LOOK_RECORD_FILE);
-    if (access(path, F_OK)) return SX_OK;
     json_t *doc;
-    sx_status st = fs_load_json(path, &doc);
-    if (st) return st;
-    const char *format = json_string_value(json_object_get(doc, "format"));
+    sx_status st = fs_load_versioned_json(path, FORMAT, LOOK_RECORD_VERSION, "record", &doc);
+    if (st || !doc) return st;
     json_t *crc = json_object_get(doc, "crc32"), *looks = json_object_get(doc, "looks"), *verdicts = json_object_get(doc, "verdicts");
     const char *off = NULL;
-    if (!format || strcmp(format, FORMAT) || json_integer_value(json_object_get(doc, "version")) != LOOK_RECORD_VERSION)
-        st = sx_fail(SX_ERR_FORMAT, "%s: not a record of version %d (format \"%s\")", path, LOOK_RECORD_VERSION, FORMAT);
-    else if (!json_is_integer(crc) || (uint32_t)json_integer_value(crc) != body_crc(doc))
+    if (!json_is_integer(crc) || (uint32_t)json_integer_value(crc) != body_crc(doc))
         st = sx_fail(SX_ERR_FORMAT, "%s: checksum does not match (edited or corrupt): remove it to start the looks afresh", path);
     else if ((off = mismatch(doc, key))) {
         if (why) *why = off;
