@@ -300,12 +300,16 @@ ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k
         float *z = st + j * ATT_BQ;
         size_t a, b;
         attn_col_range(s, q0, nq, k0 + j, &a, &b);
+        if (b < a) b = a;
+        // Only the queries that see key j: no per-lane mask, and no exponentials of what the mask hides.
+        for (size_t i = 0; i < a; i++) z[i] = 0.0f;
 #pragma omp simd
-        for (size_t i = 0; i < nq; i++) {
-            float e = (i >= a && i < b) ? vm_expf(z[i] - m[i]) : 0.0f;
+        for (size_t i = a; i < b; i++) {
+            float e = vm_expf(z[i] - m[i]);
             z[i] = e;
             l[i] += e;
         }
+        for (size_t i = b; i < nq; i++) z[i] = 0.0f;
     }
     for (size_t d = 0; d < s->hd; d++) {
         float *o = ot + d * ATT_BQ;
@@ -455,7 +459,7 @@ typedef struct {
     float *kt, *vt;   // (hd, ATT_BK): key and value tiles transposed
     float *p, *ds;    // (ATT_BQ, ATT_BK): probabilities; dP, then dS
     float *f;         // (ATT_BQ, ATT_BK): ∂z/∂(q·k) = scale·(1 − (z/c)²); only with a soft-cap
-    float *dk, *dv;   // (ATT_BK, hd): accumulators for the key tile
+    float *dk, *dv;   // (ATT_BK, hd): accumulators for the key tile; transposed, (hd, ATT_BK), where dkv_transposed
     float *D;         // (G, T): rowsum(dout ⊙ out) of each query row
     // bf16 products only (attention_bf16.h layouts; hdw = hd/2 words, hdp = hd rounded up to 16):
     uint32_t *kp, *vp;   // (hdw, ATT_BK): key and value tiles, pairs along hd, transposed
@@ -491,8 +495,12 @@ ATT_CLONES static void attn_probs(const attn_shape *s, size_t q0, size_t k0, siz
                 fi[j] = scale * (1.0f - th * th);
             }
         } else {
+            if (c0 > nk) c0 = nk;   // a window may end before this tile
+            if (c1 < c0) c1 = c0;
+            for (size_t j = 0; j < c0; j++) pi[j] = 0.0f;
 #pragma omp simd
-            for (size_t j = 0; j < nk; j++) pi[j] = (j >= c0 && j < c1) ? vm_expf(scale * xi[j] - l) : 0.0f;
+            for (size_t j = c0; j < c1; j++) pi[j] = vm_expf(scale * xi[j] - l);
+            for (size_t j = c1; j < nk; j++) pi[j] = 0.0f;
         }
     }
 }
@@ -513,6 +521,11 @@ ATT_CLONES static void attn_ds(const attn_shape *s, size_t nq, size_t nk, const 
     }
 }
 
+// Whether the fp32 backward accumulates dK and dV transposed: below 32 a product hd wide fills less than two
+// vectors of the widest register tile (tile_mm), and the transposed one is ATT_BK wide. On the causal diagonal
+// it runs over the whole tile (P and dS are zero where the mask hides a key) rather than the triangle.
+static bool dkv_transposed(size_t hd) { return hd < 32; }
+
 // Keys k0..k0+nk−1 of KV head kvh of sequence b, against every query of the group's G heads that sees them.
 // Accumulates into dq (zeroed by the caller) and overwrites those rows of dk and dv.
 static void attn_backward_block(const attn_shape *s, const float *q, const float *k, const float *v,
@@ -530,7 +543,10 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
         gemm_transpose(kb, Hkv * hd, w->kt, ATT_BK, nk, hd);
         gemm_transpose(vb, Hkv * hd, w->vt, ATT_BK, nk, hd);
     }
-    for (size_t i = 0; i < nk * hd; i++) w->dk[i] = 0, w->dv[i] = 0;
+    // fp32 with a narrow head: dV and dK accumulate transposed (dVᵀ += dOᵀ P, dKᵀ += Qᵀ dS), products ATT_BK
+    // keys wide instead of hd (full vectors, and a broadcast per 4 of them rather than per one).
+    const bool dkv_t = !bf && dkv_transposed(hd);
+    for (size_t i = 0; i < ATT_BK * hd; i++) w->dk[i] = 0, w->dv[i] = 0;
     // The last query that sees key k0+nk−1 is k0+nk−1 + window−1.
     size_t qend = s->window && k0 + nk - 1 + s->window < T ? k0 + nk - 1 + s->window : T;
     for (size_t g = 0; g < G; g++) {
@@ -571,17 +587,20 @@ static void attn_backward_block(const attn_shape *s, const float *q, const float
             attn_probs(s, q0, k0, nq, nk, lse_q, w->ds, w->p, w->f);
             tri_mode kq = diag ? TRI_K_HI : TRI_NONE, kk = diag ? TRI_K_LO : TRI_NONE;
             tri_mode cols = diag ? TRI_COLS : TRI_NONE;
-            tile_mm(nk, hd, nq, w->p, 1, ATT_BK, dob, H * hd, w->dv, hd, true, kk);        // dV += Pᵀ dO
+            if (dkv_t) tile_mm(hd, nk, nq, dob, 1, H * hd, w->p, ATT_BK, w->dv, ATT_BK, true, TRI_NONE);   // dVᵀ += dOᵀ P
+            else tile_mm(nk, hd, nq, w->p, 1, ATT_BK, dob, H * hd, w->dv, hd, true, kk);               // dV += Pᵀ dO
             tile_mm(nq, nk, hd, dob, H * hd, 1, w->vt, ATT_BK, w->ds, ATT_BK, false, cols); // dP = dO Vᵀ
             attn_ds(s, nq, nk, w->p, w->f, D_q, w->ds);
             tile_mm(nq, hd, nk, w->ds, ATT_BK, 1, kb, Hkv * hd, dqb, H * hd, true, kq);    // dQ += dS K
-            tile_mm(nk, hd, nq, w->ds, 1, ATT_BK, qb, H * hd, w->dk, hd, true, kk);        // dK += dSᵀ Q
+            if (dkv_t) tile_mm(hd, nk, nq, qb, 1, H * hd, w->ds, ATT_BK, w->dk, ATT_BK, true, TRI_NONE);   // dKᵀ += Qᵀ dS
+            else tile_mm(nk, hd, nq, w->ds, 1, ATT_BK, qb, H * hd, w->dk, hd, true, kk);               // dK += dSᵀ Q
         }
     }
     for (size_t j = 0; j < nk; j++)
         for (size_t d = 0; d < hd; d++) {
-            dk[((b * T + k0 + j) * Hkv + kvh) * hd + d] = w->dk[j * hd + d];
-            dv[((b * T + k0 + j) * Hkv + kvh) * hd + d] = w->dv[j * hd + d];
+            size_t at = dkv_t ? d * ATT_BK + j : j * hd + d;
+            dk[((b * T + k0 + j) * Hkv + kvh) * hd + d] = w->dk[at];
+            dv[((b * T + k0 + j) * Hkv + kvh) * hd + d] = w->dv[at];
         }
 }
 
