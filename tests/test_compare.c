@@ -796,7 +796,7 @@ static void test_continued_looks(void) {
     const char *why, *names[2] = {s[0].name, s[1].name}, *other[2] = {s[0].name, "someone-else"};
     size_t widths[LADDER_MAX_RUNGS] = {48, 32, 24, 16, 8};
     look_key k = {.names = names, .n = 2, .widths = widths, .R = 5, .target_flops = 1e9};
-    CHECK(look_record_read(dirs[0], &k, &rec, &why) == SX_OK && why == NULL && rec.n_looks >= 3);
+    CHECK(look_record_read(dirs[0], &k, &rec, &why) == SX_OK && why == NULL && rec.n_looks >= 3 && rec.last_final);
     look_record_free(&rec);
     const char *reasons[4] = {"it records a comparison of other ladders", "its rungs are not these",
                               "it records a comparison at another target compute", "it records a comparison with other Linf pinning"};

@@ -90,6 +90,47 @@ static void test_inflation(void) {
     CHECK(any > 0.18 && any < 0.21);
 }
 
+// Levels of looks at information I (k of them) against horizon H with Pocock spending, the look final_at
+// (if < k) spending what is left.
+static void pocock_levels(const double *I, size_t k, double H, size_t final_at, double *nominal) {
+    double t[16], spent[16];
+    for (size_t j = 0; j < k; j++) {
+        t[j] = fmin(1, I[j] / H);
+        spent[j] = j == final_at ? 0.05 : spending_pocock(t[j], 0.05);
+    }
+    CHECK(spending_levels(t, spent, k, nominal) == SX_OK);
+}
+
+// A second `compare --until-decided` on the same ladders (scale/look_record.h), as two runs of looks on one
+// Brownian path: the first at information 1, 2 and 3.5, the second at 3.5 again, 5, 7 and 9.5 (its budget's
+// end). Restarting the spending, the second run's looks spend a fresh 5%; continuing, every look is counted at
+// the new horizon 9.5 (the repeated look adds nothing). Where the first run stopped inside a budget that
+// reached 9.5 (a study resumed), continuing holds 5% and restarting does not; where the first run's own budget
+// ended at 3.5 (its last look final, all of its 5% spent) and the second extends it, both pass 5%: continuing
+// only a little less.
+static void test_two_runs(void) {
+    const double I[6] = {1, 2, 3.5, 5, 7, 9.5}, Ic[7] = {1, 2, 3.5, 3.5, 5, 7, 9.5}, I2[4] = {3.5, 5, 7, 9.5};
+    double t[6], lc[7], lr[4], err[2][2];
+    for (int j = 0; j < 6; j++) t[j] = I[j] / 9.5;
+    pocock_levels(Ic, 7, 9.5, 6, lc);
+    pocock_levels(I2, 4, 9.5, 3, lr);
+    for (int ext = 0; ext < 2; ext++) {   // 0: the first run's budget reached 9.5; 1: it ended at 3.5
+        double l1[3], both[6], crossed[6];
+        pocock_levels(I, 3, ext ? 3.5 : 9.5, ext ? 2 : 99, l1);
+        for (int restart = 0; restart < 2; restart++) {
+            for (int j = 0; j < 3; j++) both[j] = l1[j];
+            if (restart) both[2] = fmax(l1[2], lr[0]);   // the second run's first look tests the same data again
+            for (int j = 3; j < 6; j++) both[j] = restart ? lr[j - 2] : lc[j + 1];
+            err[ext][restart] = monte_carlo(t, both, 6, crossed);
+        }
+        printf("first run's budget %s: continuing %.4f, restarting %.4f decide under no effect\n",
+               ext ? "ended at 3.5, extended to 9.5" : "reached 9.5, stopped at 3.5", err[ext][0], err[ext][1]);
+    }
+    double se = sqrt(0.05 * 0.95 / PATHS);
+    CHECK(fabs(err[0][0] - 0.05) < 4 * se && err[0][1] > 0.055);
+    CHECK(err[1][0] > 0.06 && err[1][0] < err[1][1]);
+}
+
 // Looks after the last one that adds information (t repeats at the end) spend nothing: level 0 each.
 static void test_repeated_last(void) {
     const double t[4] = {0.5, 1, 1, 1}, spent[4] = {0.01, 0.05, 0.05, 0.05};
@@ -117,6 +158,7 @@ int main(void) {
     TEST_RUN(test_monte_carlo);
     TEST_RUN(test_inflation);
     TEST_RUN(test_repeated_last);
+    TEST_RUN(test_two_runs);
     TEST_RUN(test_bad_input);
     return testlib_finish("spending");
 }

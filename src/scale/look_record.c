@@ -11,7 +11,7 @@
 
 static uint32_t body_crc(json_t *doc) {
     json_t *body = json_object();
-    const char *keys[] = {"ladders", "widths", "target_flops", "shared_linf", "looks", "verdicts"};
+    const char *keys[] = {"ladders", "widths", "target_flops", "shared_linf", "looks", "last_final", "verdicts"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *v = json_object_get(doc, keys[i]);
         json_object_set(body, keys[i], v ? v : json_null());
@@ -39,9 +39,9 @@ sx_status look_record_write(const char *dir, const look_key *k, const look_recor
                                                   "better", rec->better[i], "level", isfinite(rec->level[i]) ? json_real(rec->level[i]) : json_null()));
     }
     for (size_t j = 0; j < rec->n_looks; j++) json_array_append_new(looks, sizes(rec->seeds[j], k->R));
-    json_t *doc = json_pack("{s:s, s:i, s:o, s:o, s:f, s:b, s:o, s:o}", "format", FORMAT, "version", LOOK_RECORD_VERSION, "ladders",
-                            ladders, "widths", sizes(k->widths, k->R), "target_flops", k->target_flops, "shared_linf", k->shared_linf,
-                            "looks", looks, "verdicts", verdicts);
+    json_t *doc = json_pack("{s:s, s:i, s:o, s:o, s:f, s:b, s:o, s:b, s:o}", "format", FORMAT, "version", LOOK_RECORD_VERSION,
+                            "ladders", ladders, "widths", sizes(k->widths, k->R), "target_flops", k->target_flops, "shared_linf",
+                            k->shared_linf, "looks", looks, "last_final", rec->last_final, "verdicts", verdicts);
     if (doc) json_object_set_new(doc, "crc32", json_integer((json_int_t)body_crc(doc)));
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LOOK_RECORD_FILE);
@@ -113,6 +113,7 @@ sx_status look_record_read(const char *dir, const look_key *key, look_record *re
                 (!json_is_integer(look) && !json_is_null(look)))
                 st = sx_fail(SX_ERR_FORMAT, "%s: verdict %zu: look must be null or one of the %zu looks", path, i + 1, k);
         }
+        rec->last_final = json_is_true(json_object_get(doc, "last_final"));
         if (!st) rec->n_looks = k;
         else look_record_free(rec);
     }

@@ -9,9 +9,10 @@
 // BASELINE_DIR/until-decided.json: {"format": "sextant-until-decided-looks", "version": 1,
 //     "ladders": [names, baseline first], "widths": [the baseline's rungs, plan order], "target_flops": C,
 //     "shared_linf": bool,
-//     "looks": [[seeds per rung], ...], "verdicts": [per ladder: {"look": k or null, "better": bool, "level": x or null}],
-//     "crc32": zlib crc32 of {"ladders", "widths", "target_flops", "shared_linf", "looks", "verdicts"} dumped
-//     compact, keys in this order}
+//     "looks": [[seeds per rung], ...], "last_final": bool (the last look spent what alpha was left: the budget's
+//     end), "verdicts": [per ladder: {"look": k or null, "better": bool, "level": x or null}],
+//     "crc32": zlib crc32 of {"ladders", "widths", "target_flops", "shared_linf", "looks", "last_final",
+//     "verdicts"} dumped compact, keys in this order}
 #ifndef SEXTANT_SCALE_LOOK_RECORD_H
 #define SEXTANT_SCALE_LOOK_RECORD_H
 #include <stdbool.h>
@@ -36,6 +37,7 @@ typedef struct {
 typedef struct {
     size_t n_looks;
     size_t (*seeds)[LADDER_MAX_RUNGS];   // (n_looks): each look's seeds per rung
+    bool last_final;                     // the last look spent what was left (the budget's end)
     int *look;                           // (ladders): the look that decided it, -1 while undecided
     bool *better;
     double *level;                       // NAN where none was tested

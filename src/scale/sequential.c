@@ -633,9 +633,9 @@ const char *sequential_seeds_added(const ladder_spec *specs, size_t n) {
 }
 
 // The looks so far and the verdicts (v, one per ladder) into the baseline's directory (scale/look_record.h).
-static sx_status record_looks(const char *dir, const look_key *k, const look_log *L, const seq_verdict *v) {
+static sx_status record_looks(const char *dir, const look_key *k, const look_log *L, bool final, const seq_verdict *v) {
     size_t n = k->n;
-    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .look = malloc(n * sizeof(int)), .better = malloc(n * sizeof(bool)),
+    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .last_final = final, .look = malloc(n * sizeof(int)), .better = malloc(n * sizeof(bool)),
                        .level = malloc(n * sizeof(double))};
     sx_status st = rec.look && rec.better && rec.level ? SX_OK : SX_ERR_NOMEM;
     for (size_t i = 0; i < n && !st; i++) rec.look[i] = v[i].look, rec.better[i] = v[i].better, rec.level[i] = v[i].level;
@@ -661,6 +661,10 @@ static sx_status continue_looks(const ladder_spec *specs, const char *const *dir
     if (!st && rec.n_looks)
         fprintf(stderr, "until-decided: continuing the %zu look%s an earlier --until-decided made on these ladders (%s/%s): its "
                 "verdicts stand and the alpha spending counts its looks\n", rec.n_looks, rec.n_looks == 1 ? "" : "s", dirs[0], LOOK_RECORD_FILE);
+    if (!st && rec.last_final)
+        fprintf(stderr, "until-decided: note: that run's last look was at its budget's end and spent all of the %.0f%%; its looks "
+                "count here at the new budget's horizon, and a verdict this run adds can pass %.0f%% (a simulation of such an "
+                "extension: 7.2%%, against 7.4%% starting afresh; tests/test_spending.c)\n", 100 * COMPARE_ALPHA, 100 * COMPARE_ALPHA);
     const char *earlier = rec.n_looks ? NULL : sequential_seeds_added(specs, n);
     if (earlier)
         fprintf(stderr, "until-decided: note: %s has seeds an earlier --until-decided added (seeds.json), but its looks are not "
@@ -704,7 +708,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if ((st = look_add(&looks, g.seeds))) break;
         double spf = spent > 0 ? train_s / spent : logged_spf;   // seconds per FLOP: measured here, else logged
         double left = flops_left(o, spent, t0, spf);
-        if ((st = test_look(r, &g, &looks, left, false, o, v)) || (st = record_looks(dirs[0], &key, &looks, v))) break;
+        if ((st = test_look(r, &g, &looks, left, false, o, v)) || (st = record_looks(dirs[0], &key, &looks, false, v))) break;
         apply_verdicts(r, v, o, looks.n);
         if ((stop = stop_reason(r, o))) break;
         size_t target[LADDER_MAX_RUNGS];
@@ -718,7 +722,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if (over_time || over_flops || at_limit) {   // the last look: it spends what alpha is left
             fprintf(stderr, "until-decided: round %d would cost %.3g FLOPs: over the budget, not trained\n", rounds + 1, cost);
             json_decref(entry);
-            if ((st = test_look(r, &g, &looks, 0, true, o, v)) || (st = record_looks(dirs[0], &key, &looks, v))) break;
+            if ((st = test_look(r, &g, &looks, 0, true, o, v)) || (st = record_looks(dirs[0], &key, &looks, true, v))) break;
             apply_verdicts(r, v, o, looks.n);
             stop = stop_reason(r, o);
             if (!stop) stop = "budget";
