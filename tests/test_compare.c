@@ -800,10 +800,11 @@ static void test_continued_looks(void) {
     look_record_free(&rec);
     const char *reasons[4] = {"it records a comparison of other ladders", "its rungs are not these",
                               "it records a comparison at another target compute", "it records a comparison with other Linf pinning"};
+    const size_t wider[5] = {64, 32, 24, 16, 8};
     for (int c = 0; c < 4; c++) {
         look_key bad = k;
         if (c == 0) bad.names = other;
-        if (c == 1) bad.widths = (const size_t[5]){64, 32, 24, 16, 8};
+        if (c == 1) bad.widths = wider;
         if (c == 2) bad.target_flops = 1e13;
         if (c == 3) bad.shared_linf = true;
         CHECK(look_record_read(dirs[0], &bad, &rec, &why) == SX_OK && rec.n_looks == 0 && why && !strcmp(why, reasons[c]));
