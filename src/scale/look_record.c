@@ -35,8 +35,9 @@ sx_status look_record_write(const char *dir, const look_key *k, const look_recor
     json_t *ladders = json_array(), *looks = json_array(), *verdicts = json_array();
     for (size_t i = 0; i < k->n; i++) {
         json_array_append_new(ladders, json_string(k->names[i]));
-        json_array_append_new(verdicts, json_pack("{s:o, s:b, s:o}", "look", rec->look[i] >= 0 ? json_integer(rec->look[i]) : json_null(),
-                                                  "better", rec->better[i], "level", isfinite(rec->level[i]) ? json_real(rec->level[i]) : json_null()));
+        const look_verdict *v = &rec->verdicts[i];
+        json_array_append_new(verdicts, json_pack("{s:o, s:b, s:o}", "look", v->look >= 0 ? json_integer(v->look) : json_null(),
+                                                  "better", v->better, "level", isfinite(v->level) ? json_real(v->level) : json_null()));
     }
     for (size_t j = 0; j < rec->n_looks; j++) json_array_append_new(looks, sizes(rec->seeds[j], k->R));
     json_t *doc = json_pack("{s:s, s:i, s:o, s:o, s:f, s:b, s:o, s:b, s:o}", "format", FORMAT, "version", LOOK_RECORD_VERSION,
@@ -52,9 +53,7 @@ sx_status look_record_write(const char *dir, const look_key *k, const look_recor
 
 void look_record_free(look_record *rec) {
     free(rec->seeds);
-    free(rec->look);
-    free(rec->better);
-    free(rec->level);
+    free(rec->verdicts);
     *rec = (look_record){0};
 }
 
@@ -92,10 +91,8 @@ sx_status look_record_read(const char *dir, const look_key *key, look_record *re
     } else {
         size_t k = json_array_size(looks);
         rec->seeds = malloc((k ? k : 1) * sizeof *rec->seeds);
-        rec->look = malloc(n * sizeof *rec->look);
-        rec->better = malloc(n * sizeof *rec->better);
-        rec->level = malloc(n * sizeof *rec->level);
-        if (!rec->seeds || !rec->look || !rec->better || !rec->level) st = SX_ERR_NOMEM;
+        rec->verdicts = malloc(n * sizeof *rec->verdicts);
+        if (!rec->seeds || !rec->verdicts) st = SX_ERR_NOMEM;
         if (!st && json_array_size(verdicts) != n) st = sx_fail(SX_ERR_FORMAT, "%s: %zu verdicts for %zu ladders", path, json_array_size(verdicts), n);
         for (size_t j = 0; j < k && !st; j++)
             for (size_t r = 0; r < R && !st; r++) {
@@ -106,9 +103,9 @@ sx_status look_record_read(const char *dir, const look_key *key, look_record *re
             }
         for (size_t i = 0; i < n && !st; i++) {
             json_t *v = json_array_get(verdicts, i), *look = json_object_get(v, "look"), *level = json_object_get(v, "level");
-            rec->look[i] = json_is_integer(look) ? (int)json_integer_value(look) : -1;
-            rec->better[i] = json_is_true(json_object_get(v, "better"));
-            rec->level[i] = json_is_number(level) ? json_number_value(level) : NAN;
+            rec->verdicts[i] = (look_verdict){.look = json_is_integer(look) ? (int)json_integer_value(look) : -1,
+                                              .better = json_is_true(json_object_get(v, "better")),
+                                              .level = json_is_number(level) ? json_number_value(level) : NAN};
             if ((json_is_integer(look) && (json_integer_value(look) < 0 || json_integer_value(look) >= (json_int_t)k)) ||
                 (!json_is_integer(look) && !json_is_null(look)))
                 st = sx_fail(SX_ERR_FORMAT, "%s: verdict %zu: look must be null or one of the %zu looks", path, i + 1, k);

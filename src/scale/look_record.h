@@ -34,13 +34,18 @@ typedef struct {
     bool shared_linf;
 } look_key;
 
+// A variant's sequential verdict: rejected at one look, it stays decided (a group-sequential test stops there).
+typedef struct {
+    int look;       // the look that decided it (0: the ladders as given), -1 while undecided
+    bool better;
+    double level;   // the nominal level of its last test, NAN where none was tested
+} look_verdict;
+
 typedef struct {
     size_t n_looks;
     size_t (*seeds)[LADDER_MAX_RUNGS];   // (n_looks): each look's seeds per rung
     bool last_final;                     // the last look spent what was left (the budget's end)
-    int *look;                           // (ladders): the look that decided it, -1 while undecided
-    bool *better;
-    double *level;                       // NAN where none was tested
+    look_verdict *verdicts;              // (ladders), the baseline's first
 } look_record;
 
 // Writes dir/until-decided.json (atomically): comparison k's looks and verdicts (one per ladder).

@@ -372,14 +372,6 @@ static sx_status look_add(look_log *L, const size_t *seeds) {
     return SX_OK;
 }
 
-// A variant's sequential verdict: rejected at one look, it stays decided (a group-sequential test stops
-// there); level is the nominal level of its last test.
-typedef struct {
-    int look;   // the look that decided it (0: the ladders as given), -1 while undecided
-    bool better;
-    double level;
-} seq_verdict;
-
 // Report row e's seed-noise variance per rung now (rung_var), or 1 per rung where the report has none (no
 // pairing): the weights of its information fractions, v (R) overwritten. False when they sum to 0 (identical
 // variants: nothing to test).
@@ -431,7 +423,7 @@ static int by_p(const void *a, const void *b) {
 // level for family-wise alpha/m (look_level; Maurer & Bretz 2013: Holm with a group-sequential test per
 // hypothesis, the levels of those left rising as others are rejected). v (report rows) updated.
 static sx_status test_look(json_t *report, const rungs_state *g, const look_log *L, double flops_left, bool final,
-                           const sequential_options *o, seq_verdict *v) {
+                           const sequential_options *o, look_verdict *v) {
     json_t *rows = json_object_get(report, "variants");
     size_t nv = json_array_size(rows), m = 0, k = 0;
     double *order = malloc(2 * nv * sizeof *order);   // (p, row) pairs, ascending p
@@ -461,7 +453,7 @@ static sx_status test_look(json_t *report, const rungs_state *g, const look_log 
 
 // The report's verdicts made the sequential ones (a fixed-sample Holm verdict at a late look would not hold
 // the family-wise error over the looks), with each row's "decided_look" and "sequential_level".
-static void apply_verdicts(json_t *report, const seq_verdict *v, const sequential_options *o, size_t looks) {
+static void apply_verdicts(json_t *report, const look_verdict *v, const sequential_options *o, size_t looks) {
     json_t *rows = json_object_get(report, "variants");
     for (size_t i = 1; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
@@ -504,7 +496,7 @@ static double undecided_level(json_t *report) {
 // (var: noise_of's rows) to bring it to 80% power at the level its last test had (v; alpha over the undecided
 // where it had none), or to the width when sooner, or with --precision to that precision; 0 when no variant has
 // a goal within reach (every one's already met, or no estimate).
-static size_t nearest(json_t *report, const rungs_state *g, const double *var, const seq_verdict *v, const sequential_options *o) {
+static size_t nearest(json_t *report, const rungs_state *g, const double *var, const look_verdict *v, const sequential_options *o) {
     json_t *rows = json_object_get(report, "variants");
     size_t best = 0;
     double least = INFINITY, a = undecided_level(report);
@@ -523,7 +515,7 @@ static size_t nearest(json_t *report, const rungs_state *g, const double *var, c
 // information the round adds (a larger round spends more alpha at its look), so the round and its level are
 // solved together: a few damped steps from the level of its last test.
 static void round_for(json_t *report, size_t i, const rungs_state *g, const double *var, look_log *L, double flops_left,
-                      const sequential_options *o, const seq_verdict *v, size_t *add) {
+                      const sequential_options *o, const look_verdict *v, size_t *add) {
     json_t *e = json_array_get(json_object_get(report, "variants"), i);
     double alpha = undecided_level(report), a = v[i].level > 0 ? v[i].level : alpha, fl;
     size_t next[LADDER_MAX_RUNGS];
@@ -547,7 +539,7 @@ static void round_for(json_t *report, size_t i, const rungs_state *g, const doub
 // takes the rest of the budget too. When the noise cannot place them (noise_of): every rung up to
 // PLACE_MIN_SEEDS, or as far as the FLOPs left go, while a rung has fewer; else one more at every rung.
 // Returns the round's entry of the report's allocation (without its FLOPs), and says it on stderr.
-static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const sequential_options *o, const seq_verdict *v,
+static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const sequential_options *o, const look_verdict *v,
                           look_log *L, double flops_left, int round, size_t *target) {
     json_t *rows = json_object_get(report, "variants");
     size_t nv = json_array_size(rows);
@@ -633,31 +625,23 @@ const char *sequential_seeds_added(const ladder_spec *specs, size_t n) {
 }
 
 // The looks so far and the verdicts (v, one per ladder) into the baseline's directory (scale/look_record.h).
-static sx_status record_looks(const char *dir, const look_key *k, const look_log *L, bool final, const seq_verdict *v) {
-    size_t n = k->n;
-    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .last_final = final, .look = malloc(n * sizeof(int)), .better = malloc(n * sizeof(bool)),
-                       .level = malloc(n * sizeof(double))};
-    sx_status st = rec.look && rec.better && rec.level ? SX_OK : SX_ERR_NOMEM;
-    for (size_t i = 0; i < n && !st; i++) rec.look[i] = v[i].look, rec.better[i] = v[i].better, rec.level[i] = v[i].level;
-    if (!st) st = look_record_write(dir, k, &rec);
-    free(rec.look);
-    free(rec.better);
-    free(rec.level);
-    return st;
+static sx_status record_looks(const char *dir, const look_key *k, const look_log *L, bool final, look_verdict *v) {
+    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .last_final = final, .verdicts = v};
+    return look_record_write(dir, k, &rec);
 }
 
 // Before the first look: the looks and verdicts an earlier --until-decided recorded for these ladders go first
 // in L and v, so this run's alpha spending counts them (its first look, on the same seeds as the last one
 // recorded, adds no information and gets level 0). Where none applies but the ladders hold seeds an earlier run
 // added, a note says those looks are not counted.
-static sx_status continue_looks(const ladder_spec *specs, const char *const *dirs, const look_key *k, look_log *L, seq_verdict *v) {
+static sx_status continue_looks(const ladder_spec *specs, const char *const *dirs, const look_key *k, look_log *L, look_verdict *v) {
     look_record rec;
     const char *why;
     size_t n = k->n;
     sx_status st = look_record_read(dirs[0], k, &rec, &why);
     if (st) return st;
     for (size_t j = 0; j < rec.n_looks && !st; j++) st = look_add(L, rec.seeds[j]);
-    for (size_t i = 0; i < n && rec.n_looks && !st; i++) v[i] = (seq_verdict){.look = rec.look[i], .better = rec.better[i], .level = rec.level[i]};
+    if (!st && rec.n_looks) memcpy(v, rec.verdicts, n * sizeof *v);
     if (!st && rec.n_looks)
         fprintf(stderr, "until-decided: continuing the %zu look%s an earlier --until-decided made on these ladders (%s/%s): its "
                 "verdicts stand and the alpha spending counts its looks\n", rec.n_looks, rec.n_looks == 1 ? "" : "s", dirs[0], LOOK_RECORD_FILE);
@@ -689,9 +673,9 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         pocock.spending = "Pocock-type";
         o = &pocock;
     }
-    seq_verdict *v = malloc(n * sizeof *v);
+    look_verdict *v = malloc(n * sizeof *v);
     if (!v) st = SX_ERR_NOMEM;
-    for (size_t i = 0; i < n && v; i++) v[i] = (seq_verdict){.look = -1, .level = NAN};
+    for (size_t i = 0; i < n && v; i++) v[i] = (look_verdict){.look = -1, .level = NAN};
     const char **names = malloc(n * sizeof *names);
     if (!names) st = SX_ERR_NOMEM;
     for (size_t i = 0; i < n && names; i++) names[i] = specs[i].name;
@@ -703,8 +687,10 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if ((st = compare_ladders(specs, dirs, n, C, shared_linf, &r))) break;
         if ((st = rungs_read(specs, dirs, n, &g))) break;
         key = (look_key){.names = names, .n = n, .widths = g.width, .R = g.R, .target_flops = C, .shared_linf = shared_linf};
-        if (!rounds && !looks.n && (st = continue_looks(specs, dirs, &key, &looks, v))) break;
-        earlier_looks = rounds ? earlier_looks : looks.n;
+        if (!rounds) {   // the first look: an earlier run's looks of this comparison go first
+            if ((st = continue_looks(specs, dirs, &key, &looks, v))) break;
+            earlier_looks = looks.n;
+        }
         if ((st = look_add(&looks, g.seeds))) break;
         double spf = spent > 0 ? train_s / spent : logged_spf;   // seconds per FLOP: measured here, else logged
         double left = flops_left(o, spent, t0, spf);
