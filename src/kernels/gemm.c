@@ -71,7 +71,7 @@ typedef struct {
     const char *name;
     const gemm_ukernel *f32;  // fp32 kernel; also runs GEMM_BF16 exactly on bf16-rounded fp32 panels
     const gemm_ukernel *bf16; // native bf16 kernel, or NULL
-    const gemm_transpose_fn *transpose; // 16 x 16 transposer for packing, or NULL (scalar)
+    const gemm_transpose_fn *transpose; // transposer of blocks up to 16 x 16 (packing, gemm_transpose), or NULL
     const gemm_bf16_convert *bf16_convert; // vector conversions for the bf16 kernel's panels, or NULL (scalar)
 } gemm_path;
 
@@ -142,11 +142,15 @@ void gemm_transpose(const void *src, size_t sld, void *dst, size_t dld, size_t r
     const gemm_path *path = current_path();
     const unsigned char *s = src;
     unsigned char *d = dst;
-    const size_t rb = path->transpose ? rows / 16 * 16 : 0, cb = path->transpose ? cols / 16 * 16 : 0;
-    for (size_t r = 0; r < rb; r += 16)
-        for (size_t c = 0; c < cb; c += 16) (*path->transpose)(s + (r * sld + c) * 4, sld, d + (c * dld + r) * 4, dld);
-    for (size_t r = 0; r < rows; r++) // the edges: columns past cb of every row, and rows past rb
-        for (size_t c = r < rb ? cb : 0; c < cols; c++) memcpy(d + (c * dld + r) * 4, s + (r * sld + c) * 4, 4);
+    if (path->transpose) { // blocks of 16 x 16, smaller at the edges
+        for (size_t r = 0; r < rows; r += 16)
+            for (size_t c = 0; c < cols; c += 16)
+                (*path->transpose)(s + (r * sld + c) * 4, sld, d + (c * dld + r) * 4, dld,
+                                   rows - r < 16 ? rows - r : 16, cols - c < 16 ? cols - c : 16);
+        return;
+    }
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++) memcpy(d + (c * dld + r) * 4, s + (r * sld + c) * 4, 4);
 }
 
 // ---- reference --------------------------------------------------------------------------------------
@@ -290,7 +294,7 @@ PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, 
             for (size_t r = 0; r < W; r += 16) {
                 const float *sb = s + (i0 + r) * ld + u * step;
                 if (mode == PACK_F32) {
-                    tr(sb, ld, d + u * W + r, W);
+                    tr(sb, ld, d + u * W + r, W, 16, 16);
                     continue;
                 }
                 alignas(64) uint32_t t[16 * 16]; // whole block: no value reaches past kc
@@ -301,7 +305,7 @@ PACK_CLONES static void pack_transposed(unsigned char *dst, size_t panel_bytes, 
                     }
                     for (size_t v = 0; v < 16; v++) t[i * 16 + v] = panel_value(mode, sb + i * ld, v, 2 * 16);
                 }
-                tr(t, 16, d + u * W + r, W);
+                tr(t, 16, d + u * W + r, W, 16, 16);
             }
         for (size_t i = 0; i < w; i++)
             for (size_t u = u0; u < units; u++) d[u * W + i] = panel_value(mode, s + (i0 + i) * ld, u, kc);

@@ -1,15 +1,18 @@
 // gemm_pack_avx512: the AVX-512 packing helper behind gemm.c's transposed B panels (x·Wᵀ packs W across
-// its rows). A 16 x 16 block of 32-bit values goes through registers in four shuffle stages instead of
-// 256 scattered stores. Values are moved bit for bit (fp32, or pairs of bf16).
+// its rows) and gemm_transpose. A block of up to 16 x 16 32-bit values goes through registers in four shuffle
+// stages instead of 256 scattered stores; masked loads and stores keep a smaller block (the edges, and
+// attention's 64 x 8 tiles at head dimension 8) inside its rectangles. Values are moved bit for bit (fp32,
+// or pairs of bf16).
 #include "kernels/gemm_ukernel.h"
 
 #include <immintrin.h>
 
-static void transpose16(const void *src, size_t sld, void *dst, size_t dld) {
+static void transpose16(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols) {
     const float *s = src;
     float *d = dst;
+    const __mmask16 in = (__mmask16)((1u << cols) - 1), out = (__mmask16)((1u << rows) - 1);
     __m512 r[16], t[16];
-    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(s + i * sld);
+    for (size_t i = 0; i < 16; i++) r[i] = i < rows ? _mm512_maskz_loadu_ps(in, s + i * sld) : _mm512_setzero_ps();
     // Rows 2i and 2i+1 interleaved a value at a time, within each 128-bit lane.
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -30,12 +33,13 @@ static void transpose16(const void *src, size_t sld, void *dst, size_t dld) {
         t[8 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
         t[12 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
     }
-    for (int c = 0; c < 4; c++) {
-        _mm512_storeu_ps(d + c * dld, _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88));
-        _mm512_storeu_ps(d + (8 + c) * dld, _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd));
-        _mm512_storeu_ps(d + (4 + c) * dld, _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0x88));
-        _mm512_storeu_ps(d + (12 + c) * dld, _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0xdd));
+    for (size_t c = 0; c < 4; c++) {
+        r[c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88);
+        r[8 + c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd);
+        r[4 + c] = _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0x88);
+        r[12 + c] = _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0xdd);
     }
+    for (size_t c = 0; c < cols; c++) _mm512_mask_storeu_ps(d + c * dld, out, r[c]);
 }
 
 const gemm_transpose_fn gemm_transpose16_avx512 = transpose16;

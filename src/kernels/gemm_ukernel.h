@@ -60,9 +60,10 @@ extern const gemm_ukernel gemm_ukernel_avx512;
 // AVX-512 BF16 vdpbf16ps: 12 x 32 over bf16 pair-interleaved panels, fp32 accumulation.
 extern const gemm_ukernel gemm_ukernel_bf16;
 
-// Packing helper: transposes a 16 x 16 block of 32-bit values, dst[k*dld + i] = src[i*sld + k] for
-// i, k < 16 (strides in values); src and dst need no alignment.
-typedef void (*gemm_transpose_fn)(const void *src, size_t sld, void *dst, size_t dld);
+// Packing helper: transposes a block of at most 16 x 16 32-bit values, dst[k*dld + i] = src[i*sld + k] for
+// i < rows, k < cols (strides in values); nothing outside either rectangle is read or written. src and dst
+// need no alignment.
+typedef void (*gemm_transpose_fn)(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols);
 // AVX-512F (gemm_pack_avx512.c), for the AVX-512 paths.
 extern const gemm_transpose_fn gemm_transpose16_avx512;
 
