@@ -11,7 +11,8 @@
 // decided no more often than its 5% allows; identical variants with different seed counts per rung still exactly 1, and
 // those counts through seeds.json; a rung ten times noisier than the others (own noise `noisy` at
 // `noisy_width`) gets the seeds --until-decided places; a larger rung weighed against seeds; --precision keeps
-// seeding a decided variant to its precision.
+// seeding a decided variant to its precision;
+// a round that would narrow nothing is not trained.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -607,6 +608,29 @@ static void test_noisy_rung(void) {
     json_decref(r);
 }
 
+// A round not worth its FLOPs: the noise is all at the costliest rung (w48), and the budget buys only cheap seeds
+// elsewhere, which would narrow the interval by ~0%. That round is not trained; the look before it is the last
+// (it spends what alpha is left) and the stop says why. Without the guard, 0 < rounds and the narrowing < 0.5%.
+static void test_useless_round(void) {
+    fake_law f[2] = {{.own = 0.0001, .tag = 7, .noisy_width = 48, .noisy = 0.01},
+                     {.own = 0.0001, .tag = 8, .noisy_width = 48, .noisy = 0.01}};
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2];
+    if (!fake_ladders("useless", f, 2, 5, s, dirs, dp)) return;
+    double one = 0;
+    if (!CHECK(sequential_round_flops(&s[0], dirs[0], &one) == SX_OK)) return;
+    sequential_options o = {.exe = self, .jobs = 1, .budget_flops = 2 * one * 0.05};
+    json_t *r = NULL;
+    if (!CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r) == SX_OK)) return;
+    printf("useless round: stop %s after %lld rounds, %lld looks\n", stop_of(r), (long long)rounds_of(r),
+           (long long)json_integer_value(json_object_get(json_object_get(r, "until_decided"), "looks")));
+    CHECK(!strcmp(stop_of(r), "narrowing") && rounds_of(r) == 0 && !strcmp(verdict(r, 1), "no significant difference"));
+    CHECK(field(r, 1, "sequential_level") > 0 && field(r, 1, "sequential_level") <= 0.05);
+    sequential_print(stdout, r);
+    json_decref(r);
+}
+
 // Seeds against a larger rung: for the same undecided pair (own noise 0.002), a rung one ladder step above the
 // largest narrows the paired interval much more when the target lies far beyond the rungs (1e13 FLOPs, ~1000x
 // the largest) than inside them (1e9), where it adds almost nothing; the report gives it beside what the
@@ -851,6 +875,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_one_seed);
     TEST_RUN(test_unbounded_text);
     TEST_RUN(test_noisy_rung);
+    TEST_RUN(test_useless_round);
     TEST_RUN(test_extrapolation);
     return testlib_finish("compare");
 }

@@ -16,6 +16,9 @@
 // seeds), a rung whose noise was underestimated by chance got no more seeds and kept the underestimate into
 // the test: 9 of 100 synthetic pairs with no difference were decided; from 5 seeds, 3 of 100.
 #define PLACE_MIN_SEEDS 5
+// A round placed by the noise that would narrow no interval still wanting seeds by this much (relative, its
+// standard error) is not trained: near the budget's end the FLOPs left can buy only seeds where they hardly matter.
+#define NARROW_MIN 0.005
 
 static double now_s(void) {
     struct timespec t;
@@ -609,6 +612,16 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
                      near ? json_incref(json_object_get(json_array_get(rows, near), "name")) : json_null());
 }
 
+// Whether round entry (plan_round's) was placed by the noise and narrows no variant that still wants seeds by
+// NARROW_MIN or more: a round not worth its FLOPs.
+static bool narrows_nothing(json_t *report, json_t *entry, const sequential_options *o) {
+    json_t *rows = json_object_get(report, "variants"), *shrink = json_object_get(entry, "shrink");
+    if (strcmp(json_string_value(json_object_get(entry, "placed")), "by noise")) return false;
+    for (size_t i = 1; i < json_array_size(rows); i++)
+        if (wants_seeds(json_array_get(rows, i), o) && json_number_value(json_array_get(shrink, i)) >= NARROW_MIN) return false;
+    return true;
+}
+
 // FLOPs the budget leaves after spent FLOPs and the time since t0: NAN where only hours are given and no
 // seconds per FLOP are known yet; INFINITY without a budget.
 static double flops_left(const sequential_options *o, double spent, double t0, double spf) {
@@ -705,13 +718,17 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         double left_s = 3600 * o->budget_hours - (now_s() - t0);
         bool over_time = o->budget_hours > 0 && (left_s <= 0 || cost * spf > left_s);
         bool over_flops = o->budget_flops > 0 && spent + cost > o->budget_flops;
-        if (over_time || over_flops || at_limit) {   // the last look: it spends what alpha is left
-            fprintf(stderr, "until-decided: round %d would cost %.3g FLOPs: over the budget, not trained\n", rounds + 1, cost);
+        bool useless = !(over_time || over_flops || at_limit) && narrows_nothing(r, entry, o);
+        if (over_time || over_flops || at_limit || useless) {   // the last look: it spends what alpha is left
+            if (useless)
+                fprintf(stderr, "until-decided: round %d would narrow no open interval by %.1f%% or more: not trained\n",
+                        rounds + 1, 100 * NARROW_MIN);
+            else fprintf(stderr, "until-decided: round %d would cost %.3g FLOPs: over the budget, not trained\n", rounds + 1, cost);
             json_decref(entry);
             if ((st = test_look(r, &g, &looks, 0, true, o, v)) || (st = record_looks(dirs[0], &key, &looks, true, v))) break;
             apply_verdicts(r, v, o, looks.n);
             stop = stop_reason(r, o);
-            if (!stop) stop = "budget";
+            if (!stop) stop = useless ? "narrowing" : "budget";
             break;
         }
         json_object_set_new(entry, "flops", json_real(cost));
@@ -809,7 +826,9 @@ void sequential_print(FILE *out, json_t *r) {
     char why_stop[96];
     if (!strcmp(stop, "precision")) snprintf(why_stop, sizeof why_stop, "every paired interval within +-%.0f%% of its estimate", 100 * precision);
     else snprintf(why_stop, sizeof why_stop, "%s", !strcmp(stop, "decided") ? "every variant decided"
-                                                   : !strcmp(stop, "width") ? "every undecided interval narrower than --width" : "budget spent");
+                                                   : !strcmp(stop, "width") ? "every undecided interval narrower than --width"
+                                                   : !strcmp(stop, "narrowing") ? "no round left that would narrow an interval"
+                                                   : "budget spent");
     fprintf(out, "until-decided: stopped (%s) after %d round%s, ", why_stop, (int)json_integer_value(json_object_get(u, "rounds")),
             json_integer_value(json_object_get(u, "rounds")) == 1 ? "" : "s");
     if (most == seeds) fprintf(out, "%lld seeds per rung", (long long)seeds);

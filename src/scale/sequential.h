@@ -75,7 +75,7 @@ typedef struct {
 // after every round). *report receives the last compare report, its rows' "decided" and "verdict" the
 // sequential ones, with each row's "decided_look" (0: the ladders as given; null while undecided) and
 // "sequential_level" (the nominal level of its last test), the report's "verdict_rule" (in words), and
-// "until_decided": {"stop": "decided"|"width"|"precision"|"budget", "rounds", "looks" (an earlier run's
+// "until_decided": {"stop": "decided"|"width"|"precision"|"budget"|"narrowing", "rounds", "looks" (an earlier run's
 // too), "earlier_looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
 // plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "precision", "budget_flops",
 // "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung", "widths",
