@@ -76,9 +76,9 @@ const char *gemm_path_name(void);
 const char *const *gemm_supported_paths(void);
 
 // Transposes a matrix of 32-bit values (fp32, or pairs of bf16), dst[c*dld + r] = src[r*sld + c] for
-// r < rows, c < cols (strides in values; the two must not overlap): whole 16 x 16 blocks through the
-// current path's register transposer when it has one, the rest a value at a time. Values are moved bit for
-// bit. For the small strided tiles of attention.
+// r < rows, c < cols (strides in values; the two must not overlap): blocks of up to 16 x 16 through the
+// current path's register transposer when it has one, else a value at a time. Values are moved bit for bit.
+// For the small strided tiles of attention.
 void gemm_transpose(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols);
 
 // Rounds fp32 to the nearest bf16 (ties to even), returned as fp32. NaN stays NaN.
