@@ -13,6 +13,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_backtest(int argc, char **argv);
 int cmd_accfit(int argc, char **argv);
+int cmd_lrfit(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_ttc(int argc, char **argv);

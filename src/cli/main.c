@@ -29,6 +29,7 @@ static const struct {
     {"import", cmd_import, "read loss curves trained anywhere (CSV/JSONL) into a ladder directory"},
     {"backtest", cmd_backtest, "forecast a ladder's largest sizes from the rest and score the forecasts"},
     {"acc-fit", cmd_accfit, "fit accuracy vs loss on public downstream data (Gadre et al.) and score its predictions"},
+    {"lr-fit", cmd_lrfit, "the best peak LR among finished runs that differ only in it (a parabola in ln LR)"},
     {"compare", cmd_compare, "compare variants by their ladders' projected loss at a target compute"},
     {"eval", cmd_eval, "score a checkpoint on downstream tasks (cloze, choice, arith): accuracy and task loss"},
     {"sample", cmd_sample, "generate from a checkpoint with the KV-cache decoder"},
