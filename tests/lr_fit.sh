@@ -2,7 +2,7 @@
 # sextant lr-fit: the best peak LR among finished runs. Four copies of one real run, given peak LRs 0.005,
 # 0.01, 0.02, 0.04 and final losses on the parabola 3 + 0.05 (ln(LR / 0.012))^2: the fit through the best
 # (0.01) and its two neighbours puts the vertex at 0.012 exactly, whatever the fourth point says. Then the
-# refusals: too few runs, an unfinished run, losses that do not curve upward.
+# refusals: too few runs, another model, an unfinished run, losses that do not curve upward, a bad --ref.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -27,6 +27,10 @@ echo "$out" | grep -q "peak LR 0.04 .*final validation loss $(printf %.4f "$(los
 
 out=$("$S" lr-fit "$tmp"/r0.005 "$tmp"/r0.01 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$out" | grep -q "give at least three finished runs" || fail "two runs (rc $rc): $out"
+jq '.model = "d1-hd16-w48"' "$tmp/r0.02/config.json" > "$tmp/w48.json" && cp "$tmp/w48.json" "$tmp/r0.02/config.json"
+out=$("$S" lr-fit "$tmp"/r0.005 "$tmp"/r0.01 "$tmp"/r0.02 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$out" | grep -q "r0.02: d1-hd16-w48 on 32 tokens, but the first run is d1-hd16-w32 on 32 tokens" ||
+    fail "another model (rc $rc): $out"
 rm "$tmp/r0.04/DONE"
 out=$("$S" lr-fit "$tmp"/r0.005 "$tmp"/r0.01 "$tmp"/r0.04 2>&1); rc=$?
 [ $rc -ne 0 ] && echo "$out" | grep -q "r0.04: the run has not finished" || fail "an unfinished run (rc $rc): $out"

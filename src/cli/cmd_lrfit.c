@@ -2,17 +2,34 @@
 // LR sweep uses (laws/lrfit.h): the vertex of a parabola in ln LR through the lowest final validation loss and
 // its two neighbours.
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "laws/lrfit.h"
 #include "runs/rundir.h"
 
-// The peak LR (config.json's optimizer.lr) and final validation loss of a finished run.
-static sx_status run_point(const char *dir, double *lr, double *loss) {
+// What every run shares with the first: the model and the training length.
+typedef struct {
+    char model[64];
+    int64_t total_tokens;
+} run_shape;
+
+// The peak LR (config.json's optimizer.lr) and final validation loss of a finished run whose shape is the
+// first run's (is_first: this is the first run, and fills in *first).
+
+static sx_status run_point(const char *dir, run_shape *first, bool is_first, double *lr, double *loss) {
     rundir_run r;
     sx_status st = rundir_read(dir, &r);
     json_t *opt = st ? NULL : json_object_get(r.config, "optimizer");
+    if (!st && is_first) {
+        snprintf(first->model, sizeof first->model, "%s", r.model);
+        first->total_tokens = r.total_tokens;
+    }
+    if (!st && (strcmp(r.model, first->model) || r.total_tokens != first->total_tokens))
+        st = sx_fail(SX_ERR_ARG, "%s: %s on %lld tokens, but the first run is %s on %lld tokens: give runs that differ only "
+                     "in their peak LR", dir, r.model, (long long)r.total_tokens, first->model, (long long)first->total_tokens);
     if (!st && !r.done) st = sx_fail(SX_ERR_ARG, "%s: the run has not finished (no DONE)", dir);
     if (!st && !(r.n_evals && r.evals[r.n_evals - 1].step == r.n_steps))
         st = sx_fail(SX_ERR_ARG, "%s: no validation loss at the last step", dir);
@@ -45,8 +62,9 @@ int cmd_lrfit(int argc, char **argv) {
     if (!st && !(ref >= 0 && isfinite(ref))) st = sx_fail(SX_ERR_ARG, "--ref: give a positive LR");
     if (!st && !(noise >= 0 && noise < 1)) st = sx_fail(SX_ERR_ARG, "--noise: give a relative noise in [0, 1)");
     double lr[LRFIT_MAX_POINTS], loss[LRFIT_MAX_POINTS];
+    run_shape first;
     for (int i = 0; i < a.npos && !st; i++)
-        if (!(st = run_point(a.pos[i], &lr[i], &loss[i]))) printf("%-40s peak LR %-10.4g final validation loss %.4f\n", a.pos[i], lr[i], loss[i]);
+        if (!(st = run_point(a.pos[i], &first, i == 0, &lr[i], &loss[i]))) printf("%-40s peak LR %-10.4g final validation loss %.4f\n", a.pos[i], lr[i], loss[i]);
     lrfit_optimum o;
     if (!st) st = lrfit_vertex(lr, loss, (size_t)a.npos, noise, &o);
     if (st) return cli_report("lr-fit", st);
