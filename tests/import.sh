@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sextant import: a small ladder as a runs table + curves table (CSV), the same as JSONL, and metadata
 # carried in the curves table alone all give byte-identical ladder directories; a ladder directory read back
-# and written again is identical (round trip); every refusal names file, row and column and leaves nothing
+# and written again is identical (round trip); a sparse spreadsheet export (byte order mark, CRLF, rows
+# without an evaluation) gives the same ladder; every refusal names file, row and column and leaves nothing
 # behind; an edited ladder directory is refused by its checksum.
 set -u
 S=${SEXTANT:-./sextant}
@@ -55,6 +56,17 @@ done
 "$S" import --runs "$tmp/L1/runs.csv" --curves "$tmp/L1/curves.csv" --loss-col val_c4,val_wiki --out "$tmp/L4" > /dev/null 2>&1 || fail "re-import"
 cmp -s "$tmp/L1/runs.csv" "$tmp/L4/runs.csv" && cmp -s "$tmp/L1/curves.csv" "$tmp/L4/curves.csv" || fail "round trip not identical"
 
+# A spreadsheet or W&B export: a UTF-8 byte order mark, CRLF line ends, and rows at steps logged without an
+# evaluation (every loss cell empty) between the evaluations: the same ladder, the empty rows counted.
+{ printf '\xef\xbb\xbf'; sed -n 1p "$tmp/curves.csv"
+  for s in 20 40 60 80 100; do
+      grep -E "^(a-1k|\"b,2k\"),$s," "$tmp/curves.csv"
+      echo "a-1k,$((s - 10)),$(((s - 10) * 4096)),,"
+  done; } | sed 's/$/\r/' > "$tmp/sparse.csv"
+"$S" import --runs "$tmp/runs.csv" --curves "$tmp/sparse.csv" "${MAP[@]}" --out "$tmp/L5" > "$tmp/log5" 2>&1 || { fail "import sparse"; cat "$tmp/log5"; }
+grep -q "(5 curve rows had no loss value and no lr, steps logged without an evaluation: skipped)" "$tmp/log5" || fail "no count of the rows skipped: $(cat "$tmp/log5")"
+cmp -s "$tmp/L1/curves.csv" "$tmp/L5/curves.csv" && cmp -s "$tmp/L1/runs.csv" "$tmp/L5/runs.csv" || fail "the sparse export gives another ladder"
+
 # Refusals: one line naming file, row and column; no directory left behind.
 refuse() {  # pattern, curves-file, extra args...
     [ "$1" = -- ] && shift   # a pattern starting with '-'
@@ -74,7 +86,8 @@ refuse "c.csv:2: column 'val_c4': 'x' is not a number" "$(edit '2s/,[0-9.]*,\([0
 refuse "c.csv:2: column 'tok': -5 is negative" "$(edit '2s/^a-1k,20,[0-9]*/a-1k,20,-5/')"
 refuse "c.csv:12: column 'name': run 'zz' has no metadata" "$(edit '$a zz,10,40960,3,3')"
 refuse "c.csv:2: column 'step': step 200 is not a whole number in \[1, 100\]" "$(edit '2s/^a-1k,20,/a-1k,200,/')"
-refuse "c.csv:2: column 'val_wiki': empty" "$(edit '2s/,[0-9.]*$/,/')"
+refuse "c.csv:2: column 'val_wiki': empty, while column 'val_c4' has a value" "$(edit '2s/,[0-9.]*$/,/')"
+refuse "runs.csv: run 'a-1k' has no rows with a loss value in .*c.csv" "$(edit '/^a-1k/s/,[0-9.]*,[0-9.]*$/,,/')"
 refuse "c.csv:2: 4 fields, the header has 5" "$(edit '2s/,[0-9.]*$//')"
 refuse "curves.csv: no column 'time' (given by --step-col)" "$tmp/curves.csv" --step-col time
 refuse "runs.csv: no column 'nope_tps' (given by --tokens-per-step-col)" "$tmp/curves.csv" --tokens-per-step-col nope_tps

@@ -85,6 +85,8 @@ int cmd_import(int argc, char **argv) {
         }
         printf("imported %zu runs in %zu groups, %zu evaluations of %zu loss column(s) -> %s\n", l.n_runs, groups, points,
                l.n_loss, out);
+        if (l.n_rows_skipped)
+            printf("(%zu curve rows had no loss value and no lr, steps logged without an evaluation: skipped)\n", l.n_rows_skipped);
     }
     import_ladder_free(&l);
     return cli_report("import", st);

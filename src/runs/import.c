@@ -173,6 +173,7 @@ static sx_status table_read(const char *path, table *t) {
         char *line = lr.line;
         size_t lineno = lr.no;
         strip_eol(line);
+        if (lineno == 1 && !strncmp(line, "\xEF\xBB\xBF", 3)) line += 3;   // the UTF-8 byte order mark of spreadsheet exports
         if (blank(line)) continue;
         if (jsonl) {
             json_error_t err;
@@ -480,6 +481,13 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         import_run *r = &l->runs[ri];
         double step, tokens, lr = NAN, loss[IMPORT_MAX_LOSS];
         const char *txt;
+        int filled = -1;   // a loss column with a value on this row, -1: none
+        for (size_t k = 0; k < l->n_loss && filled < 0; k++)
+            if (cell(t, i, loss_col[k])) filled = (int)k;
+        if (filled < 0 && !cell(t, i, m->col[IF_LR])) {   // a step without an evaluation (a sparse export): nothing to read
+            l->n_rows_skipped++;
+            continue;
+        }
 #define NEED(field, out, neg)                                                                                       \
         if (!(txt = cell(t, i, m->col[field]))) {                                                                   \
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': empty", t->path, t->line[i], t->names[m->col[field]]); \
@@ -499,8 +507,10 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         else if (m->col[IF_TOKENS] >= 0) { NEED(IF_TOKENS, tokens, 0) }
         else tokens = step * r->tokens_per_step;
         for (size_t k = 0; k < l->n_loss && !st && !lr_only; k++) {
-            if (!(txt = cell(t, i, loss_col[k]))) {
-                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': empty", t->path, t->line[i], t->names[loss_col[k]]);
+            if (!(txt = cell(t, i, loss_col[k]))) {   // a row's loss columns are evaluated together
+                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': empty, while column '%s' has a value (import evaluations "
+                             "logged at other steps as separate tables, or fill the gap)", t->path, t->line[i],
+                             t->names[loss_col[k]], t->names[loss_col[filled]]);
                 break;
             }
             if ((st = parse_num(t, i, loss_col[k], txt, 0, &loss[k]))) break;
@@ -572,7 +582,8 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
     for (size_t i = 0; i < out->n_runs && !st; i++) {
         import_run *r = &out->runs[i];
         if (r->n_points == 0) st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no %s in %s", have_runs ? o->runs_path : o->curves_path,
-                                           r->id, r->n_trace ? "evaluations (only LR rows)" : "rows", o->curves_path);
+                                           r->id, r->n_trace ? "evaluations (only LR rows)" : out->n_rows_skipped ? "rows with a loss value" : "rows",
+                                           o->curves_path);
         else if (!*r->schedule && (!lr_given || !r->n_trace))
             st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has neither a schedule nor an lr column", o->curves_path, r->id);
     }

@@ -77,6 +77,7 @@ typedef struct {
     char loss_names[IMPORT_MAX_LOSS][64];
     size_t n_runs;
     import_run *runs; // in order of first appearance
+    size_t n_rows_skipped; // curve rows with no loss value and no lr (steps a sparse export logged without an evaluation)
 } import_ladder;
 
 // Reads and checks the tables. out overwritten (free with import_ladder_free, also after an error).
