@@ -2,7 +2,7 @@
 # sextant import: a small ladder as a runs table + curves table (CSV), the same as JSONL, and metadata
 # carried in the curves table alone all give byte-identical ladder directories; a ladder directory read back
 # and written again is identical (round trip); a sparse spreadsheet export (byte order mark, CRLF, rows
-# without an evaluation) gives the same ladder; every refusal names file, row and column and leaves nothing
+# without an evaluation, a step-0 evaluation) gives the same ladder; every refusal names file, row and column and leaves nothing
 # behind; an edited ladder directory is refused by its checksum.
 set -u
 S=${SEXTANT:-./sextant}
@@ -57,14 +57,17 @@ done
 cmp -s "$tmp/L1/runs.csv" "$tmp/L4/runs.csv" && cmp -s "$tmp/L1/curves.csv" "$tmp/L4/curves.csv" || fail "round trip not identical"
 
 # A spreadsheet or W&B export: a UTF-8 byte order mark, CRLF line ends, and rows at steps logged without an
-# evaluation (every loss cell empty) between the evaluations: the same ladder, the empty rows counted.
+# evaluation (every loss cell empty) between the evaluations, and one at step 0: the same ladder, the rows left out
+# counted.
 { printf '\xef\xbb\xbf'; sed -n 1p "$tmp/curves.csv"
+  echo "a-1k,0,0,7.7,7.9"   # an evaluation before any update: left out
   for s in 20 40 60 80 100; do
       grep -E "^(a-1k|\"b,2k\"),$s," "$tmp/curves.csv"
       echo "a-1k,$((s - 10)),$(((s - 10) * 4096)),,"
   done; } | sed 's/$/\r/' > "$tmp/sparse.csv"
 "$S" import --runs "$tmp/runs.csv" --curves "$tmp/sparse.csv" "${MAP[@]}" --out "$tmp/L5" > "$tmp/log5" 2>&1 || { fail "import sparse"; cat "$tmp/log5"; }
 grep -q "(5 curve rows had no loss value and no lr, steps logged without an evaluation: skipped)" "$tmp/log5" || fail "no count of the rows skipped: $(cat "$tmp/log5")"
+grep -q "(1 curve rows at step 0, before any update, left out: the laws start at step 1)" "$tmp/log5" || fail "step 0 not said: $(cat "$tmp/log5")"
 cmp -s "$tmp/L1/curves.csv" "$tmp/L5/curves.csv" && cmp -s "$tmp/L1/runs.csv" "$tmp/L5/runs.csv" || fail "the sparse export gives another ladder"
 
 # Refusals: one line naming file, row and column; no directory left behind.
@@ -97,6 +100,7 @@ refuse "c.csv:4: column 'tok': tokens go down within run 'a-1k'" "$(edit '4s/^a-
 refuse "c.csv:2: malformed quoted field" "$(edit '2s/^a-1k/"a-1k/')"
 refuse "c.csv:1: malformed quoted header" "$(edit '1s/^name/"name/')"
 refuse "c.csv: empty table" "$(edit '1,$d')"
+refuse "c.csv:1: the header is one column holding tabs: the curves and runs tables are comma-separated" "$(edit 's/,/\t/g')"
 echo '[1, 2]' > "$tmp/c.jsonl"; refuse "c.jsonl:1: not a JSON object" "$tmp/c.jsonl"
 refuse "cannot open $tmp/none.csv" "$tmp/none.csv"
 refuse "runs.csv:2: run 'a-1k': role 'maybe' is not fit or heldout" "$tmp/curves.csv" --role maybe

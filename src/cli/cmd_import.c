@@ -87,6 +87,8 @@ int cmd_import(int argc, char **argv) {
                l.n_loss, out);
         if (l.n_rows_skipped)
             printf("(%zu curve rows had no loss value and no lr, steps logged without an evaluation: skipped)\n", l.n_rows_skipped);
+        if (l.n_rows_step0)
+            printf("(%zu curve rows at step 0, before any update, left out: the laws start at step 1)\n", l.n_rows_step0);
     }
     import_ladder_free(&l);
     return cli_report("import", st);

@@ -195,6 +195,9 @@ static sx_status table_read(const char *path, table *t) {
             json_decref(o);
         } else if (t->n_cols == 0) {
             if (!csv_fields(line, &t->names, &t->n_cols)) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted header", path, lineno);
+            else if (t->n_cols == 1 && strpbrk(line, "\t;"))
+                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: the header is one column holding %s: the curves and runs tables are "
+                             "comma-separated CSV (or JSONL)", path, lineno, strchr(line, '\t') ? "tabs" : "semicolons");
         } else {
             char **fields;
             size_t n;
@@ -495,6 +498,10 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         }                                                                                                           \
         if ((st = parse_num(t, i, m->col[field], txt, neg, &out))) break;
         NEED(IF_STEP, step, 0)
+        if (step == 0) {   // an evaluation before any update (many trainers log one): the laws start at step 1
+            l->n_rows_step0++;
+            continue;
+        }
         if (step != floor(step) || step < 1 || step > (double)r->total_steps) {
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': step %g is not a whole number in [1, %ld] (run '%s')", t->path,
                          t->line[i], t->names[m->col[IF_STEP]], step, r->total_steps, r->id);
