@@ -57,14 +57,14 @@ done
 cmp -s "$tmp/L1/runs.csv" "$tmp/L4/runs.csv" && cmp -s "$tmp/L1/curves.csv" "$tmp/L4/curves.csv" || fail "round trip not identical"
 
 # A spreadsheet or W&B export: a UTF-8 byte order mark, CRLF line ends, and rows at steps logged without an
-# evaluation (every loss cell empty) between the evaluations, and one at step 0: the same ladder, the rows left out
-# counted.
+# evaluation (every loss cell empty) between the evaluations, one at step 0, and a metric import does not read:
+# the same ladder, the rows left out counted.
 { printf '\xef\xbb\xbf'; sed -n 1p "$tmp/curves.csv"
   echo "a-1k,0,0,7.7,7.9"   # an evaluation before any update: left out
   for s in 20 40 60 80 100; do
       grep -E "^(a-1k|\"b,2k\"),$s," "$tmp/curves.csv"
       echo "a-1k,$((s - 10)),$(((s - 10) * 4096)),,"
-  done; } | sed 's/$/\r/' > "$tmp/sparse.csv"
+  done; } | sed '1s/$/,train\/loss/; 2,$s/$/,3.1/; s/$/\r/' > "$tmp/sparse.csv"   # and a column import does not read
 "$S" import --runs "$tmp/runs.csv" --curves "$tmp/sparse.csv" "${MAP[@]}" --out "$tmp/L5" > "$tmp/log5" 2>&1 || { fail "import sparse"; cat "$tmp/log5"; }
 grep -q "(5 curve rows had no loss value and no lr, steps logged without an evaluation: skipped)" "$tmp/log5" || fail "no count of the rows skipped: $(cat "$tmp/log5")"
 grep -q "(1 curve rows at step 0, before any update, left out: the laws start at step 1)" "$tmp/log5" || fail "step 0 not said: $(cat "$tmp/log5")"

@@ -36,14 +36,17 @@ static const char *flag_of(import_field f) {
 }
 const char *import_field_flag(import_field f) { return flag_of(f); }
 
-// ---- tables: CSV or JSONL, every cell kept as text --------------------------------------------------------
+// ---- tables: CSV or JSONL, every cell import reads kept as text ---------------------------------------------
 
+// Only the columns import reads are kept (a trainer's export can have hundreds of metrics a row).
 typedef struct {
     const char *path;
     size_t n_cols, n_rows;
     char **names;  // [n_cols]
     char **cells;  // [n_rows x n_cols]; NULL: absent (JSONL key missing, null)
     size_t *line;  // [n_rows] line number in the file (header = 1)
+    size_t file_cols; // CSV: the header's columns, kept or not (0 before the header)
+    int *slot;        // CSV: [file_cols] each header column's index among the kept ones, -1: not kept
 } table;
 
 static void table_free(table *t) {
@@ -52,6 +55,7 @@ static void table_free(table *t) {
     free(t->names);
     free(t->cells);
     free(t->line);
+    free(t->slot);
     memset(t, 0, sizeof *t);
 }
 
@@ -159,7 +163,41 @@ static char *json_cell(json_t *v) {
     return sx_strdup(buf, "import");
 }
 
-static sx_status table_read(const char *path, table *t) {
+// A column import reads: a field's (its canonical name, or the one --FIELD-col gives) or a loss column.
+static bool wanted(const char *name, const import_options *o, const import_ladder *l) {
+    for (int f = 0; f < IF_N_FIELDS; f++)
+        if (!strcmp(name, o->col[f] && *o->col[f] ? o->col[f] : field_names[f])) return true;
+    for (size_t k = 0; k < l->n_loss; k++)
+        if (!strcmp(name, l->loss_names[k])) return true;
+    return false;
+}
+
+// The CSV header's columns: the wanted ones become the table's.
+static sx_status table_header(table *t, const char *line, size_t lineno, const import_options *o, const import_ladder *l) {
+    char **names;
+    size_t n;
+    sx_status st = SX_OK;
+    if (!csv_fields(line, &names, &n)) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted header", t->path, lineno);
+    else if (n == 1 && strpbrk(line, "\t;"))
+        st = sx_fail(SX_ERR_FORMAT, "%s:%zu: the header is one column holding %s: the curves and runs tables are "
+                     "comma-separated CSV (or JSONL)", t->path, lineno, strchr(line, '\t') ? "tabs" : "semicolons");
+    else if (!(t->slot = sx_alloc(n * sizeof *t->slot, "import slot")) || !(t->names = sx_alloc(n * sizeof *t->names, "import names")))
+        st = sx_fail(SX_ERR_NOMEM, "%s: out of memory", t->path);
+    for (size_t j = 0; j < n; j++) {
+        if (!st && wanted(names[j], o, l)) {
+            t->slot[j] = (int)t->n_cols;
+            t->names[t->n_cols++] = names[j];
+        } else {
+            if (!st) t->slot[j] = -1;
+            free(names[j]);
+        }
+    }
+    free(names);
+    if (!st) t->file_cols = n;
+    return st;
+}
+
+static sx_status table_read(const char *path, table *t, const import_options *opt, const import_ladder *l) {
     memset(t, 0, sizeof *t);
     t->path = path;
     FILE *f = fopen(path, "r");
@@ -188,16 +226,14 @@ static sx_status table_read(const char *path, table *t) {
             json_t *v;
             json_object_foreach(o, key, v) {
                 if (st) break;
+                if (!wanted(key, opt, l)) continue;
                 int j = col_index(t, key);
                 if (j < 0) st = table_add_col(t, key, row_cap, &j);
                 if (!st) t->cells[(t->n_rows - 1) * t->n_cols + (size_t)j] = json_cell(v);
             }
             json_decref(o);
-        } else if (t->n_cols == 0) {
-            if (!csv_fields(line, &t->names, &t->n_cols)) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted header", path, lineno);
-            else if (t->n_cols == 1 && strpbrk(line, "\t;"))
-                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: the header is one column holding %s: the curves and runs tables are "
-                             "comma-separated CSV (or JSONL)", path, lineno, strchr(line, '\t') ? "tabs" : "semicolons");
+        } else if (t->file_cols == 0) {
+            st = table_header(t, line, lineno, opt, l);
         } else {
             char **fields;
             size_t n;
@@ -206,18 +242,18 @@ static sx_status table_read(const char *path, table *t) {
                 free(fields);
                 break;
             }
-            if (n != t->n_cols)
-                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: %zu fields, the header has %zu", path, lineno, n, t->n_cols);
+            if (n != t->file_cols)
+                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: %zu fields, the header has %zu", path, lineno, n, t->file_cols);
             if (!st) st = table_add_row(t, &row_cap, lineno);
             for (size_t j = 0; j < n; j++) {
-                if (!st && fields[j][0]) t->cells[(t->n_rows - 1) * t->n_cols + j] = fields[j];
+                if (!st && fields[j][0] && t->slot[j] >= 0) t->cells[(t->n_rows - 1) * t->n_cols + (size_t)t->slot[j]] = fields[j];
                 else free(fields[j]);
             }
             free(fields);
         }
     }
     line_reader_close(&lr);
-    if (!st && t->n_cols == 0) st = sx_fail(SX_ERR_FORMAT, "%s: empty table", path);
+    if (!st && (jsonl ? t->n_rows == 0 : t->file_cols == 0)) st = sx_fail(SX_ERR_FORMAT, "%s: empty table", path);
     return st;
 }
 
@@ -568,12 +604,12 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
     mapped mr = {0}, mc;
     run_meta *metas = NULL;
     size_t run_cap = 0;
-    if (have_runs && !(st = table_read(o->runs_path, &runs))) {
+    if (have_runs && !(st = table_read(o->runs_path, &runs, o, out))) {
         map_columns(&mr, &runs, o);
         if (!(st = check_named_columns(&mr, o, run_fields, N_RUN_FIELDS)))
             st = collect_meta(&runs, &mr, 1, out, &run_cap, &metas);
     }
-    if (!st) st = table_read(o->curves_path, &curves);
+    if (!st) st = table_read(o->curves_path, &curves, o, out);
     if (!st) {
         map_columns(&mc, &curves, o);
         static const import_field cf[] = {IF_RUN, IF_STEP, IF_TOKENS, IF_LR};
