@@ -12,7 +12,8 @@
 // those counts through seeds.json; a rung ten times noisier than the others (own noise `noisy` at
 // `noisy_width`) gets the seeds --until-decided places; a larger rung weighed against seeds; --precision keeps
 // seeding a decided variant to its precision;
-// a round that would narrow nothing is not trained.
+// a round that would narrow nothing is not trained; a rerun after an interrupted round takes its finished
+// seeds and prices the rest.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -631,6 +632,41 @@ static void test_useless_round(void) {
     json_decref(r);
 }
 
+// A rerun after an interrupted round: seeds 6..30 of rung w24 finished in both ladders, but seeds.json (the
+// ladders' counts) still says 5, as when the round's pool failed. Those seeds cost nothing and are taken
+// first; the seeds after them cost what they train. (The next seed's FLOPs used to price every seed of the
+// rung: 0 here, so a rerun planned 1000 seeds at each such rung, 6024 runs in a real study.)
+static void test_interrupted_round(void) {
+    fake_law f[2] = {{.own = 0.02, .tag = 21}, {.shift = 0.01, .own = 0.02, .tag = 22}};
+    ladder_spec s[2];
+    char dirs[2][256];
+    const char *dp[2];
+    if (!fake_ladders("intr", f, 2, 5, s, dirs, dp)) return;
+    for (size_t i = 0; i < 2; i++) {   // the finished runs of the interrupted round, not counted
+        ladder_spec more = s[i];
+        more.rung_seeds[2] = 30;
+        char dir[256];
+        if (!fake_ladder(&more, &f[i], dir, sizeof dir)) return;
+    }
+    double one = 0;
+    if (!CHECK(sequential_round_flops(&s[0], "/nonexistent", &one) == SX_OK)) return;
+    sequential_options o = {.exe = self, .jobs = 2, .budget_flops = 2 * one * 2};
+    json_t *r = NULL;
+    if (!CHECK(sequential_compare(s, dp, 2, 1e9, false, &o, &r) == SX_OK)) return;
+    json_t *u = json_object_get(r, "until_decided"), *rs = json_object_get(u, "rung_seeds");
+    printf("interrupted round: %lld rounds, seeds per rung", (long long)rounds_of(r));
+    json_int_t most = 0;
+    for (size_t k = 0; k < json_array_size(rs); k++) {
+        json_int_t n = json_integer_value(json_array_get(rs, k));
+        printf(" %lld", (long long)n);
+        most = n > most ? n : most;
+    }
+    printf(", %.3g of %.3g FLOPs\n", json_number_value(json_object_get(u, "flops_spent")), o.budget_flops);
+    CHECK(rounds_of(r) >= 1 && json_integer_value(json_array_get(rs, 2)) >= 30 && most < 100);
+    CHECK(json_number_value(json_object_get(u, "flops_spent")) <= o.budget_flops);
+    json_decref(r);
+}
+
 // Seeds against a larger rung: for the same undecided pair (own noise 0.002), a rung one ladder step above the
 // largest narrows the paired interval much more when the target lies far beyond the rungs (1e13 FLOPs, ~1000x
 // the largest) than inside them (1e9), where it adds almost nothing; the report gives it beside what the
@@ -876,6 +912,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_unbounded_text);
     TEST_RUN(test_noisy_rung);
     TEST_RUN(test_useless_round);
+    TEST_RUN(test_interrupted_round);
     TEST_RUN(test_extrapolation);
     return testlib_finish("compare");
 }

@@ -32,8 +32,8 @@ static double num(json_t *o, const char *key) {
 }
 
 // FLOPs of training the runs next's plan holds beyond now's (main runs of a seed beyond now's count at
-// their rung, and their cooldown branches) that are not DONE under dir; a branch costs what it trains beyond
-// its branch point.
+// their rung, and their cooldown branches) that are not DONE under dir (NULL: all of them); a branch costs
+// what it trains beyond its branch point.
 static sx_status added_flops(const ladder_spec *now, const ladder_spec *next, const char *dir, double *flops) {
     ladder_run *runs;
     size_t n;
@@ -47,8 +47,8 @@ static sx_status added_flops(const ladder_spec *now, const ladder_spec *next, co
         while (ladder_rung_start(next, r + 1) <= m) r++;
         if (runs[m].seed <= ladder_rung_seeds(now, r)) continue;
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s/DONE", dir, runs[i].dir);
-        if (access(path, F_OK) == 0) continue;
+        snprintf(path, sizeof path, "%s/%s/DONE", dir ? dir : "", runs[i].dir);
+        if (dir && access(path, F_OK) == 0) continue;
         *flops += runs[i].flops - (runs[i].branch < 0 ? 0 : runs[m].flops * next->branches[runs[i].branch].from);
     }
     free(runs);
@@ -204,11 +204,17 @@ static const char *stop_reason(json_t *report, const sequential_options *o) {
 }
 
 // The ladders' state for placing seeds: each rung's width (the baseline's), its seeds (the most any ladder
-// has), and the FLOPs of one more seed there over all ladders.
+// has), the FLOPs of one more seed there over all ladders, and how many seeds beyond its count have finished
+// in every ladder already (an interrupted round leaves them: they cost nothing).
 typedef struct {
-    size_t R, width[LADDER_MAX_RUNGS], seeds[LADDER_MAX_RUNGS];
+    size_t R, width[LADDER_MAX_RUNGS], seeds[LADDER_MAX_RUNGS], done[LADDER_MAX_RUNGS];
     double cost[LADDER_MAX_RUNGS];
 } rungs_state;
+
+// FLOPs of the seed after the first `seeds` at rung r: nothing where it has finished already.
+static double seed_cost(const rungs_state *g, size_t r, size_t seeds) {
+    return seeds < g->seeds[r] + g->done[r] ? 0 : g->cost[r];
+}
 
 static sx_status rungs_read(const ladder_spec *specs, const char *const *dirs, size_t n, rungs_state *g) {
     ladder_run *runs;
@@ -229,7 +235,18 @@ static sx_status rungs_read(const ladder_spec *specs, const char *const *dirs, s
             ladder_spec next = specs[i];
             double c = 0;
             if (r < next.n_rungs) next.rung_seeds[r] = g->seeds[r] + 1;
-            if (!(st = added_flops(&specs[i], &next, dirs[i], &c))) g->cost[r] += c;
+            if (!(st = added_flops(&specs[i], &next, NULL, &c))) g->cost[r] += c;
+        }
+        for (g->done[r] = 0; !st && g->seeds[r] + g->done[r] < MAX_SEEDS; g->done[r]++) {   // finished seeds beyond the count
+            double left = 0;
+            for (size_t i = 0; i < n && !st && r < specs[i].n_rungs; i++) {
+                ladder_spec now = specs[i], next = specs[i];
+                now.rung_seeds[r] = g->seeds[r] + g->done[r];
+                next.rung_seeds[r] = now.rung_seeds[r] + 1;
+                double c = 0;
+                if (!(st = added_flops(&now, &next, dirs[i], &c))) left += c;
+            }
+            if (left > 0) break;
         }
     }
     return st;
@@ -273,10 +290,10 @@ static size_t best_rung(const double *var, size_t n, const size_t *seeds, const 
     size_t best = 0;
     *score = -1;
     for (size_t r = 0; r < g->R; r++) {
-        double gain = 0;
+        double gain = 0, cost = seed_cost(g, r, seeds[r]);
         for (size_t i = 0; i < n; i++) gain += seed_shrink(var, g->R, i, r, seeds);
-        double sc = gain / fmax(g->cost[r], 1);
-        if (seeds[r] < MAX_SEEDS && g->cost[r] <= max_cost && sc > *score) { *score = sc; best = r; }
+        double sc = gain / fmax(cost, 1);
+        if (seeds[r] < MAX_SEEDS && cost <= max_cost && sc > *score) { *score = sc; best = r; }
     }
     return best;
 }
@@ -306,7 +323,7 @@ static double place_for(const double *var0, size_t i, const rungs_state *g, doub
         size_t r = best_rung(var, 1, seeds, g, max_flops - *flops, &score);
         if (score < 0) break;   // no seed fits
         if (!(score > 0)) { out_of_reach = ratio > 0; break; }
-        *flops += g->cost[r];
+        *flops += seed_cost(g, r, seeds[r]);
         now -= var[r] / (double)(seeds[r] + 1);
         place_seed(var, 1, g->R, r, seeds);
     }
@@ -476,7 +493,8 @@ static void apply_verdicts(json_t *report, const look_verdict *v, const sequenti
 // FLOPs of the round that brings every rung from g's seeds to target's (R; none fewer), in all ladders.
 static double round_flops(const rungs_state *g, const size_t *target) {
     double cost = 0;
-    for (size_t r = 0; r < g->R; r++) cost += (double)(target[r] - g->seeds[r]) * g->cost[r];
+    for (size_t r = 0; r < g->R; r++)
+        for (size_t s = g->seeds[r]; s < target[r]; s++) cost += seed_cost(g, r, s);
     return cost;
 }
 
@@ -584,8 +602,8 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
             double score;
             size_t r = best_rung(var, nv, target, g, flops_left - cost, &score);
             if (!(score > 0)) break;
+            cost += seed_cost(g, r, target[r]);
             place_seed(var, nv, g->R, r, target);
-            cost += g->cost[r];
         }
         fprintf(stderr, "until-decided: round %d adds", round);
         for (size_t r = 0; r < g->R; r++)
