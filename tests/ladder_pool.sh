@@ -76,6 +76,16 @@ grep -q "^  FAILED pb/w16-s2 " "$tmp/bad.log" || fail "the failed run should be 
 grep -q "1 ladder run(s) failed (pb/w16-s2; " "$tmp/bad.log" || fail "the error should name the failed run: $(tail -1 "$tmp/bad.log")"
 [ "$(ls "$tmp"/bad/runs/*/*/DONE | wc -l)" -eq 11 ] || fail "the other 11 runs should finish"
 
+# The binary's file removed (or replaced by a rebuild) while a ladder trains: every run still starts, from the
+# binary the ladder runs (each once failed with an empty train.log). One run at a time, the file gone as soon as
+# the ladder runs, before its second run starts.
+mkdir -p "$tmp/gone"; cp "$S" "$tmp/gone/sx"; cp "$tmp/pool/pa.ladder" "$tmp/gone/"
+(cd "$tmp/gone" && ./sx ladder run pa.ladder --jobs 1 > ladder.out 2> ladder.log) & pid=$!
+for _ in $(seq 400); do grep -q start "$tmp/gone/ladder.log" 2>/dev/null && break; sleep 0.02; done
+rm "$tmp/gone/sx"
+wait $pid || fail "the ladder failed once its binary's file was gone: $(tail -3 "$tmp/gone/ladder.log")"
+[ "$(ls "$tmp"/gone/runs/pa/*/DONE 2>/dev/null | wc -l)" -eq 6 ] || fail "every run should finish without the binary's file: $(grep -c DONE <(ls -R "$tmp/gone/runs"))"
+
 # Two ladders with one name (one directory) train its runs once; with different plans they are refused.
 (cd "$tmp/pool" && "$S" compare pa.ladder pa.ladder --run --jobs 2) > /dev/null 2> "$tmp/same.log" || fail "a ladder twice"
 grep -q "ladder pa: its runs are ladder pa's" "$tmp/same.log" && ! grep -q '^  start' "$tmp/same.log" || fail "a ladder twice: $(cat "$tmp/same.log")"

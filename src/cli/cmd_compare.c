@@ -85,9 +85,7 @@ int cmd_compare(int argc, char **argv) {
     if (!st && curves && (run || until))
         st = sx_fail(SX_ERR_ARG, "--run and --until-decided train ladders: a curve ladder directory has nothing to train");
     if (st) return cli_report("compare", st);
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[len > 0 ? len : 0] = 0;
+    const char *exe = "/proc/self/exe";   // this binary, even if a rebuild replaces its file meanwhile (cmd_ladder.c)
     if (run || until) st = ladder_execute(specs, dp, (size_t)a.npos, exe, (int)jobs, -1);   // one pool over all ladders
     if (!st && !(target > 0) && !curves) {
         ladder_run *plan;

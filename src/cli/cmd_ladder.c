@@ -45,10 +45,10 @@ int cmd_ladder(int argc, char **argv) {
         free(runs);
         return 0;
     }
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) return cli_report("ladder", sx_fail(SX_ERR_IO, "cannot find the sextant binary (/proc/self/exe)"));
-    exe[len] = 0;
+    // The trainers run this process's own binary: /proc/self/exe names it even after a rebuild has replaced
+    // the file at its path, which made runs started meanwhile fail.
+    const char *exe = "/proc/self/exe";
+    if (access(exe, X_OK)) return cli_report("ladder", sx_fail(SX_ERR_IO, "cannot find the sextant binary (%s)", exe));
     if ((st = dist_init())) return cli_report("ladder", st);   // under mpirun: the runs are spread over the ranks
     int rc = cli_report("ladder", ladder_execute(&spec, (const char *const[]){dir}, 1, exe, (int)jobs, rung));
     dist_finalize();   // waits for the other ranks' runs

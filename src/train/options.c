@@ -1,4 +1,5 @@
 // train/options: see options.h.
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -141,5 +142,6 @@ sx_status train_spawn(const train_options *o, char *const *extra, int n_extra, c
     }
     dist_forget_launcher();   // the child is a plain process, not another rank
     execv(exe, argv);
+    dprintf(2, "sextant: cannot start the trainer %s: %s\n", exe, strerror(errno));   // the run's log says why
     _exit(127);
 }
