@@ -66,10 +66,10 @@ static void nds_free(void *p) {
 // One term of LD: a drop at distance x (in P) from the point, with its derivatives in C and g, added to acc.
 static inline void ld_term(double drop, double x, double C, double g, double acc[3]) {
     x = x > 0 ? x : 0;
-    double u = 1 + C * x, lu = log(u), up = exp(-g * lu);
+    double u = 1 + C * x, up = pow(u, -g);   // pow, not exp(-g log u): fits where g -> 0 depend on its last bits
     acc[0] += drop * (1 - up);
     acc[1] += drop * g * x * up / u;
-    acc[2] += drop * lu * up;
+    acc[2] += drop * log(u) * up;
 }
 
 // LD and its derivatives in C and g at every point (cached on (C, g)): each group of NDS_SUPER blocks far
