@@ -18,7 +18,6 @@ typedef struct {
 
 // The peak LR (config.json's optimizer.lr) and final validation loss of a finished run whose shape is the
 // first run's (is_first: this is the first run, and fills in *first).
-
 static sx_status run_point(const char *dir, run_shape *first, bool is_first, double *lr, double *loss) {
     rundir_run r;
     sx_status st = rundir_read(dir, &r);

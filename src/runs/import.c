@@ -544,8 +544,7 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
             break;
         }
         if (m->col[IF_LR] >= 0 && (txt = cell(t, i, m->col[IF_LR])) && (st = parse_num(t, i, m->col[IF_LR], txt, 0, &lr))) break;
-        int lr_only = !isnan(lr);   // an LR-only row: an lr and no loss at all
-        for (size_t k = 0; k < l->n_loss; k++) lr_only &= !cell(t, i, loss_col[k]);
+        int lr_only = filled < 0;   // an LR-only row: an lr and no loss at all (rows with neither were skipped above)
         if (lr_only) tokens = NAN;
         else if (m->col[IF_TOKENS] >= 0) { NEED(IF_TOKENS, tokens, 0) }
         else tokens = step * r->tokens_per_step;

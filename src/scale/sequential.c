@@ -46,9 +46,11 @@ static sx_status added_flops(const ladder_spec *now, const ladder_spec *next, co
         size_t m = runs[i].branch < 0 ? i : (i - mains) / nb, r = 0;   // its main run, and that one's rung
         while (ladder_rung_start(next, r + 1) <= m) r++;
         if (runs[m].seed <= ladder_rung_seeds(now, r)) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s/DONE", dir ? dir : "", runs[i].dir);
-        if (dir && access(path, F_OK) == 0) continue;
+        if (dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s/DONE", dir, runs[i].dir);
+            if (access(path, F_OK) == 0) continue;
+        }
         *flops += runs[i].flops - (runs[i].branch < 0 ? 0 : runs[m].flops * next->branches[runs[i].branch].from);
     }
     free(runs);
