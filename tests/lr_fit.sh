@@ -2,7 +2,7 @@
 # sextant lr-fit: the best peak LR among finished runs. Four copies of one real run, given peak LRs 0.005,
 # 0.01, 0.02, 0.04 and final losses on the parabola 3 + 0.05 (ln(LR / 0.012))^2: the fit through the best
 # (0.01) and its two neighbours puts the vertex at 0.012 exactly, whatever the fourth point says. Then the
-# refusals: too few runs, another model, an unfinished run, losses that do not curve upward, a bad --ref.
+# refusals: too few runs, another model, another schedule (another seed is fine), an unfinished run, losses that do not curve upward, a bad --ref.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -31,6 +31,11 @@ jq '.model = "d1-hd16-w48"' "$tmp/r0.02/config.json" > "$tmp/w48.json" && cp "$t
 out=$("$S" lr-fit "$tmp"/r0.005 "$tmp"/r0.01 "$tmp"/r0.02 2>&1); rc=$?
 [ $rc -ne 0 ] && echo "$out" | grep -q "r0.02: d1-hd16-w48 on 32 tokens, but the first run is d1-hd16-w32 on 32 tokens" ||
     fail "another model (rc $rc): $out"
+for lr in 0.005 0.01; do copy "$lr" "$(loss $lr 0.05)" "s$lr"; done
+jq '.flags.schedule = "wsd" | .flags.seed = 7' "$tmp/s0.01/config.json" > "$tmp/wsd.json" && cp "$tmp/wsd.json" "$tmp/s0.01/config.json"
+out=$("$S" lr-fit "$tmp"/s0.005 "$tmp"/s0.01 "$tmp"/r0.04 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$out" | grep -q 's0.01: trained with other settings than the first run: --schedule "wsd" (the first run: "' &&
+    ! echo "$out" | grep -q -- "--seed" || fail "another schedule (rc $rc): $out"
 rm "$tmp/r0.04/DONE"
 out=$("$S" lr-fit "$tmp"/r0.005 "$tmp"/r0.01 "$tmp"/r0.04 2>&1); rc=$?
 [ $rc -ne 0 ] && echo "$out" | grep -q "r0.04: the run has not finished" || fail "an unfinished run (rc $rc): $out"

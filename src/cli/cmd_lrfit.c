@@ -9,11 +9,14 @@
 #include "core/flags.h"
 #include "laws/lrfit.h"
 #include "runs/rundir.h"
+#include "train/progress.h"
 
-// What every run shares with the first: the model and the training length.
+// What every run shares with the first: the model, the training length and every training flag but the
+// peak LR and the seed (where config.json records its flags).
 typedef struct {
     char model[64];
     int64_t total_tokens;
+    json_t *flags;
 } run_shape;
 
 // The peak LR (config.json's optimizer.lr) and final validation loss of a finished run whose shape is the
@@ -25,10 +28,17 @@ static sx_status run_point(const char *dir, run_shape *first, bool is_first, dou
     if (!st && is_first) {
         snprintf(first->model, sizeof first->model, "%s", r.model);
         first->total_tokens = r.total_tokens;
+        first->flags = json_incref(json_object_get(r.config, "flags"));
     }
     if (!st && (strcmp(r.model, first->model) || r.total_tokens != first->total_tokens))
         st = sx_fail(SX_ERR_ARG, "%s: %s on %lld tokens, but the first run is %s on %lld tokens: give runs that differ only "
                      "in their peak LR", dir, r.model, (long long)r.total_tokens, first->model, (long long)first->total_tokens);
+    json_t *flags = st ? NULL : json_object_get(r.config, "flags");
+    char diff[1024];
+    if (json_is_object(flags) && json_is_object(first->flags) &&
+        train_flags_differ(first->flags, flags, "lr,seed", "the first run:", diff, sizeof diff))
+        st = sx_fail(SX_ERR_ARG, "%s: trained with other settings than the first run: %s; give runs that differ only in "
+                     "their peak LR (and seed)", dir, diff);
     if (!st && !r.done) st = sx_fail(SX_ERR_ARG, "%s: the run has not finished (no DONE)", dir);
     if (!st && !(r.n_evals && r.evals[r.n_evals - 1].step == r.n_steps))
         st = sx_fail(SX_ERR_ARG, "%s: no validation loss at the last step", dir);
@@ -61,9 +71,10 @@ int cmd_lrfit(int argc, char **argv) {
     if (!st && !(ref >= 0 && isfinite(ref))) st = sx_fail(SX_ERR_ARG, "--ref: give a positive LR");
     if (!st && !(noise >= 0 && noise < 1)) st = sx_fail(SX_ERR_ARG, "--noise: give a relative noise in [0, 1)");
     double lr[LRFIT_MAX_POINTS], loss[LRFIT_MAX_POINTS];
-    run_shape first;
+    run_shape first = {0};
     for (int i = 0; i < a.npos && !st; i++)
         if (!(st = run_point(a.pos[i], &first, i == 0, &lr[i], &loss[i]))) printf("%-40s peak LR %-10.4g final validation loss %.4f\n", a.pos[i], lr[i], loss[i]);
+    json_decref(first.flags);
     lrfit_optimum o;
     if (!st) st = lrfit_vertex(lr, loss, (size_t)a.npos, noise, &o);
     if (st) return cli_report("lr-fit", st);

@@ -81,27 +81,33 @@ static bool overridden(const char *key, const char *overrides) {
     return false;
 }
 
-sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from) {
-    if (!json_is_object(old_flags) || !json_is_object(new_flags)) return SX_OK;   // nothing recorded to compare with
-    char diff[1024] = "";
+size_t train_flags_differ(json_t *old_flags, json_t *new_flags, const char *also_free, const char *was, char *diff,
+                          size_t cap) {
     size_t used = 0, n = 0;
     const char *key;
     json_t *nv;
+    if (cap) diff[0] = 0;
     json_object_foreach(new_flags, key, nv) {
         json_t *ov = json_object_get(old_flags, key);
         if (!ov || json_equal(ov, nv) || listed(key, free_flags, sizeof free_flags / sizeof *free_flags) ||
-            overridden(key, overrides))
+            overridden(key, also_free))
             continue;
         const size_t fmt = JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(9);
         char *a = json_dumps(ov, fmt), *b = json_dumps(nv, fmt);
-        if (used < sizeof diff)
-            used += (size_t)snprintf(diff + used, sizeof diff - used, "%s--%s %s (was %s)", n ? ", " : "", key,
-                                     b ? b : "?", a ? a : "?");
+        if (used < cap)
+            used += (size_t)snprintf(diff + used, cap - used, "%s--%s %s (%s %s)", n ? ", " : "", key, b ? b : "?",
+                                     was, a ? a : "?");
         free(a);
         free(b);
         n++;
     }
-    if (!n) return SX_OK;
+    return n;
+}
+
+sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from) {
+    if (!json_is_object(old_flags) || !json_is_object(new_flags)) return SX_OK;   // nothing recorded to compare with
+    char diff[1024];
+    if (!train_flags_differ(old_flags, new_flags, overrides, "was", diff, sizeof diff)) return SX_OK;
     return sx_fail(SX_ERR_MISMATCH, "%s holds a run with other settings: %s. Resume with the same flags, or pass "
                    "--override NAME[,NAME...] for a deliberate change (e.g. --override steps to extend the run)",
                    from, diff);

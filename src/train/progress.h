@@ -32,4 +32,10 @@ sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_ste
 // 0.003), ..."); SX_OK when either side recorded no flags. from names the run directory.
 sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from);
 
+// The training flags that differ between two runs' "flags" objects, except those that only change how a run
+// is watched and those named in also_free (comma-separated): their count, and "--lr 0.01 (WAS 0.003), ..." in
+// diff (cap bytes, cut short where it is full).
+size_t train_flags_differ(json_t *old_flags, json_t *new_flags, const char *also_free, const char *was, char *diff,
+                          size_t cap);
+
 #endif
