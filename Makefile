@@ -132,8 +132,8 @@ fuzz: setup
 	@tests/fuzz/run 60
 
 # Every parser until the ledger tests/fuzz/hours.tsv gives it FUZZ_CPU_GOAL CPU-seconds (default 3600), in
-# rounds of FUZZ_SECONDS, corpora seeded from real files; crashes land in tests/fuzz/regressions/, which the
-# suite replays (tests/fuzz/long).
+# rounds of at most FUZZ_SECONDS, corpora seeded from real files; crashes land in tests/fuzz/regressions/,
+# which the suite replays (tests/fuzz/long).
 fuzz-long: setup $(SEXTANT)
 	@SEXTANT=$(abspath $(SEXTANT)) tests/fuzz/long
 
