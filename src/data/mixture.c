@@ -55,7 +55,7 @@ sx_status mixture_spec_load(const char *path, mixture_spec *m) {
         if (!st && (!join_path(s->train, sizeof s->train, path, train) || !join_path(s->val, sizeof s->val, path, val)))
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: path too long", path, r.no);
         if (st) break;
-        snprintf(s->name, sizeof s->name, "%s", name);
+        memcpy(s->name, name, strlen(name) + 1);   // good_name bounded it
         s->weight = w;
         total += w;
         m->n++;
