@@ -43,6 +43,13 @@ static void test_alloc_failure_names_purpose(void) {
     CHECK(strstr(sx_last_error(), "the impossible huge block") != NULL);
 }
 
+// A message that wraps the last one (as a ladder names the run whose trainer failed) keeps it whole.
+static void test_fail_wraps_last_error(void) {
+    sx_fail(SX_ERR_ARG, "inner reason");
+    CHECK(sx_fail(SX_ERR_IO, "run %s: %s", "r1", sx_last_error()) == SX_ERR_IO);
+    CHECK(!strcmp(sx_last_error(), "run r1: inner reason"));
+}
+
 static void test_mul_size(void) {
     size_t out = 0;
     CHECK(sx_mul_size(3, 7, &out) == 1 && out == 21);
@@ -98,6 +105,7 @@ int main(void) {
     TEST_RUN(test_alloc_alignment);
     TEST_RUN(test_alloc_huge);
     TEST_RUN(test_alloc_failure_names_purpose);
+    TEST_RUN(test_fail_wraps_last_error);
     TEST_RUN(test_mul_size);
     TEST_RUN(test_alloc_fault_injection);
     TEST_RUN(test_grow_columns);

@@ -11,10 +11,14 @@
 static _Thread_local char last_error[512];
 
 sx_status sx_fail(sx_status st, const char *fmt, ...) {
+    // Formatted aside first: callers wrap the last message in a new one (sx_fail(st, "run %s: %s", dir,
+    // sx_last_error())), and vsnprintf into its own argument would overwrite it while reading it.
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
     return st;
 }
 

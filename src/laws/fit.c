@@ -174,9 +174,14 @@ static int lm_df(const gsl_vector *x, void *vd, gsl_matrix *J) {
     return GSL_SUCCESS;
 }
 
-static sx_status check_inputs(const fit_law *law, const double *obs, const double *w, const fit_options *o) {
-    size_t n_free = 0, n_used = 0;
+size_t fit_free_params(const fit_law *law, const fit_options *o) {
+    size_t n_free = 0;
     for (size_t j = 0; j < law->n_params; j++) n_free += !is_pinned(o, j) && law->params[j].kind != LAW_GRID;
+    return n_free;
+}
+
+static sx_status check_inputs(const fit_law *law, const double *obs, const double *w, const fit_options *o) {
+    size_t n_free = fit_free_params(law, o), n_used = 0;
     for (size_t i = 0; i < law->n_points; i++) {
         if (!(obs[i] > 0) || !isfinite(obs[i]))
             return sx_fail(SX_ERR_ARG, "%s fit: observation %zu is not a positive number", law->name, i);

@@ -65,6 +65,10 @@ void fit_result_free(fit_result *r);
 // Linear-interpolated quantile q in [0, 1] of x[n] (n >= 1); sorts x in place.
 double fit_quantile(double *x, size_t n, double q);
 
+// The parameters fit_law_run fits by least squares (not pinned by o, not searched on a grid): a fit needs at
+// least this many points.
+size_t fit_free_params(const fit_law *law, const fit_options *o);
+
 // Fits law to obs[law->n_points] (all > 0) with optional weights w (NULL: all 1; w_i >= 0, zero drops a
 // point). out is overwritten (allocated here; call fit_result_free). Errors: SX_ERR_ARG (bad inputs,
 // fewer weighted points than free parameters), SX_ERR_NUMERIC (no grid point gave a finite objective),
