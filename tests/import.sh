@@ -143,6 +143,17 @@ cp -r "$tmp/L1" "$tmp/L5"; sed -i 's/^a-1k,20,/a-1k,21,/' "$tmp/L5/curves.csv"
 out=$("$S" backtest "$tmp/L5" 2>&1)
 printf '%s\n' "$out" | grep -q "curves.csv: sha256 does not match ladder.json" || fail "tampered ladder: $out"
 
+# Too few evaluations for the joint law: three sizes of two points each are imported, and `fit` says why it
+# cannot fit them (before: "nds fit: 4 points for 9 free parameters", of a ladder that has 6).
+printf 'run_id,group,n_params,tokens_per_step,total_steps,peak_lr,warmup,schedule,step,loss\n' > "$tmp/sparse.csv"
+for r in 1:3.5:3.2 2:3.3:3.0 4:3.1:2.8; do IFS=: read -r n a b <<< "$r"
+    printf 'r%s,s%s,%se6,1000,100,0.001,10,cosine,50,%s\nr%s,s%s,%se6,1000,100,0.001,10,cosine,100,%s\n' $n $n $n $a $n $n $n $b
+done >> "$tmp/sparse.csv"
+"$S" import --curves "$tmp/sparse.csv" --loss-col loss --out "$tmp/LS" > /dev/null 2>&1 || fail "import of the sparse ladder"
+out=$("$S" fit "$tmp/LS" 2>&1); rc=$?
+[ $rc -eq 2 ] && printf '%s\n' "$out" | grep -q "choosing N one size back (the largest size forecast from those below it): curve fit: 4 points at or after 10% of their runs (2 runs), for a law of 9 free parameters" ||
+    fail "a sparse ladder's fit (rc $rc): $out"
+
 # A ladder directory of another format or version, or none at all.
 cp -r "$tmp/L1" "$tmp/L6"; sed -i 's/"version": 1/"version": 2/' "$tmp/L6/ladder.json"
 out=$("$S" backtest "$tmp/L6" 2>&1); printf '%s\n' "$out" | grep -q "L6/ladder.json: version 2, this sextant reads version 1" || fail "version: $out"
