@@ -16,9 +16,12 @@
 static void print_joint_law(json_t *fit) {
     json_t *p = json_object_get(fit, "params");
 #define P(name) json_number_value(json_object_get(p, name))
-    printf("joint law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g)  (N %s; %lld runs, "
+    // C -> 0 with g -> inf at a fixed product is one law, 1 - exp(-C*g*x): the fit may wander along that line.
+    char limit[64] = "";
+    if (P("g") > 1e3) snprintf(limit, sizeof limit, "; C*g = %.3g, the exponential limit", P("C") * P("g"));
+    printf("joint law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g%s)  (N %s; %lld runs, "
            "%lld points; in-sample mean |err| %.3f%%)\n", P("E"), P("A"), P("alpha"), P("B"), P("eps"), P("beta"), P("D"),
-           P("C"), P("g"), json_string_value(json_object_get(fit, "n_kind")),
+           P("C"), P("g"), limit, json_string_value(json_object_get(fit, "n_kind")),
            (long long)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "runs")),
            (long long)json_integer_value(json_object_get(json_object_get(fit, "ladder"), "points")),
            100 * json_number_value(json_object_get(fit, "in_sample_mean")));
