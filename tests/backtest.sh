@@ -120,6 +120,11 @@ import re, sys
 m = re.search(r'(\d+) logged points after 10%: mean \|error\| ([0-9.]+)%.*inside band ([0-9.]+)%', open('$tmp/check.log').read())
 sys.exit(0 if m and int(m[1]) == 18 and float(m[2]) < 0.5 and float(m[3]) >= 80 else 1)" || fail "check report: $(cat "$tmp/check.log")"
 "$S" forecast --fit "$tmp/L/fit.json" --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc2.json" | grep -q "20 points" || fail "forecast of a runs-table row at its logged steps"
+# Without --fit, --ladder's own fit.json (where `fit DIR` writes it): the same forecast.
+"$S" forecast --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc3.json" > /dev/null && cmp -s "$tmp/fc2.json" "$tmp/fc3.json" ||
+    fail "forecast --ladder without --fit"
+out=$("$S" forecast --ladder "$tmp/LE" --run s4-T800 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "LE has no fit.json: run \`sextant fit" ||
+    fail "forecast --ladder with no fit.json: $out"
 sed -i 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json"
 "$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered curve forecast must be refused"
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/status.h"
 #include "cli/commands.h"
 #include "core/flags.h"
@@ -200,7 +201,9 @@ static sx_status curve_check(const curve_args *a) {
 int cmd_forecast(int argc, char **argv) {
     static const flags_command cmd = {
         "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
-        "       sextant forecast --check RUN_DIR --forecast forecast.json [--fit fit.json --plot f.svg]",
+        "       sextant forecast --check RUN_DIR --forecast forecast.json [--fit fit.json --plot f.svg]\n"
+        "       sextant forecast --ladder DIR (--run ID | --n-params N --tokens-per-step T --total-steps S --schedule S)\n"
+        "       sextant forecast --ladder DIR --check-run ID --forecast forecast.json",
         "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
         "so it can be preregistered; --check compares a run (finished or not) with it.",
         0, 0, NULL};
@@ -220,7 +223,7 @@ int cmd_forecast(int argc, char **argv) {
         {"steps", FLAG_STR, &ca.steps, "", "curve ladders: forecast at these steps, comma-separated (default: the target's logged steps, else every 1%)"},
         {"check-run", FLAG_STR, &ca.check_run, "", "curve ladders: score this run of --ladder against --forecast at every logged point"},
         {"loss", FLAG_STR, &ca.loss, "", "curve ladders: the loss column --check-run scores (default: the first)"},
-        {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit`"},
+        {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit` (default with --ladder: DIR/fit.json)"},
         {"model", FLAG_STR, &model, "", "the hero's model descriptor"},
         {"tokens", FLAG_DOUBLE, &tokens, "0", "the hero's training tokens"},
         {"flops-ratio", FLAG_DOUBLE, &flops_ratio, "0", "instead of --tokens: train the hero on R x the largest rung's compute"},
@@ -245,6 +248,14 @@ int cmd_forecast(int argc, char **argv) {
     ca.warmup = warmup;
     ca.out = out;
     if (!st && *ca.check_run) return cli_report("forecast", curve_check(&ca));
+    char ladder_fit[4200];
+    if (!*fit_path && *ca.ladder) {   // where `sextant fit DIR` writes it
+        snprintf(ladder_fit, sizeof ladder_fit, "%s/fit.json", ca.ladder);
+        if (access(ladder_fit, F_OK))
+            return cli_report("forecast", sx_fail(SX_ERR_ARG, "%s has no fit.json: run `sextant fit %s` first, or give "
+                                                  "--fit", ca.ladder, ca.ladder));
+        fit_path = ladder_fit;
+    }
     if (*fit_path) fit = load(fit_path, &st);
     if (fit && !st) st = forecast_verify_hash(fit, fit_path);
     if (!st && fit && !strcmp(json_string_value(json_object_get(fit, "kind")) ? json_string_value(json_object_get(fit, "kind")) : "", "curve-ladder")) {
