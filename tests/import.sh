@@ -138,6 +138,27 @@ printf '%s\n' "$out" | grep -q "L1 already exists" || fail "existing output: $ou
 sed '0,/^a-1k,s,1000000,800000,4096,100,0.004,/s//a-1k,s,1000000,800000,4096,100,0.005,/' "$tmp/joined.csv" > "$tmp/j2.csv"
 out=$("$S" import --curves "$tmp/j2.csv" "${MAP[@]}" --out "$tmp/bad" 2>&1)
 printf '%s\n' "$out" | grep -q "j2.csv:4: column 'plr': run 'a-1k' changes its peak_lr ('0.005' on line 2)" || fail "changing metadata: $out"
+# A spreadsheet that gives a run's metadata once (empty cells on its later rows) and writes a number two ways:
+# the same ladder (before: "changes its n_params").
+python3 - "$tmp" <<'EOF'
+import csv, sys
+t = sys.argv[1]
+rows = list(csv.DictReader(open(f"{t}/joined.csv")))
+seen = set()
+with open(f"{t}/once.csv", "w", newline="") as g:
+    w = csv.DictWriter(g, fieldnames=list(rows[0])); w.writeheader()
+    for r in rows:
+        if r["name"] in seen:
+            r.update({k: "" for k in ("size", "N_noemb", "tps", "steps", "warm", "sched", "seed")})
+            r["N"] = f"{float(r['N']):.0e}"
+        seen.add(r["name"])
+        w.writerow(r)
+EOF
+"$S" import --curves "$tmp/once.csv" "${MAP[@]}" --out "$tmp/L7" > /dev/null 2>&1 && cmp -s "$tmp/L1/runs.csv" "$tmp/L7/runs.csv" &&
+    cmp -s "$tmp/L1/curves.csv" "$tmp/L7/curves.csv" || fail "metadata given once, numbers written two ways: $(cat "$tmp/L7/runs.csv")"
+# JSONL values that are not cells: a boolean loss was read as 1.
+sed '2s/"val_c4": [0-9.e+-]*/"val_c4": true/' "$tmp/curves.jsonl" > "$tmp/b.jsonl"
+refuse "b.jsonl:2: key 'val_c4': a boolean is not a value import reads (a number, a string or null)" "$tmp/b.jsonl"
 # An edited ladder directory is refused by its checksum (read through `sextant backtest`).
 cp -r "$tmp/L1" "$tmp/L5"; sed -i 's/^a-1k,20,/a-1k,21,/' "$tmp/L5/curves.csv"
 out=$("$S" backtest "$tmp/L5" 2>&1)

@@ -157,9 +157,7 @@ static char *json_cell(json_t *v) {
     if (json_is_string(v)) return sx_strdup(json_string_value(v), "import");
     if (json_is_integer(v)) snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v)) snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-    else if (json_is_true(v)) snprintf(buf, sizeof buf, "1");
-    else if (json_is_false(v)) snprintf(buf, sizeof buf, "0");
-    else return NULL; // null, arrays, objects: absent
+    else return NULL; // null: absent (the reader refuses booleans, arrays and objects)
     return sx_strdup(buf, "import");
 }
 
@@ -227,6 +225,11 @@ static sx_status table_read(const char *path, table *t, const import_options *op
             json_object_foreach(o, key, v) {
                 if (st) break;
                 if (!wanted(key, opt, l)) continue;
+                if (json_is_boolean(v) || json_is_array(v) || json_is_object(v)) {
+                    st = sx_fail(SX_ERR_FORMAT, "%s:%zu: key '%s': %s is not a value import reads (a number, a string or "
+                                 "null)", path, lineno, key, json_is_boolean(v) ? "a boolean" : json_is_array(v) ? "an array" : "an object");
+                    break;
+                }
                 int j = col_index(t, key);
                 if (j < 0) st = table_add_col(t, key, row_cap, &j);
                 if (!st) t->cells[(t->n_rows - 1) * t->n_cols + (size_t)j] = json_cell(v);
@@ -292,7 +295,8 @@ static const import_field run_fields[] = {IF_GROUP, IF_N, IF_N_NONEMBED, IF_TOKE
 
 typedef struct {
     const char *text[IF_N_FIELDS]; // the run's value of each field as text (borrowed), NULL: none
-    size_t row;                    // the row it came from (for messages)
+    size_t row;                    // the run's first row (for messages)
+    size_t field_row[IF_N_FIELDS]; // the row each text came from
     const table *from;
 } run_meta;
 
@@ -330,7 +334,7 @@ static sx_status run_from_meta(import_run *r, run_meta *meta, const mapped *m, c
         have[f] = 1;
         if (f == IF_GROUP || f == IF_SCHEDULE || f == IF_ROLE) continue;
         if (meta->text[f]) {
-            sx_status st = parse_num(t, meta->row, m->col[f], txt, f == IF_SEED, &v[f]);
+            sx_status st = parse_num(t, meta->field_row[f], m->col[f], txt, f == IF_SEED, &v[f]);
             if (st) return st;
         } else {
             char *end;
@@ -406,6 +410,14 @@ static sx_status check_named_columns(const mapped *m, const import_options *o, c
     return SX_OK;
 }
 
+// Whether two cells hold the same value: the same text, or the same finite number written two ways.
+static bool same_value(const char *a, const char *b) {
+    if (!strcmp(a, b)) return true;
+    char *ea, *eb;
+    double x = strtod(a, &ea), y = strtod(b, &eb);
+    return ea != a && eb != b && !*ea && !*eb && isfinite(x) && x == y;
+}
+
 // Collects each run's metadata from table t (runs table: one row per run; curves table: constant per run).
 static sx_status collect_meta(const table *t, const mapped *m, int one_row_per_run, import_ladder *l, size_t *run_cap,
                               run_meta **metas) {
@@ -429,16 +441,26 @@ static sx_status collect_meta(const table *t, const mapped *m, int one_row_per_r
             memset(me, 0, sizeof *me);
             me->row = i;
             me->from = t;
-            for (size_t k = 0; k < N_RUN_FIELDS; k++) me->text[run_fields[k]] = cell(t, i, m->col[run_fields[k]]);
+            for (size_t k = 0; k < N_RUN_FIELDS; k++) {
+                me->text[run_fields[k]] = cell(t, i, m->col[run_fields[k]]);
+                me->field_row[run_fields[k]] = i;
+            }
             continue;
         }
+        // A metadata cell left empty on some of a run's rows (a spreadsheet that fills it once) says nothing;
+        // one written another way ("1e6", "1000000") is the same number.
         run_meta *me = &(*metas)[r];
         for (size_t k = 0; k < N_RUN_FIELDS; k++) {
             import_field f = run_fields[k];
             const char *a = me->text[f], *b = cell(t, i, m->col[f]);
-            if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
-                return sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': run '%s' changes its %s ('%s' on line %zu)", t->path,
-                               t->line[i], t->names[m->col[f]], id, field_names[f], a ? a : "", t->line[me->row]);
+            if (!b || (a && same_value(a, b))) continue;
+            if (!a) {
+                me->text[f] = b;
+                me->field_row[f] = i;
+                continue;
+            }
+            return sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': run '%s' changes its %s ('%s' on line %zu)", t->path,
+                           t->line[i], t->names[m->col[f]], id, field_names[f], a, t->line[me->field_row[f]]);
         }
     }
     return st;
