@@ -62,6 +62,8 @@ size=$(stat -c %s "$tmp/hero.png" 2>/dev/null || echo 0)
 # Bad targets: clear messages.
 "$S" report "$tmp/nothere" 2>&1 | grep -q "no such run directory or ladder spec" || fail "missing target message"
 "$S" report "$tmp/a" 2>&1 | grep -q "no config.json: not a run directory" || fail "non-run directory message"
+mkdir "$tmp/curves" && echo '{}' > "$tmp/curves/ladder.json"   # a curve ladder (sextant import) is pointed elsewhere
+"$S" report "$tmp/curves" 2>&1 | grep -q "curves is a curve ladder (sextant import): .*sextant backtest" || fail "curve ladder message"
 "$S" report "$tmp/hero" --forecast "$tmp/nothere.json" 2>&1 | grep -q "nothere.json" || fail "missing forecast message"
 # Sealed documents edited after they were frozen are refused, not shown.
 sed 's/"vocab": 64/"vocab": 65/' "$tmp/a/fit.json" > "$tmp/edited-fit.json"

@@ -54,7 +54,13 @@ int cmd_report(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s", a.pos[0]);
         json_t *config = NULL;
         snprintf(path, sizeof path, "%s/config.json", dir);
-        if (!is_file(path)) st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
+        char ladder_json[1200];
+        snprintf(ladder_json, sizeof ladder_json, "%s/ladder.json", dir);
+        if (!is_file(path) && is_file(ladder_json))
+            st = sx_fail(SX_ERR_ARG, "%s is a curve ladder (sextant import): report reads a run directory or a ladder "
+                         "spec; for a curve ladder, `sextant backtest %s --plot backtest.svg` draws its forecasts", dir, dir);
+        else if (!is_file(path))
+            st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
         if (!st) st = load(path, true, false, &config);
         if (!st && !*fc_path) fc_path = json_string_value(json_object_get(json_object_get(config, "flags"), "forecast"));
         if (!st && fc_path && *fc_path) st = load(fc_path, true, true, &fc);
