@@ -41,4 +41,11 @@ grep -q "passes over $work/tiny.bin" "$work/rep.log" && grep -q '"data_passes"' 
 echo "not a vocabulary" > "$work/bad.sxv"
 if "$SEXTANT" tokenize encode --vocab "$work/bad.sxv" /dev/null 2> "$work/bad.log"; then fail "bad vocabulary accepted"; fi
 grep -q "bad magic" "$work/bad.log" || fail "bad vocabulary message: $(cat "$work/bad.log")"
+# An empty corpus is refused; one too small for the size asked gives a smaller vocabulary, and says so.
+: > "$work/empty.txt"
+if "$SEXTANT" tokenize train --vocab-size 300 --out "$work/e.sxv" "$work/empty.txt" 2> "$work/e.log"; then fail "empty corpus accepted"; fi
+grep -q "the corpus has no text to learn a vocabulary from" "$work/e.log" || fail "empty corpus message: $(cat "$work/e.log")"
+"$SEXTANT" tokenize train --vocab-size 100000 --out "$work/t.sxv" "$work/tiny.txt" 2> "$work/t.log" || fail "tiny corpus"
+grep -q "warning: the corpus gave only [0-9]* merges: the vocabulary has [0-9]* tokens, not the 100000 asked" "$work/t.log" ||
+    fail "no word on a vocabulary smaller than asked: $(cat "$work/t.log")"
 echo "tok_corpus: ok"

@@ -92,6 +92,10 @@ static int do_train(int argc, char **argv) {
     uint64_t words = 0;
     if (!st) {
         bpe_trainer_stats(tr, &uniq, &words);
+        if (!words) st = sx_fail(SX_ERR_ARG, "the corpus has no text to learn a vocabulary from (%llu bytes)",
+                                 (unsigned long long)bytes);
+    }
+    if (!st) {
         st = bpe_trainer_run(tr, vocab_size < 0 ? 0 : (size_t)vocab_size, *name ? name : def_name, &v, NULL, &merges);
     }
     if (!st) st = vocab_save_sx(v, out);
@@ -100,6 +104,9 @@ static int do_train(int argc, char **argv) {
         fprintf(stderr, "trained %s: %zu merges from %.1f MB (%llu words, %zu unique); counting %.2f s, merging "
                 "%.2f s, total %.2f s\n", out, merges, bytes / 1e6, (unsigned long long)words, uniq, t1 - t0,
                 t2 - t1, t2 - t0);
+    if (!st && vocab_size > 257 && merges < (size_t)vocab_size - 257)
+        fprintf(stderr, "warning: the corpus gave only %zu merges: the vocabulary has %zu tokens, not the %ld asked\n",
+                merges, merges + 257, vocab_size);
     bpe_trainer_free(tr);
     bpe_vocab_free(v);
     return st ? fail(st) : 0;
