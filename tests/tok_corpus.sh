@@ -45,6 +45,10 @@ grep -q "bad magic" "$work/bad.log" || fail "bad vocabulary message: $(cat "$wor
 : > "$work/empty.txt"
 if "$SEXTANT" tokenize train --vocab-size 300 --out "$work/e.sxv" "$work/empty.txt" 2> "$work/e.log"; then fail "empty corpus accepted"; fi
 grep -q "the corpus has no text to learn a vocabulary from" "$work/e.log" || fail "empty corpus message: $(cat "$work/e.log")"
+rm -f "$work/e.shard"
+if "$SEXTANT" tokenize shard --vocab "$work/bpe.sxv" --out "$work/e.shard" "$work/empty.txt" 2> "$work/e.log"; then fail "empty shard written"; fi
+grep -q "empty.txt: no text to tokenize, so no shard written" "$work/e.log" && [ ! -e "$work/e.shard" ] ||
+    fail "empty shard: $(cat "$work/e.log")"
 "$SEXTANT" tokenize train --vocab-size 100000 --out "$work/t.sxv" "$work/tiny.txt" 2> "$work/t.log" || fail "tiny corpus"
 grep -q "warning: the corpus gave only [0-9]* merges: the vocabulary has [0-9]* tokens, not the 100000 asked" "$work/t.log" ||
     fail "no word on a vocabulary smaller than asked: $(cat "$work/t.log")"

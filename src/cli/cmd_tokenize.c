@@ -225,6 +225,8 @@ static sx_status shard_corpus(bpe_vocab *v, const char *out, const char **paths,
         }
     }
     *h = w.h;
+    if (!st && !w.h.n_docs)
+        st = sx_fail(SX_ERR_ARG, "%s%s: no text to tokenize, so no shard written", paths[0], n > 1 ? " and the rest" : "");
     if (st) shard_writer_abort(&w);
     else st = shard_writer_close(&w);
     if (!st) *h = w.h;
