@@ -96,6 +96,11 @@ ok = len(m['runs']) == 5 and all(x['run'].endswith('T800') for x in m['runs']) a
 sys.exit(0 if ok else 1)" || fail "role protocol: $(head -5 "$tmp/role.log")"
 out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
+# Flags out of range (before: "forecasting the largest 0 needs at least 3"; a report scoring no point after 200%).
+for f in "--holdout 0:--holdout: give the number of largest sizes" "--score-from 2:--score-from: give a fraction of each run in" \
+         "--fit-from -1:--fit-from: give a fraction of each run in"; do
+    out=$("$S" backtest "$tmp/L" ${f%%:*} 2>&1 >/dev/null); [ $? -eq 2 ] && echo "$out" | grep -q -- "${f#*:}" || fail "${f%%:*}: $out"
+done
 
 # fit / forecast / forecast --check on the curve ladder: a target described by flags (size4's longest run: N,
 # batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.

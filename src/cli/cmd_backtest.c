@@ -38,9 +38,12 @@ int cmd_backtest(int argc, char **argv) {
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
+    if (!st && holdout < 1) st = sx_fail(SX_ERR_ARG, "--holdout: give the number of largest sizes to forecast (1 or more)");
+    if (!st && !(from >= 0 && from < 1)) st = sx_fail(SX_ERR_ARG, "--score-from: give a fraction of each run in [0, 1)");
+    if (!st && !(min_frac >= 0 && min_frac < 1)) st = sx_fail(SX_ERR_ARG, "--fit-from: give a fraction of each run in [0, 1)");
     backtest_options o;
     backtest_options_default(&o);
-    o.holdout = holdout > 0 ? (size_t)holdout : 0;
+    o.holdout = (size_t)holdout;
     o.score_from = from;
     o.protocol = (backtest_protocol[]){BACKTEST_SIZE, BACKTEST_ROLE}[protocol];
     o.baseline = baseline;
