@@ -53,8 +53,8 @@ int cmd_compare(int argc, char **argv) {
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
-    if (!st && (jobs < 1 || seeds < 0 || seeds > 1000 || width < 0 || budget_h < 0 || budget_flops < 0))
-        st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width and the budgets >= 0");
+    if (!st && (jobs < 1 || seeds < 0 || seeds > 1000 || width < 0 || budget_h < 0 || budget_flops < 0 || target < 0))
+        st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width, --target-flops and the budgets >= 0");
     if (!st && !(precision >= 0 && precision < 1)) st = sx_fail(SX_ERR_ARG, "--precision must be a fraction in [0, 1), not %g", precision);
     if (!st && precision > 0 && width > 0) st = sx_fail(SX_ERR_ARG, "--width and --precision are two stops for the same thing: give one");
     if (!st && (precision > 0 || width > 0) && !until) st = sx_fail(SX_ERR_ARG, "--width and --precision are stops of --until-decided");
