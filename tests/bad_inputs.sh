@@ -275,6 +275,10 @@ printf 'name t\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24\nseeds
 "$S" ladder run "$tmp/t.ladder" --out "$tmp/L" --jobs 2 2>/dev/null || { echo "FAIL: setup ladder"; exit 1; }
 "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/L/fit.json" >/dev/null 2>&1 || { echo "FAIL: setup fit"; exit 1; }
 "$S" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --out "$tmp/L/fc.json" >/dev/null || { echo "FAIL: setup forecast"; exit 1; }
+# The hero's flags out of range (before: taken as the defaults without a word, or --tokens winning silently).
+expect "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be negative" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --batch -1 --out "$tmp/fcx.json"
+expect "--tokens and --flops-ratio both say how long the hero trains: give one" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --tokens 1e6 --out "$tmp/fcx.json"
+expect "--warmup: give the hero's warmup as a fraction of its run in \[0, 1), not -0.5" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --warmup -0.5 --out "$tmp/fcx.json"
 ladder_copy() {  # name: a copy of the ladder's runs (what `fit` reads) to corrupt; prints its directory
     local r
     for r in "$tmp"/L/w*/; do

@@ -240,6 +240,12 @@ int cmd_forecast(int argc, char **argv) {
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
+    if (!st && (tokens < 0 || flops_ratio < 0 || unique < 0 || batch < 0 || seq < 0))
+        st = sx_fail(SX_ERR_ARG, "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be negative");
+    if (!st && tokens > 0 && flops_ratio > 0)
+        st = sx_fail(SX_ERR_ARG, "--tokens and --flops-ratio both say how long the hero trains: give one");
+    if (!st && warmup != -1 && !(warmup >= 0 && warmup < 1))   // -1: the ladder's
+        st = sx_fail(SX_ERR_ARG, "--warmup: give the hero's warmup as a fraction of its run in [0, 1), not %g", warmup);
     if (st) return cli_report("forecast", st);
     json_t *fit = NULL, *fc = NULL, *report = NULL;
     ca.schedule = schedule;
