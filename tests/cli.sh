@@ -52,6 +52,8 @@ grep -q '"threads": 1' "$tmp/lj/"*/config.json ||
 grep -q "^ladder smoke-a: run 0 of the plan's 16 (--rung), 1 threads" "$tmp/lj.log" ||
     fail "ladder run --rung: the start line should name the one run: $(head -2 "$tmp/lj.log")"
 grep -q "ETA" "$tmp/lj.log" || fail "ladder run: no ETA on the done line"
+"$S" ladder run tests/data/ladder/smoke-a.ladder --out "$tmp/lj" --rung -5 2>&1 | grep -q -- "--rung -5: the plan has 16 runs (0..15)" ||
+    fail "ladder run --rung -5 should be refused (before: every run trained)"
 grep -Eq "^ladder smoke-a: done: 1 of 1 runs finished, 0 failed, in ([0-9]+m[0-9]{2}s|[0-9]+\.[0-9]s)" "$tmp/lj.log" ||
     fail "ladder run: no summary line: $(tail -2 "$tmp/lj.log")"
 grep -q "^sextant train: done: " "$tmp/lj/w32-s1/train.log" || fail "a ladder run's train.log has no summary line"

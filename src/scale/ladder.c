@@ -559,7 +559,7 @@ static sx_status plan_all(const ladder_spec *specs, const char *const *dirs, siz
     run_options *ro = sx_alloc(sizeof *ro, "ladder run options");
     if (!ro) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t l = 0; l < n_ladders && !st; l++) {
-        if (!(st = ladder_plan(&specs[l], &plans[l], &sizes[l])) && only >= (long)sizes[l])
+        if (!(st = ladder_plan(&specs[l], &plans[l], &sizes[l])) && (only >= (long)sizes[l] || only < -1))   // -1: all
             st = sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, sizes[l], sizes[l] - 1);
         for (size_t i = 0; i < sizes[l] && !st; i++) st = check_existing(dirs[l], &plans[l][i]);
         for (size_t i = 0; i < sizes[l] && !st; i++)
