@@ -279,6 +279,7 @@ printf 'name t\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24\nseeds
 expect "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be negative" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --batch -1 --out "$tmp/fcx.json"
 expect "--tokens and --flops-ratio both say how long the hero trains: give one" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --tokens 1e6 --out "$tmp/fcx.json"
 expect "--warmup: give the hero's warmup as a fraction of its run in \[0, 1), not -0.5" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --warmup -0.5 --out "$tmp/fcx.json"
+expect "--warmup-steps: give a number of steps, not -7" forecast --fit "$tmp/L/fit.json" --n-params 1e6 --warmup-steps -7 --out "$tmp/fcx.json"
 ladder_copy() {  # name: a copy of the ladder's runs (what `fit` reads) to corrupt; prints its directory
     local r
     for r in "$tmp"/L/w*/; do

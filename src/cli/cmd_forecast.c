@@ -244,6 +244,7 @@ int cmd_forecast(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be negative");
     if (!st && tokens > 0 && flops_ratio > 0)
         st = sx_fail(SX_ERR_ARG, "--tokens and --flops-ratio both say how long the hero trains: give one");
+    if (!st && ca.warmup_steps < -1) st = sx_fail(SX_ERR_ARG, "--warmup-steps: give a number of steps, not %ld", ca.warmup_steps);
     if (!st && warmup != -1 && !(warmup >= 0 && warmup < 1))   // -1: the ladder's
         st = sx_fail(SX_ERR_ARG, "--warmup: give the hero's warmup as a fraction of its run in [0, 1), not %g", warmup);
     if (st) return cli_report("forecast", st);
