@@ -353,6 +353,9 @@ expect "cannot allocate 1448000000000 bytes for activations" train "${common[@]}
 expect "expected synthetic:V with 8 <= V <= 1048576" train "${common[@]}" --train synthetic:99999999999 --out "$tmp/o23"
 expect "--batch, --seq, --grad-accum and --eval-batches must be positive" train "${common[@]}" --train synthetic:64 --batch 0 --out "$tmp/o70"
 expect "--batch, --seq, --grad-accum and --eval-batches must be positive" train "${common[@]}" --train synthetic:64 --grad-accum -1 --out "$tmp/o71"
+# negative counts that were taken as 0 (off, or the default) without a word
+expect "--eval-every, --ckpt-every, --eval-task-items, --tokens, --unique-tokens and --peak-gflops must not be negative" train "${common[@]}" --train synthetic:64 --ckpt-every -1 --out "$tmp/o71b"
+expect "--eval-every, --ckpt-every, --eval-task-items, --tokens, --unique-tokens and --peak-gflops must not be negative" train "${common[@]}" --train synthetic:64 --unique-tokens -5 --out "$tmp/o71c"
 expect "--seq: 'abc' is not an integer" train "${common[@]}" --train synthetic:64 --seq abc --out "$tmp/o72"
 expect "not a finite number" train "${common[@]}" --train synthetic:64 --lr inf --out "$tmp/o73"
 expect "not a finite number" train "${common[@]}" --train synthetic:64 --lr nan --out "$tmp/o74"

@@ -397,6 +397,10 @@ static sx_status setup(run *r) {
     const train_options *o = r->o;
     if (o->batch <= 0 || o->seq <= 0 || o->grad_accum <= 0 || o->eval_batches <= 0)
         return sx_fail(SX_ERR_ARG, "--batch, --seq, --grad-accum and --eval-batches must be positive");
+    if (o->eval_every < 0 || o->ckpt_every < 0 || o->eval_task_items < 0 || !(o->tokens >= 0) ||
+        !(o->unique_tokens >= 0) || !(o->peak_gflops >= 0))   // 0: off, or the default
+        return sx_fail(SX_ERR_ARG, "--eval-every, --ckpt-every, --eval-task-items, --tokens, --unique-tokens and "
+                       "--peak-gflops must not be negative");
     if (strcmp(o->dtype, "fp32") && strcmp(o->dtype, "bf16"))
         return sx_fail(SX_ERR_ARG, "--dtype must be fp32 or bf16, not '%s'", o->dtype);
     if (!o->out || !*o->out) return sx_fail(SX_ERR_ARG, "--out: a run directory is required");
