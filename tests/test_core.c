@@ -1,7 +1,9 @@
 // core/status: allocation (alignment by size, zeroing, failure recorded with its purpose) and checked size
-// arithmetic.
+// arithmetic; core/fsutil: a JSON file written atomically.
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
+#include "core/fsutil.h"
 #include "core/status.h"
 #include "support/testlib.h"
 
@@ -48,6 +50,22 @@ static void test_fail_wraps_last_error(void) {
     sx_fail(SX_ERR_ARG, "inner reason");
     CHECK(sx_fail(SX_ERR_IO, "run %s: %s", "r1", sx_last_error()) == SX_ERR_IO);
     CHECK(!strcmp(sx_last_error(), "run r1: inner reason"));
+}
+
+// fs_write_json replaces the file whole, and a write that fails (here: no document to write) leaves the old
+// one as it was, with no temporary beside it (json_dump_file truncated it first).
+static void test_write_json_atomic(void) {
+    const char *path = "build/tests/core_write.json";
+    json_t *doc = json_pack("{s:i}", "a", 1), *back = NULL;
+    CHECK(fs_write_json(path, doc, 0) == SX_OK);
+    CHECK(fs_write_json(path, NULL, 0) == SX_ERR_IO);
+    CHECK(fs_load_json(path, &back) == SX_OK && json_equal(doc, back));
+    char tmp[128];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    CHECK(access(tmp, F_OK) != 0);
+    json_decref(doc);
+    json_decref(back);
+    unlink(path);
 }
 
 static void test_mul_size(void) {
@@ -106,6 +124,7 @@ int main(void) {
     TEST_RUN(test_alloc_huge);
     TEST_RUN(test_alloc_failure_names_purpose);
     TEST_RUN(test_fail_wraps_last_error);
+    TEST_RUN(test_write_json_atomic);
     TEST_RUN(test_mul_size);
     TEST_RUN(test_alloc_fault_injection);
     TEST_RUN(test_grow_columns);

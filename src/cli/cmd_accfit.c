@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "laws/accchain.h"
@@ -183,7 +184,7 @@ int cmd_accfit(int argc, char **argv) {
                                 accchain_loss_name(lf), "heldout", rows, "mean_abs_rel_err", n_held ? sum[0] / (double)n_held : 0.0,
                                 "max_abs_rel_err", worst[0], "mean_abs_rel_err_chained", n_held ? sum[1] / (double)n_held : 0.0,
                                 "max_abs_rel_err_chained", worst[1]);
-        if (json_dump_file(rep, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
+        st = fs_write_json(out, rep, JSON_INDENT(1));
         json_decref(rep);
     } else
         json_decref(rows);

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "laws/backtest.h"
@@ -63,7 +64,7 @@ int cmd_backtest(int argc, char **argv) {
     if (!st) st = backtest_run(&l, &o, &rep);
     if (!st) {
         backtest_print(stdout, rep);
-        if (*out && json_dump_file(rep, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
+        if (*out) st = fs_write_json(out, rep, JSON_INDENT(1));
         if (!st && *svg) st = plots_backtest_write(svg, rep);
     }
     json_decref(rep);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "report/plots.h"
@@ -107,7 +108,7 @@ int cmd_compare(int argc, char **argv) {
         printf("note: %s holds seeds --until-decided added as it tested look by look; these fixed-sample verdicts do not "
                "count those looks (its own report's group-sequential verdicts do)\n", added);
     if (!st && *svg) st = plots_compare(svg, report);
-    if (!st && *out && json_dump_file(report, out, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
+    if (!st && *out) st = fs_write_json(out, report, JSON_INDENT(1));
     json_decref(report);
     return cli_report("compare", st);
 }

@@ -1,6 +1,7 @@
 // sextant fit SPEC: fits the scaling laws of a finished ladder and writes fit.json.
 #include <stdio.h>
 #include <string.h>
+#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "scale/curvecast.h"
@@ -69,14 +70,14 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
     if (!st && k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", dir, loss);
     if (!st && law == LAW_FINAL) {
         st = fit_final_law(&l, (size_t)k, &fit);
-        if (!st && json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
+        if (!st) st = fs_write_json(path, fit, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
         if (!st) printf("wrote %s\n", path);
         json_decref(fit);
         import_ladder_free(&l);
         return cli_report("fit", st);
     }
     if (!st) st = curvecast_fit(&l, (size_t)k, &fit);
-    if (!st && json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
+    if (!st) st = fs_write_json(path, fit, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     if (!st) {
         json_t *sg = json_object_get(fit, "sigma");
         print_joint_law(fit);
@@ -216,8 +217,7 @@ int cmd_fit(int argc, char **argv) {
     if (n_tasks) json_object_set_new(fit, "tasks", tasks);
     else json_decref(tasks);
     if (spec.n_lr_sweep || *with || n_tasks) forecast_seal(fit);   // the additions are covered by the hash too
-    if (json_dump_file(fit, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))   // full precision: the hash covers it
-        st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
+    st = fs_write_json(path, fit, JSON_INDENT(1) | JSON_REAL_PRECISION(17));   // full precision: the hash covers it
     json_t *fl = json_object_get(fit, "final_loss_vs_compute"), *p = json_object_get(fl, "params");
     json_t *bt = json_object_get(fl, "backtest");
     if (!fl)   // the law has 3 parameters: a leave-one-rung-out backtest needs 4 rungs

@@ -152,7 +152,7 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     json_t *fc = NULL;
     if (!st) st = curve_steps(a, &t, &steps, &n);
     if (!st) st = curvecast_forecast(fit, &t, steps, n, &fc);
-    if (!st && json_dump_file(fc, a->out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", a->out);
+    if (!st) st = fs_write_json(a->out, fc, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     if (!st) {
         json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
         json_t *sg = json_object_get(fc, "sigma");
@@ -281,7 +281,7 @@ int cmd_forecast(int argc, char **argv) {
         if (!st) {
             char path[4200];
             snprintf(path, sizeof path, "%s/forecast_report.json", check);
-            if (json_dump_file(report, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "%s: cannot write", path);
+            st = fs_write_json(path, report, JSON_INDENT(1));
         }
     } else if (!st) {
         if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
@@ -300,7 +300,7 @@ int cmd_forecast(int argc, char **argv) {
             json_object_set_new(fc, "tasks", tasks);
             forecast_seal(fc);
         }
-        if (!st && json_dump_file(fc, out, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) st = sx_fail(SX_ERR_IO, "%s: cannot write", out);
+        if (!st) st = fs_write_json(out, fc, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
         if (!st) {
             json_t *hero = json_object_get(fc, "hero");
             printf("hero %s: %lld steps, %.0f tokens, %.3g FLOPs (%.1fx the largest rung), peak LR %.3g, schedule %s%s\n",

@@ -273,7 +273,7 @@ static int ttc_verifiers(int argc, char **argv) {
     json_object_set_new(report, "rollouts", json_integer((json_int_t)vd.rollouts));
     char jpath[4200];
     snprintf(jpath, sizeof jpath, "%s/verifiers.json", out);
-    if (!st && json_dump_file(report, jpath, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "cannot write %s", jpath);
+    if (!st) st = fs_write_json(jpath, report, JSON_INDENT(1));
     json_decref(report);
     value_data_free(&vd);
     trunk_reader_free(&trunk);
@@ -499,7 +499,7 @@ static int ttc_run(int argc, char **argv) {
     json_t *root = ttc_experiment_to_json(&c, &r);
     char path[4096];
     snprintf(path, sizeof path, "%s/ttc.json", out);
-    if (json_dump_file(root, path, JSON_INDENT(1))) st = sx_fail(SX_ERR_IO, "cannot write %s", path);
+    st = fs_write_json(path, root, JSON_INDENT(1));
     json_decref(root);
     if (!st) st = write_plots(out, &c, &r);
     ttc_experiment_free(&r);

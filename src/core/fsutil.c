@@ -80,6 +80,21 @@ sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), vo
     return SX_OK;
 }
 
+typedef struct {
+    const json_t *doc;
+    size_t flags;
+} json_job;
+
+static bool fill_json(FILE *f, void *arg) {
+    const json_job *j = arg;
+    return json_dumpf(j->doc, f, j->flags) == 0 && fputc('\n', f) != EOF;
+}
+
+sx_status fs_write_json(const char *path, const json_t *doc, size_t flags) {
+    json_job j = {doc, flags};
+    return fs_write_atomic(path, fill_json, &j);
+}
+
 sx_status fs_load_json(const char *path, json_t **out) {
     json_error_t err;
     *out = json_load_file(path, 0, &err);

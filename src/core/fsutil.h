@@ -21,6 +21,9 @@ void fs_remove_stale_tmp(const char *dir);
 // fsynced and renamed over path (then the directory is fsynced). On any failure the old file is untouched
 // and the temporary removed. fill returns false on a write error.
 sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
+// A JSON document written by fs_write_atomic (jansson's json_dumpf flags, then a newline): an interrupted or
+// failed write leaves the old file, never a truncated one.
+sx_status fs_write_json(const char *path, const json_t *doc, size_t flags);
 // Reads a JSON document: *out (the caller's reference) or a status whose message names the file, and the
 // line and column only when the problem is inside it ("cannot open runs/x/fit.json (No such file or
 // directory)", "fit.json:3: ...").

@@ -766,7 +766,7 @@ sx_status import_write_dir(const import_ladder *l, const char *dir, const char *
                                 source ? source : "", "runs", (json_int_t)l->n_runs, "sha256", "runs.csv", h_runs,
                                 "curves.csv", h_curves);
         if (!doc) st = sx_fail(SX_ERR_NOMEM, "cannot build ladder.json");
-        else if (json_dump_file(doc, p_json, JSON_INDENT(1) | JSON_SORT_KEYS)) st = sx_fail(SX_ERR_IO, "%s: cannot write", p_json);
+        else st = fs_write_json(p_json, doc, JSON_INDENT(1) | JSON_SORT_KEYS);
         json_decref(doc);
     }
     if (!st && rename(tmp, dir) != 0) st = sx_fail(SX_ERR_IO, "cannot rename %s to %s (%s)", tmp, dir, strerror(errno));

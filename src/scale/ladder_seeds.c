@@ -57,8 +57,6 @@ sx_status ladder_open(const char *spec_path, const char *runs_dir, ladder_spec *
     return ladder_seeds_read(spec, dir);
 }
 
-static bool fill_json(FILE *f, void *doc) { return json_dumpf((json_t *)doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF; }
-
 sx_status ladder_seeds_write(const ladder_spec *spec, const char *dir) {
     size_t widths[LADDER_MAX_RUNGS];
     sx_status st = rung_widths(spec, widths);
@@ -70,7 +68,7 @@ sx_status ladder_seeds_write(const ladder_spec *spec, const char *dir) {
                             "rungs", rungs, "crc32", (json_int_t)rungs_crc(rungs));
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LADDER_SEEDS_FILE);
-    st = doc ? fs_write_atomic(path, fill_json, doc) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    st = doc ? fs_write_json(path, doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : sx_fail(SX_ERR_NOMEM, "out of memory");
     json_decref(doc);
     return st;
 }

@@ -29,8 +29,6 @@ static json_t *sizes(const size_t *x, size_t n) {
     return a;
 }
 
-static bool fill_json(FILE *f, void *doc) { return json_dumpf((json_t *)doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF; }
-
 sx_status look_record_write(const char *dir, const look_key *k, const look_record *rec) {
     json_t *ladders = json_array(), *looks = json_array(), *verdicts = json_array();
     for (size_t i = 0; i < k->n; i++) {
@@ -46,7 +44,7 @@ sx_status look_record_write(const char *dir, const look_key *k, const look_recor
     if (doc) json_object_set_new(doc, "crc32", json_integer((json_int_t)body_crc(doc)));
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LOOK_RECORD_FILE);
-    sx_status st = doc ? fs_write_atomic(path, fill_json, doc) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    sx_status st = doc ? fs_write_json(path, doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : sx_fail(SX_ERR_NOMEM, "out of memory");
     json_decref(doc);
     return st;
 }

@@ -128,8 +128,6 @@ static void tensor_shape(const param_spec *s, size_t shape[2], int *ndim) {
     shape[1] = s->cols;
 }
 
-static bool write_json(FILE *f, void *arg) { return json_dumpf(arg, f, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) == 0 && fputc('\n', f) != EOF; }
-
 sx_status hf_export(const char *checkpoint, const char *out, const char *config_path, size_t context) {
     model m;
     sx_status st = open_checkpoint(checkpoint, &m);
@@ -152,7 +150,7 @@ sx_status hf_export(const char *checkpoint, const char *out, const char *config_
     }
     if (!st) {
         json_t *cfg = hf_config(&m.cfg, context);
-        st = fs_write_atomic(config_path, write_json, cfg);
+        st = fs_write_json(config_path, cfg, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
         json_decref(cfg);
     }
     free(t);

@@ -97,12 +97,9 @@ void runlog_close(runlog *r) {
 }
 
 sx_status runlog_write_json(const char *dir, const char *name, json_t *doc) {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0 || rename(tmp, path) != 0)
-        return sx_fail(SX_ERR_IO, "%s: cannot write (%s)", path, strerror(errno));
-    return SX_OK;
+    return fs_write_json(path, doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 }
 
 void runlog_progress(runlog *r, const char *text, bool force) {
