@@ -53,7 +53,7 @@ static sx_status feed(side *sd, const int32_t *s, size_t len, const int32_t *ext
     if (len - have > 1) st = decoder_forward(sd->d, len - have - 1, seqs, s + have, NULL);
     if (st) return st;
     rows[0] = s[len - 1];
-    memcpy(rows + 1, extra, n_extra * sizeof *rows);
+    if (n_extra) memcpy(rows + 1, extra, n_extra * sizeof *rows);   // extra may be NULL when empty
     for (size_t i = 0; i <= n_extra; i++) seqs[i] = sd->seq;
     return decoder_forward(sd->d, 1 + n_extra, seqs, rows, sd->logits);
 }
