@@ -29,6 +29,12 @@ awk -v f="$fp" -v q="$q" -v r="$rel" 'BEGIN { d = (q - f) / f; exit !(f > 0 && q
 grep -Eq 'generated tokens/s, [0-9.]+ per CPU second \(int8 weights\)$' "$tmp/s.err" || fail "sample --int8 --verbose: $(cat "$tmp/s.err")"
 out=$("$S" eval "$tmp/run/checkpoint.sxt" 2>&1) && fail "eval with neither --task nor --val-loss"
 echo "$out" | grep -q -- "--task is required (cloze, choice, choice_pmi or arith), or --val-loss" || fail "eval without --task: $out"
+# A run trained with a relative --val, evaluated from another directory: told to give --val (before: "cannot
+# open shard t.shard: No such file or directory").
+(cd "$tmp" && "$S" train --model d1-w64-hd16 --train t.shard --val t.shard --batch 4 --seq 32 --steps 2 --quiet --out rel 2>/dev/null) ||
+    fail "train with relative paths"
+out=$("$S" eval --val-loss --batches 1 --batch 4 --seq 32 "$tmp/rel/checkpoint.sxt" 2>&1) && fail "eval found a relative --val"
+echo "$out" | grep -q "the run's validation data t.shard is not there from this directory .*: give --val" || fail "relative --val: $out"
 
 [ $fails -eq 0 ] && echo "int8: all checks passed"
 exit $((fails > 0))

@@ -5,6 +5,7 @@
 // scores the model with int8 weights (model/quant), and with --val-loss prints the fp32 loss beside it.
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 #include "cli/commands.h"
 #include "core/flags.h"
@@ -12,6 +13,7 @@
 #include "infer/tasks.h"
 #include "model/quant.h"
 #include "train/batches.h"
+#include "data/mixture.h"
 #include "train/checkpoint.h"
 
 // The "val_data" of the config.json beside ckpt into out ("" when there is none).
@@ -79,6 +81,9 @@ int cmd_eval(int argc, char **argv) {
     model m = {0};
     st = checkpoint_open_model(a.pos[0], &m);
     if (!st && want_loss && !*val_path) st = sx_fail(SX_ERR_ARG, "--val-loss needs --val SHARD (the run records none)");
+    if (!st && !*val && *val_path && !mixture_is_spec(val_path) && access(val_path, F_OK))
+        st = sx_fail(SX_ERR_ARG, "the run's validation data %s is not there from this directory (config.json records it "
+                     "as the run was started): give --val", val_path);
     if (!st && want_loss) {
         batch_source *src = NULL;
         int32_t *tokens = sx_alloc((size_t)batch * (size_t)(seq + 1) * sizeof *tokens, "eval tokens");
