@@ -35,6 +35,8 @@ echo "$out" | grep -q -- "--task is required (cloze, choice, choice_pmi or arith
     fail "train with relative paths"
 out=$("$S" eval --val-loss --batches 1 --batch 4 --seq 32 "$tmp/rel/checkpoint.sxt" 2>&1) && fail "eval found a relative --val"
 echo "$out" | grep -q "the run's validation data t.shard is not there from this directory .*: give --val" || fail "relative --val: $out"
+out=$("$S" sample --checkpoint "$tmp/rel/checkpoint.sxt" --prompt "the" --max-new 2 2>&1) && fail "sample found a relative vocabulary"
+echo "$out" | grep -q "the run's vocabulary ./v.sxv is not there from this directory .*: give --vocab" || fail "relative vocabulary: $out"
 
 [ $fails -eq 0 ] && echo "int8: all checks passed"
 exit $((fails > 0))

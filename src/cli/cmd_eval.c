@@ -5,9 +5,9 @@
 // scores the model with int8 weights (model/quant), and with --val-loss prints the fp32 loss beside it.
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <jansson.h>
 #include "cli/commands.h"
+#include "runs/rundir.h"
 #include "core/flags.h"
 #include "core/threads.h"
 #include "infer/tasks.h"
@@ -18,11 +18,7 @@
 
 // The "val_data" of the config.json beside ckpt into out ("" when there is none).
 static void recorded_val(const char *ckpt, char *out, size_t size) {
-    char cfg[4200];
-    snprintf(cfg, sizeof cfg, "%s", ckpt);
-    char *slash = strrchr(cfg, '/');
-    snprintf(slash ? slash + 1 : cfg, sizeof cfg - (size_t)(slash ? slash + 1 - cfg : 0), "config.json");
-    json_t *c = json_load_file(cfg, 0, NULL);
+    json_t *c = rundir_config_beside(ckpt);
     const char *val = json_string_value(json_object_get(c, "val_data"));
     snprintf(out, size, "%s", val && strncmp(val, "synthetic:", 10) ? val : "");
     json_decref(c);
@@ -81,9 +77,8 @@ int cmd_eval(int argc, char **argv) {
     model m = {0};
     st = checkpoint_open_model(a.pos[0], &m);
     if (!st && want_loss && !*val_path) st = sx_fail(SX_ERR_ARG, "--val-loss needs --val SHARD (the run records none)");
-    if (!st && !*val && *val_path && !mixture_is_spec(val_path) && access(val_path, F_OK))
-        st = sx_fail(SX_ERR_ARG, "the run's validation data %s is not there from this directory (config.json records it "
-                     "as the run was started): give --val", val_path);
+    if (!st && !*val && *val_path && !mixture_is_spec(val_path))
+        st = rundir_recorded_path_check(val_path, "validation data", "--val");
     if (!st && want_loss) {
         batch_source *src = NULL;
         int32_t *tokens = sx_alloc((size_t)batch * (size_t)(seq + 1) * sizeof *tokens, "eval tokens");

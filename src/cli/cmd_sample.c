@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include "core/status.h"
 #include "cli/commands.h"
+#include "runs/rundir.h"
 #include "core/flags.h"
 #include "core/threads.h"
 #include "data/shard.h"
@@ -34,19 +35,16 @@ static sx_status find_vocab(const char *ckpt, const char *given, size_t vocab, b
     path[0] = 0;
     if (*given) snprintf(path, size, "%s", given);
     else {
-        char cfg[4200];
-        snprintf(cfg, sizeof cfg, "%s", ckpt);
-        char *slash = strrchr(cfg, '/');
-        snprintf(slash ? slash + 1 : cfg, sizeof cfg - (size_t)(slash ? slash + 1 - cfg : 0), "config.json");
-        json_t *c = json_load_file(cfg, 0, NULL);
+        json_t *c = rundir_config_beside(ckpt);
         const char *rec = json_string_value(json_object_get(c, "vocab"));
         const char *data = json_string_value(json_object_get(c, "train_data"));
         shard_header h;
+        sx_status st = rec && *rec ? rundir_recorded_path_check(rec, "vocabulary", "--vocab") : SX_OK;
         if (rec && *rec) snprintf(path, size, "%s", rec);
         else if (data && strncmp(data, "synthetic:", 10) && shard_read_header(data, &h) == SX_OK)
             vocab_find_beside(data, h.vocab_hash, path, size);
         json_decref(c);
-        if (!path[0]) return SX_OK;
+        if (st || !path[0]) return st;
     }
     sx_status st = vocab_load(path, out);
     if (!st && (*out)->n_ids != vocab)

@@ -148,6 +148,20 @@ static sx_status read_metrics(const char *dir, const char *key, rundir_run *r) {
     return st;
 }
 
+json_t *rundir_config_beside(const char *checkpoint) {
+    char cfg[4200];
+    snprintf(cfg, sizeof cfg, "%s", checkpoint);
+    char *slash = strrchr(cfg, '/');
+    snprintf(slash ? slash + 1 : cfg, sizeof cfg - (size_t)(slash ? slash + 1 - cfg : 0), "config.json");
+    return json_load_file(cfg, 0, NULL);
+}
+
+sx_status rundir_recorded_path_check(const char *path, const char *what, const char *flag) {
+    if (access(path, F_OK) == 0) return SX_OK;
+    return sx_fail(SX_ERR_ARG, "the run's %s %s is not there from this directory (config.json records it as the run "
+                   "was started): give %s", what, path, flag);
+}
+
 sx_status rundir_read(const char *dir, rundir_run *out) { return rundir_read_set(dir, NULL, out); }
 
 

@@ -52,6 +52,13 @@ sx_status rundir_read_set(const char *dir, const char *val_set, rundir_run *out)
 sx_status rundir_read_key(const char *dir, const char *key, rundir_run *out);
 void rundir_free(rundir_run *r);
 
+// The config.json beside a run's checkpoint file (RUN/checkpoint.sxt -> RUN/config.json), or NULL when there
+// is none or it does not parse: what eval and sample take their defaults from.
+json_t *rundir_config_beside(const char *checkpoint);
+// A path the config records (e.g. "val_data"), as given to the trainer: when it is relative and the command
+// runs elsewhere it is not found. SX_OK when path exists; else an SX_ERR_ARG naming what and the flag to give.
+sx_status rundir_recorded_path_check(const char *path, const char *what, const char *flag);
+
 // Task evaluations of a run (`train --eval-tasks`): per task, its evaluation lines' accuracy, task loss and
 // items scored, in order of first appearance.
 typedef struct {
