@@ -65,6 +65,9 @@ size=$(stat -c %s "$tmp/hero.png" 2>/dev/null || echo 0)
 mkdir "$tmp/curves" && echo '{}' > "$tmp/curves/ladder.json"   # a curve ladder (sextant import) is pointed elsewhere
 "$S" report "$tmp/curves" 2>&1 | grep -q "curves is a curve ladder (sextant import): .*sextant backtest" || fail "curve ladder message"
 "$S" report "$tmp/hero" --forecast "$tmp/nothere.json" 2>&1 | grep -q "nothere.json" || fail "missing forecast message"
+cp -r "$tmp/hero" "$tmp/hero-rel" && jq '.flags.forecast = "runs/fc.json"' "$tmp/hero/config.json" > "$tmp/hero-rel/config.json"
+"$S" report "$tmp/hero-rel" 2>&1 | grep -q "the run's forecast runs/fc.json is not there from this directory .*: give --forecast" ||
+    fail "a recorded relative forecast path, reported from elsewhere"
 # Sealed documents edited after they were frozen are refused, not shown.
 sed 's/"vocab": 64/"vocab": 65/' "$tmp/a/fit.json" > "$tmp/edited-fit.json"
 cmp -s "$tmp/a/fit.json" "$tmp/edited-fit.json" && fail "the edit did not change fit.json"

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/commands.h"
+#include "runs/rundir.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
 #include "report/htmlreport.h"
@@ -62,7 +63,9 @@ int cmd_report(int argc, char **argv) {
         else if (!is_file(path))
             st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
         if (!st) st = load(path, true, false, &config);
-        if (!st && !*fc_path) fc_path = json_string_value(json_object_get(json_object_get(config, "flags"), "forecast"));
+        bool recorded = !*fc_path;
+        if (!st && recorded) fc_path = json_string_value(json_object_get(json_object_get(config, "flags"), "forecast"));
+        if (!st && recorded && fc_path && *fc_path) st = rundir_recorded_path_check(fc_path, "forecast", "--forecast");
         if (!st && fc_path && *fc_path) st = load(fc_path, true, true, &fc);
         const char *ladder = json_string_value(json_object_get(json_object_get(fc, "method"), "ladder"));
         snprintf(fit_default, sizeof fit_default, "runs/%s/fit.json", ladder ? ladder : "");
