@@ -135,6 +135,9 @@ out=$("$S" import --runs "$tmp/r2.csv" --curves "$tmp/curves.csv" "${MAP[@]}" --
 printf '%s\n' "$out" | grep -q "r2.csv:3: column 'name': run 'a-1k' appears twice" || fail "duplicate run: $out"
 out=$("$S" import --curves "$tmp/joined.csv" "${MAP[@]}" --out "$tmp/L1" 2>&1)
 printf '%s\n' "$out" | grep -q "L1 already exists" || fail "existing output: $out"
+# --out with a trailing slash (before: "cannot rename L8/.tmpPID to L8/", an empty L8 left behind).
+"$S" import --curves "$tmp/joined.csv" "${MAP[@]}" --out "$tmp/L8/" > /dev/null 2>&1 && cmp -s "$tmp/L1/runs.csv" "$tmp/L8/runs.csv" ||
+    fail "--out DIR/"
 sed '0,/^a-1k,s,1000000,800000,4096,100,0.004,/s//a-1k,s,1000000,800000,4096,100,0.005,/' "$tmp/joined.csv" > "$tmp/j2.csv"
 out=$("$S" import --curves "$tmp/j2.csv" "${MAP[@]}" --out "$tmp/bad" 2>&1)
 printf '%s\n' "$out" | grep -q "j2.csv:4: column 'plr': run 'a-1k' changes its peak_lr ('0.005' on line 2)" || fail "changing metadata: $out"

@@ -742,7 +742,10 @@ static void remove_tree_files(const char *dir) {
     rmdir(dir);
 }
 
-sx_status import_write_dir(const import_ladder *l, const char *dir, const char *source) {
+sx_status import_write_dir(const import_ladder *l, const char *out, const char *source) {
+    char dir[4000];   // without trailing slashes: "L/" would put the temporary inside the directory it becomes
+    if (snprintf(dir, sizeof dir, "%s", out) >= (int)sizeof dir) return sx_fail(SX_ERR_ARG, "path too long: %s", out);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--) dir[n - 1] = 0;
     struct stat sb;
     if (stat(dir, &sb) == 0) return sx_fail(SX_ERR_ARG, "%s already exists (remove it or choose another --out)", dir);
     char tmp[4096], p_runs[4200], p_curves[4200], p_json[4200];
