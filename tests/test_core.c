@@ -53,7 +53,7 @@ static void test_fail_wraps_last_error(void) {
 }
 
 // fs_write_json replaces the file whole, and a write that fails (here: no document to write) leaves the old
-// one as it was, with no temporary beside it (json_dump_file truncated it first).
+// one as it was, with no temporary beside it (json_dump_file truncated it first); a directory is no file.
 static void test_write_json_atomic(void) {
     const char *path = "build/tests/core_write.json";
     json_t *doc = json_pack("{s:i}", "a", 1), *back = NULL;
@@ -63,6 +63,9 @@ static void test_write_json_atomic(void) {
     char tmp[128];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     CHECK(access(tmp, F_OK) != 0);
+    // a directory, or a path ending in '/', is refused before anything is written (not "DIR/.tmpPID: cannot create")
+    CHECK(fs_write_json("build/tests", doc, 0) == SX_ERR_ARG && strstr(sx_last_error(), "is a directory"));
+    CHECK(fs_write_json("build/tests/new/", doc, 0) == SX_ERR_ARG && access("build/tests/new", F_OK) != 0);
     json_decref(doc);
     json_decref(back);
     unlink(path);

@@ -57,6 +57,10 @@ void fs_remove_stale_tmp(const char *dir) {
 }
 
 sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg) {
+    struct stat sb;
+    size_t len = strlen(path);
+    if (!len || path[len - 1] == '/' || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)))
+        return sx_fail(SX_ERR_ARG, "'%s' is a directory: give the path of the file to write", path);
     char tmp[4200];
     if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return sx_fail(SX_ERR_ARG, "path too long: %s", path);
