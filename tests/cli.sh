@@ -91,7 +91,8 @@ mv "$tmp/tok/v.sxv" "$tmp/v-moved.sxv"
 "$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The" --max-new 3 --vocab "$tmp/v-moved.sxv" | grep -q '^The' ||
     fail "--vocab FILE"
 out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "The President said" 2>&1) && fail "a missing vocabulary was accepted"
-echo "$out" | grep -q "cannot open $tmp/tok/v.sxv" || fail "the recorded vocabulary's absence is not named: $out"
+echo "$out" | grep -q "the run's vocabulary $tmp/tok/v.sxv (in its config.json) is gone: give --vocab" ||
+    fail "the recorded vocabulary's absence is not named: $out"
 ids=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --prompt "5,6,7" --ids --max-new 4 --temperature 0) || fail "--ids"
 echo "$ids" | grep -Eq '^[0-9]+(,[0-9]+)*$' || fail "--ids output is not one line of ids: $ids"
 out=$("$S" sample --checkpoint "$tmp/thr/checkpoint.sxt" --prompt "The President said" 2>&1) && fail "text without a vocabulary"
@@ -158,6 +159,8 @@ expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; c
 expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
 expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
+expect "$tmp/lj: 1 of the ladder's 16 runs are started, not w32-s2; run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
+    fit tests/data/ladder/smoke-a.ladder --runs "$tmp/lj"
 expect "cannot open $tmp/nothere/fit.json (No such file or directory)" \
     forecast --fit "$tmp/nothere/fit.json" --model d1-hd8-w48 --flops-ratio 3
 expect "cannot open $tmp/nothere.json (No such file or directory)" train "${tiny[@]}" --forecast "$tmp/nothere.json" --out "$tmp/nf"

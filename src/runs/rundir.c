@@ -158,6 +158,7 @@ json_t *rundir_config_beside(const char *checkpoint) {
 
 sx_status rundir_recorded_path_check(const char *path, const char *what, const char *flag) {
     if (access(path, F_OK) == 0) return SX_OK;
+    if (path[0] == '/') return sx_fail(SX_ERR_ARG, "the run's %s %s (in its config.json) is gone: give %s", what, path, flag);
     return sx_fail(SX_ERR_ARG, "the run's %s %s is not there from this directory (config.json records it as the run "
                    "was started): give %s", what, path, flag);
 }

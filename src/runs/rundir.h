@@ -56,7 +56,8 @@ void rundir_free(rundir_run *r);
 // is none or it does not parse: what eval and sample take their defaults from.
 json_t *rundir_config_beside(const char *checkpoint);
 // A path the config records (e.g. "val_data"), as given to the trainer: when it is relative and the command
-// runs elsewhere it is not found. SX_OK when path exists; else an SX_ERR_ARG naming what and the flag to give.
+// runs elsewhere, or the file moved, it is not found. SX_OK when path exists; else an SX_ERR_ARG naming what,
+// why, and the flag to give.
 sx_status rundir_recorded_path_check(const char *path, const char *what, const char *flag);
 
 // Task evaluations of a run (`train --eval-tasks`): per task, its evaluation lines' accuracy, task loss and

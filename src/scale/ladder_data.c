@@ -31,6 +31,9 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
     for (size_t i = 0; i < d->n_plan && !st; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, d->plan[i].dir);
+        if (started < d->n_plan && access(path, F_OK))   // a run not started yet: say so, not "cannot open"
+            return sx_fail(SX_ERR_ARG, "%s: %zu of the ladder's %zu runs are started, not %s; run `sextant ladder run %s` "
+                           "first (`ladder status` shows each)", dir, started, d->n_plan, d->plan[i].dir, spec->spec_path);
         st = *spec->metric ? rundir_read_key(path, spec->metric, &d->runs[i]) : rundir_read_set(path, spec->val_set, &d->runs[i]);
         if (!st && !d->runs[i].done)
             st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
