@@ -38,4 +38,17 @@ grep -q '^compute-optimal per difficulty bucket' "$tmp/log" && grep -q '^equal i
 out=$("$SEXTANT" ttc run --policy "$tmp/t/policy-small/checkpoint.sxt" --orm "$tmp/t/verifiers/orm_head.sxt" \
       --prm "$tmp/t/verifiers/prm_head.sxt" --out "$tmp/bad" --problems 2 --n 2 2>&1) && { echo "mismatched head accepted"; exit 1; }
 echo "$out" | grep -q "value head was trained on a trunk" || { echo "mismatched head: $out"; exit 1; }
+# A model of another vocabulary (not from ttc train) is refused by name, not decoded out of range (before: an
+# internal error in decode.c); so are a negative temperature and zero trials.
+"$SEXTANT" train --model d1-hd8-w16 --train synthetic:64 --batch 2 --seq 8 --steps 2 --quiet --out "$tmp/lm" > /dev/null 2>&1 ||
+    { echo "train the other model"; exit 1; }
+out=$("$SEXTANT" ttc run --policy "$tmp/lm/checkpoint.sxt" --orm "$tmp/lm/checkpoint.sxt" --prm "$tmp/lm/checkpoint.sxt" \
+      --out "$tmp/bad" --problems 2 --n 2 2>&1) && { echo "a 64-token model accepted"; exit 1; }
+echo "$out" | grep -q "lm/checkpoint.sxt: a model of 64 tokens; test-time compute runs on the arithmetic task's byte-level models" ||
+    { echo "another vocabulary: $out"; exit 1; }
+out=$("$SEXTANT" ttc verifiers --policy "$tmp/lm/checkpoint.sxt" --out "$tmp/bad" 2>&1) && { echo "verifiers on a 64-token model"; exit 1; }
+echo "$out" | grep -q "a model of 64 tokens" || { echo "verifiers, another vocabulary: $out"; exit 1; }
+out=$("$SEXTANT" ttc run --policy "$tmp/t/policy-small/checkpoint.sxt" --orm "$tmp/t/verifiers/orm_head.sxt" \
+      --prm "$tmp/t/verifiers/prm_head.sxt" --out "$tmp/bad" --temperature -1 2>&1) && { echo "--temperature -1 accepted"; exit 1; }
+echo "$out" | grep -q -- "--temperature must be 0 or more" || { echo "--temperature -1: $out"; exit 1; }
 echo "ttc.sh: ok"

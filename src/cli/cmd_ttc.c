@@ -134,7 +134,7 @@ static sx_status judge_model(const char *ckpt, const held_set *h, step_agg agg, 
     decoder d = {0};
     double *score = sx_alloc((h->n + 1) * sizeof *score, "judge scores"), *y = sx_alloc((h->n + 1) * sizeof *y, "judge y"),
            steps[VERIFIER_MAX_STEPS];
-    sx_status st = score && y ? checkpoint_open_model(ckpt, &m) : sx_fail(SX_ERR_NOMEM, "out of memory");
+    sx_status st = score && y ? ttc_open_model(ckpt, &m) : sx_fail(SX_ERR_NOMEM, "out of memory");
     bool opened = !st;
     if (!st) st = decoder_init(&d, &m, TTC_CTX);
     verifier v = {.d = &d};
@@ -187,6 +187,8 @@ static int ttc_verifiers(int argc, char **argv) {
                 rollouts < 1 || hidden < 1 || epochs < 1 || steps < 0 || !(head_lr > 0)))
         st = sx_fail(SX_ERR_ARG, "bad --max-ops, --digits, --problems (5 or more), --samples, --rollouts, --head-hidden, "
                      "--head-epochs, --head-lr or --steps");
+    if (!st && (!(temperature >= 0 && isfinite(temperature)) || batch < 1 || !(lr > 0 && isfinite(lr))))
+        st = sx_fail(SX_ERR_ARG, "--temperature must be 0 or more, --batch and --lr positive");
     if (st) return cli_report("ttc verifiers", st);
     model m;
     decoder d = {0};
@@ -195,7 +197,7 @@ static int ttc_verifiers(int argc, char **argv) {
     char path[2][4096], dir[2][4096];
     const char *names[2] = {"orm", "prm"};
     if (!w || !p) return cli_report("ttc verifiers", sx_fail(SX_ERR_NOMEM, "out of memory"));
-    st = checkpoint_open_model(policy_path, &m);
+    st = ttc_open_model(policy_path, &m);
     if (st) { free(w), free(p); return cli_report("ttc verifiers", st); }
     st = decoder_init(&d, &m, TTC_CTX);
     if (!st) st = fs_mkdir_p(out);
@@ -488,6 +490,8 @@ static int ttc_run(int argc, char **argv) {
     if (!st && (c.n < 1 || c.n > (1L << (TTC_MAX_K - 1)) || c.problems < 2 || c.max_ops < 1 || c.max_ops > ARITH_MAX_OPS ||
                 c.digits < 1 || c.digits > 3 || c.bins < 1 || c.bins > TTC_MAX_BINS || c.width < 1))
         st = sx_fail(SX_ERR_ARG, "bad --n, --problems, --max-ops, --digits, --bins (1..%d) or --width", TTC_MAX_BINS);
+    if (!st && (!(c.temperature >= 0 && isfinite(c.temperature)) || c.trials < 1 || c.search_max < 0))
+        st = sx_fail(SX_ERR_ARG, "--temperature must be 0 or more, --trials positive and --search-max 0 or more");
     if (st) return cli_report("ttc run", st);
     ttc_experiment_result r = {0};
     double t0 = (double)clock();

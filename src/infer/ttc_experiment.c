@@ -67,6 +67,16 @@ size_t ttc_strategy_row(ttc_selector sel, ttc_scorer scorer) {
 
 // A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
 // separate label-byte model checkpoint.
+sx_status ttc_open_model(const char *path, model *m) {
+    sx_status st = checkpoint_open_model(path, m);
+    if (!st && m->cfg.vocab != ARITH_VOCAB) {
+        st = sx_fail(SX_ERR_MISMATCH, "%s: a model of %zu tokens; test-time compute runs on the arithmetic task's "
+                     "byte-level models (vocabulary %d) from `sextant ttc train`", path, m->cfg.vocab, ARITH_VOCAB);
+        model_free(m);
+    }
+    return st;
+}
+
 static sx_status open_verifier(const char *path, model *policy, model *own, value_head *h, trunk_reader *t, decoder *d,
                                verifier *v) {
     sx_status st;
@@ -76,7 +86,7 @@ static sx_status open_verifier(const char *path, model *policy, model *own, valu
         trunk_reader_init(t, d);
         *v = (verifier){.d = d, .head = h, .trunk = t};
     } else {
-        st = checkpoint_open_model(path, own);
+        st = ttc_open_model(path, own);
         if (!st) st = decoder_init(d, own, TTC_CTX);
         *v = (verifier){.d = d, .head = NULL};
     }
@@ -330,7 +340,7 @@ sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_resu
     r->pol[r->npol++].path = c->policy;
     for (char *tok = r->paths ? strtok(r->paths, ",") : NULL; tok && r->npol < TTC_MAX_POLICIES; tok = strtok(NULL, ",")) r->pol[r->npol++].path = tok;
     for (size_t i = 0; i < r->npol && !st; i++) {
-        st = checkpoint_open_model(r->pol[i].path, &w.m[i]);
+        st = ttc_open_model(r->pol[i].path, &w.m[i]);
         if (!st) st = decoder_init(&w.d[i], &w.m[i], TTC_CTX);
         r->pol[i].params = model_param_count(&w.m[i]);
     }

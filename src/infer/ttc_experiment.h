@@ -116,6 +116,9 @@ typedef struct {
 // Runs the experiment (SX_ERR_ARG for a bad aggregation; errors of the checkpoints); *r is overwritten
 // (ttc_experiment_free it, also after an error).
 sx_status ttc_experiment_run(const ttc_experiment_config *c, ttc_experiment_result *r);
+// Opens a checkpoint for the arithmetic task (a policy or a verifier): SX_ERR_MISMATCH, naming the file, when
+// it is not a byte-level model (vocabulary ARITH_VOCAB) as `sextant ttc train` writes.
+sx_status ttc_open_model(const char *path, model *m);
 // ttc.json's document (new reference).
 json_t *ttc_experiment_to_json(const ttc_experiment_config *c, const ttc_experiment_result *r);
 void ttc_experiment_free(ttc_experiment_result *r);
