@@ -56,5 +56,7 @@ sed '2s/,0\.[0-9]*$/,0.5/' "$D/gadre_overtraining_downstream.csv" > "$tmp/gadre_
 out=$("$S" acc-fit --gadre "$tmp" 2>&1) && fail "an edited downstream table was accepted"
 grep -q "the per-task errors average to" <<< "$out" || fail "refusal message: $out"
 "$S" acc-fit --gadre "$D" --form cubic > /dev/null 2>&1; [ $? -eq 2 ] || fail "--form cubic not a usage error"
+out=$("$S" acc-fit --gadre "$D" --dataset c5 2>&1); [ $? -eq 2 ] && grep -q -- "--dataset: 'c5' is not c4_original, rpj or rw_original" <<< "$out" ||
+    fail "--dataset c5 (before: 'no form could be fitted, 0 points'): $out"
 
 [ $fails -eq 0 ] && echo "accfit.sh: all passed" || { echo "accfit.sh: $fails failed"; exit 1; }

@@ -83,6 +83,8 @@ int cmd_accfit(int argc, char **argv) {
     if (!st && proto == PROTO_CHAIN && only >= 0)
         st = sx_fail(SX_ERR_ARG, "--form %s: the chain protocol chooses both forms by leave-one-size-out (--form auto)", form);
     if (!st && tasks != 17 && tasks != 46) st = sx_fail(SX_ERR_ARG, "--tasks: %ld is not 17 or 46", tasks);
+    if (!st && strcmp(dataset, "c4_original") && strcmp(dataset, "rpj") && strcmp(dataset, "rw_original"))
+        st = sx_fail(SX_ERR_ARG, "--dataset: '%s' is not c4_original, rpj or rw_original", dataset);
     if (st) return cli_report("acc-fit", st);
     pub_gadre g;
     if ((st = pub_gadre_load(dir, &g))) return cli_report("acc-fit", st);
