@@ -169,6 +169,8 @@ mkspec batch -8 neg
 line=$(grep -n '^batch' "$tmp/neg.ladder" | cut -d: -f1)
 expect "$tmp/neg.ladder:$line: batch: expected a whole number in [1, " ladder plan "$tmp/neg.ladder"
 expect "not '-8'" ladder plan "$tmp/neg.ladder"
+mkspec train "$tmp/nodata/mixture.mix" nodata   # before: "cannot open mixture spec ..." with no word of which spec
+expect "$tmp/nodata.ladder: its train data: cannot open mixture spec $tmp/nodata/mixture.mix (No such file or directory)" ladder plan "$tmp/nodata.ladder"
 mkspec schedule "wsd:decay=0.2,shape=sqrtt" typo
 line=$(grep -n '^schedule' "$tmp/typo.ladder" | cut -d: -f1)
 expect "$tmp/typo.ladder:$line: schedule: " ladder plan "$tmp/typo.ladder"

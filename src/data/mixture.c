@@ -1,4 +1,5 @@
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static bool good_name(const char *s) {
 sx_status mixture_spec_load(const char *path, mixture_spec *m) {
     memset(m, 0, sizeof *m);
     FILE *f = fopen(path, "r");
-    if (!f) return sx_fail(SX_ERR_IO, "cannot open mixture spec %s", path);
+    if (!f) return sx_fail(SX_ERR_IO, "cannot open mixture spec %s (%s)", path, strerror(errno));
     line_reader r;
     line_reader_init(&r, f);
     double total = 0;

@@ -303,7 +303,7 @@ size_t ladder_rung_start(const ladder_spec *s, size_t r) {
 sx_status ladder_plan(const ladder_spec *s, ladder_run **runs, size_t *n) {
     size_t vocab;
     sx_status st = data_vocab(s->train, &vocab);
-    if (st) return st;
+    if (st) return sx_fail(st, "%s: its train data: %s", s->spec_path, sx_last_error());
     lr_schedule shape;
     if ((st = lr_schedule_parse(s->schedule, 1000, &shape))) return st;
     size_t cap = ladder_rung_start(s, s->n_rungs) * (1 + s->n_branches) + LADDER_MAX_SWEEP * LADDER_MAX_SWEEP;
