@@ -1,5 +1,6 @@
 // sextant report RUNDIR|LADDER: one self-contained HTML page for a run or a ladder (report/htmlreport.h),
 // written beside it (RUNDIR/report.html, <ladder runs>/report.html) unless --out says where.
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,7 +87,7 @@ int cmd_report(int argc, char **argv) {
         *strrchr(parent, '/') = 0;
         if (*parent) st = fs_mkdir_p(parent);
     }
-    if (!st && !(f = fopen(path, "w"))) st = sx_fail(SX_ERR_IO, "%s: cannot create", path);
+    if (!st && !(f = fopen(path, "w"))) st = sx_fail(SX_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
     if (!st) st = is_run ? htmlreport_run(f, dir, fc, fit) : htmlreport_ladder(f, &spec, dir, fit);
     if (f && fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
     if (!st) printf("wrote %s\n", path);
