@@ -119,6 +119,8 @@ PY
 "$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
     --warmup-steps 20 --steps "$(seq -s, 1 7 800),800" --out "$tmp/fc.json" > "$tmp/fc.log" 2>&1 || { fail "curve forecast"; cat "$tmp/fc.log"; }
 grep -q "116 points" "$tmp/fc.log" || fail "forecast at 116 given steps: $(cat "$tmp/fc.log")"
+"$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
+    --steps 800,1,400,400 --out "$tmp/fcs.json" 2>&1 | grep -q "3 points" || fail "--steps in any order, a repeat dropped"
 "$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" > "$tmp/check.log" 2>&1 || { fail "check"; cat "$tmp/check.log"; }
 python3 -c "
 import re, sys

@@ -81,7 +81,12 @@ typedef struct {
     long total_steps, warmup_steps;
 } curve_args;
 
-// steps "a,b,c" (increasing) or, when empty, the target's logged steps, else every 1% and the last step.
+static int cmp_long(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+// steps "a,b,c" (any order, repeats dropped) or, when empty, the target's logged steps, else every 1% and the last step.
 static sx_status curve_steps(const curve_args *a, const import_run *t, long **steps, size_t *n) {
     size_t cap = 128;
     *n = 0;
@@ -99,7 +104,14 @@ static sx_status curve_steps(const curve_args *a, const import_run *t, long **st
         (*steps)[(*n)++] = v;
         p = *end ? end + 1 : end;
     }
-    if (*n) return SX_OK;
+    if (*n) {   // in any order, repeats once: the forecast is a curve over increasing steps
+        qsort(*steps, *n, sizeof **steps, cmp_long);
+        size_t k = 0;
+        for (size_t i = 0; i < *n; i++)
+            if (!k || (*steps)[i] != (*steps)[k - 1]) (*steps)[k++] = (*steps)[i];
+        *n = k;
+        return SX_OK;
+    }
     size_t want = t->n_points ? t->n_points : 101;
     long *s = sx_realloc(*steps, want * sizeof *s, "cmd_forecast s");
     if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
@@ -220,7 +232,7 @@ int cmd_forecast(int argc, char **argv) {
         {"total-steps", FLAG_INT, &ca.total_steps, "0", "curve ladders: the target's steps (or --tokens)"},
         {"peak-lr", FLAG_DOUBLE, &ca.peak_lr, "0", "curve ladders: the target's peak LR (recorded; the law uses the LR shape)"},
         {"warmup-steps", FLAG_INT, &ca.warmup_steps, "-1", "curve ladders: warmup steps (default: --warmup as a fraction)"},
-        {"steps", FLAG_STR, &ca.steps, "", "curve ladders: forecast at these steps, comma-separated (default: the target's logged steps, else every 1%)"},
+        {"steps", FLAG_STR, &ca.steps, "", "curve ladders: forecast at these steps, comma-separated, any order (default: the target's logged steps, else every 1%)"},
         {"check-run", FLAG_STR, &ca.check_run, "", "curve ladders: score this run of --ladder against --forecast at every logged point"},
         {"loss", FLAG_STR, &ca.loss, "", "curve ladders: the loss column --check-run scores (default: the first)"},
         {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit` (default with --ladder: DIR/fit.json)"},
