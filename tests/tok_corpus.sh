@@ -52,4 +52,8 @@ grep -q "empty.txt: no text to tokenize, so no shard written" "$work/e.log" && [
 "$SEXTANT" tokenize train --vocab-size 100000 --out "$work/t.sxv" "$work/tiny.txt" 2> "$work/t.log" || fail "tiny corpus"
 grep -q "warning: the corpus gave only [0-9]* merges: the vocabulary has [0-9]* tokens, not the 100000 asked" "$work/t.log" ||
     fail "no word on a vocabulary smaller than asked: $(cat "$work/t.log")"
+# decode of what is not token ids names the word, printably (before: the raw bytes, a newline included)
+printf '12 7\xce\x8d\n9' > "$work/junk.txt"
+if "$SEXTANT" tokenize decode --vocab "$work/bpe.sxv" "$work/junk.txt" > /dev/null 2> "$work/junk.log"; then fail "junk decoded"; fi
+grep -q "not a token id: '7\\\\xce\\\\x8d' (id 2 of the input)" "$work/junk.log" || fail "junk message: $(cat "$work/junk.log")"
 echo "tok_corpus: ok"

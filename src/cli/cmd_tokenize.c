@@ -1,6 +1,7 @@
 // cmd_tokenize: `sextant tokenize train|encode|decode|shard`, the command-line edge of the tokenizer
 // (src/tok) and the shard writer (src/data/shard). Reads files or stdin, prints one-line errors.
 // Not responsible for any tokenization logic.
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,8 +189,14 @@ static int do_decode(int argc, char **argv) {
         if (!*p) break;
         char *end;
         unsigned long id = strtoul(p, &end, 10);
-        if (end == p || id > UINT32_MAX) st = sx_fail(SX_ERR_ARG, "not a token id: '%.20s'", p);
-        else st = tok_ids_push(&ids, (uint32_t)id);
+        if (end == p || id > UINT32_MAX || (*end && !strchr(" ,\n\r\t[]", *end))) {   // the word, printably
+            char word[96] = "";
+            size_t len = 0, k = 0;
+            for (const unsigned char *q = (const unsigned char *)p; *q && k < 20 && !strchr(" ,\n\r\t[]", *q); q++, k++)
+                len += (size_t)snprintf(word + len, sizeof word - len, isprint(*q) ? "%c" : "\\x%02x", *q);
+            st = sx_fail(SX_ERR_ARG, "not a token id: '%s' (id %zu of the input)", word, ids.n + 1);
+        } else
+            st = tok_ids_push(&ids, (uint32_t)id);
         p = end;
     }
     if (!st) st = bpe_decode(v, ids.ids, ids.n, &bytes);
