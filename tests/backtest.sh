@@ -105,6 +105,8 @@ done
 # fit / forecast / forecast --check on the curve ladder: a target described by flags (size4's longest run: N,
 # batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.
 "$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
+out=$("$S" fit "$tmp/L" --val-set c4 --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--with, --val-set and --runs are for ladder specs" ||
+    fail "a spec's flag on a curve ladder (before: ignored): $out"
 grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
 # fit on all 15 runs (5 sizes, each its own batch and LR, 3 lengths) recovers the planted law's parameters (C and
 # g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)

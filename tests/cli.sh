@@ -159,6 +159,7 @@ expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; c
 expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
 expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
+expect "--loss and --law are for curve ladders (sextant import)" fit tests/data/ladder/smoke-a.ladder --law final --runs "$tmp/nothere"
 expect "$tmp/lj: 1 of the ladder's 16 runs are started, not w32-s2; run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/lj"
 expect "cannot open $tmp/nothere/fit.json (No such file or directory)" \
