@@ -107,6 +107,9 @@ done
 "$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
 out=$("$S" fit "$tmp/L" --val-set c4 --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--with, --val-set and --runs are for ladder specs" ||
     fail "a spec's flag on a curve ladder (before: ignored): $out"
+out=$("$S" forecast --fit "$tmp/L/fit.json" --model d2-hd16-w64 --n-params 2e7 --tokens-per-step 8192 --total-steps 800 \
+    --schedule cosine --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "is a curve ladder's fit: describe the target with --n-params" ||
+    fail "--model on a curve ladder's forecast (before: ignored): $out"
 grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
 # fit on all 15 runs (5 sizes, each its own batch and LR, 3 lengths) recovers the planted law's parameters (C and
 # g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)

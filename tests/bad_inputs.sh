@@ -280,6 +280,7 @@ expect "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be 
 expect "--tokens and --flops-ratio both say how long the hero trains: give one" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --tokens 1e6 --out "$tmp/fcx.json"
 expect "--warmup: give the hero's warmup as a fraction of its run in \[0, 1), not -0.5" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --warmup -0.5 --out "$tmp/fcx.json"
 expect "--warmup-steps: give a number of steps, not -7" forecast --fit "$tmp/L/fit.json" --n-params 1e6 --warmup-steps -7 --out "$tmp/fcx.json"
+expect "fit.json is the fit of a ladder spec: describe the hero with --model" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --n-params 1e6 --out "$tmp/fcx.json"
 ladder_copy() {  # name: a copy of the ladder's runs (what `fit` reads) to corrupt; prints its directory
     local r
     for r in "$tmp"/L/w*/; do

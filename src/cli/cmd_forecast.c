@@ -277,7 +277,19 @@ int cmd_forecast(int argc, char **argv) {
     }
     if (*fit_path) fit = load(fit_path, &st);
     if (fit && !st) st = forecast_verify_hash(fit, fit_path);
-    if (!st && fit && !strcmp(json_string_value(json_object_get(fit, "kind")) ? json_string_value(json_object_get(fit, "kind")) : "", "curve-ladder")) {
+    const char *kind = json_string_value(json_object_get(fit, "kind"));
+    bool curves = kind && !strcmp(kind, "curve-ladder");
+    // A flag of the other kind of target would be ignored: say so instead.
+    if (!st && fit && curves && (*model || flops_ratio > 0 || batch || seq || unique > 0 || *check))
+        st = sx_fail(SX_ERR_ARG, "%s is a curve ladder's fit: describe the target with --n-params, --tokens-per-step, "
+                     "--total-steps, --schedule (or --ladder DIR --run ID), not --model, --flops-ratio, --batch, --seq, "
+                     "--unique-tokens or --check (that is --check-run ID here)", fit_path);
+    if (!st && fit && !curves && (ca.n_params > 0 || ca.n_nonembed > 0 || ca.tokens_per_step > 0 || ca.total_steps > 0 ||
+                                  ca.peak_lr > 0 || ca.warmup_steps >= 0 || *ca.steps || *ca.run || *ca.ladder))
+        st = sx_fail(SX_ERR_ARG, "%s is the fit of a ladder spec: describe the hero with --model and --tokens (or "
+                     "--flops-ratio), not the curve-ladder flags (--n-params, --tokens-per-step, --total-steps, "
+                     "--peak-lr, --warmup-steps, --steps, --ladder, --run)", fit_path);
+    if (!st && fit && curves) {
         st = curve_forecast(fit, &ca);
         json_decref(fit);
         return cli_report("forecast", st);
