@@ -61,6 +61,9 @@ int cmd_compare(int argc, char **argv) {
     if (!st && (precision > 0 || width > 0) && !until) st = sx_fail(SX_ERR_ARG, "--width and --precision are stops of --until-decided");
     bool obf = !strcmp(spending, "obf");
     if (!st && !obf && strcmp(spending, "pocock")) st = sx_fail(SX_ERR_ARG, "--spending must be pocock or obf, not '%s'", spending);
+    if (!st && !until && (budget_h > 0 || budget_flops > 0 || obf))
+        st = sx_fail(SX_ERR_ARG, "--budget, --budget-flops and --spending are settings of --until-decided");
+    if (!st && !until && !run && jobs != 1) st = sx_fail(SX_ERR_ARG, "--jobs is for training: give --run or --until-decided");
     if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
         st = sx_fail(SX_ERR_ARG, "--until-decided needs a budget: --budget HOURS or --budget-flops FLOPS");
     ladder_spec specs[MAX_VARIANTS];
