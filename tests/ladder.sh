@@ -18,6 +18,7 @@ A=tests/data/ladder/smoke-a.ladder B=tests/data/ladder/smoke-b.ladder
 "$S" ladder status $A --out "$tmp/a" | grep -c " done$" | grep -qx 16 || fail "status should list 16 done runs"
 # Each status table is headed by its ladder's name; a run not started shows "-", not nan, for its loss.
 "$S" ladder status $A --out "$tmp/a" | head -n 1 | grep -q "^ladder smoke-a: 16 of 16 runs done (spec " || fail "status heading"
+"$S" ladder status $A --out "$tmp/none" | head -n 1 | grep -q "runs in $tmp/none: no such directory yet)$" || fail "status of a directory not there"
 "$S" ladder status $A --out "$tmp/none" > "$tmp/status0.txt"
 grep -q nan "$tmp/status0.txt" && fail "status prints nan for runs not started"
 [ "$(grep -c ' 0/[0-9]* .* - *not started$' "$tmp/status0.txt")" -eq 16 ] || { fail "status of runs not started"; cat "$tmp/status0.txt"; }

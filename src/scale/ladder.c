@@ -792,7 +792,8 @@ sx_status ladder_print_status(const ladder_spec *s, const char *out_dir) {
     size_t n, done = 0;
     sx_status st = ladder_status(s, out_dir, &runs, &state, &n, &done);
     if (st) return st;
-    printf("ladder %s: %zu of %zu runs done (spec %s, runs in %s)\n", s->name, done, n, s->spec_path, out_dir);
+    printf("ladder %s: %zu of %zu runs done (spec %s, runs in %s%s)\n", s->name, done, n, s->spec_path, out_dir,
+           access(out_dir, F_OK) ? ": no such directory yet" : "");
     printf("%-18s %-28s %9s %12s %9s  %s\n", "run", "model", "steps", "FLOPs", "val_loss", "state");
     for (size_t i = 0; i < n; i++) {
         printf("%-18s %-28s %4ld/%-4ld %12.3g %9s  %s\n", runs[i].dir, runs[i].descriptor, state[i].steps_done, runs[i].steps,
