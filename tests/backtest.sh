@@ -126,6 +126,17 @@ PY
 grep -q "116 points" "$tmp/fc.log" || fail "forecast at 116 given steps: $(cat "$tmp/fc.log")"
 "$S" forecast --fit "$tmp/L/fit.json" --n-params 2.2e7 --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
     --steps 800,1,400,400 --out "$tmp/fcs.json" 2>&1 | grep -q "3 points" || fail "--steps in any order, a repeat dropped"
+# A target below the smallest size is an extrapolation too: its band widens with the distance, as above the
+# largest (before: the one-size-back error, as for a size inside the ladder).
+for n in 3e6 1e4; do
+    "$S" forecast --fit "$tmp/L/fit.json" --n-params $n --tokens-per-step 8192 --total-steps 800 --schedule cosine:min=0.1 \
+        --out "$tmp/fc-$n.json" > /dev/null 2>&1 || fail "forecast at N $n"
+done
+python3 -c "
+import json, sys
+inside, below = (json.load(open('$tmp/fc-%s.json' % n))['sigma'] for n in ('3e6', '1e4'))
+sys.exit(0 if inside['log_distance'] == 0 and below['log_distance'] > 5 and below['total'] > 3 * inside['total'] else 1)" ||
+    fail "the band below the smallest size: $(grep -o '"sigma": {[^}]*}' "$tmp/fc-1e4.json")"
 "$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" > "$tmp/check.log" 2>&1 || { fail "check"; cat "$tmp/check.log"; }
 python3 -c "
 import re, sys

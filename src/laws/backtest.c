@@ -264,7 +264,7 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     groups g;
     sx_status st = groups_of(l, 0, &g);
     if (st) { groups_free(&g); return st; }
-    size_t top = 0, below = SIZE_MAX, n_train_groups = 0;
+    size_t top = 0, below = SIZE_MAX, bottom = SIZE_MAX, n_train_groups = 0;
     unsigned char *seen = sx_calloc_n(g.n_groups ? g.n_groups : 1, 1, "backtest seen");
     if (!seen) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
     *c = (backtest_choice){.inner_kind = {NAN, NAN}, .n_min = INFINITY};
@@ -277,6 +277,7 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     for (size_t k = 0; k < g.n_groups; k++) {
         n_train_groups += seen[k];
         if (seen[k] && k < top) below = k;
+        if (seen[k] && bottom == SIZE_MAX) bottom = k;
     }
     free(seen);
     for (size_t j = 0; j < BACKTEST_N_OFFSETS; j++) c->inner_offset[j] = NAN;
@@ -307,9 +308,16 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
         c->inner_rms = best;
         c->top_n = group_n(l, &g, top, fit);
         c->log_step = below != SIZE_MAX ? log(c->top_n / group_n(l, &g, below, fit)) : 0;
+        c->bottom_n = bottom != SIZE_MAX ? group_n(l, &g, bottom, fit) : c->top_n;
     }
     groups_free(&g);
     return st;
+}
+
+double backtest_size_steps(double n, double top, double bottom, double log_step) {
+    if (!(log_step > 0)) return 1;
+    if (n > top) return log(n / top) / log_step;
+    return bottom > 0 && n < bottom ? log(bottom / n) / log_step : 0;
 }
 
 json_t *backtest_choice_json(const backtest_choice *c) {
@@ -548,7 +556,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
-            double dist = log_step > 0 ? log(curvefit_n(r, o->fit.nonembed, o->fit.n_offset) / ch.top_n) / log_step : 1;
+            double dist = backtest_size_steps(curvefit_n(r, o->fit.nonembed, o->fit.n_offset), ch.top_n, ch.bottom_n, log_step);
             double se = inner * fmax(1, dist), sigma = sqrt(m.sigma_noise * m.sigma_noise + se * se);
             for (size_t q = 0; q < np; q++) {
                 lo[q] = pred[q] * (1 - 2 * sigma);

@@ -48,7 +48,11 @@ typedef struct {
     double n_min;           // the smallest training N with embeddings (the offsets' unit)
     double inner_rms;       // of the chosen kind
     double top_n, log_step; // N of the largest training group, log(N_top / N of the group below it) (0: none)
+    double bottom_n;        // N of the smallest training group
 } backtest_choice;
+// How many size steps (log_step) N lies beyond the training sizes [bottom, top], above or below (0 inside);
+// the band's extrapolation error grows with it. bottom <= 0 (unknown): only above counts.
+double backtest_size_steps(double n, double top, double bottom, double log_step);
 // {"<N kind>": inner RMS} for every candidate tried (names by curvefit_n_name); a new reference.
 json_t *backtest_choice_json(const backtest_choice *c);
 sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *train, curvefit_options *fit,

@@ -43,6 +43,7 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
                      choice, "sigma", "noise", m.sigma_noise, "one_size_back", ch.inner_rms, "top_n", ch.top_n, "log_step",
                      ch.log_step, "fit_rms", m.sigma_fit, "in_sample_mean", m.in_mean, "in_sample_max", m.in_max);
     if (*fit && o.n_offset > 0) json_object_set_new(*fit, "n_offset", json_real(o.n_offset));
+    if (*fit) json_object_set_new(json_object_get(*fit, "sigma"), "bottom_n", json_real(ch.bottom_n));
     if (*fit && sl.fitted) {
         json_t *sj = backtest_schedlaw_json(&sl);
         json_object_set_new(sj, "n_params", json_real(l->runs[0].n_params));
@@ -104,7 +105,8 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     sx_status st = law == BACKTEST_LAW_NDS ? curvefit_predict(&m, t, steps, n, pred)
                                            : backtest_sched_predict(law, sched_p, t, steps, n, pred);
     double N = curvefit_n(t, m.nonembed, m.n_offset), top = num(sg, "top_n"), ls = num(sg, "log_step");
-    double dist = top > 0 && ls > 0 ? log(N / top) / ls : 1, noise = num(sg, "noise");
+    // size steps beyond the training sizes, above or below (a fit.json before bottom_n: above only)
+    double dist = top > 0 ? backtest_size_steps(N, top, num(sg, "bottom_n"), ls) : 1, noise = num(sg, "noise");
     // extrapolation: one size back scaled by distance; a schedule law's is its leave-one-curve-out error
     double ext = law != BACKTEST_LAW_NDS ? num(json_object_get(sl, "schedule_law_choice"), law_name)
                                          : num(sg, "one_size_back") * fmax(1, dist);
