@@ -143,6 +143,11 @@ import re, sys
 m = re.search(r'(\d+) logged points after 10%: mean \|error\| ([0-9.]+)%.*inside band ([0-9.]+)%', open('$tmp/check.log').read())
 sys.exit(0 if m and int(m[1]) == 18 and float(m[2]) < 0.5 and float(m[3]) >= 80 else 1)" || fail "check report: $(cat "$tmp/check.log")"
 "$S" forecast --fit "$tmp/L/fit.json" --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc2.json" | grep -q "20 points" || fail "forecast of a runs-table row at its logged steps"
+# A curve forecast given where a trained hero's forecast goes is refused as what it is (before: "forecast is for
+# a run of 0 steps", "the forecast is for ? for 0 steps").
+out=$("$S" train --model d1-hd8-w16 --train synthetic:64 --batch 2 --seq 8 --steps 3 --quiet --forecast "$tmp/fc2.json" \
+      --out "$tmp/hero" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "fc2.json: a curve ladder's forecast (sextant import)" ||
+    fail "train --forecast with a curve forecast: $out"
 # Without --fit, --ladder's own fit.json (where `fit DIR` writes it): the same forecast.
 "$S" forecast --ladder "$tmp/L" --run s4-T800 --out "$tmp/fc3.json" > /dev/null && cmp -s "$tmp/fc2.json" "$tmp/fc3.json" ||
     fail "forecast --ladder without --fit"

@@ -578,10 +578,19 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     return SX_OK;
 }
 
+// A curve ladder's forecast (sextant import) is checked against a run of that ladder, not a trained run.
+static sx_status not_curve_forecast(const json_t *doc, const char *path) {
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    if (!kind || strcmp(kind, "curve-forecast")) return SX_OK;
+    return sx_fail(SX_ERR_ARG, "%s%sa curve ladder's forecast (sextant import), scored against a run of that ladder: "
+                   "`sextant forecast --check-run ID --ladder DIR --forecast FILE`", path ? path : "", path ? ": " : "");
+}
+
 // The points of doc (already verified) for a run of total_steps steps.
 static sx_status points_from_doc(json_t *doc, const char *path, long total_steps, forecast_points *p) {
     memset(p, 0, sizeof *p);
-    sx_status st = SX_OK;
+    sx_status st = not_curve_forecast(doc, path);
+    if (st) return st;
     json_t *pts = json_object_get(doc, "points");
     long steps = (long)json_integer_value(json_object_get(json_object_get(doc, "hero"), "steps"));
     if (steps != total_steps)
@@ -634,6 +643,8 @@ long forecast_points_find(const forecast_points *p, long step) {
 }
 
 sx_status forecast_check_run(json_t *forecast, const char *run_dir, json_t **report) {
+    *report = NULL;
+    if (not_curve_forecast(forecast, NULL)) return SX_ERR_ARG;
     rundir_run run;
     sx_status st = rundir_read_set(run_dir, json_string_value(json_object_get(forecast, "val_set")), &run);
     if (st) { rundir_free(&run); return st; }
