@@ -153,6 +153,9 @@ out=$("$S" train --model d1-hd8-w16 --train synthetic:64 --batch 2 --seq 8 --ste
     fail "forecast --ladder without --fit"
 out=$("$S" forecast --ladder "$tmp/LE" --run s4-T800 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "LE has no fit.json: run \`sextant fit" ||
     fail "forecast --ladder with no fit.json: $out"
+# The forecast of another target, or a trained hero's forecast, is not scored against a run (before: scored, exit 0).
+out=$("$S" forecast --check-run s3-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" 2>&1) && fail "another run scored"
+echo "$out" | grep -q "run 's3-T800' is not the forecast's target: the run has N 1e+07" || fail "another run: $out"
 sed -i 's/"loss": \([0-9]\)/"loss": 9\1/' "$tmp/fc.json"
 "$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" 2>&1 | grep -q "sha256 does not match" || fail "a tampered curve forecast must be refused"
 

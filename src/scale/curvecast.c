@@ -134,6 +134,18 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
 
 sx_status curvecast_check(json_t *fc, const import_ladder *l, const import_run *r, size_t loss, json_t **report) {
     *report = NULL;
+    const char *kind = json_string_value(json_object_get(fc, "kind"));
+    if (!kind || strcmp(kind, "curve-forecast"))
+        return sx_fail(SX_ERR_ARG, "the forecast is not a curve ladder's (it is for a hero trained with sextant: "
+                       "`sextant forecast --check RUN_DIR --forecast FILE`)");
+    // The run must be the target the forecast describes: its size, batch and length.
+    json_t *tg = json_object_get(fc, "target");
+    double fn = num(tg, "n_params"), ftps = num(tg, "tokens_per_step");
+    long fsteps = (long)json_integer_value(json_object_get(tg, "total_steps"));
+    if (fabs(fn / r->n_params - 1) > 1e-9 || fabs(ftps / r->tokens_per_step - 1) > 1e-9 || fsteps != r->total_steps)
+        return sx_fail(SX_ERR_MISMATCH, "run '%s' is not the forecast's target: the run has N %.6g, %.6g tokens per step, "
+                       "%ld steps; the forecast is for N %.6g, %.6g tokens per step, %ld steps", r->id, r->n_params,
+                       r->tokens_per_step, r->total_steps, fn, ftps, fsteps);
     json_t *pts = json_object_get(fc, "points");
     size_t n = json_array_size(pts);
     if (n == 0) return sx_fail(SX_ERR_FORMAT, "forecast: no points");
