@@ -98,7 +98,7 @@ out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
 # Flags out of range (before: "forecasting the largest 0 needs at least 3"; a report scoring no point after 200%).
 for f in "--holdout 0:--holdout: give the number of largest sizes" "--score-from 2:--score-from: give a fraction of each run in" \
-         "--fit-from -1:--fit-from: give a fraction of each run in"; do
+         "--fit-from -1:--fit-from: give a fraction of each run in" "--protocol role --holdout 2:--holdout is for --protocol size"; do
     out=$("$S" backtest "$tmp/L" ${f%%:*} 2>&1 >/dev/null); [ $? -eq 2 ] && echo "$out" | grep -q -- "${f#*:}" || fail "${f%%:*}: $out"
 done
 

@@ -40,6 +40,9 @@ int cmd_backtest(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (!st && holdout < 1) st = sx_fail(SX_ERR_ARG, "--holdout: give the number of largest sizes to forecast (1 or more)");
+    if (!st && holdout != 1 && protocol == 1)
+        st = sx_fail(SX_ERR_ARG, "--holdout is for --protocol size; with --protocol role the runs table's heldout runs are forecast");
+    if (!st && *out && *svg && !strcmp(out, svg)) st = sx_fail(SX_ERR_ARG, "--out and --plot name the same file, %s", out);
     if (!st && !(from >= 0 && from < 1)) st = sx_fail(SX_ERR_ARG, "--score-from: give a fraction of each run in [0, 1)");
     if (!st && !(min_frac >= 0 && min_frac < 1)) st = sx_fail(SX_ERR_ARG, "--fit-from: give a fraction of each run in [0, 1)");
     backtest_options o;
