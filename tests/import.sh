@@ -159,6 +159,9 @@ with open(f"{t}/once.csv", "w", newline="") as g:
 EOF
 "$S" import --curves "$tmp/once.csv" "${MAP[@]}" --out "$tmp/L7" > /dev/null 2>&1 && cmp -s "$tmp/L1/runs.csv" "$tmp/L7/runs.csv" &&
     cmp -s "$tmp/L1/curves.csv" "$tmp/L7/curves.csv" || fail "metadata given once, numbers written two ways: $(cat "$tmp/L7/runs.csv")"
+# A --FIELD value where every run has the field in its table is said to be unused (before: silence).
+"$S" import --curves "$tmp/joined.csv" "${MAP[@]}" --peak-lr 0.5 --out "$tmp/L9" 2>&1 | grep -q "(--peak-lr not used: every run has that field in the tables" ||
+    fail "an unused --peak-lr"
 # JSONL values that are not cells: a boolean loss was read as 1.
 sed '2s/"val_c4": [0-9.e+-]*/"val_c4": true/' "$tmp/curves.jsonl" > "$tmp/b.jsonl"
 refuse "b.jsonl:2: key 'val_c4': a boolean is not a value import reads (a number, a string or null)" "$tmp/b.jsonl"

@@ -87,6 +87,9 @@ int cmd_import(int argc, char **argv) {
                l.n_loss, out);
         if (l.n_rows_skipped)
             printf("(%zu curve rows had no loss value and no lr, steps logged without an evaluation: skipped)\n", l.n_rows_skipped);
+        if (*l.unused_values)
+            printf("(%s not used: every run has that field in the tables, and a value from a flag fills only runs "
+                   "without it)\n", l.unused_values);
         if (l.n_rows_step0)
             printf("(%zu curve rows at step 0, before any update, left out: the laws start at step 1)\n", l.n_rows_step0);
     }

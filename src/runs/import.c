@@ -641,6 +641,14 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
         }
     }
     for (size_t i = 0; i < out->n_runs && !st; i++) st = run_from_meta(&out->runs[i], &metas[i], have_runs ? &mr : &mc, o);
+    for (size_t k = 0; k < N_RUN_FIELDS && !st; k++) {   // a --FIELD value fills only runs whose tables lack it
+        import_field f = run_fields[k];
+        size_t took = 0;
+        for (size_t i = 0; i < out->n_runs; i++) took += !metas[i].text[f];
+        size_t used = strlen(out->unused_values);
+        if (o->value[f] && *o->value[f] && !took && used < sizeof out->unused_values)
+            snprintf(out->unused_values + used, sizeof out->unused_values - used, "%s--%s", used ? ", " : "", flag_of(f));
+    }
     if (!st) st = read_curves(&curves, &mc, out);
     int lr_given = !st && mc.col[IF_LR] >= 0;
     for (size_t i = 0; i < out->n_runs && !st; i++) {

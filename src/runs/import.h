@@ -79,6 +79,7 @@ typedef struct {
     import_run *runs; // in order of first appearance
     size_t n_rows_skipped; // curve rows with no loss value and no lr (steps a sparse export logged without an evaluation)
     size_t n_rows_step0;   // curve rows at step 0 (before any update; the laws start at step 1): left out
+    char unused_values[256]; // "--peak-lr, ...": --FIELD values no run took (each had the field in a table)
 } import_ladder;
 
 // Reads and checks the tables. out overwritten (free with import_ladder_free, also after an error).
