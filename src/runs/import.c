@@ -653,9 +653,11 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
     int lr_given = !st && mc.col[IF_LR] >= 0;
     for (size_t i = 0; i < out->n_runs && !st; i++) {
         import_run *r = &out->runs[i];
-        if (r->n_points == 0) st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no %s in %s", have_runs ? o->runs_path : o->curves_path,
-                                           r->id, r->n_trace ? "evaluations (only LR rows)" : out->n_rows_skipped ? "rows with a loss value" : "rows",
-                                           o->curves_path);
+        if (r->n_points == 0)   // a ladder holds trained runs; a planned one is a forecast's target, given by flags
+            st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no %s in %s (a run not trained yet is forecast from flags: "
+                         "forecast --ladder DIR --n-params ... --total-steps ...)", have_runs ? o->runs_path : o->curves_path,
+                         r->id, r->n_trace ? "evaluations (only LR rows)" : out->n_rows_skipped ? "rows with a loss value" : "rows",
+                         o->curves_path);
         else if (!*r->schedule && (!lr_given || !r->n_trace))
             st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has neither a schedule nor an lr column", o->curves_path, r->id);
     }
