@@ -157,6 +157,8 @@ expect "--resume: $tmp/fresh holds no checkpoint (checkpoint.sxt) to continue; c
 "$S" train "${tiny[@]}" --steps 4 --override steps --resume-or-start --out "$tmp/fresh2" 2>&1 | grep -q "done: 4 steps (2 this time)" ||
     fail "--resume-or-start did not continue the run"
 expect "unknown action 'stauts': sextant ladder run|status|plan SPEC" ladder stauts tests/data/ladder/smoke-a.ladder
+expect "unknown command 'fitt' (did you mean fit?)" fitt
+expect "unknown flag --modle (did you mean --model? see --help)" train --modle d1
 expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
 expect "--loss and --law are for curve ladders (sextant import)" fit tests/data/ladder/smoke-a.ladder --law final --runs "$tmp/nothere"

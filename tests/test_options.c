@@ -61,9 +61,18 @@ static void test_bad_flags(void) {
     train_options_default(&o);
     char *huge[] = {"--lr", "1e39"}, *unknown[] = {"--lrr", "1"}, *help[] = {"--help"};
     CHECK(train_options_parse_args(&o, 2, huge) == SX_ERR_ARG && strstr(sx_last_error(), "--lr"));
-    CHECK(train_options_parse_args(&o, 2, unknown) == SX_ERR_ARG && strstr(sx_last_error(), "--lrr"));
+    CHECK(train_options_parse_args(&o, 2, unknown) == SX_ERR_ARG && strstr(sx_last_error(), "--lrr (did you mean --lr?"));
+    char *far[] = {"--xyzzy", "1"};
+    CHECK(train_options_parse_args(&o, 2, far) == SX_ERR_ARG && !strstr(sx_last_error(), "did you mean"));
     CHECK(train_options_parse_args(&o, 1, help) == SX_ERR_ARG);
     CHECK(o.opt.lr == 3e-3f);
+}
+
+// flags_near: typos within two edits (a swap counts one) and under half the word; not a short word's any change.
+static void test_near(void) {
+    CHECK(flags_near("modle", 5, "model") && flags_near("fitt", 4, "fit") && flags_near("imprt", 5, "import"));
+    CHECK(flags_near("warmpu-steps", 12, "warmup-steps") && flags_near("lrr", 3, "lr"));
+    CHECK(!flags_near("xyz", 3, "fit") && !flags_near("ab", 2, "lr") && !flags_near("seed", 4, "steps"));
 }
 
 // A command's start (flags_start) and a FLAG_CHOICE row: the index of the word given, the default's, the
@@ -104,6 +113,7 @@ int main(void) {
     TEST_RUN(test_defaults_agree);
     TEST_RUN(test_argv_roundtrip);
     TEST_RUN(test_bad_flags);
+    TEST_RUN(test_near);
     TEST_RUN(test_command_start_and_choice);
     return testlib_finish("options");
 }

@@ -89,6 +89,11 @@ int main(int argc, char **argv) {
         if (timed(argv[1]) && rc == 0 && !help) fprintf(stderr, "sextant %s: done in %.1f s\n", argv[1], runlog_now() - t0);
         return rc;
     }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (flags_near(argv[1], strlen(argv[1]), commands[i].name)) {
+            fprintf(stderr, "sextant: unknown command '%s' (did you mean %s?)\n", argv[1], commands[i].name);
+            return 2;
+        }
     fprintf(stderr, "sextant: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -76,6 +76,23 @@ static sx_status set_value(const flag_def *d, const char *text) {
     return sx_fail(SX_ERR_ARG, "--%s: flag type %d has no parser (add a case to set_value)", d->name, (int)d->type);
 }
 
+bool flags_near(const char *word, size_t len, const char *name) {
+    size_t m = strlen(name);
+    if (len > 63 || m > 63 || (len > m ? len - m : m - len) > 2) return false;
+    size_t d[64][64];   // optimal string alignment distance between word[0..i) and name[0..j)
+    for (size_t i = 0; i <= len; i++)
+        for (size_t j = 0; j <= m; j++) {
+            if (!i || !j) { d[i][j] = i + j; continue; }
+            size_t best = d[i - 1][j - 1] + (word[i - 1] != name[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && word[i - 1] == name[j - 2] && word[i - 2] == name[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[len][m] <= 2 && 2 * d[len][m] < len;
+}
+
 static const flag_def *find(const flag_def *defs, size_t n, const char *name, size_t len) {
     for (size_t i = 0; i < n; i++)
         if (strlen(defs[i].name) == len && !strncmp(defs[i].name, name, len)) return &defs[i];
@@ -117,7 +134,13 @@ sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv
             *(bool *)d->target = false;
             continue;
         }
-        if (!d) return sx_fail(SX_ERR_ARG, "unknown flag --%.*s (see --help)", (int)len, name);
+        if (!d) {
+            for (size_t k = 0; k < n; k++)
+                if (flags_near(name, len, defs[k].name))
+                    return sx_fail(SX_ERR_ARG, "unknown flag --%.*s (did you mean --%s? see --help)", (int)len, name,
+                                   defs[k].name);
+            return sx_fail(SX_ERR_ARG, "unknown flag --%.*s (see --help)", (int)len, name);
+        }
         const char *val = eq ? eq + 1 : NULL;
         if (!val && d->type == FLAG_BOOL) val = "true";
         else if (!val) {

@@ -38,6 +38,10 @@ sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, con
 // Leaves targets not named in argv as they are.
 sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
                            int *npos, bool *help);
+// Whether word (len bytes) is a likely typo of name: at most 2 single-character edits (insert, delete,
+// substitute, swap two neighbours) and fewer than half its length. For "did you mean" hints.
+bool flags_near(const char *word, size_t len, const char *name);
+
 // The flags of a table declared as an array.
 #define FLAGS_COUNT(table) (sizeof(table) / sizeof *(table))
 
