@@ -71,5 +71,19 @@ echo "$out" | grep -q "other settings: --lr 0.01 (was 0.003), --seed 5 (was 1)" 
 "$S" train "${short[@]}" --steps 12 --override steps --out "$tmp/same" --resume || fail "--override steps"
 [ "$(wc -l < "$tmp/same/metrics.jsonl")" -eq 12 ] || fail "--override steps did not extend the run to 12 steps"
 
+# The same data named another way (relative when started, absolute from another directory on resume) is the
+# same run; another file is not (before: --train "/abs/d.shard" (was "d.shard") refused the same file).
+printf 'the quick brown fox jumps over the lazy dog\n' > "$tmp/c.txt"
+"$S" tokenize train --vocab-size 300 --out "$tmp/v.sxv" "$tmp/c.txt" 2>/dev/null &&
+    "$S" tokenize shard --vocab "$tmp/v.sxv" --out "$tmp/d.shard" "$tmp/c.txt" 2>/dev/null && cp "$tmp/d.shard" "$tmp/e.shard" ||
+    fail "make a shard"
+rel=(--model d1-w32-hd16 --batch 1 --seq 4 --threads 1 --quiet --ckpt-every 2)
+(cd "$tmp" && "$S" train "${rel[@]}" --train d.shard --steps 2 --out rel) || fail "a run with a relative --train"
+"$S" train "${rel[@]}" --train "$tmp/d.shard" --steps 4 --override steps --out "$tmp/rel" --resume ||
+    fail "resume naming the same shard by its absolute path"
+out=$("$S" train "${rel[@]}" --train "$tmp/e.shard" --steps 6 --override steps --out "$tmp/rel" --resume 2>&1) &&
+    fail "resume on another shard accepted"
+echo "$out" | grep -q "other settings: --train \"$tmp/e.shard\"" || fail "another shard: $out"
+
 echo "resume.sh: $fails failed"
 [ $fails -eq 0 ]

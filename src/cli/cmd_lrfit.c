@@ -36,7 +36,7 @@ static sx_status run_point(const char *dir, run_shape *first, bool is_first, dou
     json_t *flags = st ? NULL : json_object_get(r.config, "flags");
     char diff[1024];
     if (json_is_object(flags) && json_is_object(first->flags) &&
-        train_flags_differ(first->flags, flags, "lr,seed", "the first run:", diff, sizeof diff))
+        train_flags_differ(first->flags, NULL, flags, "lr,seed", "the first run:", diff, sizeof diff))
         st = sx_fail(SX_ERR_ARG, "%s: trained with other settings than the first run: %s; give runs that differ only in "
                      "their peak LR (and seed)", dir, diff);
     if (!st && !r.done) st = sx_fail(SX_ERR_ARG, "%s: the run has not finished (no DONE)", dir);

@@ -81,8 +81,29 @@ static bool overridden(const char *key, const char *overrides) {
     return false;
 }
 
-size_t train_flags_differ(json_t *old_flags, json_t *new_flags, const char *also_free, const char *was, char *diff,
-                          size_t cap) {
+// Flags that name a data file: the same file may be named another way (relative, absolute) on resume.
+static const char *const path_flags[] = {"train", "val", "eval-tasks-val", "prefix-vocab"};
+
+json_t *train_paths_resolved(json_t *flags) {
+    json_t *out = json_object();
+    for (size_t i = 0; out && i < sizeof path_flags / sizeof *path_flags; i++) {
+        const char *v = json_string_value(json_object_get(flags, path_flags[i]));
+        char abs[PATH_MAX];
+        if (v && *v && realpath(v, abs)) json_object_set_new(out, path_flags[i], json_string(abs));
+    }
+    return out;
+}
+
+// Whether the path flag key's new value names the file old_resolved recorded for it.
+static bool same_file(json_t *old_resolved, const char *key, json_t *nv) {
+    const char *was = json_string_value(json_object_get(old_resolved, key)), *now = json_string_value(nv);
+    char abs[PATH_MAX];
+    return was && now && listed(key, path_flags, sizeof path_flags / sizeof *path_flags) && realpath(now, abs) &&
+           !strcmp(abs, was);
+}
+
+size_t train_flags_differ(json_t *old_flags, json_t *old_resolved, json_t *new_flags, const char *also_free,
+                          const char *was, char *diff, size_t cap) {
     size_t used = 0, n = 0;
     const char *key;
     json_t *nv;
@@ -90,7 +111,7 @@ size_t train_flags_differ(json_t *old_flags, json_t *new_flags, const char *also
     json_object_foreach(new_flags, key, nv) {
         json_t *ov = json_object_get(old_flags, key);
         if (!ov || json_equal(ov, nv) || listed(key, free_flags, sizeof free_flags / sizeof *free_flags) ||
-            overridden(key, also_free))
+            overridden(key, also_free) || same_file(old_resolved, key, nv))
             continue;
         const size_t fmt = JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(9);
         char *a = json_dumps(ov, fmt), *b = json_dumps(nv, fmt);
@@ -104,10 +125,11 @@ size_t train_flags_differ(json_t *old_flags, json_t *new_flags, const char *also
     return n;
 }
 
-sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from) {
+sx_status train_config_check_resume(json_t *old_flags, json_t *old_resolved, json_t *new_flags, const char *overrides,
+                                    const char *from) {
     if (!json_is_object(old_flags) || !json_is_object(new_flags)) return SX_OK;   // nothing recorded to compare with
     char diff[1024];
-    if (!train_flags_differ(old_flags, new_flags, overrides, "was", diff, sizeof diff)) return SX_OK;
+    if (!train_flags_differ(old_flags, old_resolved, new_flags, overrides, "was", diff, sizeof diff)) return SX_OK;
     return sx_fail(SX_ERR_MISMATCH, "%s holds a run with other settings: %s. Resume with the same flags, or pass "
                    "--override NAME[,NAME...] for a deliberate change (e.g. --override steps to extend the run)",
                    from, diff);

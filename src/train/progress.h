@@ -30,12 +30,20 @@ sx_status train_progress_read(json_t *meta, long total_steps, long optimizer_ste
 // (threads, evaluation cadence, checkpoints, --quiet, ...) and those named in overrides (comma-separated
 // flag names without dashes, e.g. "steps"). SX_ERR_MISMATCH listing every difference ("--lr 0.01 (was
 // 0.003), ..."); SX_OK when either side recorded no flags. from names the run directory.
-sx_status train_config_check_resume(json_t *old_flags, json_t *new_flags, const char *overrides, const char *from);
+// old_resolved: the old run's train_paths_resolved (NULL: none recorded), so that a file named another way (an
+// absolute path from another directory) is the same file.
+sx_status train_config_check_resume(json_t *old_flags, json_t *old_resolved, json_t *new_flags, const char *overrides,
+                                    const char *from);
 
 // The training flags that differ between two runs' "flags" objects, except those that only change how a run
-// is watched and those named in also_free (comma-separated): their count, and "--lr 0.01 (WAS 0.003), ..." in
-// diff (cap bytes, cut short where it is full).
-size_t train_flags_differ(json_t *old_flags, json_t *new_flags, const char *also_free, const char *was, char *diff,
-                          size_t cap);
+// is watched and those named in also_free (comma-separated), and path flags whose new value resolves to the
+// file old_resolved records (NULL: compare as text): their count, and "--lr 0.01 (WAS 0.003), ..." in diff
+// (cap bytes, cut short where it is full).
+size_t train_flags_differ(json_t *old_flags, json_t *old_resolved, json_t *new_flags, const char *also_free,
+                          const char *was, char *diff, size_t cap);
+
+// The absolute paths (realpath) of the flags that name data files (--train, --val, --eval-tasks-val,
+// --prefix-vocab), where they exist: {"train": "/abs/train.shard", ...}; config.json keeps it for resume.
+json_t *train_paths_resolved(json_t *flags);
 
 #endif
