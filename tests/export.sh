@@ -71,7 +71,8 @@ PY
 # Two members of the family: GQA + SwiGLU + untied head (a stock LlamaForCausalLM), and MHA + ReLU² tied.
 train d2-w32-hd8-kv2-swiglu-untied-v64 gqa
 train d1-w32-hd16-relu2-rope500000-v64 relu
-for m in gqa:untied relu:tied; do
+train d1-w32-hd16-relu2 plain   # its vocabulary from the data, not the descriptor (import read 8192, the default)
+for m in gqa:untied relu:tied plain:tied; do
     run=${m%%:*}
     "$S" export --format safetensors "$tmp/$run/checkpoint.sxt" "$tmp/hf-$run/model.safetensors" > "$tmp/$run.log" || { fail "export $run"; cat "$tmp/$run.log"; }
     python3 "$tmp/reader.py" "$tmp/$run/checkpoint.sxt" "$tmp/hf-$run/model.safetensors" "$tmp/hf-$run/config.json" "${m#*:}" \

@@ -179,7 +179,17 @@ sx_status hf_import(const char *in, const char *config_path, const char *out) {
     if (st) return st;
     char desc[160];
     const char *stored = json_string_value(json_object_get(f.metadata, "sextant_descriptor"));
+    // sextant's own export: the descriptor and the vocabulary, which the descriptor leaves out when the data set it
+    const char *stored_vocab = json_string_value(json_object_get(f.metadata, "sextant_vocab"));
+    size_t vocab = 0;
     json_t *hfc = NULL;
+    if (stored && stored_vocab) {
+        char *end;
+        unsigned long long v = strtoull(stored_vocab, &end, 10);
+        if (end == stored_vocab || *end || v == 0 || v > ((size_t)1 << 24))
+            st = sx_fail(SX_ERR_FORMAT, "%s: sextant_vocab '%s' is not a vocabulary size", in, stored_vocab);
+        vocab = (size_t)v;
+    }
     if (stored) snprintf(desc, sizeof desc, "%s", stored);
     else {
         json_error_t err;
@@ -192,7 +202,7 @@ sx_status hf_import(const char *in, const char *config_path, const char *out) {
     model_config cfg;
     model m;
     memset(&m, 0, sizeof m);
-    if (!st) st = model_config_parse(desc, 0, &cfg);
+    if (!st) st = model_config_parse(desc, vocab, &cfg);
     if (!st) st = hf_check(&cfg);
     if (!st) st = model_init(&m, &cfg);
     size_t used = 0;
