@@ -86,6 +86,11 @@ for m in gqa:untied relu:tied plain:tied; do
     b=$("$S" sample --checkpoint "$tmp/$run-back.sxt" --ids --prompt 1,2,3 --max-new 12 --temperature 0 2>&1)
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "round trip $run: greedy samples differ ('$a' vs '$b')"
 done
+# Exported into the run's own directory, the HF config.json would replace the run's: refused, nothing written.
+cp "$tmp/plain/config.json" "$tmp/plain.config"
+out=$("$S" export "$tmp/plain/checkpoint.sxt" "$tmp/plain/model.safetensors" 2>&1) && fail "export over a run's config.json accepted"
+echo "$out" | grep -q "plain/config.json is not an HF config.json (a sextant run's own?)" && cmp -s "$tmp/plain/config.json" "$tmp/plain.config" &&
+    [ ! -e "$tmp/plain/model.safetensors" ] || fail "export into the run's directory: $out"
 grep -q '"max_position_embeddings": 16' "$tmp/hf-gqa/config.json" || fail "context from the run's seq"
 grep -q '"rope_theta": 500000' "$tmp/hf-relu/config.json" || fail "rope base"
 

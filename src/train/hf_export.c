@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/status.h"
 #include "core/fsutil.h"
 #include "core/safetensors.h"
@@ -130,6 +131,13 @@ static void tensor_shape(const param_spec *s, size_t shape[2], int *ndim) {
 
 sx_status hf_export(const char *checkpoint, const char *out, const char *config_path, size_t context) {
     model m;
+    // The config goes beside OUT: in a run's own directory that is the run's config.json, which must stay.
+    json_t *there = access(config_path, F_OK) ? NULL : json_load_file(config_path, 0, NULL);
+    bool ours = !there || json_object_get(there, "model_type");   // an HF config (an earlier export) may be replaced
+    json_decref(there);
+    if (!ours)
+        return sx_fail(SX_ERR_ARG, "%s is not an HF config.json (a sextant run's own?): export elsewhere, or give --config "
+                       "PATH", config_path);
     sx_status st = open_checkpoint(checkpoint, &m);
     st_tensor *t = st ? NULL : sx_calloc_n(m.table.n, sizeof *t, "hf_export");
     if (!st && !t) st = sx_fail(SX_ERR_NOMEM, "out of memory");
