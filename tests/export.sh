@@ -86,6 +86,9 @@ for m in gqa:untied relu:tied plain:tied; do
     b=$("$S" sample --checkpoint "$tmp/$run-back.sxt" --ids --prompt 1,2,3 --max-new 12 --temperature 0 2>&1)
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "round trip $run: greedy samples differ ('$a' vs '$b')"
 done
+# import-weights replaces no file: a run's training checkpoint would lose its optimizer state (before: overwritten).
+out=$("$S" import-weights "$tmp/hf-plain/model.safetensors" "$tmp/plain/checkpoint.sxt" 2>&1) && fail "import over a checkpoint"
+echo "$out" | grep -q "plain/checkpoint.sxt exists: import-weights writes a new checkpoint and replaces none" || fail "import over: $out"
 # Exported into the run's own directory, the HF config.json would replace the run's: refused, nothing written.
 cp "$tmp/plain/config.json" "$tmp/plain.config"
 out=$("$S" export "$tmp/plain/checkpoint.sxt" "$tmp/plain/model.safetensors" 2>&1) && fail "export over a run's config.json accepted"

@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
@@ -70,6 +71,8 @@ int cmd_import_weights(int argc, char **argv) {
     flags_args a;
     if (flags_start(&cmd, flags, 1, argc, argv, &a)) return 0;
     sx_status st = a.st;
+    if (!st && access(a.pos[1], F_OK) == 0)   // e.g. a run's checkpoint.sxt, whose optimizer state would be lost
+        st = sx_fail(SX_ERR_ARG, "%s exists: import-weights writes a new checkpoint and replaces none", a.pos[1]);
     if (st) return cli_report("import-weights", st);
     char config_path[4200];
     config_beside(a.pos[0], config, config_path, sizeof config_path);
