@@ -115,4 +115,10 @@ cmp -s "$work/fit-mix.json" "$work/fit-gcide.json" && fail "fit --val-set gcide 
 grep -q '"val_set": "gcide"' "$work/fc-gcide.json" || fail "the forecast does not record its validation set"
 if "$S" fit "$work/mix.ladder" --runs "$work/lad" --out "$work/x.json" --val-set nosuch 2> "$work/err"; then fail "an unknown set was fitted"; fi
 grep -q 'no "val_loss_nosuch"' "$work/err" || fail "unknown set message: $(cat "$work/err")"
+# A source's shard missing: the spec and the source are named (before: only "cannot open shard ...").
+sed 's/\([a-z_]*\)\.val\.shard$/\1.gone.shard/' "$work/mix/mixture.mix" > "$work/mix/gone.mix"
+if "$S" train --model d1-hd8-w16 --train "$work/mix/gone.mix" --batch 2 --seq 8 --steps 2 --out "$work/gone" --quiet 2> "$work/err"; then
+    fail "a mixture with a missing validation shard trained"
+fi
+grep -q "gone.mix: source [a-z_]*'s validation data: cannot open shard" "$work/err" || fail "missing source shard: $(cat "$work/err")"
 echo "mixture: all checks passed"

@@ -89,6 +89,7 @@ sx_status mixture_open(mixture_sampler *s, const char *spec_path, size_t T, load
     double c = 0;
     for (size_t k = 0; k < s->spec.n && !st; k++) {
         st = loader_open(&s->ld[k], s->spec.src[k].train, T, mode, seed ^ (0xD1B54A32D192ED03ULL * (k + 1)), expected_vocab);
+        if (st) st = sx_fail(st, "%s: source %s: %s", spec_path, s->spec.src[k].name, sx_last_error());
         if (!st && k > 0 && s->ld[k].shard.h.vocab_size != s->ld[0].shard.h.vocab_size)
             st = sx_fail(SX_ERR_MISMATCH, "%s: source %s has vocabulary size %u, source %s has %u", spec_path,
                          s->spec.src[k].name, s->ld[k].shard.h.vocab_size, s->spec.src[0].name,

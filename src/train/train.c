@@ -168,7 +168,10 @@ static sx_status open_mixture_vals(run *r, const char *path, size_t vocab) {
     mixture_spec m;
     sx_status st = mixture_spec_load(path, &m);
     for (size_t k = 0; k < m.n && !st; k++) {
-        if ((st = batch_source_open(&r->vals[k], m.src[k].val, r->T, false, 0))) break;
+        if ((st = batch_source_open(&r->vals[k], m.src[k].val, r->T, false, 0))) {
+            st = sx_fail(st, "%s: source %s's validation data: %s", path, m.src[k].name, sx_last_error());
+            break;
+        }
         r->n_vals = k + 1;
         snprintf(r->val_names[k], sizeof r->val_names[k], "%s", m.src[k].name);
         r->val_w[k] = m.src[k].weight;
