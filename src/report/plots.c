@@ -1,4 +1,5 @@
 // plots: see plots.h.
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,7 +148,7 @@ sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
 // Opens path for a plot; close_plot closes it and folds a failed close into st.
 static FILE *open_plot(const char *path, sx_status *st) {
     FILE *f = fopen(path, "w");
-    *st = f ? SX_OK : sx_fail(SX_ERR_IO, "%s: cannot create", path);
+    *st = f ? SX_OK : sx_fail(SX_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
     return f;
 }
 
