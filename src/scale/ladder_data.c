@@ -24,8 +24,8 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
         started += access(config, F_OK) == 0;
     }
     if (!started)
-        return sx_fail(SX_ERR_ARG, "%s holds none of the ladder's %zu runs: run `sextant ladder run %s` first (or point "
-                       "--runs at the ladder's directory)", dir, d->n_plan, spec->spec_path);
+        return sx_fail(SX_ERR_ARG, "%s holds none of the ladder's %zu runs: run `sextant ladder run %s` first (or "
+                       "`compare --run`), or point `fit --runs` at the ladder's directory", dir, d->n_plan, spec->spec_path);
     d->runs = sx_calloc_n(d->n_plan, sizeof *d->runs, "ladder_data d.runs");
     if (!d->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < d->n_plan && !st; i++) {
