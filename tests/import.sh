@@ -108,6 +108,7 @@ refuse -- "--flops-per-token: 'x' is not a finite non-negative number" "$tmp/cur
 refuse "name the loss column(s) with --loss-col" "$tmp/curves.csv" --loss-col ""
 refuse -- "--loss-col: bad column name in 'val_c4,,val_wiki'" "$tmp/curves.csv" --loss-col val_c4,,val_wiki
 refuse -- "--loss-col: at most 16 loss columns" "$tmp/curves.csv" --loss-col "$(seq -s, -f 'l%g' 17)"
+refuse -- "--loss-col: 'val_c4' is named twice" "$tmp/curves.csv" --loss-col val_c4,val_wiki,val_c4
 # Refusals of the runs table: each edit of a-1k's row (line 2) and the message naming it.
 refuse_runs() {  # pattern, sed edit of runs.csv
     sed "$2" "$tmp/runs.csv" > "$tmp/r.csv"

@@ -474,7 +474,11 @@ static sx_status parse_loss_names(const char *spec, import_ladder *l) {
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= sizeof l->loss_names[0]) return sx_fail(SX_ERR_ARG, "--loss-col: bad column name in '%s'", spec);
         if (l->n_loss == IMPORT_MAX_LOSS) return sx_fail(SX_ERR_ARG, "--loss-col: at most %d loss columns", IMPORT_MAX_LOSS);
-        snprintf(l->loss_names[l->n_loss++], sizeof l->loss_names[0], "%.*s", (int)len, p);
+        snprintf(l->loss_names[l->n_loss], sizeof l->loss_names[0], "%.*s", (int)len, p);
+        for (size_t k = 0; k < l->n_loss; k++)
+            if (!strcmp(l->loss_names[k], l->loss_names[l->n_loss]))
+                return sx_fail(SX_ERR_ARG, "--loss-col: '%s' is named twice", l->loss_names[k]);
+        l->n_loss++;
         p += len + (p[len] == ',');
     }
     return SX_OK;
