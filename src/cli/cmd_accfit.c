@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/fsutil.h"
 #include "laws/accchain.h"
 #include "laws/acclaw.h"
 #include "laws/pubdata.h"

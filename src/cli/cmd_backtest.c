@@ -2,9 +2,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/fsutil.h"
 #include "laws/backtest.h"
 #include "report/plots.h"
 
@@ -40,8 +40,6 @@ int cmd_backtest(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (!st && holdout < 1) st = sx_fail(SX_ERR_ARG, "--holdout: give the number of largest sizes to forecast (1 or more)");
-    if (!st && holdout != 1 && protocol == 1)
-        st = sx_fail(SX_ERR_ARG, "--holdout is for --protocol size; with --protocol role the runs table's heldout runs are forecast");
     if (!st && *out && *svg && !strcmp(out, svg)) st = sx_fail(SX_ERR_ARG, "--out and --plot name the same file, %s", out);
     if (!st && !(from >= 0 && from < 1)) st = sx_fail(SX_ERR_ARG, "--score-from: give a fraction of each run in [0, 1)");
     if (!st && !(min_frac >= 0 && min_frac < 1)) st = sx_fail(SX_ERR_ARG, "--fit-from: give a fraction of each run in [0, 1)");
@@ -50,6 +48,8 @@ int cmd_backtest(int argc, char **argv) {
     o.holdout = (size_t)holdout;
     o.score_from = from;
     o.protocol = (backtest_protocol[]){BACKTEST_SIZE, BACKTEST_ROLE}[protocol];
+    if (!st && holdout != 1 && o.protocol == BACKTEST_ROLE)
+        st = sx_fail(SX_ERR_ARG, "--holdout is for --protocol size; with --protocol role the runs table's heldout runs are forecast");
     o.baseline = baseline;
     o.fit.nonembed = (int[]){-1, 0, 1, 0}[nkind];
     o.fit.n_offset = nkind == 3 ? 0 : NAN;   // NAN: chosen one size back

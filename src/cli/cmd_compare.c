@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/fsutil.h"
 #include "report/plots.h"
 #include "scale/compare.h"
 #include "scale/ladder_seeds.h"

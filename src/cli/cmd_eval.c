@@ -7,13 +7,13 @@
 #include <string.h>
 #include <jansson.h>
 #include "cli/commands.h"
-#include "runs/rundir.h"
 #include "core/flags.h"
 #include "core/threads.h"
+#include "data/mixture.h"
 #include "infer/tasks.h"
 #include "model/quant.h"
+#include "runs/rundir.h"
 #include "train/batches.h"
-#include "data/mixture.h"
 #include "train/checkpoint.h"
 
 // The "val_data" of the config.json beside ckpt into out ("" when there is none).

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
+#include "runs/rundir.h"
 #include "train/hf_export.h"
 
 // config.json in the directory of path, unless given.
@@ -20,9 +21,7 @@ static void config_beside(const char *path, const char *given, char *out, size_t
 
 // The context a checkpoint was trained with: "seq" of the run's config.json beside it, else fallback.
 static size_t trained_context(const char *checkpoint, size_t fallback) {
-    char path[4200];
-    config_beside(checkpoint, "", path, sizeof path);
-    json_t *run = json_load_file(path, 0, NULL);
+    json_t *run = rundir_config_beside(checkpoint);
     json_int_t seq = json_integer_value(json_object_get(run, "seq"));
     json_decref(run);
     return seq > 0 ? (size_t)seq : fallback;

@@ -1,9 +1,9 @@
 // sextant fit SPEC: fits the scaling laws of a finished ladder and writes fit.json.
 #include <stdio.h>
 #include <string.h>
-#include "core/fsutil.h"
 #include "cli/commands.h"
 #include "core/flags.h"
+#include "core/fsutil.h"
 #include "scale/curvecast.h"
 #include "scale/datafit.h"
 #include "laws/finallaw.h"

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/commands.h"
-#include "runs/rundir.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
 #include "report/htmlreport.h"
+#include "runs/rundir.h"
 #include "scale/forecast.h"
 #include "scale/ladder_seeds.h"
 
@@ -58,11 +58,12 @@ int cmd_report(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/config.json", dir);
         char ladder_json[1200];
         snprintf(ladder_json, sizeof ladder_json, "%s/ladder.json", dir);
-        if (!is_file(path) && is_file(ladder_json))
-            st = sx_fail(SX_ERR_ARG, "%s is a curve ladder (sextant import): report reads a run directory or a ladder "
-                         "spec; for a curve ladder, `sextant backtest %s --plot backtest.svg` draws its forecasts", dir, dir);
-        else if (!is_file(path))
-            st = sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
+        if (!is_file(path))
+            st = is_file(ladder_json)
+                     ? sx_fail(SX_ERR_ARG, "%s is a curve ladder (sextant import): report reads a run directory or a "
+                               "ladder spec; for a curve ladder, `sextant backtest %s --plot backtest.svg` draws its "
+                               "forecasts", dir, dir)
+                     : sx_fail(SX_ERR_IO, "%s: no config.json: not a run directory written by `sextant train`", dir);
         if (!st) st = load(path, true, false, &config);
         bool recorded = !*fc_path;
         if (!st && recorded) fc_path = json_string_value(json_object_get(json_object_get(config, "flags"), "forecast"));

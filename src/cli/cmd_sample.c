@@ -16,7 +16,6 @@
 #include <jansson.h>
 #include "core/status.h"
 #include "cli/commands.h"
-#include "runs/rundir.h"
 #include "core/flags.h"
 #include "core/threads.h"
 #include "data/shard.h"
@@ -24,6 +23,7 @@
 #include "infer/speculative.h"
 #include "infer/task_arith.h"
 #include "model/quant.h"
+#include "runs/rundir.h"
 #include "tok/vocab_io.h"
 #include "train/checkpoint.h"
 

@@ -166,6 +166,9 @@ static int do_encode(int argc, char **argv) {
     return st ? fail(st) : 0;
 }
 
+// What separates token ids in decode's input: spaces, commas, line ends, and the brackets of a JSON array.
+#define ID_SEPARATORS " ,\n\r\t[]"
+
 static int do_decode(int argc, char **argv) {
     static const flags_command cmd = {
         "tokenize decode --vocab V [FILE]",
@@ -185,14 +188,14 @@ static int do_decode(int argc, char **argv) {
     sx_status st = vocab_and_input("decode", &a, vocab, &v, &text);
     if (!st) st = tok_bytes_append(&text, "", 1);
     for (char *p = (char *)text.data; !st && p && *p;) {
-        while (*p == ' ' || *p == ',' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '[' || *p == ']') p++;
+        while (*p && strchr(ID_SEPARATORS, *p)) p++;
         if (!*p) break;
         char *end;
         unsigned long id = strtoul(p, &end, 10);
-        if (end == p || id > UINT32_MAX || (*end && !strchr(" ,\n\r\t[]", *end))) {   // the word, printably
+        if (end == p || id > UINT32_MAX || (*end && !strchr(ID_SEPARATORS, *end))) {   // the word, printably
             char word[96] = "";
             size_t len = 0, k = 0;
-            for (const unsigned char *q = (const unsigned char *)p; *q && k < 20 && !strchr(" ,\n\r\t[]", *q); q++, k++)
+            for (const unsigned char *q = (const unsigned char *)p; *q && k < 20 && !strchr(ID_SEPARATORS, *q); q++, k++)
                 len += (size_t)snprintf(word + len, sizeof word - len, isprint(*q) ? "%c" : "\\x%02x", *q);
             st = sx_fail(SX_ERR_ARG, "not a token id: '%s' (id %zu of the input)", word, ids.n + 1);
         } else

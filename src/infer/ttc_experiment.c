@@ -65,8 +65,6 @@ size_t ttc_strategy_row(ttc_selector sel, ttc_scorer scorer) {
     return s;
 }
 
-// A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
-// separate label-byte model checkpoint.
 sx_status ttc_open_model(const char *path, model *m) {
     sx_status st = checkpoint_open_model(path, m);
     if (!st && m->cfg.vocab != ARITH_VOCAB) {
@@ -77,6 +75,8 @@ sx_status ttc_open_model(const char *path, model *m) {
     return st;
 }
 
+// A verifier from path: a value head (on the main policy's trunk, read through a decoder of its own) or a
+// separate label-byte model checkpoint.
 static sx_status open_verifier(const char *path, model *policy, model *own, value_head *h, trunk_reader *t, decoder *d,
                                verifier *v) {
     sx_status st;

@@ -90,10 +90,10 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
     if (!st) st = law_nds_bind(runs, nr, &law);
     fit_options fo;
     fit_options_default(&fo);
-    if (!st && np < fit_free_params(&law, &fo))
+    size_t n_free = st ? 0 : fit_free_params(&law, &fo);
+    if (!st && np < n_free)
         st = sx_fail(SX_ERR_ARG, "curve fit: %zu points at or after %.0f%% of their runs (%zu runs), for a law of %zu "
-                     "free parameters: log evaluations more often, or add runs", np, 100 * o->min_frac, nr,
-                     fit_free_params(&law, &fo));
+                     "free parameters: log evaluations more often, or add runs", np, 100 * o->min_frac, nr, n_free);
     if (!st) st = fit_law_run(&law, obs, w, &fo, &res);
     if (!st) {
         memcpy(m->p, res.params, sizeof m->p);

@@ -122,7 +122,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     free(pred);
     if (st) { json_decref(pts); return st; }
     *fc = json_pack("{s:s, s:i, s:s, s:{s:s, s:f, s:f, s:f, s:I, s:f, s:I, s:s}, s:s, s:{s:f, s:f, s:f, s:f}, s:o}", "kind",
-                    "curve-forecast", "version", CURVECAST_VERSION, "law", backtest_law_names[law], "target", "run", t->id, "n_params", t->n_params,
+                    FORECAST_KIND_CURVE, "version", CURVECAST_VERSION, "law", backtest_law_names[law], "target", "run", t->id, "n_params", t->n_params,
                     "n_params_nonembed", t->n_nonembed, "tokens_per_step", t->tokens_per_step, "total_steps",
                     (json_int_t)t->total_steps, "peak_lr", t->peak_lr, "warmup_steps", (json_int_t)t->warmup_steps,
                     "schedule", t->schedule, "flops_rule", isnan(t->flops_per_token) ? "6ND (N with embeddings)" : "given per token",
@@ -134,8 +134,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
 
 sx_status curvecast_check(json_t *fc, const import_ladder *l, const import_run *r, size_t loss, json_t **report) {
     *report = NULL;
-    const char *kind = json_string_value(json_object_get(fc, "kind"));
-    if (!kind || strcmp(kind, "curve-forecast"))
+    if (!forecast_is_curve(fc))
         return sx_fail(SX_ERR_ARG, "the forecast is not a curve ladder's (it is for a hero trained with sextant: "
                        "`sextant forecast --check RUN_DIR --forecast FILE`)");
     // The run must be the target the forecast describes: its size, batch and length.

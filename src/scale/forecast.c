@@ -578,10 +578,14 @@ sx_status forecast_make(json_t *fit, const hero_spec *hero, json_t **out) {
     return SX_OK;
 }
 
+bool forecast_is_curve(const json_t *doc) {
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    return kind && !strcmp(kind, FORECAST_KIND_CURVE);
+}
+
 // A curve ladder's forecast (sextant import) is checked against a run of that ladder, not a trained run.
 static sx_status not_curve_forecast(const json_t *doc, const char *path) {
-    const char *kind = json_string_value(json_object_get(doc, "kind"));
-    if (!kind || strcmp(kind, "curve-forecast")) return SX_OK;
+    if (!forecast_is_curve(doc)) return SX_OK;
     return sx_fail(SX_ERR_ARG, "%s%sa curve ladder's forecast (sextant import), scored against a run of that ladder: "
                    "`sextant forecast --check-run ID --ladder DIR --forecast FILE`", path ? path : "", path ? ": " : "");
 }

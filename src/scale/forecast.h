@@ -40,6 +40,11 @@ void forecast_seal(json_t *doc);
 // Recomputes the hash of a forecast (or fit) document and compares it with the stored one.
 sx_status forecast_verify_hash(json_t *forecast, const char *path);
 
+// A curve ladder's forecast (scale/curvecast: a target run of an imported ladder, checked with --check-run)
+// carries this "kind"; a trained hero's forecast carries none.
+#define FORECAST_KIND_CURVE "curve-forecast"
+bool forecast_is_curve(const json_t *doc);
+
 // Forecast points for a run of total_steps steps (the trainer's view while it trains).
 typedef struct {
     size_t n;
