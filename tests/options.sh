@@ -47,5 +47,16 @@ out=$("$S" inspect d2-w64-hd16-moe4k1-sigmoid)
 grep -qxF "experts (MoE)    4 routed of width 256, top-1, 0 shared, sigmoid router; balancing: none" <<<"$out" || fail "MoE inspect: $out"
 "$S" inspect d2-w64-hd16 | grep -q "latent\|experts" && fail "dense GQA inspect shows latent or expert lines"
 
+# A model far larger than this machine is described, not allocated; --model names it as other commands do.
+out=$("$S" inspect --model d32-w4096 --seq 2048 2>&1) || fail "inspect of a 6.5B model exited $?: $out"
+grep -qxF "params total     6476271616" <<<"$out" || fail "6.5B inspect: $out"
+grep -qE '^memory +[0-9.]+ GiB .* at batch 8 x 2048' <<<"$out" || fail "6.5B inspect memory: $out"
+out=$("$S" inspect d2-w16-hd8 --batch 4294967296 --seq 4294967296 2>&1) && fail "inspect of 2^64 tokens a batch passed"
+grep -qF "a batch of 4294967296 sequences of 4294967296 tokens is more than a model holds" <<<"$out" || fail "oversize batch said: $out"
+out=$("$S" inspect d0-w8 2>&1) && fail "d0 passed"
+grep -qF "model 'd0-w8': 0 layers; a model has 1 to 1000" <<<"$out" || fail "d0 said: $out"
+out=$("$S" inspect d6 --options 2>&1) && fail "a descriptor with --options passed"
+grep -qF -- "--options lists the descriptor grammar: give it alone" <<<"$out" || fail "--options with a descriptor said: $out"
+
 [ $fails -eq 0 ] && echo "options: all checks passed"
 exit $fails

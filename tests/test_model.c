@@ -19,7 +19,7 @@ static void test_fixture_gelu_mqa(void) { modelcheck_fixture("gelu_mqa"); }
 
 static void test_bad_descriptors(void) {
     model_config c;
-    const char *bad[] = {"x6", "d0", "d6-foo", "d6-hd100", "d6-kv5", "d6-kv0", "d6-ropefrac2", "d6-kv", "d2-w30-hd8", ""};
+    const char *bad[] = {"x6", "d0", "d1001", "d-3", "dx", "d6-foo", "d6-hd100", "d6-kv5", "d6-kv0", "d6-ropefrac2", "d6-kv", "d2-w30-hd8", ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sx_status s = model_config_parse(bad[i], 0, &c);
         if (!CHECK(s == SX_ERR_ARG)) fprintf(stderr, "  accepted '%s'\n", bad[i]);
@@ -27,6 +27,41 @@ static void test_bad_descriptors(void) {
     }
     CHECK(model_config_parse("d12", 0, &c) == SX_OK && c.width == 768 && c.n_head == 12 && c.n_kv_head == 12);
     CHECK(model_config_parse("d6-kv2-swiglu", 0, &c) == SX_OK && c.n_kv_head == 2 && c.ffn_hidden == 1024);
+}
+
+// model_memory_bytes on a declared model is what model_init and model_reserve then allocate (the blocks the
+// reserved model records; the last model's largest scratch is the head's, sized per thread); a model far too large for any machine is declared and measured without allocating;
+// a shape beyond the model's size arithmetic is refused by both, with its numbers.
+static void test_memory_without_allocating(void) {
+    const char *desc[] = {"d2-w32-hd8-v50", "d2-w64-hd16-mla-dc24-smear-gnorm4-v300", "d2-w64-hd16-moe8k2-untied-v100",
+                          "d1-w16-hd8-v4096"};
+    for (size_t i = 0; i < sizeof desc / sizeof *desc; i++) {
+        model_config c;
+        model d, m;
+        size_t planned = 0;
+        if (!CHECK(model_config_parse(desc[i], 0, &c) == SX_OK && model_declare(&d, &c) == SX_OK)) return;
+        CHECK(d.params == NULL && model_memory_bytes(&d, 4, 128, &planned) == SX_OK);
+        model_free(&d);
+        if (!CHECK(model_init(&m, &c) == SX_OK && model_reserve(&m, 4, 128) == SX_OK)) return;
+        size_t held = 2 * m.table.total * sizeof(float) + (m.acts_floats + m.work_floats) * sizeof(float) +
+                      4 * 128 * 2 * sizeof(int32_t) + m.gemm_work.bytes + m.head_panel_bytes[0] + m.head_panel_bytes[1];
+        if (!CHECK(planned == held)) fprintf(stderr, "  %s: planned %zu bytes, reserved %zu\n", desc[i], planned, held);
+        model_free(&m);
+    }
+    model_config c;
+    model big;
+    size_t bytes = 0;
+    if (!CHECK(model_config_parse("d1000-w65536", 0, &c) == SX_OK && model_declare(&big, &c) == SX_OK)) return;
+    CHECK(model_param_count(&big) > (size_t)1 << 45 && model_memory_bytes(&big, 1, 8, &bytes) == SX_OK);
+    CHECK(bytes > 8 * model_param_count(&big));
+    CHECK(model_memory_bytes(&big, (size_t)1 << 32, (size_t)1 << 32, &bytes) == SX_ERR_ARG);
+    CHECK(strstr(sx_last_error(), "4294967296 sequences of 4294967296 tokens") != NULL);
+    CHECK(model_memory_bytes(&big, 1, (size_t)MODEL_MAX_SEQ + 1, &bytes) == SX_ERR_ARG);
+    model_free(&big);
+    model small;
+    if (!CHECK(model_config_parse("d1-w16-hd8-v20", 0, &c) == SX_OK && model_init(&small, &c) == SX_OK)) return;
+    CHECK(model_reserve(&small, (size_t)1 << 33, (size_t)1 << 31) == SX_ERR_ARG && small.acts == NULL);
+    model_free(&small);
 }
 
 // A batch large enough for the residual stream's copies and the gradient zeroing to be split over the
@@ -197,6 +232,7 @@ static void test_init_by_name_pairs_shared_tensors(void) {
 
 int main(void) {
     TEST_RUN(test_bad_descriptors);
+    TEST_RUN(test_memory_without_allocating);
     TEST_RUN(test_grad_stages_dense);
     TEST_RUN(test_grad_stages_addons);
     TEST_RUN(test_grad_stages_mla_moe);

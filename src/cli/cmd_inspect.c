@@ -8,12 +8,14 @@
 
 int cmd_inspect(int argc, char **argv) {
     static const flags_command cmd = {
-        "inspect DESCRIPTOR [--vocab V] [--seq T] | inspect --options",
+        "inspect DESCRIPTOR [--vocab V] [--seq T] [--batch B] | inspect --options",
         "Prints the model's exact accounting, or the descriptor grammar.",
         0, 1, NULL};
     long vocab, seq, batch;
     bool options;
+    const char *model_flag;
     const flag_def flags[] = {
+        {"model", FLAG_STR, &model_flag, NULL, "the model descriptor, as other commands take it (or give it alone)"},
         {"options", FLAG_BOOL, &options, "false", "list the descriptor's options (the table docs/MODEL.md quotes)"},
         {"vocab", FLAG_INT, &vocab, "0", "vocabulary size (0: the descriptor's, default 8192)"},
         {"seq", FLAG_INT, &seq, "256", "context length for attention FLOPs"},
@@ -22,19 +24,27 @@ int cmd_inspect(int argc, char **argv) {
     flags_args a;
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
-    if (!st && options && a.npos == 0) {
+    const size_t given = (size_t)a.npos + (*model_flag != 0);
+    if (!st && options && given) st = sx_fail(SX_ERR_ARG, "--options lists the descriptor grammar: give it alone");
+    if (!st && options) {
         model_config_print_options(stdout);
         return 0;
     }
-    if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one model descriptor, e.g. sextant inspect d6-kv2");
-    if (!st && (vocab < 0 || seq <= 0 || batch <= 0)) st = sx_fail(SX_ERR_ARG, "--vocab, --seq and --batch must be positive");
+    if (!st && given != 1) st = sx_fail(SX_ERR_ARG, "give one model descriptor, e.g. sextant inspect d6-kv2");
+    if (!st && vocab < 0) st = sx_fail(SX_ERR_ARG, "--vocab must not be negative (0: the descriptor's)");
+    if (!st && (seq <= 0 || batch <= 0)) st = sx_fail(SX_ERR_ARG, "--seq and --batch must be positive");
     model_config c;
-    if (!st) st = model_config_parse(a.pos[0], (size_t)vocab, &c);
+    if (!st) st = model_config_parse(*model_flag ? model_flag : a.pos[0], (size_t)vocab, &c);
     if (st) return cli_report("inspect", st);
+    // Declared, not allocated: a model of any size is described, however much memory this machine has.
     model m;
-    st = model_init(&m, &c);
-    if (!st) st = model_reserve(&m, (size_t)batch, (size_t)seq);
-    if (st) return cli_report("inspect", st);
+    size_t memory = 0;
+    st = model_declare(&m, &c);
+    if (!st) st = model_memory_bytes(&m, (size_t)batch, (size_t)seq, &memory);
+    if (st) {
+        model_free(&m);
+        return cli_report("inspect", st);
+    }
     model_flops f = model_flops_count(&c, (size_t)seq);
     printf("model            %s\n", c.descriptor);
     printf("shape            %zu layers, width %zu, %zu heads of %zu, %zu KV heads, MLP %s %zu, vocab %zu%s%s\n",
@@ -61,8 +71,9 @@ int cmd_inspect(int argc, char **argv) {
            f.fwd_matmul_per_token, f.fwd_attention_per_token, seq);
     printf("6N for contrast  %.4g (%.1f%% off)\n", 6 * f.params_total, 100 * (6 * f.params_total / f.train_per_token - 1));
     printf("KV cache         %.0f bytes/token (fp32)\n", f.kv_cache_bytes_per_token);
-    printf("memory           %.1f MiB params+grads+activations+workspaces at batch %ld x %ld (+ optimizer state)\n",
-           (double)model_arena_bytes(&m) / (1 << 20), batch, seq);
+    const bool gib = memory >= (size_t)1 << 30;
+    printf("memory           %.1f %s params+grads+activations+workspaces at batch %ld x %ld (+ optimizer state)\n",
+           (double)memory / (gib ? 1 << 30 : 1 << 20), gib ? "GiB" : "MiB", batch, seq);
     model_free(&m);
     return 0;
 }

@@ -290,8 +290,10 @@ sx_status model_config_parse(const char *desc, size_t vocab_override, model_conf
     strcpy(c->descriptor, desc);
     char *end;
     long L = desc[0] == 'd' ? strtol(desc + 1, &end, 10) : 0;
-    if (desc[0] != 'd' || L <= 0 || L > 1000 || (*end && *end != '-'))
+    if (desc[0] != 'd' || end == desc + 1 || (*end && *end != '-'))
         return sx_fail(SX_ERR_ARG, "model '%s': must start with d<layers>, e.g. d6 or d6-kv2", desc);
+    if (L <= 0 || L > MODEL_MAX_LAYERS)
+        return sx_fail(SX_ERR_ARG, "model '%s': %ld layers; a model has 1 to %d", desc, L, MODEL_MAX_LAYERS);
     double num[OPT_COUNT] = {0};
     bool has[OPT_COUNT] = {0};
     c->mla_latent_norm = true;

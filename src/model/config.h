@@ -11,6 +11,7 @@
 #include "core/status.h"
 
 typedef enum { MLP_RELU2 = 0, MLP_SWIGLU, MLP_GELU } mlp_kind;
+enum { MODEL_MAX_LAYERS = 1000 };  // the deepest model a descriptor may name
 enum { DCMHA_MAX_WINDOW = 1024 };   // the largest dcmha<W> window (model/dcmha.h keeps its pointers on the stack)
 typedef enum { MIXER_GQA = 0, MIXER_MLA } mixer_kind;
 

@@ -89,13 +89,19 @@ static const block_module *const mixers[] = {[MIXER_GQA] = &attn_gqa_module, [MI
 
 const block_module *model_mixer_of(const model_config *c) { return mixers[c->mixer]; }
 
-sx_status model_init(model *m, const model_config *cfg) {
+sx_status model_declare(model *m, const model_config *cfg) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->mixer = model_mixer_of(cfg);
     m->ffn = cfg->n_expert ? &ffn_moe_module : &ffn_dense_module;
     sx_status s = build_table(m);
-    if (s) { model_free(m); return s; }
+    if (s) model_free(m);
+    return s;
+}
+
+sx_status model_init(model *m, const model_config *cfg) {
+    sx_status s = model_declare(m, cfg);
+    if (s) return s;
     m->n_stats = m->ffn->n_stats ? m->ffn->n_stats(cfg) : 0;
     if (m->n_stats) {
         m->stats_acc = sx_calloc_n(2 * cfg->n_layer * m->n_stats, sizeof *m->stats_acc, "model m.stats_acc");
@@ -188,37 +194,37 @@ static size_t head_logits_floats(const model *m, size_t BT) {
     return (head_rows(&m->cfg, BT) * m->cfg.vocab + 15) & ~(size_t)15;
 }
 
-static size_t head_work_floats(const model *m, size_t BT) {
-    return xent_workspace_floats(head_rows(&m->cfg, BT), m->cfg.vocab, (int)m->work_threads);
+static size_t head_work_floats(const model *m, size_t BT, size_t threads) {
+    return xent_workspace_floats(head_rows(&m->cfg, BT), m->cfg.vocab, (int)threads);
 }
 
-static size_t scratch_floats(const model *m, size_t BT) {
+static size_t scratch_floats(const model *m, size_t BT, size_t threads) {
     size_t a = m->mixer->scratch_floats(&m->cfg, BT), b = m->ffn->scratch_floats(&m->cfg, BT);
-    size_t head = head_logits_floats(m, BT) + head_work_floats(m, BT);
+    size_t head = head_logits_floats(m, BT) + head_work_floats(m, BT, threads);
     size_t s = a > b ? a : b, gate = m->cfg.gnorm_rank ? gatednorm_scratch_floats(&m->cfg, BT) : 0;
     s = s > gate ? s : gate;
     return s > head ? s : head;
 }
 
 // The kernels' workspace: the norms' partial gain gradients and what the modules' kernels ask for.
-static size_t work_floats(const model *m, size_t B, size_t T) {
+static size_t work_floats(const model *m, size_t B, size_t T, size_t threads) {
     size_t n = rmsnorm_backward_workspace_floats(B * T, m->cfg.width);
     const block_module *mods[] = {m->mixer, m->ffn};
     for (size_t i = 0; i < 2; i++) {
-        size_t k = mods[i]->work_floats ? mods[i]->work_floats(&m->cfg, B, T, m->work_threads) : 0;
+        size_t k = mods[i]->work_floats ? mods[i]->work_floats(&m->cfg, B, T, threads) : 0;
         n = k > n ? k : n;
     }
     return n;
 }
 
 // Carves the activation block into views (sizes as in the layout comment); returns the float count.
-static size_t carve(const model *m, size_t B, size_t T, float *base, act_views *v) {
+static size_t carve(const model *m, size_t B, size_t T, size_t threads, float *base, act_views *v) {
     const model_config *c = &m->cfg;
     size_t BT = B * T, C = c->width, L = c->n_layer;
     v->mixer_per_layer = (m->mixer->saved_floats(c, BT) + 15) & ~(size_t)15;
     v->ffn_per_layer = (m->ffn->saved_floats(c, BT) + 15) & ~(size_t)15;
     const size_t sizes[] = {(2 * L + 1) * BT * C, (2 * L + 1) * BT * C, (2 * L + 1) * BT, L * v->mixer_per_layer,
-                            L * v->ffn_per_layer, BT * C, BT * C, c->smear ? BT * C : 0, scratch_floats(m, BT),
+                            L * v->ffn_per_layer, BT * C, BT * C, c->smear ? BT * C : 0, scratch_floats(m, BT, threads),
                             T * c->rope_dim / 2, T * c->rope_dim / 2,
                             c->gnorm_rank ? (2 * L + 1) * gatednorm_saved_floats(c, BT) : 0};
     float **dst[] = {&v->x, &v->hn, &v->rstd, &v->mixer_saved, &v->ffn_saved, &v->dx, &v->dh, &v->smear_in,
@@ -243,47 +249,73 @@ static size_t head_panel_bytes(const model_config *c, size_t which) {
     return b > SIZE_MAX - 63 ? SIZE_MAX : (b + 63) & ~(size_t)63;
 }
 
-// GEMM's packing memory: the workspace for the passes' products, then the head's two packed weights.
-static sx_status reserve_gemm(model *m, size_t BT) {
-    const size_t ws = model_gemm_work_bytes(m, BT, m->work_threads);
-    const size_t p0 = head_panel_bytes(&m->cfg, 0), p1 = head_panel_bytes(&m->cfg, 1);
-    if (ws == SIZE_MAX || p0 == SIZE_MAX || p1 == SIZE_MAX || p0 + p1 < p0)
-        return sx_fail(SX_ERR_ARG, "the model's matrix products are too large to pack: use a smaller batch or model");
-    m->gemm_work = (gemm_workspace){sx_alloc_huge(ws, "GEMM packing workspace"), ws};
-    m->head_panels = m->gemm_work.buf ? sx_alloc_huge(p0 + p1, "the head's packed weight") : NULL;
-    m->head_panel_bytes[0] = p0;
-    m->head_panel_bytes[1] = p1;
-    return m->head_panels ? SX_OK : SX_ERR_NOMEM;   // sx_alloc said what
+// What model_reserve allocates for (B, T) on `threads` threads: the activation block (floats), the token ids,
+// the kernels' workspace (floats), GEMM's packing workspace and the head's two packed weights (bytes).
+typedef struct {
+    size_t acts_floats, token_ints, work_floats, gemm_bytes, panel_bytes[2];
+} shape_sizes;
+
+// Fills s; fails (with the reason) when B·T or T is beyond what these sizes are computed for, or a size does not
+// fit in memory's address range: the per-layer products below then stay far from size_t's limit.
+static sx_status shape_sizes_of(const model *m, size_t B, size_t T, size_t threads, shape_sizes *s) {
+    if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
+    if (T > MODEL_MAX_SEQ || B > MODEL_MAX_TOKENS / T)
+        return sx_fail(SX_ERR_ARG, "a batch of %zu sequences of %zu tokens is more than a model holds (at most %d "
+                       "tokens per sequence and %d per micro-batch)", B, T, MODEL_MAX_SEQ, MODEL_MAX_TOKENS);
+    act_views v;
+    s->acts_floats = carve(m, B, T, threads, NULL, &v);
+    s->token_ints = token_ints(m, B * T);
+    s->work_floats = work_floats(m, B, T, threads);
+    s->gemm_bytes = model_gemm_work_bytes(m, B * T, threads);
+    s->panel_bytes[0] = head_panel_bytes(&m->cfg, 0);
+    s->panel_bytes[1] = head_panel_bytes(&m->cfg, 1);
+    size_t sum = 0, bytes;
+    // Floats and token ids are 4 bytes each.
+    const size_t words[] = {s->acts_floats, s->work_floats, s->token_ints}, parts[] = {s->gemm_bytes,
+                            s->panel_bytes[0], s->panel_bytes[1]};
+    for (size_t i = 0; i < 3; i++) {
+        if (!sx_mul_size(words[i], 4, &bytes)) return SX_ERR_ARG;   // sx_mul_size said what
+        if (parts[i] == SIZE_MAX || sum > SIZE_MAX - bytes - parts[i])
+            return sx_fail(SX_ERR_ARG, "the model's activations and workspaces at batch %zu x %zu do not fit in "
+                           "memory's address range: use a smaller batch or model", B, T);
+        sum += bytes + parts[i];
+    }
+    return SX_OK;
 }
 
 sx_status model_reserve(model *m, size_t B, size_t T) {
-    if (B == 0 || T == 0) return sx_fail(SX_ERR_ARG, "batch and sequence length must be positive");
     if (m->acts && m->B == B && m->T == T) return SX_OK;
     release_shape(m);
     m->work_threads = (size_t)threads_most();
-    act_views v;
-    size_t n = carve(m, B, T, NULL, &v), bytes;
-    if (!sx_mul_size(n, sizeof(float), &bytes)) return SX_ERR_ARG;   // sx_mul_size said what
-    m->acts = sx_calloc(bytes, "activations");
-    m->tokens = sx_alloc(token_ints(m, B * T) * sizeof *m->tokens, "input and target tokens");
-    m->work_floats = work_floats(m, B, T);
+    shape_sizes z;
+    sx_status st = shape_sizes_of(m, B, T, m->work_threads, &z);
+    if (st) return st;
+    m->acts = sx_calloc(z.acts_floats * sizeof(float), "activations");
+    m->tokens = sx_alloc(z.token_ints * sizeof *m->tokens, "input and target tokens");
+    m->work_floats = z.work_floats;
     m->work = m->acts && m->tokens ? sx_alloc(m->work_floats * sizeof *m->work, "the kernels' workspace") : NULL;
-    sx_status st = m->work ? reserve_gemm(m, B * T) : SX_ERR_NOMEM;   // sx_alloc said what
-    if (st != SX_OK) {
+    m->gemm_work = (gemm_workspace){m->work ? sx_alloc_huge(z.gemm_bytes, "GEMM packing workspace") : NULL,
+                                    z.gemm_bytes};
+    m->head_panels = m->gemm_work.buf ? sx_alloc_huge(z.panel_bytes[0] + z.panel_bytes[1],
+                                                      "the head's packed weight") : NULL;
+    if (!m->head_panels) {   // sx_alloc said what
         release_shape(m);
-        return st;
+        return SX_ERR_NOMEM;
     }
-    m->acts_floats = n;
+    m->head_panel_bytes[0] = z.panel_bytes[0];
+    m->head_panel_bytes[1] = z.panel_bytes[1];
+    m->acts_floats = z.acts_floats;
     m->B = B;
     m->T = T;
-    carve(m, B, T, m->acts, &v);
+    act_views v;
+    carve(m, B, T, m->work_threads, m->acts, &v);
     if (m->cfg.rope_dim) rope_tables(T, m->cfg.rope_dim, m->cfg.rope_base, v.cos, v.sin);
     return SX_OK;
 }
 
 static act_views views(const model *m) {
     act_views v;
-    carve(m, m->B, m->T, m->acts, &v);
+    carve(m, m->B, m->T, m->work_threads, m->acts, &v);
     v.work = m->work;
     v.work_floats = m->work_floats;
     return v;
@@ -394,7 +426,7 @@ static double head_loss(model *m, const int32_t *targets, xent_extra *extra, con
         }
         if (extra) block.targets = extra->targets + r0 * extra->n;
         total += xent_forward_backward(rows, V, logits, targets + r0, extra ? &block : NULL, c->softcap, grad_scale,
-                                       backward ? logits : NULL, work, head_work_floats(m, BT));
+                                       backward ? logits : NULL, work, head_work_floats(m, BT, m->work_threads));
         extra_total += block.loss;
         if (backward) {
             gemm(true, false, V, C, rows, logits, V, h + r0 * C, C, m->g[m->head], C, true); // dW += dlogitsᵀ·h
@@ -576,7 +608,16 @@ size_t model_param_count_nonembed(const model *m) {
     return m->cfg.untied ? n - m->cfg.vocab * m->cfg.width : n;
 }
 
-size_t model_arena_bytes(const model *m) {
-    return (2 * m->table.total + m->acts_floats + m->work_floats) * sizeof(float) + (m->tokens ? token_ints(m, m->B * m->T) * sizeof(int32_t) : 0) +
-           m->gemm_work.bytes + (m->head_panels ? m->head_panel_bytes[0] + m->head_panel_bytes[1] : 0);
+sx_status model_memory_bytes(const model *m, size_t B, size_t T, size_t *bytes) {
+    shape_sizes z;
+    sx_status st = shape_sizes_of(m, B, T, (size_t)threads_most(), &z);
+    if (st) return st;
+    size_t params = 0;
+    if (!sx_mul_size(m->table.total, 2 * sizeof(float), &params)) return SX_ERR_ARG;   // sx_mul_size said what
+    // shape_sizes_of checked that the shape's blocks add up within size_t.
+    size_t shape = (z.acts_floats + z.work_floats) * sizeof(float) + z.token_ints * sizeof(int32_t) + z.gemm_bytes +
+                   z.panel_bytes[0] + z.panel_bytes[1];
+    if (shape > SIZE_MAX - params) return sx_fail(SX_ERR_ARG, "the model's memory does not fit in size_t");
+    *bytes = params + shape;
+    return SX_OK;
 }

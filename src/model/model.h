@@ -71,6 +71,10 @@ typedef struct {
 
 // The attention mixer module of a config (model.c's table).
 const block_module *model_mixer_of(const model_config *c);
+// The model's tensors without their memory: the configuration, modules and parameter table (enough for
+// model_param_count and model_memory_bytes, for a model of any size); free with model_free.
+sx_status model_declare(model *m, const model_config *cfg);
+// model_declare, then the parameters and gradients (zero) and the modules' statistics.
 sx_status model_init(model *m, const model_config *cfg);
 void model_free(model *m);
 // Parameters from the table's init column (deterministic for a seed).
@@ -91,6 +95,10 @@ void model_gate_norm(const model *m, size_t k, size_t n, float *h, float *saved,
 typedef struct { value_embed_layer ve; dcmha_layer dc; } layer_addons;
 void model_layer_addons(const model *m, size_t l, const int32_t *tok, bool with_grads, layer_addons *buf,
                         block_shape *bs, decode_shape *ds);
+// The shapes model_reserve takes: the sizes of its blocks are computed for at most these (far beyond what any
+// machine holds, and far from size_t's limit).
+#define MODEL_MAX_SEQ (1 << 24)
+#define MODEL_MAX_TOKENS (1 << 28)
 // Allocates activation memory for batches of B sequences of T tokens (linear in T): everything the passes
 // below need, so that they allocate nothing and cannot fail.
 sx_status model_reserve(model *m, size_t B, size_t T);
@@ -141,7 +149,7 @@ void model_param_refs(const model *m, param_ref *refs);
 size_t model_param_count(const model *m);
 size_t model_param_count_nonembed(const model *m);
 // Bytes of parameters + gradients, and of activations and the kernels' workspaces (GEMM's packing included)
-// for the reserved shape.
-size_t model_arena_bytes(const model *m);
+// that model_reserve(m, B, T) would allocate, into *bytes, allocating nothing: m needs only model_declare.
+sx_status model_memory_bytes(const model *m, size_t B, size_t T, size_t *bytes);
 
 #endif
