@@ -25,6 +25,16 @@ static void test_bad_descriptors(void) {
         if (!CHECK(s == SX_ERR_ARG)) fprintf(stderr, "  accepted '%s'\n", bad[i]);
         CHECK(strlen(sx_last_error()) > 10);
     }
+    // An option given twice, or two that set one field, would silently let the later win.
+    const char *twice[][2] = {{"d2-w16-hd8-w32", "option 'w<C>' is given twice"},
+                              {"d2-swiglu-gelu", "options 'swiglu' and 'gelu' contradict each other"},
+                              {"d2-untied-tied", "options 'untied' and 'tied' contradict each other"},
+                              {"d2-moe4k1-moe8k2", "option 'moe<E>k<K>' is given twice"},
+                              {"d2-w64-hd16-moe4k1-balance=bias-balance=qb", "(drop balance=bias)"}};
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        CHECK(model_config_parse(twice[i][0], 0, &c) == SX_ERR_ARG);
+        if (!CHECK(strstr(sx_last_error(), twice[i][1]) != NULL)) fprintf(stderr, "  %s: %s\n", twice[i][0], sx_last_error());
+    }
     CHECK(model_config_parse("d12", 0, &c) == SX_OK && c.width == 768 && c.n_head == 12 && c.n_kv_head == 12);
     CHECK(model_config_parse("d6-kv2-swiglu", 0, &c) == SX_OK && c.n_kv_head == 2 && c.ffn_hidden == 1024);
 }

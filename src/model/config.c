@@ -169,6 +169,17 @@ static void set_flag(model_config *c, const option_def *o) {
     else *(bool *)field = o->value;
 }
 
+// Option i, about to be set: refused when it, or another option of the same field (relu2 and swiglu, tied and
+// untied), was given before, where the later one would silently win.
+static sx_status check_once(const char *desc, size_t i, const bool *has) {
+    for (size_t j = 0; j < OPT_COUNT; j++)
+        if (has[j] && options[j].token && options[j].offset == options[i].offset)
+            return j == i ? sx_fail(SX_ERR_ARG, "model '%s': option '%s' is given twice", desc, options[i].spelling)
+                          : sx_fail(SX_ERR_ARG, "model '%s': options '%s' and '%s' contradict each other", desc,
+                                    options[j].spelling, options[i].spelling);
+    return SX_OK;
+}
+
 // One option: a flag (exact token), moe<E>k<K>, or the number option with the longest token that prefixes it.
 // Records which rows were given in has[] and numbers in num[].
 static sx_status parse_option(const char *desc, const char *opt, model_config *c, double *num, bool *has) {
@@ -176,6 +187,8 @@ static sx_status parse_option(const char *desc, const char *opt, model_config *c
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const option_def *o = &options[i];
         if (o->kind == FLAG && !strcmp(opt, o->token)) {
+            sx_status st = check_once(desc, i, has);
+            if (st) return st;
             set_flag(c, o);
             has[i] = true;
             return SX_OK;
@@ -187,6 +200,8 @@ static sx_status parse_option(const char *desc, const char *opt, model_config *c
     unsigned long e, k;
     int used = 0;
     if (sscanf(opt, "moe%luk%lu%n", &e, &k, &used) == 2 && !opt[used]) {
+        sx_status st = check_once(desc, OPT_MOE, has);
+        if (st) return st;
         if (e == 0 || e > 4096 || k == 0 || k > e)
             return sx_fail(SX_ERR_ARG, "model '%s': option '%s' needs 1 <= top-k <= experts <= 4096", desc, opt);
         c->n_expert = e;
@@ -196,6 +211,8 @@ static sx_status parse_option(const char *desc, const char *opt, model_config *c
     }
     if (best >= 0) {
         const option_def *o = &options[best];
+        sx_status st = check_once(desc, (size_t)best, has);
+        if (st) return st;
         if (!parse_number(opt + strlen(o->token), o->kind == WHOLE, &num[best]))
             return sx_fail(SX_ERR_ARG, "model '%s': option '%s' needs a %s number after '%s'", desc, opt,
                            o->kind == WHOLE ? "whole" : "non-negative", o->token);
@@ -275,7 +292,8 @@ static sx_status parse_moe(const char *desc, model_config *c, const double *num,
     c->aux_coef = has[OPT_AUX] ? (float)num[OPT_AUX] : 0.0f;
     c->bias_rate = has[OPT_BRATE] ? (float)num[OPT_BRATE] : 1e-3f;
     if (c->qb_balance && (c->bias_balance || has[OPT_BRATE]))
-        return sx_fail(SX_ERR_ARG, "model '%s': balance=qb replaces balance=bias and has no rate (drop brate)", desc);
+        return sx_fail(SX_ERR_ARG, "model '%s': balance=qb replaces balance=bias and has no rate (drop %s)", desc,
+                       c->bias_balance ? "balance=bias" : "brate");
     if (c->qb_balance && c->top_k >= c->n_expert)
         return sx_fail(SX_ERR_ARG, "model '%s': balance=qb needs top-k < experts (its threshold is the (K+1)-th score)", desc);
     if (c->expert_hidden == 0 || c->expert_hidden > (1u << 20) || c->n_shared > 64)
