@@ -349,8 +349,8 @@ expect "--spike-threshold must be 0 (off) or a factor above 1" "${tr[@]}" --spik
 expect "'0.5,2': '2' is not a fraction in (0, 1]" "${tr[@]}" --eval-at 0.5,2 --out "$tmp/o18"
 expect "model 'd1000-w1000000': width 1000000 out of range" "${tr[@]}" --model d1000-w1000000 --out "$tmp/o19"
 expect "s300.bin has [1-9][0-9]* tokens, fewer than one window of 100000001" "${tr[@]}" --seq 100000000 --out "$tmp/o20"
-expect "size overflow" train "${common[@]}" --train synthetic:64 --batch 100000000 --seq 100000000 --out "$tmp/o21"
-expect "cannot allocate 1448000000000 bytes for activations" train "${common[@]}" --train synthetic:64 --batch 4 --seq 100000000 --out "$tmp/o22"
+expect "a batch of 100000000 sequences of 100000000 tokens is more than a model holds (at most 16777216 tokens per sequence and 268435456 per micro-batch)" train "${common[@]}" --train synthetic:64 --batch 100000000 --seq 100000000 --out "$tmp/o21"
+expect "cannot allocate 242934087680 bytes for activations" train "${common[@]}" --train synthetic:64 --batch 4 --seq 16777216 --out "$tmp/o22"
 expect "expected synthetic:V with 8 <= V <= 1048576" train "${common[@]}" --train synthetic:99999999999 --out "$tmp/o23"
 expect "--batch, --seq, --grad-accum and --eval-batches must be positive" train "${common[@]}" --train synthetic:64 --batch 0 --out "$tmp/o70"
 expect "--batch, --seq, --grad-accum and --eval-batches must be positive" train "${common[@]}" --train synthetic:64 --grad-accum -1 --out "$tmp/o71"
@@ -371,7 +371,15 @@ expect "unknown optimizer 'sgd'" train "${common[@]}" --train synthetic:64 --opt
 expect "--out: a run directory is required" train "${common[@]}" --train synthetic:64 --out ""
 expect "unknown action 'bogus': sextant ladder run|status|plan SPEC" ladder bogus "$tmp/t.ladder"
 expect "--checkpoint is required" sample --prompt 1
-expect "bad --n, --max-new" sample --checkpoint "$ck" --prompt 1 --n 0
+expect "--n and --max-new must be at least 1" sample --checkpoint "$ck" --prompt 1 --n 0
+expect "--top-p must be in (0, 1\], not 0" sample --checkpoint "$ck" --prompt 1 --ids --top-p 0
+expect "--ctx must be at least 2 positions, not 1" sample --checkpoint "$ck" --prompt 1 --ids --ctx 1
+expect "the prompt is 3 tokens, more than the context of 2 positions: raise --ctx" sample --checkpoint "$ck" --prompt 1,2,3 --ids --ctx 2
+# A sample the context ends before --max-new is said so (and still printed).
+out=$("$S" sample --checkpoint "$ck" --prompt 1,2 --ids --ctx 4 --max-new 5 --temperature 0 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "sample at a full context exited $rc: $out"
+grep -qF "1 of 1 samples stopped short of --max-new 5: the context of 4 positions (prompt 2) is full; raise --ctx" <<<"$out" ||
+    fail "sample at a full context said: $out"
 expect "--prompt: '999' is not comma-separated token ids below 300" sample --checkpoint "$ck" --prompt 999 --ids
 expect "give the ladder spec" fit
 expect "unknown flag --bogus" fit --bogus 1

@@ -177,8 +177,11 @@ int cmd_sample(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (!st && !*ckpt) st = sx_fail(SX_ERR_ARG, "--checkpoint is required");
-    if (!st && (n < 1 || max_new < 1 || ctx < 2 || top_k < 0 || temperature < 0 || top_p <= 0 || top_p > 1))
-        st = sx_fail(SX_ERR_ARG, "bad --n, --max-new, --ctx, --top-k, --temperature or --top-p");
+    if (!st && (n < 1 || max_new < 1)) st = sx_fail(SX_ERR_ARG, "--n and --max-new must be at least 1");
+    if (!st && ctx < 2) st = sx_fail(SX_ERR_ARG, "--ctx must be at least 2 positions, not %ld", ctx);
+    if (!st && (top_k < 0 || temperature < 0))
+        st = sx_fail(SX_ERR_ARG, "--top-k and --temperature must not be negative (0: all tokens; greedy)");
+    if (!st && !(top_p > 0 && top_p <= 1)) st = sx_fail(SX_ERR_ARG, "--top-p must be in (0, 1], not %g", top_p);
     if (!st && *draft && (draft_k < 1 || draft_k > 64)) st = sx_fail(SX_ERR_ARG, "--draft-k must be 1..64, not %ld", draft_k);
     if (!st && !*draft && vs_plain) st = sx_fail(SX_ERR_ARG, "--vs-plain compares speculative decoding: give --draft CKPT");
     if (!st) st = threads_start(threads, 0, "sample");
@@ -212,6 +215,8 @@ int cmd_sample(int argc, char **argv) {
     size_t before = nstop;
     if (!st) st = parse_ids(stop, vocab, stops + nstop, &nstop, 64 - before, "--stop", true);
     if (!st && np == 0) st = sx_fail(SX_ERR_ARG, "--prompt is empty");
+    if (!st && np > (size_t)ctx)
+        st = sx_fail(SX_ERR_ARG, "the prompt is %zu tokens, more than the context of %ld positions: raise --ctx", np, ctx);
     decoder d = {0};
     if (!st) st = decoder_init(&d, &m, (size_t)ctx);
     gen_config g = {.sampler = {.temperature = temperature, .top_k = (size_t)top_k, .top_p = top_p},
@@ -224,8 +229,11 @@ int cmd_sample(int argc, char **argv) {
         st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, int8, &s);
     else if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
     double secs = cpu_s() - c0, wall = wall_s() - w0;
-    size_t generated = 0;
-    for (long i = 0; i < n && !st; i++) generated += s[i].len;
+    size_t generated = 0, cut = 0;
+    for (long i = 0; i < n && !st; i++) generated += s[i].len, cut += s[i].full && s[i].len < (size_t)max_new;
+    if (cut)   // a sample ended by the context, not by --max-new or a stop token, is said so
+        fprintf(stderr, "sextant sample: %zu of %ld samples stopped short of --max-new %ld: the context of %ld positions "
+                "(prompt %zu) is full; raise --ctx\n", cut, n, max_new, ctx, np);
     for (long i = 0; i < n && !st; i++) {
         if (verbose) printf("--- sample %ld (%zu tokens%s)\n", i, s[i].len, s[i].stopped ? ", stopped" : "");
         size_t len = s[i].len;
