@@ -81,6 +81,13 @@ ck="$tmp/t/checkpoint.sxt"
 expect 2 "unknown task 'nope' (tasks: cloze, choice, choice_pmi, arith)" "$S" eval --task cloze,nope "$ck"
 expect 1 "$tmp/missing.shard" "$S" eval --task cloze --val "$tmp/missing.shard" "$ck"
 expect 2 "--task is required" "$S" eval "$ck"
+expect 2 "'choice,cloze,choice': task choice is named twice" "$S" eval --task choice,cloze,choice "$ck"
+expect 2 "--n, --seed and --vocab are settings of --task" "$S" eval --val-loss --n 7 "$ck"
+expect 2 "--batches, --batch and --seq are settings of --val-loss" "$S" eval --task cloze --seq 64 "$ck"
+# --json covers --val-loss too: one object with the loss and the windows it was taken on.
+json=$("$S" eval --val-loss --batches 2 --batch 2 --seq 16 --json "$ck" 2>&1) || fail "eval --val-loss --json: $json"
+python3 -c 'import json, sys; o = json.loads(sys.argv[1]); assert o["val_loss"] > 0 and (o["batches"], o["batch"], o["seq"]) == (2, 2, 16), o' "$json" 2>/dev/null ||
+    fail "eval --val-loss --json printed: $json"
 mkdir -p "$tmp/bare" && cp "$tmp/d/val.shard" "$tmp/bare/"
 expect 2 "no vocabulary (.sxv) beside it" "$S" eval --task cloze --val "$tmp/bare/val.shard" "$ck"
 expect 1 "arith needs a byte-level model" "$S" eval --task arith "$ck"

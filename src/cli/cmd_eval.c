@@ -52,7 +52,7 @@ int cmd_eval(int argc, char **argv) {
         {"vocab", FLAG_STR, &vocab, "", "vocabulary the shard was written with (default: the .sxv beside it)"},
         {"n", FLAG_INT, &n, "200", "items per task"},
         {"seed", FLAG_INT, &seed, "1", "seed the items are drawn with"},
-        {"json", FLAG_BOOL, &as_json, "false", "one JSON object per task"},
+        {"json", FLAG_BOOL, &as_json, "false", "one JSON object per task (and one for --val-loss)"},
         {"val-loss", FLAG_BOOL, &want_loss, "false", "print the validation loss (fixed windows of the --val shard)"},
         {"batches", FLAG_INT, &batches, "16", "validation batches for --val-loss"},
         {"batch", FLAG_INT, &batch, "8", "rows per validation batch"},
@@ -66,6 +66,11 @@ int cmd_eval(int argc, char **argv) {
     if (!st && !*names && !want_loss)
         st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice, choice_pmi or arith), or --val-loss");
     if (!st && (batches < 1 || batch < 1 || seq < 1)) st = sx_fail(SX_ERR_ARG, "--batches, --batch and --seq must be positive");
+    // Each kind's settings given without it would be ignored without a word.
+    if (!st && !*names && (n != 200 || seed != 1 || *vocab))
+        st = sx_fail(SX_ERR_ARG, "--n, --seed and --vocab are settings of --task");
+    if (!st && !want_loss && (batches != 16 || batch != 8 || seq != 128))
+        st = sx_fail(SX_ERR_ARG, "--batches, --batch and --seq are settings of --val-loss");
     if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
     if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
     if (!st) st = threads_start(threads, 0, "eval");
@@ -89,7 +94,14 @@ int cmd_eval(int argc, char **argv) {
         if (!st) st = val_loss(&m, src, (size_t)batches, (size_t)batch, (size_t)seq, tokens, &fp32);
         if (!st && int8) st = model_quantize_int8(&m);
         if (!st && int8) st = val_loss(&m, src, (size_t)batches, (size_t)batch, (size_t)seq, tokens, &q8);
-        if (!st && int8)
+        if (!st && as_json) {
+            json_t *o = json_pack("{s:f, s:I, s:I, s:I, s:s}", "val_loss", fp32, "batches", (json_int_t)batches, "batch",
+                                  (json_int_t)batch, "seq", (json_int_t)seq, "val", val_path);
+            if (o && int8) json_object_set_new(o, "val_loss_int8", json_real(q8));
+            if (o) json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
+            if (o) putchar('\n');
+            json_decref(o);
+        } else if (!st && int8)
             printf("val_loss fp32 %.4f int8 %.4f (%+.3f%%; int8 weights %.2f MB) on %ld batches of %ld x %ld tokens of %s\n",
                    fp32, q8, 100 * (q8 - fp32) / fp32, (double)model_int8_bytes(&m) / 1e6, batches, batch, seq, val_path);
         else if (!st)

@@ -583,6 +583,8 @@ static sx_status resolve_names(const char *names, const task_def **def, size_t *
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", task_table[i].name);
             return sx_fail(SX_ERR_ARG, "unknown task '%s' (tasks: %s)", name, known);
         }
+        for (size_t k = 0; k < *n; k++)
+            if (def[k] == t) return sx_fail(SX_ERR_ARG, "'%s': task %s is named twice", names, t->name);
         if (*n == TASK_MAX) return sx_fail(SX_ERR_ARG, "more than %d tasks", TASK_MAX);
         def[(*n)++] = t, *text |= t->text, bytes |= !t->text;
     }
