@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/fsutil.h"
 #include "core/lines.h"
 #include "data/mixture.h"
 
@@ -67,19 +68,17 @@ sx_status mixture_spec_load(const char *path, mixture_spec *m) {
     return st;
 }
 
-sx_status mixture_spec_save(const char *path, const mixture_spec *m) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return sx_fail(SX_ERR_IO, "cannot create %s", tmp);
+// fs_write_atomic's fill: the spec's lines.
+static bool write_spec(FILE *f, void *arg) {
+    const mixture_spec *m = arg;
     fprintf(f, "# sextant mixture v1: source NAME WEIGHT TRAIN_SHARD VAL_SHARD (paths relative to this file)\n");
     for (size_t k = 0; k < m->n; k++)
         fprintf(f, "source %s %.6g %s %s\n", m->src[k].name, m->src[k].weight, m->src[k].train, m->src[k].val);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return sx_fail(SX_ERR_IO, "cannot write %s", path);
-    }
-    return SX_OK;
+    return !ferror(f);
+}
+
+sx_status mixture_spec_save(const char *path, const mixture_spec *m) {
+    return fs_write_atomic(path, write_spec, (void *)m);
 }
 
 sx_status mixture_open(mixture_sampler *s, const char *spec_path, size_t T, loader_mode mode, uint64_t seed,

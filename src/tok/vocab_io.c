@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/fsutil.h"
 #include "tok/vocab_io.h"
 
 sx_status vocab_read_file(const char *path, tok_bytes *out) { return vocab_read_checked(path, SIZE_MAX, NULL, out); }
@@ -257,6 +258,12 @@ static sx_status put_u32(tok_bytes *b, uint32_t x) {
     return tok_bytes_append(b, le, 4);
 }
 
+// fs_write_atomic's fill: the encoded vocabulary.
+static bool write_bytes(FILE *f, void *arg) {
+    const tok_bytes *b = arg;
+    return fwrite(b->data, 1, b->n, f) == b->n;
+}
+
 static uint32_t get_u32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -277,18 +284,7 @@ sx_status vocab_save_sx(const bpe_vocab *v, const char *path) {
     }
     if (!st) st = put_u32(&b, (uint32_t)crc32(0, b.data, (uInt)b.n));
     if (st) { tok_bytes_free(&b); return st; }
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) st = sx_fail(SX_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-    else {
-        int bad = fwrite(b.data, 1, b.n, f) != b.n;
-        bad |= fclose(f) != 0;
-        if (bad || rename(tmp, path) != 0) {
-            st = sx_fail(SX_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-            remove(tmp);
-        }
-    }
+    st = fs_write_atomic(path, write_bytes, &b);
     tok_bytes_free(&b);
     return st;
 }
