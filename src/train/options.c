@@ -21,7 +21,7 @@ size_t train_options_flags(train_options *o, flag_def defs[TRAIN_MAX_FLAGS]) {
         {"seq", FLAG_INT, &o->seq, "256", "tokens per sequence (context length)"},
         {"grad-accum", FLAG_INT, &o->grad_accum, "1", "micro-batches per optimizer step"},
         {"steps", FLAG_INT, &o->steps, "0", "optimizer steps (0: from --tokens)"},
-        {"tokens", FLAG_DOUBLE, &o->tokens, "0", "token budget when --steps is 0"},
+        {"tokens", FLAG_DOUBLE, &o->tokens, "0", "token budget, instead of --steps"},
         {"unique-tokens", FLAG_DOUBLE, &o->unique_tokens, "0", "train on only N tokens of --train (windows spread evenly "
                                                                "over it), repeating them (data-limited runs; 0: all)"},
         {"schedule", FLAG_STR, &o->schedule, "cosine:min=0.1", "LR schedule: constant|cosine|linear|wsd|file:PATH[:k=v,...]"},
