@@ -361,6 +361,7 @@ expect "--seq: 'abc' is not an integer" train "${common[@]}" --train synthetic:6
 expect "not a finite number" train "${common[@]}" --train synthetic:64 --lr inf --out "$tmp/o73"
 expect "not a finite number" train "${common[@]}" --train synthetic:64 --lr nan --out "$tmp/o74"
 expect "--steps: '1e99' is not an integer" train "${common[@]}" --train synthetic:64 --steps 1e99 --out "$tmp/o75"
+expect "--override names flags a --resume may change: give it with --resume" train "${common[@]}" --train synthetic:64 --override steps --out "$tmp/o84"
 expect "give --steps or --tokens, not both" train "${common[@]}" --train synthetic:64 --tokens 1000 --out "$tmp/o83"
 expect "--dtype must be fp32 or bf16, not 'fp8'" train "${common[@]}" --train synthetic:64 --dtype fp8 --out "$tmp/o76"
 expect "--data-order must be random or epoch, not 'sorted'" train "${common[@]}" --train synthetic:64 --data-order sorted --out "$tmp/o77"

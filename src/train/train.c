@@ -405,6 +405,8 @@ static sx_status setup(run *r) {
         !(o->unique_tokens >= 0) || !(o->peak_gflops >= 0))   // 0: off, or the default
         return sx_fail(SX_ERR_ARG, "--eval-every, --ckpt-every, --eval-task-items, --tokens, --unique-tokens and "
                        "--peak-gflops must not be negative");
+    if (!o->resume && o->override && *o->override)
+        return sx_fail(SX_ERR_ARG, "--override names flags a --resume may change: give it with --resume");
     if (!o->resume && o->steps > 0 && o->tokens > 0)   // a resume may extend a --tokens run with --override steps
         return sx_fail(SX_ERR_ARG, "give --steps or --tokens, not both (--tokens is the budget when --steps is 0)");
     if (strcmp(o->dtype, "fp32") && strcmp(o->dtype, "bf16"))
