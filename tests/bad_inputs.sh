@@ -375,6 +375,8 @@ expect "unknown action 'bogus': sextant ladder run|status|plan SPEC" ladder bogu
 expect "--checkpoint is required" sample --prompt 1
 expect "--n and --max-new must be at least 1" sample --checkpoint "$ck" --prompt 1 --n 0
 expect "--top-p must be in (0, 1\], not 0" sample --checkpoint "$ck" --prompt 1 --ids --top-p 0
+expect "--draft-k is a setting of --draft CKPT" sample --checkpoint "$ck" --prompt 1 --ids --draft-k 2
+expect "--vocab turns text into ids: with --ids there is no text" sample --checkpoint "$ck" --prompt 1 --ids --vocab "$tmp/v.sxv"
 expect "--ctx must be at least 2 positions, not 1" sample --checkpoint "$ck" --prompt 1 --ids --ctx 1
 expect "the prompt is 3 tokens, more than the context of 2 positions: raise --ctx" sample --checkpoint "$ck" --prompt 1,2,3 --ids --ctx 2
 # A sample the context ends before --max-new is said so (and still printed).
