@@ -65,6 +65,11 @@ size=$(stat -c %s "$tmp/hero.png" 2>/dev/null || echo 0)
 mkdir "$tmp/curves" && echo '{}' > "$tmp/curves/ladder.json"   # a curve ladder (sextant import) is pointed elsewhere
 "$S" report "$tmp/curves" 2>&1 | grep -q "curves is a curve ladder (sextant import): .*sextant backtest" || fail "curve ladder message"
 "$S" report "$tmp/hero" --forecast "$tmp/nothere.json" 2>&1 | grep -q "nothere.json" || fail "missing forecast message"
+# A flag of the other kind of target is refused, not ignored.
+"$S" report "$tmp/hero" --runs "$tmp/a" 2>&1 | grep -q -- "--runs names a ladder spec's runs directory: $tmp/hero is a run" ||
+    fail "--runs with a run directory"
+"$S" report $A --runs "$tmp/a" --forecast "$tmp/fc.json" 2>&1 | grep -q -- "--forecast is checked against a run: $A is not a run directory" ||
+    fail "--forecast with a ladder spec"
 cp -r "$tmp/hero" "$tmp/hero-rel" && jq '.flags.forecast = "runs/fc.json"' "$tmp/hero/config.json" > "$tmp/hero-rel/config.json"
 "$S" report "$tmp/hero-rel" 2>&1 | grep -q "the run's forecast runs/fc.json is not there from this directory .*: give --forecast" ||
     fail "a recorded relative forecast path, reported from elsewhere"

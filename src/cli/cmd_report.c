@@ -47,12 +47,14 @@ int cmd_report(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (st) return cli_report("report", st);
-    char dir[1100], path[1200], fit_default[1200];
+    char dir[1100] = "", path[1200], fit_default[1200];
     json_t *fit = NULL, *fc = NULL;
     struct stat sb;
     bool is_run = stat(a.pos[0], &sb) == 0 && S_ISDIR(sb.st_mode);
     ladder_spec spec;
-    if (is_run) {
+    if (is_run && *runs) st = sx_fail(SX_ERR_ARG, "--runs names a ladder spec's runs directory: %s is a run", a.pos[0]);
+    if (!is_run && *fc_path) st = sx_fail(SX_ERR_ARG, "--forecast is checked against a run: %s is not a run directory", a.pos[0]);
+    if (!st && is_run) {
         snprintf(dir, sizeof dir, "%s", a.pos[0]);
         json_t *config = NULL;
         snprintf(path, sizeof path, "%s/config.json", dir);
@@ -73,11 +75,11 @@ int cmd_report(int argc, char **argv) {
         snprintf(fit_default, sizeof fit_default, "runs/%s/fit.json", ladder ? ladder : "");
         if (!st) st = *fit_path ? load(fit_path, true, true, &fit) : ladder ? load(fit_default, false, true, &fit) : SX_OK;
         json_decref(config);
-    } else if (is_file(a.pos[0])) {
+    } else if (!st && is_file(a.pos[0])) {
         st = ladder_open(a.pos[0], runs, &spec, dir, sizeof dir);
         snprintf(fit_default, sizeof fit_default, "%s/fit.json", dir);
         if (!st) st = load(*fit_path ? fit_path : fit_default, *fit_path != 0, true, &fit);
-    } else
+    } else if (!st)
         st = sx_fail(SX_ERR_IO, "%s: no such run directory or ladder spec", a.pos[0]);
     snprintf(path, sizeof path, "%s", *out ? out : "");
     if (!*out) snprintf(path, sizeof path, "%s/report.html", dir);
