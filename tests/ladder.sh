@@ -64,6 +64,13 @@ report() { sed -n '/^forecast check/,/^points /p' "$1" | sed 's/fc-live/fc/'; }
 [ -n "$(report "$tmp/hero.log")" ] && diff <(report "$tmp/hero2.log") <(report "$tmp/hero.log") > /dev/null ||
     fail "an edit of forecast.json during training changed the final report"
 "$S" forecast --check "$tmp/hero" --forecast "$tmp/fc.json" > "$tmp/check.txt" && grep -q "mean |error| after 10%" "$tmp/check.txt" || fail "forecast --check"
+# A check against another forecast keeps the run's own: it goes to forecast_report-STEM.json, said on stdout.
+cp "$tmp/hero/forecast_report.json" "$tmp/own-report.json"
+"$S" forecast --check "$tmp/hero" --forecast "$tmp/fc-shard.json" 2>&1 | grep -qx "wrote $tmp/hero/forecast_report-fc-shard.json" ||
+    fail "a check against another forecast did not say where it went"
+cmp -s "$tmp/own-report.json" "$tmp/hero/forecast_report.json" || fail "a check against another forecast replaced the run's own"
+grep -q "\"forecast_sha256\": \"$(jq -r .sha256 "$tmp/fc-shard.json")\"" "$tmp/hero/forecast_report-fc-shard.json" ||
+    fail "the other forecast's check does not name it"
 # The band means the same in the text and in the JSON: its mean half-width, ±X% = 100 x mean_band_halfwidth_rel.
 half=$(sed -n 's/.*"mean_band_halfwidth_rel": *\([0-9.e+-]*\).*/\1/p' "$tmp/hero/forecast_report.json")
 grep -q "mean band half-width: ±$(awk -v h="$half" 'BEGIN { printf "%.2f", 100 * h }')%" "$tmp/check.txt" ||

@@ -210,6 +210,22 @@ static sx_status curve_check(const curve_args *a) {
     return st;
 }
 
+// Where `--check RUN` writes its report: RUN/forecast_report.json, unless that file holds the check against
+// another forecast (normally the frozen one the run trained with, which `train --forecast` wrote there): then
+// RUN/forecast_report-STEM.json for the forecast file STEM.json, so that no check replaces another.
+static void report_path(const char *run_dir, const char *fc_path, const char *sha, char *path, size_t size) {
+    snprintf(path, size, "%s/forecast_report.json", run_dir);
+    json_t *old = NULL;
+    if (access(path, F_OK)) return;
+    const char *had = fs_load_json(path, &old) ? NULL : json_string_value(json_object_get(old, "forecast_sha256"));
+    bool same = had && sha && !strcmp(had, sha);
+    json_decref(old);
+    if (same) return;
+    const char *base = strrchr(fc_path, '/') ? strrchr(fc_path, '/') + 1 : fc_path;
+    size_t stem = strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json") ? strlen(base) - 5 : strlen(base);
+    snprintf(path, size, "%s/forecast_report-%.*s.json", run_dir, (int)stem, base);
+}
+
 int cmd_forecast(int argc, char **argv) {
     static const flags_command cmd = {
         "forecast --fit fit.json --model D --tokens N [--schedule S] [--out forecast.json]\n"
@@ -219,7 +235,7 @@ int cmd_forecast(int argc, char **argv) {
         "Forecasts the validation loss at every evaluation point of a hero run, with a band and a SHA-256\n"
         "so it can be preregistered; --check compares a run (finished or not) with it.",
         0, 0, NULL};
-    const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path;
+    const char *fit_path, *model, *schedule, *out, *check, *svg, *fc_path, *report_out;
     double tokens, warmup, flops_ratio, unique;
     long batch, seq;
     curve_args ca;
@@ -246,6 +262,8 @@ int cmd_forecast(int argc, char **argv) {
         {"out", FLAG_STR, &out, "forecast.json", "where to write the forecast"},
         {"check", FLAG_STR, &check, "", "instead: compare this run directory with --forecast"},
         {"forecast", FLAG_STR, &fc_path, "forecast.json", "the frozen forecast to check against"},
+        {"report-out", FLAG_STR, &report_out, "", "with --check: where to write the check's JSON (default RUN/forecast_report.json, "
+         "or RUN/forecast_report-STEM.json when that holds the check against another forecast)"},
         {"plot", FLAG_STR, &svg, "", "also draw an SVG here (and one per task beside it, PATH-task-NAME.svg)"},
         {"unique-tokens", FLAG_DOUBLE, &unique, "0", "the hero's unique tokens (default: the ladder's training data)"},
     };
@@ -294,6 +312,7 @@ int cmd_forecast(int argc, char **argv) {
         json_decref(fit);
         return cli_report("forecast", st);
     }
+    if (!st && *report_out && !*check) st = sx_fail(SX_ERR_ARG, "--report-out is where --check RUN writes its JSON: give --check");
     if (!st && *check) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);
@@ -302,11 +321,11 @@ int cmd_forecast(int argc, char **argv) {
             forecast_print_report(stdout, report);
             st = taskcast_check_into(fc, check, report, stdout);
         }
-        if (!st) {
-            char path[4200];
-            snprintf(path, sizeof path, "%s/forecast_report.json", check);
-            st = fs_write_json(path, report, JSON_INDENT(1));
-        }
+        char path[4200];
+        if (!st) snprintf(path, sizeof path, "%s", report_out);
+        if (!st && !*report_out) report_path(check, fc_path, json_string_value(json_object_get(fc, "sha256")), path, sizeof path);
+        if (!st) st = fs_write_json(path, report, JSON_INDENT(1));
+        if (!st) fprintf(stderr, "wrote %s\n", path);   // stdout is the report
     } else if (!st) {
         if (!fit) st = sx_fail(SX_ERR_ARG, "--fit is required");
         else if (!*model || !(tokens > 0 || flops_ratio > 0)) st = sx_fail(SX_ERR_ARG, "--model and --tokens (or --flops-ratio) are required");
