@@ -18,14 +18,14 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 printf 'name t\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 16 24 32 48\nseeds 2\ntokens_per_param 5\nseq 16\nbatch 4\nlr 2e-2\nlr_ref_width 16\nschedule wsd:decay=0.2\nwarmup 0.05\neval_batches 1\neval_at 0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1\n' > "$tmp/t.ladder"
 "$S" ladder plan "$tmp/t.ladder" > "$tmp/plan.txt" || { echo "FAIL: ladder plan"; exit 1; }
 
-# write.py DIR STEPS FLOPS SEED FRACS...: a finished run directory with the planted metrics.
+# write.py DIR MODEL STEPS FLOPS SEED FRACS...: a finished run directory with the planted metrics.
 cat > "$tmp/write.py" <<'PY'
 import json, math, os, random, sys
-d, steps, flops, seed = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-fracs = [float(x) for x in sys.argv[5:]]
+d, model, steps, flops, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+fracs = [float(x) for x in sys.argv[6:]]
 rng = random.Random(hash((steps, seed)) & 0xffffffff)
 os.makedirs(d, exist_ok=True)
-json.dump({"model": "d1-hd8-w16", "n_params": 1000, "n_params_nonembed": 800, "flops_per_token": flops / (steps * 64),
+json.dump({"model": model, "n_params": 1000, "n_params_nonembed": 800, "flops_per_token": flops / (steps * 64),
            "total_steps": steps, "total_tokens": steps * 64, "batch_tokens": 64, "seed": seed,
            "model_config": {"vocab": 64}}, open(d + "/config.json", "w"))
 def sig(tl): return 0.25 + 0.65 / (1 + math.exp(3 * (tl - 4.6)))
@@ -46,8 +46,8 @@ with open(d + "/metrics.jsonl", "w") as m:
 open(d + "/DONE", "w").close()
 PY
 fracs="0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1"
-while read -r _ dir _ _ steps _ _ _ _ flops _; do
-    python3 "$tmp/write.py" "$tmp/L/$dir" "$steps" "$flops" "${dir##*-s}" $fracs || fail "write $dir"
+while read -r _ dir model _ steps _ _ _ _ flops _; do
+    python3 "$tmp/write.py" "$tmp/L/$dir" "$model" "$steps" "$flops" "${dir##*-s}" $fracs || fail "write $dir"
 done < "$tmp/plan.txt"
 
 "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json" > "$tmp/fit.log" 2>&1 || { fail "fit"; cat "$tmp/fit.log"; }
@@ -57,7 +57,7 @@ grep -q "task flat: no accuracy law (chance" "$tmp/fit.log" || fail "fit does no
     { fail "forecast"; cat "$tmp/fc.log"; }
 grep -q "task mc: accuracy" "$tmp/fc.log" || fail "forecast prints no task line: $(cat "$tmp/fc.log")"
 read -r steps flops < <(python3 -c "import json; h = json.load(open('$tmp/fc.json'))['hero']; print(h['steps'], h['flops'])")
-python3 "$tmp/write.py" "$tmp/hero" "$steps" "$flops" 1 $fracs || fail "write hero"
+python3 "$tmp/write.py" "$tmp/hero" d1-hd8-w64 "$steps" "$flops" 1 $fracs || fail "write hero"
 python3 - "$tmp/fc.json" "$flops" <<'PY' || fail "forecast.json's task points"
 import json, math, sys
 fc, C = json.load(open(sys.argv[1])), float(sys.argv[2])

@@ -15,6 +15,13 @@ A=tests/data/ladder/smoke-a.ladder B=tests/data/ladder/smoke-b.ladder
 [ "$(ls -d "$tmp"/a/w*-s* | wc -l)" -eq 16 ] || fail "expected 8 main runs + 8 branches"
 [ "$(ls "$tmp"/a/w*/DONE | wc -l)" -eq 16 ] || fail "not every run finished"
 "$S" ladder run $A --out "$tmp/a" 2>&1 | grep -q "16 already done" || fail "a rerun should skip finished runs"
+# A spec edited after its runs finished (another LR) does not take them as its own: ladder run and fit refuse.
+sed 's/^lr .*/lr 1e-3/' $A > "$tmp/edited.ladder"
+want="$tmp/a/w32-s1 holds a run with other settings than the spec's: --lr 0.0005 (was 0.01). Remove it to train it again, or give the ladder another directory"
+out=$("$S" ladder run "$tmp/edited.ladder" --out "$tmp/a" 2>&1) && fail "ladder run of an edited spec passed"
+grep -qF -- "$want" <<<"$out" || fail "ladder run of an edited spec said: $out"
+out=$("$S" fit "$tmp/edited.ladder" --runs "$tmp/a" --out "$tmp/edited-fit.json" 2>&1) && fail "fit of an edited spec passed"
+grep -qF -- "$want" <<<"$out" || fail "fit of an edited spec said: $out"
 "$S" ladder status $A --out "$tmp/a" | grep -c " done$" | grep -qx 16 || fail "status should list 16 done runs"
 # Each status table is headed by its ladder's name; a run not started shows "-", not nan, for its loss.
 "$S" ladder status $A --out "$tmp/a" | head -n 1 | grep -q "^ladder smoke-a: 16 of 16 runs done (spec " || fail "status heading"
@@ -38,8 +45,17 @@ grep -q "Forecast: hero d1-hd8-w48 on cosine, from ladder smoke-a (wsd:decay=0.2
 grep -q ">its per-fraction laws<" "$tmp/fc.svg" && grep -q ">its joint law<" "$tmp/fc.svg" || fail "forecast plot: the two forecasters"
 # A ladder trained on a shard smaller than the hero's tokens: the forecast warns (from the shard's header).
 # (fit.json is hashed, so the fit is made from a spec naming the shard, which has the same vocabulary.)
+# (The runs' records name the shard too, or fit would refuse them as another spec's.)
 sed 's|^train .*|train tests/fuzz/corpus/shard/v64.bin|' $A > "$tmp/a-shard.ladder"
-"$S" fit "$tmp/a-shard.ladder" --runs "$tmp/a" --out "$tmp/fit-shard.json" > /dev/null 2>&1 || fail "fit of the shard spec"
+cp -r "$tmp/a" "$tmp/a-shard"
+python3 - "$tmp"/a-shard/*/config.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    c = json.load(open(path))
+    c["flags"]["train"] = "tests/fuzz/corpus/shard/v64.bin"
+    json.dump(c, open(path, "w"))
+PY
+"$S" fit "$tmp/a-shard.ladder" --runs "$tmp/a-shard" --out "$tmp/fit-shard.json" > /dev/null 2>&1 || fail "fit of the shard spec"
 "$S" forecast --fit "$tmp/fit-shard.json" --model d1-hd8-w48 --flops-ratio 3 --schedule cosine --out "$tmp/fc-shard.json" \
     2>&1 | grep -q "passes over tests/fuzz/corpus/shard/v64.bin (8 tokens)" || fail "no repeated-data warning from forecast"
 steps=$(grep -m1 '"steps"' "$tmp/fc.json" | tr -dc 0-9)

@@ -22,6 +22,7 @@
 #include "model/flops.h"
 #include "scale/ladder.h"
 #include "train/options.h"
+#include "train/progress.h"
 #include "train/runlog.h"
 
 static void spec_defaults(ladder_spec *s) {
@@ -470,19 +471,44 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     return st ? sx_fail(st, "%s: run %s: %s", s->spec_path, x->dir, sx_last_error()) : SX_OK;
 }
 
-// A run directory that already exists must hold this very run (same model and length), or the ladder
-// would silently reuse a different experiment.
-static sx_status check_existing(const char *out_dir, const ladder_run *x) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s/config.json", out_dir, x->dir);
+// The "flags" object the trainer of run i records in its config.json (its echo of every training flag), into
+// *out; ro: scratch for the run's options.
+static sx_status planned_flags(const ladder_spec *s, const ladder_run *plan, size_t i, const char *out_dir,
+                               run_options *ro, json_t **out) {
+    sx_status st = build_options(s, &plan[i], parent_of(s, plan, i), out_dir, 1, ro);
+    train_options o = ro->o;
+    flag_def defs[TRAIN_MAX_FLAGS];
+    size_t n = train_options_flags(&o, defs);
+    if (!st && ro->n_extra) st = train_options_parse_args(&o, ro->n_extra, ro->extra_argv);
+    if (!st && !(*out = flags_to_json(defs, n))) st = sx_fail(SX_ERR_NOMEM, "out of memory");
+    return st;
+}
+
+sx_status ladder_run_check(const ladder_spec *s, const ladder_run *plan, size_t i, const char *out_dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/config.json", out_dir, plan[i].dir);
     json_t *c = json_load_file(path, 0, NULL);
     if (!c) return SX_OK;
+    const ladder_run *x = &plan[i];
     const char *model = json_string_value(json_object_get(c, "model"));
     long steps = (long)json_integer_value(json_object_get(c, "total_steps"));
     sx_status st = SX_OK;
     if (!model || strcmp(model, x->descriptor) || steps != x->steps)
         st = sx_fail(SX_ERR_MISMATCH, "%s/%s holds another run (%s, %ld steps; the spec wants %s, %ld steps): "
-                     "remove it or choose another --out", out_dir, x->dir, model ? model : "?", steps, x->descriptor, x->steps);
+                     "remove it, or give the ladder another directory", out_dir, x->dir, model ? model : "?", steps, x->descriptor, x->steps);
+    // Same model and length but other settings (an LR, a schedule, a seed edited in the spec): a finished run
+    // would be taken as this one without a word.
+    json_t *had = json_object_get(c, "flags"), *want = NULL;
+    const bool compare = !st && json_is_object(had);   // a record without flags (another writer): nothing to compare
+    run_options *ro = compare ? sx_alloc(sizeof *ro, "ladder run options") : NULL;
+    char diff[1024];
+    if (compare) st = ro ? planned_flags(s, plan, i, out_dir, ro, &want) : SX_ERR_NOMEM;   // sx_alloc said what
+    if (compare && !st &&
+        train_flags_differ(had, json_object_get(c, "resolved_paths"), want, NULL, "was", diff, sizeof diff))
+        st = sx_fail(SX_ERR_MISMATCH, "%s/%s holds a run with other settings than the spec's: %s. Remove it to train it "
+                     "again, or give the ladder another directory", out_dir, x->dir, diff);
+    json_decref(want);
+    free(ro);
     json_decref(c);
     return st;
 }
@@ -561,7 +587,7 @@ static sx_status plan_all(const ladder_spec *specs, const char *const *dirs, siz
     for (size_t l = 0; l < n_ladders && !st; l++) {
         if (!(st = ladder_plan(&specs[l], &plans[l], &sizes[l])) && (only >= (long)sizes[l] || only < -1))   // -1: all
             st = sx_fail(SX_ERR_ARG, "--rung %ld: the plan has %zu runs (0..%zu)", only, sizes[l], sizes[l] - 1);
-        for (size_t i = 0; i < sizes[l] && !st; i++) st = check_existing(dirs[l], &plans[l][i]);
+        for (size_t i = 0; i < sizes[l] && !st; i++) st = ladder_run_check(&specs[l], plans[l], i, dirs[l]);
         for (size_t i = 0; i < sizes[l] && !st; i++)
             st = build_options(&specs[l], &plans[l][i], parent_of(&specs[l], plans[l], i), dirs[l], 1, ro);
     }

@@ -115,6 +115,9 @@ size_t ladder_rung_start(const ladder_spec *s, size_t r);
 // Expands the spec into runs (main runs first, largest rung first, each rung's seeds in order; branches after,
 // n_branches per main run, in the main runs' order; LR-sweep runs last). *runs is malloc'd.
 sx_status ladder_plan(const ladder_spec *spec, ladder_run **runs, size_t *n);
+// Whether out_dir/<run i's dir>, if it exists, holds run i of the plan: the same model and length, and the
+// training flags the ladder would give it (train_flags_differ); SX_ERR_MISMATCH says what differs.
+sx_status ladder_run_check(const ladder_spec *spec, const ladder_run *plan, size_t i, const char *out_dir);
 // Trains every run not yet DONE of the n ladders, ladder i under dirs[i], each a train_options started as
 // `exe train` (train_spawn, train/options.h), in one pool of at most jobs runs at once over all ladders:
 // largest first (a cooldown branch counts what it trains beyond its branch point), so that no core idles

@@ -35,6 +35,7 @@ sx_status ladder_data_read(const ladder_spec *spec, const char *dir, ladder_data
             return sx_fail(SX_ERR_ARG, "%s: %zu of the ladder's %zu runs are started, not %s; run `sextant ladder run %s` "
                            "first (`ladder status` shows each)", dir, started, d->n_plan, d->plan[i].dir, spec->spec_path);
         st = *spec->metric ? rundir_read_key(path, spec->metric, &d->runs[i]) : rundir_read_set(path, spec->val_set, &d->runs[i]);
+        if (!st) st = ladder_run_check(spec, d->plan, i, dir);   // a run of another spec (an edited LR) is not this one
         if (!st && !d->runs[i].done)
             st = sx_fail(SX_ERR_ARG, "%s has not finished; run `sextant ladder run %s` first", path, spec->spec_path);
     }
