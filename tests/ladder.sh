@@ -22,6 +22,9 @@ out=$("$S" ladder run "$tmp/edited.ladder" --out "$tmp/a" 2>&1) && fail "ladder 
 grep -qF -- "$want" <<<"$out" || fail "ladder run of an edited spec said: $out"
 out=$("$S" fit "$tmp/edited.ladder" --runs "$tmp/a" --out "$tmp/edited-fit.json" 2>&1) && fail "fit of an edited spec passed"
 grep -qF -- "$want" <<<"$out" || fail "fit of an edited spec said: $out"
+"$S" ladder status "$tmp/edited.ladder" --out "$tmp/a" > "$tmp/edited-status.txt"
+head -n 1 "$tmp/edited-status.txt" | grep -q "^ladder smoke-a: 0 of 16 runs done" &&
+    [ "$(grep -c ' another run$' "$tmp/edited-status.txt")" -eq 16 ] || fail "status of an edited spec: $(cat "$tmp/edited-status.txt")"
 "$S" ladder status $A --out "$tmp/a" | grep -c " done$" | grep -qx 16 || fail "status should list 16 done runs"
 # Each status table is headed by its ladder's name; a run not started shows "-", not nan, for its loss.
 "$S" ladder status $A --out "$tmp/a" | head -n 1 | grep -q "^ladder smoke-a: 16 of 16 runs done (spec " || fail "status heading"

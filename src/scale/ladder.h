@@ -136,8 +136,8 @@ typedef struct {
     long steps_done;       // last step logged in metrics.jsonl (0: not started)
     double val_loss;       // last validation loss logged; NaN when none yet
     char val_text[16];     // val_loss as printed: "%.4f", or "-" when none yet
-    bool done;             // DONE exists
-    const char *name;      // "done", "partial" or "not started" (static)
+    bool done;             // DONE exists (and the directory holds this run: ladder_run_check)
+    const char *name;      // "done", "partial", "not started" or "another run" (static)
 } ladder_run_state;
 // The plan (*runs, as ladder_plan) and each run's state (*state, (n)); both malloc'd, the caller frees.
 // *n_done: how many are done.
