@@ -62,5 +62,11 @@ out=$("$S" train --model d1-w32-hd16 --train synthetic:64 --batch 2 --seq 16 --s
       --out "$tmp/over" 2>&1) || fail "--threads $over failed: $out"
 echo "$out" | grep -q -- "--threads $over is more than the $(nproc) cores" || fail "no note for --threads $over: $out"
 
+# A run that cannot be marked finished (DONE) fails: a ladder would train it again, fit take it as unfinished.
+mkdir -p "$tmp/nodone/DONE"
+out=$("$S" train --model d1-w16-hd8 --train synthetic:32 --batch 2 --seq 8 --steps 3 --threads 1 --quiet \
+      --out "$tmp/nodone" 2>&1) && fail "a run without its DONE marker exited 0"
+grep -qF "$tmp/nodone/DONE: cannot mark the run finished (Is a directory)" <<<"$out" || fail "no DONE marker said: $out"
+
 echo "train.sh: $fails failed"
 [ $fails -eq 0 ]

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -858,7 +859,8 @@ sx_status train_run(const train_options *o) {
         char path[4096];
         snprintf(path, sizeof path, "%s/DONE", o->out);
         FILE *f = fopen(path, "w");
-        if (f) fclose(f);
+        if (!f || fclose(f))   // without it a ladder trains the run again, and fit takes it as unfinished
+            st = sx_fail(SX_ERR_IO, "%s: cannot mark the run finished (%s)", path, strerror(errno));
     }
     teardown(&r);
     sigaction(SIGINT, &old_int, NULL);
