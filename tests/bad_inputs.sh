@@ -372,6 +372,8 @@ expect "unknown schedule 'foo'" train "${common[@]}" --train synthetic:64 --sche
 expect "unknown optimizer 'sgd'" train "${common[@]}" --train synthetic:64 --optimizer sgd --out "$tmp/o82"
 expect "--out: a run directory is required" train "${common[@]}" --train synthetic:64 --out ""
 expect "unknown action 'bogus': sextant ladder run|status|plan SPEC" ladder bogus "$tmp/t.ladder"
+expect "--jobs and --rung are settings of \`ladder run\`, not of \`ladder status\`" ladder status "$tmp/t.ladder" --jobs 2
+expect "\`ladder plan\` only reads the spec" ladder plan "$tmp/t.ladder" --out "$tmp/L"
 expect "--checkpoint is required" sample --prompt 1
 expect "--n and --max-new must be at least 1" sample --checkpoint "$ck" --prompt 1 --n 0
 expect "--top-p must be in (0, 1\], not 0" sample --checkpoint "$ck" --prompt 1 --ids --top-p 0

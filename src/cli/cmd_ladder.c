@@ -30,6 +30,10 @@ int cmd_ladder(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "unknown action '%s': sextant ladder run|status|plan SPEC", a.pos[0]);
     if (!st && a.npos != 2) st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
     if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");
+    if (!st && strcmp(a.pos[0], "run") && (jobs != 1 || rung != -1))
+        st = sx_fail(SX_ERR_ARG, "--jobs and --rung are settings of `ladder run`, not of `ladder %s`", a.pos[0]);
+    if (!st && !strcmp(a.pos[0], "plan") && *out)
+        st = sx_fail(SX_ERR_ARG, "`ladder plan` only reads the spec: --out names the runs' directory of run and status");
     ladder_spec spec;
     char dir[1100];
     if (!st) st = ladder_open(a.pos[1], out, &spec, dir, sizeof dir);
