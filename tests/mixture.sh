@@ -50,6 +50,15 @@ printf 'source\tdocs\tbytes_in\npython-doc\t3\t100\ngcide\t3\t100\nlinux-doc\t3\
 "$S" tokenize mixture --vocab "$work/v.sxv" --out "$work/mix" --sources gcide,linux-doc,python-doc \
     --weights gcide=0.5,linux-doc=0.3,python-doc=0.2 "$work/text" 2>/dev/null
 grep -q "^source gcide 0.5 gcide.train.shard gcide.val.shard$" "$work/mix/mixture.mix" || fail "--weights: $(cat "$work/mix/mixture.mix")"
+# A source named twice, weighted twice, or left without a weight beside weighted ones is refused before anything
+# is tokenized.
+for bad in "--sources gcide,gcide:--sources: gcide is named twice" \
+           "--sources gcide,linux-doc --weights gcide=1,gcide=2:--weights: gcide is weighted twice" \
+           "--sources gcide,linux-doc --weights gcide=1:--weights gives every source's weight or none (the token shares): linux-doc has none"; do
+    out=$("$S" tokenize mixture --vocab "$work/v.sxv" --out "$work/mix-bad" ${bad%%:*} "$work/text" 2>&1) && fail "${bad%%:*} passed"
+    [ "$out" = "sextant tokenize: ${bad#*:}" ] || fail "${bad%%:*} said: $out"
+    [ ! -e "$work/mix-bad" ] || fail "${bad%%:*} wrote $(ls "$work/mix-bad")"
+done
 
 common=(--model d1-w32-hd16 --train "$work/mix/mixture.mix" --batch 4 --seq 32 --steps 12 --lr 1e-2 --eval-every 6
         --eval-batches 2 --threads 2 --quiet --schedule cosine --warmup 2)

@@ -3,6 +3,7 @@
 // Not responsible for any tokenization logic.
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -275,21 +276,29 @@ static int do_shard(int argc, char **argv) {
     return st ? fail(st) : 0;
 }
 
-// Parses "a=0.3,b=0.2" into spec weights by name (every source named must be in the spec).
-static sx_status parse_weights(const char *s, mixture_spec *m) {
+// Parses "a=0.3,b=0.2" into w[k] for the spec's sources by name, before anything is tokenized: each source
+// once, every source or none (a weight beside a token share would mix two units).
+static sx_status parse_weights(const char *s, const mixture_spec *m, double *w) {
     char copy[1024], *save = NULL;
     snprintf(copy, sizeof copy, "%s", s);
+    for (size_t k = 0; k < m->n; k++) w[k] = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '='), *end;
         if (!eq) return sx_fail(SX_ERR_ARG, "--weights: '%s' is not NAME=WEIGHT", tok);
         *eq = 0;
-        double w = strtod(eq + 1, &end);
-        if (*end || !(w > 0)) return sx_fail(SX_ERR_ARG, "--weights: weight of %s must be a positive number", tok);
+        double v = strtod(eq + 1, &end);
+        if (*end || !(v > 0) || !isfinite(v))
+            return sx_fail(SX_ERR_ARG, "--weights: weight of %s must be a positive, finite number", tok);
         size_t k = 0;
         while (k < m->n && strcmp(m->src[k].name, tok)) k++;
         if (k == m->n) return sx_fail(SX_ERR_ARG, "--weights: %s is not one of --sources", tok);
-        m->src[k].weight = w;
+        if (w[k] > 0) return sx_fail(SX_ERR_ARG, "--weights: %s is weighted twice", tok);
+        w[k] = v;
     }
+    for (size_t k = 0; k < m->n; k++)
+        if (!(w[k] > 0))
+            return sx_fail(SX_ERR_ARG, "--weights gives every source's weight or none (the token shares): %s has none",
+                           m->src[k].name);
     return SX_OK;
 }
 
@@ -348,7 +357,12 @@ static int do_mixture(int argc, char **argv) {
         if (m.n == MIXTURE_MAX_SOURCES) st = sx_fail(SX_ERR_ARG, "--sources: more than %d", MIXTURE_MAX_SOURCES);
         else if (strlen(tok) >= MIXTURE_NAME_MAX) st = sx_fail(SX_ERR_ARG, "--sources: name '%s' is too long", tok);
         else snprintf(m.src[m.n++].name, MIXTURE_NAME_MAX, "%s", tok);
+        for (size_t k = 0; k + 1 < m.n && !st; k++)
+            if (!strcmp(m.src[k].name, tok)) st = sx_fail(SX_ERR_ARG, "--sources: %s is named twice", tok);
     }
+    double given[MIXTURE_MAX_SOURCES];
+    const bool weighted = weights && *weights;
+    if (!st && weighted) st = parse_weights(weights, &m, given);
     if (!st) st = fs_mkdir_p(out);
     double t0 = now_s(), total = 0;
     uint64_t bytes_all = 0;
@@ -369,8 +383,7 @@ static int do_mixture(int argc, char **argv) {
             snprintf(split ? m.src[k].val : m.src[k].train, sizeof m.src[k].val, "%s.%s.shard", m.src[k].name, sp);
         }
     }
-    for (size_t k = 0; k < m.n && !st; k++) m.src[k].weight /= total;
-    if (!st && weights && *weights) st = parse_weights(weights, &m);
+    for (size_t k = 0; k < m.n && !st; k++) m.src[k].weight = weighted ? given[k] : m.src[k].weight / total;
     char spec[4096];
     snprintf(spec, sizeof spec, "%s/mixture.mix", out);
     if (!st) st = mixture_spec_save(spec, &m);
