@@ -84,6 +84,15 @@ rel=(--model d1-w32-hd16 --batch 1 --seq 4 --threads 1 --quiet --ckpt-every 2)
 out=$("$S" train "${rel[@]}" --train "$tmp/e.shard" --steps 6 --override steps --out "$tmp/rel" --resume 2>&1) &&
     fail "resume on another shard accepted"
 echo "$out" | grep -q "other settings: --train \"$tmp/e.shard\"" || fail "another shard: $out"
+# The same path rewritten with other text is other data: refused with both identities, unless --override train.
+printf 'sphinx of black quartz, judge my vow; pack my box with five dozen liquor jugs\n' > "$tmp/c2.txt"
+"$S" tokenize shard --vocab "$tmp/v.sxv" --out "$tmp/d.shard" "$tmp/c2.txt" 2>/dev/null || fail "rewrite the shard"
+out=$("$S" train "${rel[@]}" --train "$tmp/d.shard" --steps 6 --override steps --out "$tmp/rel" --resume 2>&1) &&
+    fail "resume on a rewritten shard accepted"
+grep -qE -- "--train $tmp/d.shard is not the data the run trained on \([0-9]+ tokens, CRC-32 [0-9a-f]{8}; now [0-9]+ tokens, CRC-32 [0-9a-f]{8}\)" <<<"$out" ||
+    fail "rewritten shard: $out"
+"$S" train "${rel[@]}" --train "$tmp/d.shard" --steps 6 --override steps,train --out "$tmp/rel" --resume 2>/dev/null ||
+    fail "--override train on a rewritten shard"
 
 echo "resume.sh: $fails failed"
 [ $fails -eq 0 ]

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "data/mixture.h"
+#include "data/shard.h"
 #include "train/progress.h"
 
 // A whole number in [lo, hi] at meta[key] into *out.
@@ -92,6 +94,42 @@ json_t *train_paths_resolved(json_t *flags) {
         if (v && *v && realpath(v, abs)) json_object_set_new(out, path_flags[i], json_string(abs));
     }
     return out;
+}
+
+// The token shards among the data flags (not synthetic data or a mixture spec), whose content a resume checks.
+static const char *const shard_flags[] = {"train", "val", "eval-tasks-val"};
+
+json_t *train_data_identity(json_t *flags) {
+    json_t *out = json_object();
+    for (size_t i = 0; out && i < sizeof shard_flags / sizeof *shard_flags; i++) {
+        const char *v = json_string_value(json_object_get(flags, shard_flags[i]));
+        shard_header h;
+        char crc[16];
+        if (!v || !*v || mixture_is_spec(v) || !strncmp(v, "synthetic:", 10) || shard_read_header(v, &h)) continue;
+        snprintf(crc, sizeof crc, "%08x", (unsigned)h.crc);
+        json_object_set_new(out, shard_flags[i], json_pack("{s:I, s:s}", "tokens", (json_int_t)h.n_tokens, "crc32", crc));
+    }
+    return out;
+}
+
+sx_status train_data_check_resume(json_t *old_identity, json_t *new_flags, const char *overrides, const char *from) {
+    json_t *now = train_data_identity(new_flags);
+    const char *key;
+    json_t *was;
+    sx_status st = SX_OK;
+    json_object_foreach(old_identity, key, was) {
+        json_t *is = json_object_get(now, key);
+        if (st || overridden(key, overrides) || json_equal(was, is)) continue;
+        const char *path = json_string_value(json_object_get(new_flags, key));
+        st = sx_fail(SX_ERR_MISMATCH, "%s: --%s %s is not the data the run trained on (%lld tokens, CRC-32 %s; now %s%lld "
+                     "tokens, CRC-32 %s): resume with that data, or pass --override %s for a deliberate change", from,
+                     key, path ? path : "?", (long long)json_integer_value(json_object_get(was, "tokens")),
+                     json_string_value(json_object_get(was, "crc32")), is ? "" : "no readable shard: ",
+                     (long long)json_integer_value(json_object_get(is, "tokens")),
+                     is ? json_string_value(json_object_get(is, "crc32")) : "-", key);
+    }
+    json_decref(now);
+    return st;
 }
 
 // Whether the path flag key's new value names the file old_resolved recorded for it.

@@ -46,4 +46,13 @@ size_t train_flags_differ(json_t *old_flags, json_t *old_resolved, json_t *new_f
 // --prefix-vocab), where they exist: {"train": "/abs/train.shard", ...}; config.json keeps it for resume.
 json_t *train_paths_resolved(json_t *flags);
 
+// What the token shards among those flags hold (--train, --val, --eval-tasks-val; not synthetic data or a
+// mixture): {"train": {"tokens": N, "crc32": "89abcdef"}, ...}, the shard header's token count and checksum;
+// config.json keeps it for resume.
+json_t *train_data_identity(json_t *flags);
+// A resumed run reads the data it trained on: each shard old_identity records must hold the same tokens now
+// (the same path rewritten with other text would pass the flag check), unless its flag is in overrides.
+// SX_ERR_MISMATCH naming the flag, the path and both identities.
+sx_status train_data_check_resume(json_t *old_identity, json_t *new_flags, const char *overrides, const char *from);
+
 #endif

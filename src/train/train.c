@@ -359,6 +359,7 @@ static sx_status write_config(run *r) {
     json_object_set_new(c, "ranks", json_integer(dist_size()));
     if (o->echo) json_object_set(c, "flags", o->echo);
     if (o->echo) json_object_set_new(c, "resolved_paths", train_paths_resolved(o->echo));
+    if (o->echo) json_object_set_new(c, "data_identity", train_data_identity(o->echo));
     if (r->init_record) json_object_set(c, "init_from", r->init_record);
     st = runlog_write_json(o->out, "config.json", c);
     json_decref(c);
@@ -516,6 +517,7 @@ static sx_status check_same_run(run *r) {
     json_t *old = json_load_file(path, 0, NULL);
     sx_status st = train_config_check_resume(json_object_get(old, "flags"), json_object_get(old, "resolved_paths"),
                                              r->o->echo, r->o->override, r->o->out);
+    if (!st) st = train_data_check_resume(json_object_get(old, "data_identity"), r->o->echo, r->o->override, r->o->out);
     json_t *init = json_object_get(old, "init_from");
     if (!st && init && !r->init_record) r->init_record = json_incref(init);
     json_decref(old);
