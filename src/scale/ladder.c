@@ -803,7 +803,7 @@ sx_status ladder_status(const ladder_spec *s, const char *out_dir, ladder_run **
         line_reader_close(&lr);
         // A directory holding another run (trained with other settings than the spec's) is neither done nor
         // partial: `ladder run` and `fit` refuse it and say what differs.
-        const bool other = ladder_run_check(s, runs, i, out_dir) != SX_OK;
+        const bool other = ladder_run_check(s, runs, i, out_dir) == SX_ERR_MISMATCH;
         state[i].done = !other && file_exists(out_dir, runs[i].dir, "DONE");
         state[i].name = other ? "another run" : state[i].done ? "done" : state[i].steps_done ? "partial" : "not started";
         snprintf(state[i].val_text, sizeof state[i].val_text, isfinite(state[i].val_loss) ? "%.4f" : "-", state[i].val_loss);
