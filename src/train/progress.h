@@ -3,7 +3,8 @@
 // the trainer acts on it. A checkpoint's checksum only says the file is what was written; a hand-edited or
 // foreign file can still carry a step of -5 or "abc", which once aborted on an assert after metrics.jsonl
 // was emptied, or silently restarted the run and deleted its history.
-// Also the check that a resume is given the same settings as the run it continues (config.json's flags).
+// Also the check that a resume is given the same settings and data as the run it continues (config.json's
+// flags and data_identity).
 // Not responsible for the data position's own fields (train/batches.h checks them) or for writing.
 #ifndef SEXTANT_TRAIN_PROGRESS_H
 #define SEXTANT_TRAIN_PROGRESS_H
