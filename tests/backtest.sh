@@ -98,17 +98,18 @@ out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
 # Flags out of range (before: "forecasting the largest 0 needs at least 3"; a report scoring no point after 200%).
 for f in "--holdout 0:--holdout: give the number of largest sizes" "--score-from 2:--score-from: give a fraction of each run in" \
-         "--fit-from -1:--fit-from: give a fraction of each run in" "--protocol role --holdout 2:--holdout is for --protocol size"; do
+         "--fit-from -1:--fit-from: give a fraction of each run in" "--protocol role --holdout 2:--holdout is for --protocol size" \
+         "--protocol role --holdout 1:--holdout is for --protocol size"; do
     out=$("$S" backtest "$tmp/L" ${f%%:*} 2>&1 >/dev/null); [ $? -eq 2 ] && echo "$out" | grep -q -- "${f#*:}" || fail "${f%%:*}: $out"
 done
 
 # fit / forecast / forecast --check on the curve ladder: a target described by flags (size4's longest run: N,
 # batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.
 "$S" fit "$tmp/L" > "$tmp/fit.log" 2>&1 || { fail "fit on a curve ladder"; cat "$tmp/fit.log"; }
-out=$("$S" fit "$tmp/L" --val-set c4 --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--with, --val-set and --runs are for ladder specs" ||
+out=$("$S" fit "$tmp/L" --val-set c4 --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--val-set does not apply to a curve ladder (sextant import) (it takes --loss, --law or --out)" ||
     fail "a spec's flag on a curve ladder (before: ignored): $out"
 out=$("$S" forecast --fit "$tmp/L/fit.json" --model d2-hd16-w64 --n-params 2e7 --tokens-per-step 8192 --total-steps 800 \
-    --schedule cosine --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "is a curve ladder's fit: describe the target with --n-params" ||
+    --schedule cosine --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--model does not apply to .*fit.json, a curve ladder's fit, with the target described by flags (it takes --ladder, --n-params" ||
     fail "--model on a curve ladder's forecast (before: ignored): $out"
 grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
 # fit on all 15 runs (5 sizes, each its own batch and LR, 3 lengths) recovers the planted law's parameters (C and

@@ -280,7 +280,12 @@ expect "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be 
 expect "--tokens and --flops-ratio both say how long the hero trains: give one" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --tokens 1e6 --out "$tmp/fcx.json"
 expect "--warmup: give the hero's warmup as a fraction of its run in \[0, 1), not -0.5" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --warmup -0.5 --out "$tmp/fcx.json"
 expect "--warmup-steps: give a number of steps, not -7" forecast --fit "$tmp/L/fit.json" --n-params 1e6 --warmup-steps -7 --out "$tmp/fcx.json"
-expect "fit.json is the fit of a ladder spec: describe the hero with --model" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --n-params 1e6 --out "$tmp/fcx.json"
+expect "--n-params does not apply to $tmp/L/fit.json, the fit of a ladder spec (the hero: --model and --tokens or --flops-ratio)" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --n-params 1e6 --out "$tmp/fcx.json"
+# Each kind of forecast and check refuses the flags of another (before: ignored), even at their default values.
+expect "--report-out does not apply to $tmp/L/fit.json, the fit of a ladder spec" forecast --fit "$tmp/L/fit.json" --model d1-hd8-w32 --flops-ratio 2 --report-out "$tmp/r.json" --out "$tmp/fcx.json"
+expect "--model does not apply to --check RUN (a run directory against --forecast) (it takes --check, --forecast, --report-out, --fit or --plot)" forecast --check "$tmp/L/w32-s1" --forecast "$tmp/fcx.json" --model d1-hd8-w32
+expect "--out does not apply to --check RUN" forecast --check "$tmp/L/w32-s1" --forecast "$tmp/fcx.json" --out forecast.json
+expect "--tokens does not apply to --check-run (a run of --ladder against --forecast)" forecast --ladder "$tmp/L" --check-run r1 --tokens 1e6
 ladder_copy() {  # name: a copy of the ladder's runs (what `fit` reads) to corrupt; prints its directory
     local r
     for r in "$tmp"/L/w*/; do
@@ -372,13 +377,17 @@ expect "unknown schedule 'foo'" train "${common[@]}" --train synthetic:64 --sche
 expect "unknown optimizer 'sgd'" train "${common[@]}" --train synthetic:64 --optimizer sgd --out "$tmp/o82"
 expect "--out: a run directory is required" train "${common[@]}" --train synthetic:64 --out ""
 expect "unknown action 'bogus': sextant ladder run|status|plan SPEC" ladder bogus "$tmp/t.ladder"
-expect "--jobs and --rung are settings of \`ladder run\`, not of \`ladder status\`" ladder status "$tmp/t.ladder" --jobs 2
+expect "--jobs is a setting of \`ladder run\`, not of \`ladder status\`" ladder status "$tmp/t.ladder" --jobs 2
+expect "--rung is a setting of \`ladder run\`, not of \`ladder plan\`" ladder plan "$tmp/t.ladder" --rung -1
 expect "\`ladder plan\` only reads the spec" ladder plan "$tmp/t.ladder" --out "$tmp/L"
 expect "--checkpoint is required" sample --prompt 1
 expect "--n and --max-new must be at least 1" sample --checkpoint "$ck" --prompt 1 --n 0
 expect "--top-p must be in (0, 1\], not 0" sample --checkpoint "$ck" --prompt 1 --ids --top-p 0
 expect "--draft-k is a setting of --draft CKPT" sample --checkpoint "$ck" --prompt 1 --ids --draft-k 2
+expect "--draft-k is a setting of --draft CKPT" sample --checkpoint "$ck" --prompt 1 --ids --draft-k 4
 expect "--vocab turns text into ids: with --ids there is no text" sample --checkpoint "$ck" --prompt 1 --ids --vocab "$tmp/v.sxv"
+expect "--context must be 1..16777216 positions (0: the run's seq), not 100000000000" export --context 100000000000 "$ck" "$tmp/x.safetensors"
+expect "--context must be 1..16777216 positions (0: the run's seq), not -1" export --context -1 "$ck" "$tmp/x.safetensors"
 expect "--ctx must be at least 2 positions, not 1" sample --checkpoint "$ck" --prompt 1 --ids --ctx 1
 expect "the prompt is 3 tokens, more than the context of 2 positions: raise --ctx" sample --checkpoint "$ck" --prompt 1,2,3 --ids --ctx 2
 # A sample the context ends before --max-new is said so (and still printed).

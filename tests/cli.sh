@@ -161,7 +161,8 @@ expect "unknown command 'fitt' (did you mean fit?)" fitt
 expect "unknown flag --modle (did you mean --model? see --help)" train --modle d1
 expect "$tmp/nothere holds none of the ladder's 16 runs: run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/nothere"
-expect "--loss and --law are for curve ladders (sextant import)" fit tests/data/ladder/smoke-a.ladder --law final --runs "$tmp/nothere"
+expect "--law does not apply to a ladder spec (a curve ladder is a directory from sextant import) (it takes --with, --val-set, --runs or --out)" fit tests/data/ladder/smoke-a.ladder --law final --runs "$tmp/nothere"
+expect "--law does not apply to a ladder spec" fit tests/data/ladder/smoke-a.ladder --law nds --runs "$tmp/nothere"
 expect "$tmp/lj: 1 of the ladder's 16 runs are started, not w32-s2; run \`sextant ladder run tests/data/ladder/smoke-a.ladder\` first" \
     fit tests/data/ladder/smoke-a.ladder --runs "$tmp/lj"
 expect "cannot open $tmp/nothere/fit.json (No such file or directory)" \

@@ -103,6 +103,13 @@ PY
 B=tests/data/ladder/smoke-b.ladder
 "$S" ladder run $B --out "$tmp/b" --jobs 2 2> "$tmp/runb.log" || { fail "ladder run b"; cat "$tmp/runb.log"; }
 "$S" import --from-ladder $B --from-runs "$tmp/b" --out "$tmp/LB" > /dev/null 2>&1 || fail "import --from-ladder b"
+# The tables' flags with --from-ladder, and --from-runs without it, are refused (before: ignored).
+out=$("$S" import --from-ladder $B --from-runs "$tmp/b" --loss-col loss --out "$tmp/LX" 2>&1) && fail "--loss-col with --from-ladder accepted"
+grep -q -- "--loss-col does not apply to --from-ladder (a sextant ladder, read as it is) (it takes --from-ladder, --from-runs or --out)" <<<"$out" ||
+    fail "--loss-col with --from-ladder: $out"
+out=$("$S" import --curves "$tmp/c.csv" --from-runs "$tmp/b" --out "$tmp/LX" 2>&1) && fail "--from-runs without --from-ladder accepted"
+grep -q -- "--from-runs is the runs directory of --from-ladder SPEC: give --from-ladder" <<<"$out" || fail "--from-runs alone: $out"
+[ ! -e "$tmp/LX" ] || fail "a refused import wrote $tmp/LX"
 mkdir -p "$tmp/cwd/runs"; ln -s "$tmp/a" "$tmp/cwd/runs/smoke-a"; ln -s "$tmp/b" "$tmp/cwd/runs/smoke-b"
 (cd "$tmp/cwd" && "$S" compare "$OLDPWD/$A" "$OLDPWD/$B" --out spec.json > spec.log 2>&1 &&
     "$S" compare "$tmp/L" "$tmp/LB" --out curves.json --plot curves.svg > curves.log 2>&1 &&

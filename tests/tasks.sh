@@ -82,8 +82,10 @@ expect 2 "unknown task 'nope' (tasks: cloze, choice, choice_pmi, arith)" "$S" ev
 expect 1 "$tmp/missing.shard" "$S" eval --task cloze --val "$tmp/missing.shard" "$ck"
 expect 2 "--task is required" "$S" eval "$ck"
 expect 2 "'choice,cloze,choice': task choice is named twice" "$S" eval --task choice,cloze,choice "$ck"
-expect 2 "--n, --seed and --vocab are settings of --task" "$S" eval --val-loss --n 7 "$ck"
-expect 2 "--batches, --batch and --seq are settings of --val-loss" "$S" eval --task cloze --seq 64 "$ck"
+expect 2 "--n is a setting of --task" "$S" eval --val-loss --n 7 "$ck"
+expect 2 "--seed is a setting of --task" "$S" eval --val-loss --seed 1 "$ck"
+expect 2 "--seq is a setting of --val-loss" "$S" eval --task cloze --seq 64 "$ck"
+expect 2 "--batches is a setting of --val-loss" "$S" eval --task cloze --batches 16 "$ck"
 # --json covers --val-loss too: one object with the loss and the windows it was taken on.
 json=$("$S" eval --val-loss --batches 2 --batch 2 --seq 16 --json "$ck" 2>&1) || fail "eval --val-loss --json: $json"
 python3 -c 'import json, sys; o = json.loads(sys.argv[1]); assert o["val_loss"] > 0 and (o["batches"], o["batch"], o["seq"]) == (2, 2, 16), o' "$json" 2>/dev/null ||

@@ -71,6 +71,27 @@ static void test_write_json_atomic(void) {
     unlink(path);
 }
 
+// fs_buffer: what was drawn replaces the file whole; a draw that failed (its status given to the commit)
+// leaves the old file as it was, returns the drawer's status and message, and leaves no temporary.
+static void test_buffer_commit(void) {
+    const char *path = "build/tests/core_buffer.svg";
+    fs_buffer b;
+    CHECK(fs_buffer_open(&b) == SX_OK);
+    fprintf(b.f, "<svg>%d</svg>\n", 1);
+    CHECK(fs_buffer_commit(&b, path, SX_OK) == SX_OK && b.data == NULL);
+    CHECK(fs_buffer_open(&b) == SX_OK);
+    fprintf(b.f, "<svg>half");
+    CHECK(fs_buffer_commit(&b, path, sx_fail(SX_ERR_FORMAT, "no points to draw")) == SX_ERR_FORMAT);
+    CHECK(!strcmp(sx_last_error(), "no points to draw"));
+    char text[64] = "", tmp[128];
+    FILE *f = fopen(path, "r");
+    CHECK(f && fgets(text, sizeof text, f) && !strcmp(text, "<svg>1</svg>\n"));
+    if (f) fclose(f);
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    CHECK(access(tmp, F_OK) != 0);
+    unlink(path);
+}
+
 static void test_mul_size(void) {
     size_t out = 0;
     CHECK(sx_mul_size(3, 7, &out) == 1 && out == 21);
@@ -128,6 +149,7 @@ int main(void) {
     TEST_RUN(test_alloc_failure_names_purpose);
     TEST_RUN(test_fail_wraps_last_error);
     TEST_RUN(test_write_json_atomic);
+    TEST_RUN(test_buffer_commit);
     TEST_RUN(test_mul_size);
     TEST_RUN(test_alloc_fault_injection);
     TEST_RUN(test_grow_columns);

@@ -109,7 +109,35 @@ static void test_command_start_and_choice(void) {
     CHECK(strstr(sx_last_error(), "unexpected argument 'z'") != NULL);
 }
 
+// flags_given: what argv named, not what differs from the default: a flag given at its default value is
+// given, --no-NAME gives a boolean, and a flag left out is not given even when a default sets it.
+static void test_given(void) {
+    long n;
+    bool quiet;
+    const char *vocab;
+    const flag_def flags[] = {
+        {"n", FLAG_INT, &n, "200", "how many"},
+        {"quiet", FLAG_BOOL, &quiet, "true", "less output"},
+        {"vocab", FLAG_STR, &vocab, "v.sxv", "vocabulary"},
+    };
+    static const flags_command cmd = {"demo A", NULL, 1, 1, "give A"};
+    flags_args a;
+    char *at_default[] = {"x", "--n", "200", "--no-quiet"}, *none[] = {"x"}, *eq[] = {"--vocab=v.sxv", "x"};
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 4, at_default, &a) && a.st == SX_OK && n == 200 && !quiet);
+    CHECK(flags_given(&a, "n") && flags_given(&a, "quiet") && !flags_given(&a, "vocab"));
+    CHECK(!strcmp(flags_first_given(&a, "vocab,quiet,n"), "quiet"));
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 1, none, &a) && a.st == SX_OK && quiet);
+    CHECK(!flags_given(&a, "n") && !flags_given(&a, "quiet") && flags_first_given(&a, "n,quiet,vocab") == NULL);
+    CHECK(!flags_start(&cmd, flags, FLAGS_COUNT(flags), 2, eq, &a) && a.st == SX_OK);
+    CHECK(!strcmp(flags_first_given(&a, "n,vocab"), "vocab") && !flags_given(&a, "n"));
+    CHECK(flags_only(&a, "n,vocab", "this mode") == SX_OK);
+    CHECK(flags_only(&a, "n,quiet", "this mode") == SX_ERR_ARG);
+    CHECK(!strcmp(sx_last_error(), "--vocab does not apply to this mode (it takes --n or --quiet)"));
+    CHECK(flags_only(&a, "", "this mode") == SX_ERR_ARG && strstr(sx_last_error(), "(it takes no flags)"));
+}
+
 int main(void) {
+    TEST_RUN(test_given);
     TEST_RUN(test_defaults_agree);
     TEST_RUN(test_argv_roundtrip);
     TEST_RUN(test_bad_flags);

@@ -51,4 +51,9 @@ echo "$out" | grep -q "a model of 64 tokens" || { echo "verifiers, another vocab
 out=$("$SEXTANT" ttc run --policy "$tmp/t/policy-small/checkpoint.sxt" --orm "$tmp/t/verifiers/orm_head.sxt" \
       --prm "$tmp/t/verifiers/prm_head.sxt" --out "$tmp/bad" --temperature -1 2>&1) && { echo "--temperature -1 accepted"; exit 1; }
 echo "$out" | grep -q -- "--temperature must be 0 or more" || { echo "--temperature -1: $out"; exit 1; }
+# The beam width of a search that does not run is refused (before: ignored), even at its default value.
+out=$("$SEXTANT" ttc run --policy "$tmp/t/policy-small/checkpoint.sxt" --orm "$tmp/t/verifiers/orm_head.sxt" \
+      --prm "$tmp/t/verifiers/prm_head.sxt" --out "$tmp/bad" --search-max 0 --width 4 2>&1) && { echo "--width without a search accepted"; exit 1; }
+echo "$out" | grep -q -- "--width is the tree search's beam width: with --search-max 0 there is no tree search" ||
+    { echo "--width with --search-max 0: $out"; exit 1; }
 echo "ttc.sh: ok"

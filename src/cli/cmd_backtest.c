@@ -48,7 +48,7 @@ int cmd_backtest(int argc, char **argv) {
     o.holdout = (size_t)holdout;
     o.score_from = from;
     o.protocol = (backtest_protocol[]){BACKTEST_SIZE, BACKTEST_ROLE}[protocol];
-    if (!st && holdout != 1 && o.protocol == BACKTEST_ROLE)
+    if (!st && o.protocol == BACKTEST_ROLE && flags_given(&a, "holdout"))
         st = sx_fail(SX_ERR_ARG, "--holdout is for --protocol size; with --protocol role the runs table's heldout runs are forecast");
     o.baseline = baseline;
     o.fit.nonembed = (int[]){-1, 0, 1, 0}[nkind];

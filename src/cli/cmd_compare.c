@@ -58,12 +58,12 @@ int cmd_compare(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "--jobs must be >= 1, --seeds in 0..1000, --width, --target-flops and the budgets >= 0");
     if (!st && !(precision >= 0 && precision < 1)) st = sx_fail(SX_ERR_ARG, "--precision must be a fraction in [0, 1), not %g", precision);
     if (!st && precision > 0 && width > 0) st = sx_fail(SX_ERR_ARG, "--width and --precision are two stops for the same thing: give one");
-    if (!st && (precision > 0 || width > 0) && !until) st = sx_fail(SX_ERR_ARG, "--width and --precision are stops of --until-decided");
     bool obf = !strcmp(spending, "obf");
     if (!st && !obf && strcmp(spending, "pocock")) st = sx_fail(SX_ERR_ARG, "--spending must be pocock or obf, not '%s'", spending);
-    if (!st && !until && (budget_h > 0 || budget_flops > 0 || obf))
-        st = sx_fail(SX_ERR_ARG, "--budget, --budget-flops and --spending are settings of --until-decided");
-    if (!st && !until && !run && jobs != 1) st = sx_fail(SX_ERR_ARG, "--jobs is for training: give --run or --until-decided");
+    const char *unused = NULL;
+    if (!st && !until && (unused = flags_first_given(&a, "width,precision,budget,budget-flops,spending")))
+        st = sx_fail(SX_ERR_ARG, "--%s is a setting of --until-decided", unused);
+    if (!st && !until && !run && flags_given(&a, "jobs")) st = sx_fail(SX_ERR_ARG, "--jobs is for training: give --run or --until-decided");
     if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
         st = sx_fail(SX_ERR_ARG, "--until-decided needs a budget: --budget HOURS or --budget-flops FLOPS");
     ladder_spec specs[MAX_VARIANTS];

@@ -67,10 +67,11 @@ int cmd_eval(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "--task is required (cloze, choice, choice_pmi or arith), or --val-loss");
     if (!st && (batches < 1 || batch < 1 || seq < 1)) st = sx_fail(SX_ERR_ARG, "--batches, --batch and --seq must be positive");
     // Each kind's settings given without it would be ignored without a word.
-    if (!st && !*names && (n != 200 || seed != 1 || *vocab))
-        st = sx_fail(SX_ERR_ARG, "--n, --seed and --vocab are settings of --task");
-    if (!st && !want_loss && (batches != 16 || batch != 8 || seq != 128))
-        st = sx_fail(SX_ERR_ARG, "--batches, --batch and --seq are settings of --val-loss");
+    const char *unused = NULL;
+    if (!st && !*names && (unused = flags_first_given(&a, "n,seed,vocab")))
+        st = sx_fail(SX_ERR_ARG, "--%s is a setting of --task", unused);
+    if (!st && !want_loss && (unused = flags_first_given(&a, "batches,batch,seq")))
+        st = sx_fail(SX_ERR_ARG, "--%s is a setting of --val-loss", unused);
     if (!st && a.npos != 1) st = sx_fail(SX_ERR_ARG, "give one checkpoint");
     if (!st && n < 1) st = sx_fail(SX_ERR_ARG, "--n must be positive");
     if (!st) st = threads_start(threads, 0, "eval");

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "core/fsutil.h"
+#include "model/model.h"
 #include "runs/rundir.h"
 #include "train/hf_export.h"
 
@@ -46,7 +47,8 @@ int cmd_export(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (!st && strcmp(format, "safetensors")) st = sx_fail(SX_ERR_ARG, "--format %s: the one format is safetensors", format);
-    if (!st && context < 0) st = sx_fail(SX_ERR_ARG, "--context must be positive");
+    if (!st && (context < 0 || context > MODEL_MAX_SEQ))   // beyond what any sextant model reads
+        st = sx_fail(SX_ERR_ARG, "--context must be 1..%d positions (0: the run's seq), not %ld", MODEL_MAX_SEQ, context);
     if (st) return cli_report("export", st);
     char config_path[4200], dir[4096];
     config_beside(a.pos[1], config, config_path, sizeof config_path);

@@ -156,12 +156,8 @@ int cmd_fit(int argc, char **argv) {
     if (flags_start(&cmd, flags, FLAGS_COUNT(flags), argc, argv, &a)) return 0;
     sx_status st = a.st;
     bool curves = !st && import_is_ladder_dir(a.pos[0]);
-    if (!st && curves && (*with || *val_set || *runs))
-        st = sx_fail(SX_ERR_ARG, "--with, --val-set and --runs are for ladder specs; %s is a curve ladder (sextant "
-                     "import): choose its loss column with --loss", a.pos[0]);
-    if (!st && !curves && (*loss || law != LAW_NDS))
-        st = sx_fail(SX_ERR_ARG, "--loss and --law are for curve ladders (sextant import); a ladder spec fits its runs' "
-                     "val_loss (--val-set for one source of a mixture)");
+    if (!st) st = flags_only(&a, curves ? "loss,law,out" : "with,val-set,runs,out",
+                             curves ? "a curve ladder (sextant import)" : "a ladder spec (a curve ladder is a directory from sextant import)");
     if (!st && curves) return fit_curve_ladder(a.pos[0], out, loss, law);
     ladder_spec spec;
     char dir[1100], path[1200];

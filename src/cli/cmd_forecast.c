@@ -284,7 +284,10 @@ int cmd_forecast(int argc, char **argv) {
     ca.tokens = tokens;
     ca.warmup = warmup;
     ca.out = out;
-    if (!st && *ca.check_run) return cli_report("forecast", curve_check(&ca));
+    // Each kind of forecast and check takes its own flags: one of another kind would be ignored, so say so.
+    if (!st && *ca.check_run) st = flags_only(&a, "ladder,check-run,loss,forecast", "--check-run (a run of --ladder against --forecast)");
+    if (st) return cli_report("forecast", st);
+    if (*ca.check_run) return cli_report("forecast", curve_check(&ca));
     char ladder_fit[4200];
     if (!*fit_path && *ca.ladder) {   // where `sextant fit DIR` writes it
         snprintf(ladder_fit, sizeof ladder_fit, "%s/fit.json", ca.ladder);
@@ -297,22 +300,25 @@ int cmd_forecast(int argc, char **argv) {
     if (fit && !st) st = forecast_verify_hash(fit, fit_path);
     const char *kind = json_string_value(json_object_get(fit, "kind"));
     bool curves = kind && !strcmp(kind, "curve-ladder");
-    // A flag of the other kind of target would be ignored: say so instead.
-    if (!st && fit && curves && (*model || flops_ratio > 0 || batch || seq || unique > 0 || *check))
-        st = sx_fail(SX_ERR_ARG, "%s is a curve ladder's fit: describe the target with --n-params, --tokens-per-step, "
-                     "--total-steps, --schedule (or --ladder DIR --run ID), not --model, --flops-ratio, --batch, --seq, "
-                     "--unique-tokens or --check (that is --check-run ID here)", fit_path);
-    if (!st && fit && !curves && (ca.n_params > 0 || ca.n_nonembed > 0 || ca.tokens_per_step > 0 || ca.total_steps > 0 ||
-                                  ca.peak_lr > 0 || ca.warmup_steps >= 0 || *ca.steps || *ca.run || *ca.ladder))
-        st = sx_fail(SX_ERR_ARG, "%s is the fit of a ladder spec: describe the hero with --model and --tokens (or "
-                     "--flops-ratio), not the curve-ladder flags (--n-params, --tokens-per-step, --total-steps, "
-                     "--peak-lr, --warmup-steps, --steps, --ladder, --run)", fit_path);
+    char what[4400];
+    if (!st && *check && curves)
+        st = sx_fail(SX_ERR_ARG, "%s is a curve ladder's fit: check a run of it with --ladder DIR --check-run ID", fit_path);
+    else if (!st && *check)
+        st = flags_only(&a, "check,forecast,report-out,fit,plot", "--check RUN (a run directory against --forecast)");
+    else if (!st && fit && curves) {
+        snprintf(what, sizeof what, "%s, a curve ladder's fit, with %s", fit_path, *ca.run ? "--run" : "the target described by flags");
+        st = flags_only(&a, *ca.run ? "ladder,run,steps,fit,out"
+                                    : "ladder,n-params,n-params-nonembed,tokens-per-step,total-steps,tokens,peak-lr,"
+                                      "warmup-steps,warmup,schedule,steps,fit,out", what);
+    } else if (!st && fit) {
+        snprintf(what, sizeof what, "%s, the fit of a ladder spec (the hero: --model and --tokens or --flops-ratio)", fit_path);
+        st = flags_only(&a, "fit,model,tokens,flops-ratio,schedule,warmup,batch,seq,unique-tokens,out,plot", what);
+    }
     if (!st && fit && curves) {
         st = curve_forecast(fit, &ca);
         json_decref(fit);
         return cli_report("forecast", st);
     }
-    if (!st && *report_out && !*check) st = sx_fail(SX_ERR_ARG, "--report-out is where --check RUN writes its JSON: give --check");
     if (!st && *check) {
         fc = load(fc_path, &st);
         if (!st) st = forecast_verify_hash(fc, fc_path);

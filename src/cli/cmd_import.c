@@ -59,6 +59,10 @@ int cmd_import(int argc, char **argv) {
     if (flags_start(&cmd, flags, n, argc, argv, &a)) return 0;
     sx_status st = a.st;
     if (!st && !*out) st = sx_fail(SX_ERR_ARG, "give the ladder directory to create (--out DIR)");
+    // The tables' flags say how to read them: with --from-ladder there are none to read.
+    if (!st && *from_ladder) st = flags_only(&a, "from-ladder,from-runs,out", "--from-ladder (a sextant ladder, read as it is)");
+    if (!st && !*from_ladder && flags_given(&a, "from-runs"))
+        st = sx_fail(SX_ERR_ARG, "--from-runs is the runs directory of --from-ladder SPEC: give --from-ladder");
     if (st) return cli_report("import", st);
     import_options o = {.runs_path = runs, .curves_path = curves, .loss_cols = loss};
     for (int f = 0; f < IF_N_FIELDS; f++) {

@@ -30,9 +30,10 @@ int cmd_ladder(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "unknown action '%s': sextant ladder run|status|plan SPEC", a.pos[0]);
     if (!st && a.npos != 2) st = sx_fail(SX_ERR_ARG, "usage: sextant ladder run|status|plan SPEC");
     if (!st && jobs < 1) st = sx_fail(SX_ERR_ARG, "--jobs must be at least 1");
-    if (!st && strcmp(a.pos[0], "run") && (jobs != 1 || rung != -1))
-        st = sx_fail(SX_ERR_ARG, "--jobs and --rung are settings of `ladder run`, not of `ladder %s`", a.pos[0]);
-    if (!st && !strcmp(a.pos[0], "plan") && *out)
+    const char *unused = NULL;
+    if (!st && strcmp(a.pos[0], "run") && (unused = flags_first_given(&a, "jobs,rung")))
+        st = sx_fail(SX_ERR_ARG, "--%s is a setting of `ladder run`, not of `ladder %s`", unused, a.pos[0]);
+    if (!st && !strcmp(a.pos[0], "plan") && flags_given(&a, "out"))
         st = sx_fail(SX_ERR_ARG, "`ladder plan` only reads the spec: --out names the runs' directory of run and status");
     ladder_spec spec;
     char dir[1100];

@@ -83,16 +83,16 @@ int cmd_report(int argc, char **argv) {
         st = sx_fail(SX_ERR_IO, "%s: no such run directory or ladder spec", a.pos[0]);
     snprintf(path, sizeof path, "%s", *out ? out : "");
     if (!*out) snprintf(path, sizeof path, "%s/report.html", dir);
-    FILE *f = NULL;
     char parent[1200];
     snprintf(parent, sizeof parent, "%s", path);
     if (!st && strrchr(parent, '/')) {   // a ladder not run yet has no runs directory: its page still says so
         *strrchr(parent, '/') = 0;
         if (*parent) st = fs_mkdir_p(parent);
     }
-    if (!st && !(f = fopen(path, "w"))) st = sx_fail(SX_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
-    if (!st) st = is_run ? htmlreport_run(f, dir, fc, fit) : htmlreport_ladder(f, &spec, dir, fit);
-    if (f && fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
+    fs_buffer page = {0};   // drawn into memory, then written atomically: an old page stays whole until replaced
+    if (!st) st = fs_buffer_open(&page);
+    if (!st) st = fs_buffer_commit(&page, path, is_run ? htmlreport_run(page.f, dir, fc, fit)
+                                                        : htmlreport_ladder(page.f, &spec, dir, fit));
     if (!st) printf("wrote %s\n", path);
     json_decref(fit);
     json_decref(fc);

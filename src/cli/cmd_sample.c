@@ -184,7 +184,7 @@ int cmd_sample(int argc, char **argv) {
     if (!st && !(top_p > 0 && top_p <= 1)) st = sx_fail(SX_ERR_ARG, "--top-p must be in (0, 1], not %g", top_p);
     if (!st && *draft && (draft_k < 1 || draft_k > 64)) st = sx_fail(SX_ERR_ARG, "--draft-k must be 1..64, not %ld", draft_k);
     if (!st && !*draft && vs_plain) st = sx_fail(SX_ERR_ARG, "--vs-plain compares speculative decoding: give --draft CKPT");
-    if (!st && !*draft && draft_k != 4) st = sx_fail(SX_ERR_ARG, "--draft-k is a setting of --draft CKPT");
+    if (!st && !*draft && flags_given(&a, "draft-k")) st = sx_fail(SX_ERR_ARG, "--draft-k is a setting of --draft CKPT");
     if (!st && ids && *vocab_path) st = sx_fail(SX_ERR_ARG, "--vocab turns text into ids: with --ids there is no text");
     if (!st) st = threads_start(threads, 0, "sample");
     model m = {0};

@@ -38,11 +38,9 @@ static sx_status read_input(const char *path, tok_bytes *out) {
 }
 
 static sx_status write_output(const char *path, const void *data, size_t n) {
-    FILE *f = (path && *path && strcmp(path, "-")) ? fopen(path, "wb") : stdout;
-    if (!f) return sx_fail(SX_ERR_IO, "cannot create %s", path);
-    int bad = fwrite(data, 1, n, f) != n;
-    bad |= (f == stdout ? fflush(f) : fclose(f)) != 0;
-    return bad ? sx_fail(SX_ERR_IO, "cannot write %s", f == stdout ? "standard output" : path) : SX_OK;
+    if (path && *path && strcmp(path, "-")) return fs_write_bytes(path, data, n);
+    bool bad = fwrite(data, 1, n, stdout) != n || fflush(stdout) != 0;
+    return bad ? sx_fail(SX_ERR_IO, "cannot write standard output") : SX_OK;
 }
 
 // flags_start, and on a usage error the message and the usage on stderr. Returns the exit code when the

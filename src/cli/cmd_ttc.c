@@ -492,6 +492,8 @@ static int ttc_run(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "bad --n, --problems, --max-ops, --digits, --bins (1..%d) or --width", TTC_MAX_BINS);
     if (!st && (!(c.temperature >= 0 && isfinite(c.temperature)) || c.trials < 1 || c.search_max < 0))
         st = sx_fail(SX_ERR_ARG, "--temperature must be 0 or more, --trials positive and --search-max 0 or more");
+    if (!st && c.search_max == 0 && flags_given(&a, "width"))
+        st = sx_fail(SX_ERR_ARG, "--width is the tree search's beam width: with --search-max 0 there is no tree search");
     if (st) return cli_report("ttc run", st);
     ttc_experiment_result r = {0};
     double t0 = (double)clock();

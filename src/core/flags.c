@@ -108,15 +108,15 @@ sx_status flags_set_defaults(const flag_def *defs, size_t n) {
 }
 
 sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                      int *npos, bool *help) {
+                      int *npos, bool *help, bool *given) {
     *npos = 0;
     *help = false;
     sx_status s = flags_set_defaults(defs, n);
-    return s ? s : flags_parse_args(defs, n, argc, argv, pos, max_pos, npos, help);
+    return s ? s : flags_parse_args(defs, n, argc, argv, pos, max_pos, npos, help, given);
 }
 
 sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                           int *npos, bool *help) {
+                           int *npos, bool *help, bool *given) {
     *npos = 0;
     *help = false;
     for (int i = 0; i < argc; i++) {
@@ -132,6 +132,7 @@ sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv
         const flag_def *d = find(defs, n, name, len);
         if (!d && !eq && !strncmp(name, "no-", 3) && (d = find(defs, n, name + 3, len - 3)) && d->type == FLAG_BOOL) {
             *(bool *)d->target = false;
+            if (given) given[d - defs] = true;
             continue;
         }
         if (!d) {
@@ -149,18 +150,69 @@ sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv
         }
         sx_status s = set_value(d, val);
         if (s) return s;
+        if (given) given[d - defs] = true;
     }
     return SX_OK;
 }
 
 bool flags_start(const flags_command *c, const flag_def *defs, size_t n, int argc, char **argv, flags_args *a) {
     SX_CHECK(c->max_pos <= FLAGS_MAX_POS && c->min_pos <= c->max_pos, "a command takes 0..FLAGS_MAX_POS positional arguments");
+    SX_CHECK(n <= FLAGS_MAX_DEFS, "raise FLAGS_MAX_DEFS");
     bool help;
     a->npos = 0;
-    a->st = flags_parse(defs, n, argc, argv, a->pos, c->max_pos, &a->npos, &help);
+    a->defs = defs;
+    a->ndefs = n;
+    memset(a->given, 0, sizeof a->given);
+    a->st = flags_parse(defs, n, argc, argv, a->pos, c->max_pos, &a->npos, &help, a->given);
     if (help) flags_usage(stdout, c->synopsis, c->about, defs, n);
     else if (!a->st && a->npos < c->min_pos) a->st = sx_fail(SX_ERR_ARG, "%s", c->few_pos);
     return help;
+}
+
+bool flags_given(const flags_args *a, const char *name) {
+    const flag_def *d = find(a->defs, a->ndefs, name, strlen(name));
+    SX_CHECK(d != NULL, "flags_given names a flag of the command's table");
+    return a->given[d - a->defs];
+}
+
+// The next name of a comma-separated list: its length, *s moved past it and its comma.
+static size_t next_name(const char **s, const char **name) {
+    size_t len = strcspn(*s, ",");
+    *name = *s;
+    *s += len + ((*s)[len] == ',');
+    return len;
+}
+
+const char *flags_first_given(const flags_args *a, const char *names) {
+    const char *name;
+    for (const char *s = names; *s;) {
+        const flag_def *d = find(a->defs, a->ndefs, name, next_name(&s, &name));
+        SX_CHECK(d != NULL, "flags_first_given names flags of the command's table");
+        if (a->given[d - a->defs]) return d->name;
+    }
+    return NULL;
+}
+
+sx_status flags_only(const flags_args *a, const char *allowed, const char *what) {
+    bool in[FLAGS_MAX_DEFS] = {0};
+    char list[1024] = "no flags";
+    size_t used = 0, count = 0;
+    const char *name;
+    for (const char *s = allowed; *s;) {
+        const flag_def *d = find(a->defs, a->ndefs, name, next_name(&s, &name));
+        SX_CHECK(d != NULL, "flags_only names flags of the command's table");
+        in[d - a->defs] = true;
+        count++;
+    }
+    size_t k = 0;
+    for (const char *s = allowed; *s && used < sizeof list; k++) {   // list: "--a, --b or --c"
+        size_t len = next_name(&s, &name);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s--%.*s", k == 0 ? "" : k == count - 1 ? " or " : ", ",
+                                 (int)len, name);
+    }
+    for (size_t i = 0; i < a->ndefs; i++)
+        if (a->given[i] && !in[i]) return sx_fail(SX_ERR_ARG, "--%s does not apply to %s (it takes %s)", a->defs[i].name, what, list);
+    return SX_OK;
 }
 
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n) {

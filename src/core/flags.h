@@ -30,14 +30,15 @@ typedef struct {
 sx_status flags_set_defaults(const flag_def *defs, size_t n);
 // flags_set_defaults, then flags_parse_args.
 sx_status flags_parse(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                      int *npos, bool *help);
+                      int *npos, bool *help, bool *given);
 // Parses argv[0..argc) (argv[0] is the first argument after the subcommand).
 // Non-flag arguments are returned in order in pos (at most max_pos; more is an error).
 // Booleans: --name, --name=true|false, --no-name. Returns SX_ERR_ARG with a message naming the flag on an
 // unknown flag, a missing value or a malformed number. *help is set when --help or -h was given.
-// Leaves targets not named in argv as they are.
+// Leaves targets not named in argv as they are. given (NULL: not wanted) has one entry per flag: set true
+// for each flag argv names, whatever its value (a flag given at its default value is given).
 sx_status flags_parse_args(const flag_def *defs, size_t n, int argc, char **argv, const char **pos, int max_pos,
-                           int *npos, bool *help);
+                           int *npos, bool *help, bool *given);
 // Whether word (len bytes) is a likely typo of name: at most 2 single-character edits (insert, delete,
 // substitute, swap two neighbours) and fewer than half its length. For "did you mean" hints.
 bool flags_near(const char *word, size_t len, const char *name);
@@ -53,19 +54,31 @@ typedef struct {
     const char *few_pos;      // the error when fewer than min_pos are given
 } flags_command;
 
-enum { FLAGS_MAX_POS = 64 };
-// What flags_start read: the positional arguments in order and the first error (SX_OK when none; its
-// message in sx_last_error()).
+enum { FLAGS_MAX_POS = 64, FLAGS_MAX_DEFS = 96 };
+// What flags_start read: the positional arguments in order, the first error (SX_OK when none; its message
+// in sx_last_error()), and which flags argv named (flags_given).
 typedef struct {
     const char *pos[FLAGS_MAX_POS];
     int npos;
     sx_status st;
+    const flag_def *defs;
+    size_t ndefs;
+    bool given[FLAGS_MAX_DEFS];
 } flags_args;
 
 // The start of every subcommand: flags_parse (every target set, from its default or argv), on --help the
 // usage (flags_usage) on stdout, then the positional arguments' count. Returns true when it printed the
 // usage (the command then exits with 0); otherwise false, with what it read in *a.
 bool flags_start(const flags_command *c, const flag_def *defs, size_t n, int argc, char **argv, flags_args *a);
+// Whether argv named the flag (--NAME, --NAME=V, --no-NAME), even at its default value: how a command
+// tells a setting the user asked for from one it would ignore. name must be in the table (checked).
+bool flags_given(const flags_args *a, const char *name);
+// The first flag of a comma-separated list of names ("n,seed,vocab") that argv named, or NULL: for the error
+// "--seed is a setting of --task".
+const char *flags_first_given(const flags_args *a, const char *names);
+// SX_ERR_ARG when argv named a flag outside the comma-separated list allowed, which a command's mode WHAT
+// would ignore: "--model does not apply to --check-run (it takes --ladder, --check-run, --loss or --forecast)".
+sx_status flags_only(const flags_args *a, const char *allowed, const char *what);
 // Prints "usage: sextant <synopsis>" and one line per flag with its default and help.
 void flags_usage(FILE *out, const char *synopsis, const char *about, const flag_def *defs, size_t n);
 // The shortest decimal (as a double) that reads back as f: the value a user would have typed (0.007, not

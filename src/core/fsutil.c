@@ -84,6 +84,36 @@ sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), vo
     return SX_OK;
 }
 
+sx_status fs_buffer_open(fs_buffer *b) {
+    b->data = NULL;
+    b->len = 0;
+    b->f = open_memstream(&b->data, &b->len);
+    return b->f ? SX_OK : sx_fail(SX_ERR_NOMEM, "cannot open a memory stream (%s)", strerror(errno));
+}
+
+typedef struct {
+    const void *data;
+    size_t n;
+} bytes_job;
+
+static bool fill_bytes(FILE *f, void *arg) {
+    const bytes_job *j = arg;
+    return fwrite(j->data, 1, j->n, f) == j->n;
+}
+
+sx_status fs_write_bytes(const char *path, const void *data, size_t n) {
+    return fs_write_atomic(path, fill_bytes, &(bytes_job){data, n});
+}
+
+sx_status fs_buffer_commit(fs_buffer *b, const char *path, sx_status st) {
+    if (b->f && (fclose(b->f) || !b->data) && !st) st = sx_fail(SX_ERR_NOMEM, "%s: out of memory while drawing it", path);
+    b->f = NULL;
+    if (!st) st = fs_write_bytes(path, b->data, b->len);
+    free(b->data);
+    b->data = NULL;
+    return st;
+}
+
 typedef struct {
     const json_t *doc;
     size_t flags;

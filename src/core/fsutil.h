@@ -21,6 +21,19 @@ void fs_remove_stale_tmp(const char *dir);
 // fsynced and renamed over path (then the directory is fsynced). On any failure the old file is untouched
 // and the temporary removed. fill returns false on a write error.
 sx_status fs_write_atomic(const char *path, bool (*fill)(FILE *f, void *arg), void *arg);
+// n bytes of data written by fs_write_atomic.
+sx_status fs_write_bytes(const char *path, const void *data, size_t n);
+// A document drawn into memory first (open_memstream) and written by fs_write_atomic: for writers that
+// stream their output (HTML, SVG) and may fail midway with a status of their own.
+typedef struct {
+    FILE *f;     // where the writer draws; NULL when fs_buffer_open failed
+    char *data;
+    size_t len;
+} fs_buffer;
+// Opens b->f for writing; SX_ERR_NOMEM when it cannot.
+sx_status fs_buffer_open(fs_buffer *b);
+// Closes b and, when st is SX_OK, writes what was drawn to path atomically; returns st or the write's status.
+sx_status fs_buffer_commit(fs_buffer *b, const char *path, sx_status st);
 // A JSON document written by fs_write_atomic (jansson's json_dumpf flags, then a newline): an interrupted or
 // failed write leaves the old file, never a truncated one.
 sx_status fs_write_json(const char *path, const json_t *doc, size_t flags);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/fsutil.h"
 #include "core/status.h"
 #include "report/plots.h"
 #include "laws/laws.h"
@@ -145,22 +146,11 @@ sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report) {
     return finish(f, &c, title, "training FLOPs", "validation loss (nats/token)", ok);
 }
 
-// Opens path for a plot; close_plot closes it and folds a failed close into st.
-static FILE *open_plot(const char *path, sx_status *st) {
-    FILE *f = fopen(path, "w");
-    *st = f ? SX_OK : sx_fail(SX_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
-    return f;
-}
-
-static sx_status close_plot(FILE *f, const char *path, sx_status st) {
-    if (fclose(f) && !st) st = sx_fail(SX_ERR_IO, "%s: write failed", path);
-    return st;
-}
-
+// Each plot is drawn into memory and written atomically: a failed draw leaves the old file, never half a plot.
 sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report) {
-    sx_status st;
-    FILE *f = open_plot(path, &st);
-    return f ? close_plot(f, path, plots_forecast(f, fit, fc, report)) : st;
+    fs_buffer b;
+    sx_status st = fs_buffer_open(&b);
+    return st ? st : fs_buffer_commit(&b, path, plots_forecast(b.f, fit, fc, report));
 }
 
 sx_status plots_task(FILE *f, json_t *fc, json_t *report, const char *task) {
@@ -192,8 +182,9 @@ sx_status plots_tasks_write(const char *path, json_t *fc, json_t *report) {
     json_object_foreach(json_object_get(fc, "tasks"), name, t) {
         char file[4200];
         snprintf(file, sizeof file, "%.*s-task-%s.svg", (int)stem, path, name);
-        FILE *f = open_plot(file, &st);
-        if (f) st = close_plot(f, file, plots_task(f, fc, report, name));
+        fs_buffer b;
+        st = fs_buffer_open(&b);
+        if (!st) st = fs_buffer_commit(&b, file, plots_task(b.f, fc, report, name));
         if (st) break;
     }
     return st;
@@ -245,9 +236,9 @@ sx_status plots_backtest(FILE *f, json_t *report) {
 }
 
 sx_status plots_backtest_write(const char *path, json_t *report) {
-    sx_status st;
-    FILE *f = open_plot(path, &st);
-    return f ? close_plot(f, path, plots_backtest(f, report)) : st;
+    fs_buffer b;
+    sx_status st = fs_buffer_open(&b);
+    return st ? st : fs_buffer_commit(&b, path, plots_backtest(b.f, report));
 }
 
 sx_status plots_ladder(FILE *f, json_t *fit) {

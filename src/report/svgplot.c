@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/fsutil.h"
 #include "report/svgplot.h"
 
 #define W 900
@@ -178,8 +179,9 @@ bool svgplot_print(FILE *f, const char *title, const char *x_label, const char *
 
 sx_status svgplot_write(const char *path, const char *title, const char *x_label, const char *y_label,
                         const svg_series *s, size_t n) {
-    FILE *f = fopen(path, "w");
-    if (!f) return sx_fail(SX_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
-    bool ok = svgplot_print(f, title, x_label, y_label, s, n);
-    return fclose(f) || !ok ? sx_fail(SX_ERR_IO, "%s: write failed", path) : SX_OK;
+    fs_buffer b;   // drawn into memory, then written atomically: never half a plot over an old one
+    sx_status st = fs_buffer_open(&b);
+    if (st) return st;
+    bool ok = svgplot_print(b.f, title, x_label, y_label, s, n);
+    return fs_buffer_commit(&b, path, ok ? SX_OK : sx_fail(SX_ERR_IO, "%s: write failed", path));
 }

@@ -102,7 +102,7 @@ sx_status train_options_parse_args(train_options *o, int argc, char **argv) {
     size_t n = train_options_flags(o, defs);
     int npos;
     bool help;
-    sx_status st = flags_parse_args(defs, n, argc, argv, NULL, 0, &npos, &help);
+    sx_status st = flags_parse_args(defs, n, argc, argv, NULL, 0, &npos, &help, NULL);
     if (!st && help) st = sx_fail(SX_ERR_ARG, "--help is not a training option");
     return st;
 }

@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     };
     int npos;
     bool help;
-    if (flags_parse(defs, 4, argc, argv, pos, 2, &npos, &help) == SX_OK) json_decref(flags_to_json(defs, 4));
+    bool given[4] = {0};
+    if (flags_parse(defs, 4, argc, argv, pos, 2, &npos, &help, given) == SX_OK) json_decref(flags_to_json(defs, 4));
     free(buf);
     return 0;
 }
