@@ -138,7 +138,17 @@ import json, sys
 inside, below = (json.load(open('$tmp/fc-%s.json' % n))['sigma'] for n in ('3e6', '1e4'))
 sys.exit(0 if inside['log_distance'] == 0 and below['log_distance'] > 5 and below['total'] > 3 * inside['total'] else 1)" ||
     fail "the band below the smallest size: $(grep -o '"sigma": {[^}]*}' "$tmp/fc-1e4.json")"
-"$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" > "$tmp/check.log" 2>&1 || { fail "check"; cat "$tmp/check.log"; }
+"$S" forecast --check-run s4-T800 --ladder "$tmp/L" --forecast "$tmp/fc.json" --plot "$tmp/check.svg" > "$tmp/check.log" 2>&1 ||
+    { fail "check"; cat "$tmp/check.log"; }
+# --plot draws the forecast's band and, for a check, the run's 18 scored points (before: ignored).
+python3 - "$tmp/check.svg" "$tmp/fc.json" <<'PY' || fail "forecast --check-run --plot: $(head -c 600 "$tmp/check.svg")"
+import json, re, sys
+svg, fc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+assert "Forecast vs observed: run s4-T800" in svg and "forecast (±2σ band)" in svg and ">observed<" in svg, "labels"
+assert len(re.findall(r"<circle", svg)) >= 18, "markers"
+band = re.findall(r'<polygon [^>]*points="([^"]*)"', svg)
+assert band and len(band[0].split()) == 2 * len(fc["points"]), "band"
+PY
 python3 -c "
 import re, sys
 m = re.search(r'(\d+) logged points after 10%: mean \|error\| ([0-9.]+)%.*inside band ([0-9.]+)%', open('$tmp/check.log').read())

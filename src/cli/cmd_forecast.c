@@ -76,7 +76,7 @@ static sx_status apply_data_law(json_t *fit, json_t *fc, double unique, const ch
 // ---- curve ladders (sextant import) --------------------------------------------------------------------
 
 typedef struct {
-    const char *ladder, *run, *check_run, *steps, *schedule, *fc_path, *out, *loss;
+    const char *ladder, *run, *check_run, *steps, *schedule, *fc_path, *out, *loss, *plot;
     double n_params, n_nonembed, tokens_per_step, peak_lr, tokens, warmup;
     long total_steps, warmup_steps;
 } curve_args;
@@ -165,6 +165,7 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     if (!st) st = curve_steps(a, &t, &steps, &n);
     if (!st) st = curvecast_forecast(fit, &t, steps, n, &fc);
     if (!st) st = fs_write_json(a->out, fc, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    if (!st && *a->plot) st = plots_curve_write(a->plot, fc, NULL);
     if (!st) {
         json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
         json_t *sg = json_object_get(fc, "sigma");
@@ -204,6 +205,7 @@ static sx_status curve_check(const curve_args *a) {
                r->id, (long long)json_integer_value(json_object_get(rep, "n_points")),
                100 * json_number_value(json_object_get(rep, "mean_abs_rel_err")), 100 * json_number_value(json_object_get(rep, "max_abs_rel_err")),
                100 * json_number_value(json_object_get(rep, "final_abs_rel_err")), 100 * json_number_value(json_object_get(rep, "band_coverage")));
+    if (!st && *a->plot) st = plots_curve_write(a->plot, fc, rep);
     json_decref(fc);
     json_decref(rep);
     import_ladder_free(&l);
@@ -264,7 +266,7 @@ int cmd_forecast(int argc, char **argv) {
         {"forecast", FLAG_STR, &fc_path, "forecast.json", "the frozen forecast to check against"},
         {"report-out", FLAG_STR, &report_out, "", "with --check: where to write the check's JSON (default RUN/forecast_report.json, "
          "or RUN/forecast_report-STEM.json when that holds the check against another forecast)"},
-        {"plot", FLAG_STR, &svg, "", "also draw an SVG here (and one per task beside it, PATH-task-NAME.svg)"},
+        {"plot", FLAG_STR, &svg, "", "also draw an SVG here: the forecast with its band (and the run, with --check or --check-run; one per task beside it, PATH-task-NAME.svg)"},
         {"unique-tokens", FLAG_DOUBLE, &unique, "0", "the hero's unique tokens (default: the ladder's training data)"},
     };
     flags_args a;
@@ -284,8 +286,9 @@ int cmd_forecast(int argc, char **argv) {
     ca.tokens = tokens;
     ca.warmup = warmup;
     ca.out = out;
+    ca.plot = svg;
     // Each kind of forecast and check takes its own flags: one of another kind would be ignored, so say so.
-    if (!st && *ca.check_run) st = flags_only(&a, "ladder,check-run,loss,forecast", "--check-run (a run of --ladder against --forecast)");
+    if (!st && *ca.check_run) st = flags_only(&a, "ladder,check-run,loss,forecast,plot", "--check-run (a run of --ladder against --forecast)");
     if (st) return cli_report("forecast", st);
     if (*ca.check_run) return cli_report("forecast", curve_check(&ca));
     char ladder_fit[4200];
@@ -307,9 +310,9 @@ int cmd_forecast(int argc, char **argv) {
         st = flags_only(&a, "check,forecast,report-out,fit,plot", "--check RUN (a run directory against --forecast)");
     else if (!st && fit && curves) {
         snprintf(what, sizeof what, "%s, a curve ladder's fit, with %s", fit_path, *ca.run ? "--run" : "the target described by flags");
-        st = flags_only(&a, *ca.run ? "ladder,run,steps,fit,out"
+        st = flags_only(&a, *ca.run ? "ladder,run,steps,fit,out,plot"
                                     : "ladder,n-params,n-params-nonembed,tokens-per-step,total-steps,tokens,peak-lr,"
-                                      "warmup-steps,warmup,schedule,steps,fit,out", what);
+                                      "warmup-steps,warmup,schedule,steps,fit,out,plot", what);
     } else if (!st && fit) {
         snprintf(what, sizeof what, "%s, the fit of a ladder spec (the hero: --model and --tokens or --flops-ratio)", fit_path);
         st = flags_only(&a, "fit,model,tokens,flops-ratio,schedule,warmup,batch,seq,unique-tokens,out,plot", what);

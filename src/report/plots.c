@@ -153,6 +153,44 @@ sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t
     return st ? st : fs_buffer_commit(&b, path, plots_forecast(b.f, fit, fc, report));
 }
 
+sx_status plots_curve(FILE *f, json_t *fc, json_t *report) {
+    chart c = {0};
+    json_t *pts = json_object_get(fc, "points"), *rows = json_object_get(report, "points"), *t = json_object_get(fc, "target");
+    size_t P = json_array_size(pts), O = json_array_size(rows);
+    double *x = take(&c, P), *y = take(&c, P), *lo = take(&c, P), *hi = take(&c, P);
+    double *ox = take(&c, O), *oy = take(&c, O);
+    bool *out = sx_calloc_n(O ? O : 1, sizeof *out, "plots out");
+    if (out) c.blocks[c.n_blocks++] = out;
+    bool ok = x && y && lo && hi && ox && oy && out;
+    for (size_t i = 0; ok && i < P; i++) {
+        json_t *e = json_array_get(pts, i);
+        x[i] = num(e, "step"), y[i] = num(e, "loss"), lo[i] = num(e, "lo"), hi[i] = num(e, "hi");
+    }
+    for (size_t i = 0; ok && i < O; i++) {   // [step, observed, forecast, lo, hi]
+        json_t *e = json_array_get(rows, i);
+        ox[i] = json_number_value(json_array_get(e, 0));
+        oy[i] = json_number_value(json_array_get(e, 1));
+        out[i] = oy[i] < json_number_value(json_array_get(e, 3)) || oy[i] > json_number_value(json_array_get(e, 4));
+    }
+    if (ok) {
+        c.s[c.n++] = (svg_series){.label = "forecast (±2σ band)", .x = x, .y = y, .lo = lo, .hi = hi, .n = P, .color = "#d62728",
+                                  .dashed = true};
+        if (O) c.s[c.n++] = (svg_series){.label = "observed", .x = ox, .y = oy, .flagged = out, .n = O, .color = "#000", .markers = true};
+    }
+    char title[512];
+    snprintf(title, sizeof title, "%s %.60s: N %.3g, %lld steps x %.0f tokens, %.60s (law %s)",
+             report ? "Forecast vs observed: run" : "Forecast: target", report ? str(report, "run") : str(t, "run"),
+             num(t, "n_params"), (long long)json_integer_value(json_object_get(t, "total_steps")), num(t, "tokens_per_step"),
+             *str(t, "schedule") ? str(t, "schedule") : "LR column", str(fc, "law"));
+    return finish(f, &c, title, "step", "loss", ok);
+}
+
+sx_status plots_curve_write(const char *path, json_t *fc, json_t *report) {
+    fs_buffer b;
+    sx_status st = fs_buffer_open(&b);
+    return st ? st : fs_buffer_commit(&b, path, plots_curve(b.f, fc, report));
+}
+
 sx_status plots_task(FILE *f, json_t *fc, json_t *report, const char *task) {
     json_t *t = json_object_get(json_object_get(fc, "tasks"), task), *pts = json_object_get(t, "points");
     if (!t) return sx_fail(SX_ERR_ARG, "the forecast has no task %s", task);

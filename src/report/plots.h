@@ -2,7 +2,7 @@
 // (ladder, run, schedules): a curve ladder's backtest, the forecast (ladder rungs, the hero's forecast band, the observed run with its
 // out-of-band points ringed), the hero's task accuracies against their chained forecast, a ladder's rung curves with its
 // final-loss law, and a run's own curves.
-// Used by `forecast --plot`, `backtest --plot` (files) and `report` (inline in HTML). Not responsible for computing any of
+// Used by `forecast --plot` (a spec's hero or a curve ladder's target), `backtest --plot` (files) and `report` (inline in HTML). Not responsible for computing any of
 // the numbers: they come from fit.json, forecast.json, a check report or a run directory.
 #ifndef SEXTANT_REPORT_PLOTS_H
 #define SEXTANT_REPORT_PLOTS_H
@@ -16,6 +16,10 @@
 sx_status plots_forecast(FILE *f, json_t *fit, json_t *fc, json_t *report);
 // The same, written to path.
 sx_status plots_forecast_write(const char *path, json_t *fit, json_t *fc, json_t *report);
+// A curve ladder's forecast (curvecast_forecast's document: a target's loss at steps with its band) against
+// step, and when report (curvecast_check's) is given the run's logged points, those outside the band ringed.
+sx_status plots_curve(FILE *f, json_t *fc, json_t *report);
+sx_status plots_curve_write(const char *path, json_t *fc, json_t *report);
 // Rung curves (seed means at the fit's fractions) against training FLOPs and the fitted final-loss law.
 sx_status plots_ladder(FILE *f, json_t *fit);
 // A backtest (backtest_run's report): the target runs' observed losses against step, each with the joint law's
