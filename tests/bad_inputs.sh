@@ -388,6 +388,8 @@ expect "--draft-k is a setting of --draft CKPT" sample --checkpoint "$ck" --prom
 expect "--vocab turns text into ids: with --ids there is no text" sample --checkpoint "$ck" --prompt 1 --ids --vocab "$tmp/v.sxv"
 expect "--context must be 1..16777216 positions (0: the run's seq), not 100000000000" export --context 100000000000 "$ck" "$tmp/x.safetensors"
 expect "--context must be 1..16777216 positions (0: the run's seq), not -1" export --context -1 "$ck" "$tmp/x.safetensors"
+expect "optimizer setting muon_lr = 0.05 is for muon; adamw does not use it" train "${common[@]}" --train synthetic:64 --muon-lr 0.05 --out "$tmp/o83"
+expect "optimizer setting hyper_lr = 0.05 is for adamh and muonh; muon does not use it" train "${common[@]}" --train synthetic:64 --optimizer muon --hyper-lr 0.05 --out "$tmp/o84"
 expect "--ctx must be at least 2 positions, not 1" sample --checkpoint "$ck" --prompt 1 --ids --ctx 1
 expect "the prompt is 3 tokens, more than the context of 2 positions: raise --ctx" sample --checkpoint "$ck" --prompt 1,2,3 --ids --ctx 2
 # A sample the context ends before --max-new is said so (and still printed).

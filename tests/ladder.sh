@@ -26,6 +26,22 @@ grep -qF -- "$want" <<<"$out" || fail "fit of an edited spec said: $out"
 head -n 1 "$tmp/edited-status.txt" | grep -q "^ladder smoke-a: 0 of 16 runs done" &&
     [ "$(grep -c ' another run$' "$tmp/edited-status.txt")" -eq 16 ] || fail "status of an edited spec: $(cat "$tmp/edited-status.txt")"
 "$S" ladder status $A --out "$tmp/a" | grep -c " done$" | grep -qx 16 || fail "status should list 16 done runs"
+# A setting the optimizer does not read is no difference: runs that recorded a width-scaled muon_lr under
+# AdamW (as ladders did before they left it at its default) are still the spec's; an edited lr still is one.
+cp "$tmp/a/w32-s1/config.json" "$tmp/w32-config.json"
+python3 - "$tmp/a/w32-s1/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); assert c["flags"]["optimizer"] == "adamw"; c["flags"]["muon-lr"] = 0.08
+json.dump(c, open(sys.argv[1], "w"))
+PY
+"$S" ladder status $A --out "$tmp/a" | grep -q "^w32-s1 .* done$" || fail "an unread muon_lr made the run another: $("$S" ladder status $A --out "$tmp/a")"
+python3 - "$tmp/a/w32-s1/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["flags"]["optimizer"] = "muon"
+json.dump(c, open(sys.argv[1], "w"))
+PY
+"$S" ladder status $A --out "$tmp/a" | grep -q "^w32-s1 .* another run$" || fail "a run of another optimizer taken as the spec's"
+cp "$tmp/w32-config.json" "$tmp/a/w32-s1/config.json"
 # Each status table is headed by its ladder's name; a run not started shows "-", not nan, for its loss.
 "$S" ladder status $A --out "$tmp/a" | head -n 1 | grep -q "^ladder smoke-a: 16 of 16 runs done (spec " || fail "status heading"
 "$S" ladder status $A --out "$tmp/none" | head -n 1 | grep -q "runs in $tmp/none: no such directory yet)$" || fail "status of a directory not there"

@@ -634,6 +634,24 @@ static void test_config_errors(void) {
     optimizer_config_default(&c);
     c.hyper_lr = 1.0f;   // a whole radius per step can land on 0
     CHECK(optimizer_config_check(&c) == SX_ERR_ARG && strstr(sx_last_error(), "hyper_lr"));
+    // A setting the kind does not read, set away from its default, would be ignored: refused, and a ladder's
+    // copy of it reset (it scales every LR with width, whatever the kind).
+    optimizer_config_default(&c);
+    c.muon_lr = 0.05f;
+    CHECK(optimizer_config_check_used(&c) == SX_ERR_ARG);
+    CHECK(!strcmp(sx_last_error(), "optimizer setting muon_lr = 0.05 is for muon; adamw does not use it"));
+    c.kind = OPT_MUON;
+    CHECK(optimizer_config_check_used(&c) == SX_OK);
+    c.kind = OPT_MUONH, c.muon_lr = 0.02f, c.muon_momentum = 0.9f, c.hyper_lr = 0.05f;
+    CHECK(optimizer_config_check_used(&c) == SX_OK);
+    c.kind = OPT_MUON;
+    CHECK(optimizer_config_check_used(&c) == SX_ERR_ARG && strstr(sx_last_error(), "hyper_lr = 0.05 is for adamh and muonh"));
+    optimizer_config_reset_unused(&c);
+    CHECK(c.hyper_lr == 0.02f && c.muon_momentum == 0.9f && optimizer_config_check_used(&c) == SX_OK);
+    c.kind = OPT_ADAMW, c.muon_weight_decay = 0.1f;
+    optimizer_config_reset_unused(&c);
+    CHECK(c.muon_momentum == 0.95f && c.muon_weight_decay == 0.0f && c.beta1 == 0.9f);
+    CHECK(optimizer_kind_uses(OPT_ADAMW, "beta1") && !optimizer_kind_uses(OPT_ADAMH, "muon_momentum"));
     optimizer_config_default(&c);
     json_t *j = optimizer_config_to_json(&c);
     CHECK(j && strcmp(json_string_value(json_object_get(j, "kind")), "adamw") == 0);

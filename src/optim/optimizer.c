@@ -3,6 +3,7 @@
 #include "optim/optimizer.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,30 @@ sx_status optimizer_config_check(const optimizer_config *cfg) {
     return SX_OK;
 }
 
+// The settings only some kinds read, with the kinds (a bit per optimizer_kind) that read them.
+#define KINDS(a, b) ((1u << (a)) | (1u << (b)))
+static const struct {
+    const char *name;
+    size_t offset;
+    unsigned kinds;
+} kind_settings[] = {
+    {"muon_lr", offsetof(optimizer_config, muon_lr), 1u << OPT_MUON},
+    {"muon_momentum", offsetof(optimizer_config, muon_momentum), KINDS(OPT_MUON, OPT_MUONH)},
+    {"muon_weight_decay", offsetof(optimizer_config, muon_weight_decay), 1u << OPT_MUON},
+    {"hyper_lr", offsetof(optimizer_config, hyper_lr), KINDS(OPT_ADAMH, OPT_MUONH)},
+};
+#define N_KIND_SETTINGS (sizeof kind_settings / sizeof *kind_settings)
+
+static float *setting_at(const optimizer_config *cfg, size_t i) {
+    return (float *)((char *)cfg + kind_settings[i].offset);
+}
+
+bool optimizer_kind_uses(optimizer_kind kind, const char *setting) {
+    for (size_t i = 0; i < N_KIND_SETTINGS; i++)
+        if (!strcmp(setting, kind_settings[i].name)) return kind_settings[i].kinds >> kind & 1u;
+    return true;
+}
+
 static const char *const kind_names[] = {[OPT_ADAMW] = "adamw", [OPT_MUON] = "muon", [OPT_ADAMH] = "adamh",
                                          [OPT_MUONH] = "muonh"};
 
@@ -72,6 +97,28 @@ sx_status optimizer_kind_parse(const char *name, optimizer_kind *out) {
 }
 
 const char *optimizer_kind_name(optimizer_kind kind) { return kind_names[kind]; }
+
+sx_status optimizer_config_check_used(const optimizer_config *cfg) {
+    optimizer_config d;
+    optimizer_config_default(&d);
+    for (size_t i = 0; i < N_KIND_SETTINGS; i++) {
+        if (optimizer_kind_uses(cfg->kind, kind_settings[i].name) || *setting_at(cfg, i) == *setting_at(&d, i)) continue;
+        char users[64] = "";
+        for (int k = OPT_ADAMW, n = 0; k <= OPT_MUONH; k++)
+            if (kind_settings[i].kinds >> k & 1u)
+                snprintf(users + strlen(users), sizeof users - strlen(users), "%s%s", n++ ? " and " : "", kind_names[k]);
+        return sx_fail(SX_ERR_ARG, "optimizer setting %s = %g is for %s; %s does not use it", kind_settings[i].name,
+                       (double)*setting_at(cfg, i), users, kind_names[cfg->kind]);
+    }
+    return SX_OK;
+}
+
+void optimizer_config_reset_unused(optimizer_config *cfg) {
+    optimizer_config d;
+    optimizer_config_default(&d);
+    for (size_t i = 0; i < N_KIND_SETTINGS; i++)
+        if (!optimizer_kind_uses(cfg->kind, kind_settings[i].name)) *setting_at(cfg, i) = *setting_at(&d, i);
+}
 
 json_t *optimizer_config_to_json(const optimizer_config *cfg) {
     return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:b, s:f}",

@@ -42,6 +42,16 @@ void optimizer_config_default(optimizer_config *cfg);
 // all finite);
 // SX_ERR_ARG naming the offending setting.
 sx_status optimizer_config_check(const optimizer_config *cfg);
+// Whether an optimizer of this kind reads the setting (optimizer_config_to_json's name): muon_lr and
+// muon_weight_decay only muon, muon_momentum muon and muonh, hyper_lr adamh and muonh; every other setting
+// every kind (AdamW updates the tensors outside the hidden matrices under each).
+bool optimizer_kind_uses(optimizer_kind kind, const char *setting);
+// SX_ERR_ARG when a setting the kind does not read differs from its default: set, it would be ignored
+// ("optimizer setting muon_lr = 0.05 is for muon; adamw does not use it").
+sx_status optimizer_config_check_used(const optimizer_config *cfg);
+// Sets the settings the kind does not read to their defaults (a ladder scales every LR with width, whatever
+// the kind).
+void optimizer_config_reset_unused(optimizer_config *cfg);
 // "adamw" | "muon" | "adamh" | "muonh".
 sx_status optimizer_kind_parse(const char *name, optimizer_kind *out);
 const char *optimizer_kind_name(optimizer_kind kind);

@@ -17,6 +17,7 @@
 #include "dist/dist.h"
 #include "infer/tasks.h"
 #include "model/config.h"
+#include "optim/optimizer.h"
 #include "optim/schedule.h"
 #include "data/mixture.h"
 #include "model/flops.h"
@@ -441,6 +442,9 @@ static sx_status build_options(const ladder_spec *s, const ladder_run *x, const 
     o->opt.lr = (float)x->lr;
     o->opt.muon_lr = (float)x->muon_lr;
     o->opt.hyper_lr = (float)x->hyper_lr;
+    // Those the kind does not read stay at their defaults (the trainer refuses them set): every LR scales above,
+    // and a spec may carry muon_lr or hyper_lr for whichever optimizer it is switched to (one line).
+    if (!optimizer_kind_parse(s->optimizer, &o->opt.kind)) optimizer_config_reset_unused(&o->opt);
     o->seed = (long)x->seed;
     o->mtp = (long)s->mtp;
     o->prefix_aux = s->prefix_aux;

@@ -29,7 +29,8 @@
 //                               ladder's curves [0: off]
 //   lr X                        AdamW peak LR at lr_ref_width [3e-3]
 //   lr_ref_width W | lr_width_power P   lr(width) = lr x (W/width)^P [128, 1]
-//   optimizer adamw|muon|adamh|muonh | muon_lr X   [adamw, 0.02]; muon_lr scales with width like lr
+//   optimizer adamw|muon|adamh|muonh | muon_lr X   [adamw, 0.02]; muon_lr scales with width like lr; read by
+//                               muon only (as hyper_lr by adamh/muonh), so a spec may keep both for a switch
 //   hyper_lr X                  adamh/muonh: fraction of each matrix's norm moved per step, the same at every
 //                               width (the hyperball's LR transfers across width) [0.02]
 //   schedule SPEC | warmup FRAC         the schedule shape, warmup as a fraction [wsd:decay=0.2, 0.02]

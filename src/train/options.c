@@ -109,7 +109,8 @@ sx_status train_options_parse_args(train_options *o, int argc, char **argv) {
 
 sx_status train_options_check(train_options *o) {
     sx_status st = optimizer_kind_parse(o->optimizer, &o->opt.kind);
-    return st ? st : optimizer_config_check(&o->opt);
+    if (!st) st = optimizer_config_check(&o->opt);
+    return st ? st : optimizer_config_check_used(&o->opt);
 }
 
 sx_status train_spawn(const train_options *o, char *const *extra, int n_extra, const char *exe, const char *log_path,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "data/mixture.h"
 #include "data/shard.h"
+#include "optim/optimizer.h"
 #include "train/progress.h"
 
 // A whole number in [lo, hi] at meta[key] into *out.
@@ -68,6 +69,20 @@ static const char *const free_flags[] = {
 static bool listed(const char *key, const char *const *list, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(key, list[i])) return true;
+    return false;
+}
+
+// A setting that neither run's optimizer reads (a ladder once scaled muon_lr for AdamW runs too): no difference.
+static bool unread_by_both(const char *key, json_t *old_flags, json_t *new_flags) {
+    static const char *const setting_of[][2] = {   // flag -> optimizer_kind_uses's name
+        {"muon-lr", "muon_lr"}, {"muon-momentum", "muon_momentum"}, {"muon-wd", "muon_weight_decay"}, {"hyper-lr", "hyper_lr"},
+    };
+    optimizer_kind was, now;
+    const char *a = json_string_value(json_object_get(old_flags, "optimizer")), *b = json_string_value(json_object_get(new_flags, "optimizer"));
+    if (!a || !b || optimizer_kind_parse(a, &was) || optimizer_kind_parse(b, &now)) return false;
+    for (size_t i = 0; i < sizeof setting_of / sizeof *setting_of; i++)
+        if (!strcmp(key, setting_of[i][0]))
+            return !optimizer_kind_uses(was, setting_of[i][1]) && !optimizer_kind_uses(now, setting_of[i][1]);
     return false;
 }
 
@@ -149,7 +164,7 @@ size_t train_flags_differ(json_t *old_flags, json_t *old_resolved, json_t *new_f
     json_object_foreach(new_flags, key, nv) {
         json_t *ov = json_object_get(old_flags, key);
         if (!ov || json_equal(ov, nv) || listed(key, free_flags, sizeof free_flags / sizeof *free_flags) ||
-            overridden(key, also_free) || same_file(old_resolved, key, nv))
+            overridden(key, also_free) || same_file(old_resolved, key, nv) || unread_by_both(key, old_flags, new_flags))
             continue;
         const size_t fmt = JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(9);
         char *a = json_dumps(ov, fmt), *b = json_dumps(nv, fmt);
