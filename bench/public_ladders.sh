@@ -14,6 +14,9 @@
 #     held-out ones (--protocol role), every released point fitted and scored as the authors do; target
 #     mean <= 0.12% (authors 0.110 / 0.142 / 0.168%, their PredE: the "run mean" column).
 #   Chinchilla replication (Epoch's 240 points): `fit --law final` inside the published 95% intervals.
+#   Gadre et al. 2024 over-training grid (reported, no target): per training set, every run below 1B (4 sizes,
+#     multipliers 0.25-32, one final loss each) fitted, the 1.4B and 6.9B runs forecast (--protocol role);
+#     the 6.9B run is logged off the grid's recipe (peak LR 3e-4, weight decay 0.33, batch 1: placeholders?).
 # SMOKE=1: only the fast parts (Marin, Chinchilla; a few seconds), for tests/public_ladders.sh.
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
 set -uo pipefail
@@ -119,5 +122,20 @@ awk -F, 'NR == 1 { print "run_id,n_params,tokens_per_step,total_steps,step,loss"
 "$S" import --curves "$work/chinchilla.csv" --peak-lr 1 --schedule constant --loss-col loss --out "$work/chinchilla" > /dev/null &&
     "$S" fit "$work/chinchilla" --law final | sed -n '1,6p'
 echo "published (Epoch 2024, bootstrap 95%): E 1.769-1.871, alpha 0.317-0.373, beta 0.331-0.415; replication E 1.8172, alpha 0.34731, beta 0.36718"
+
+echo
+echo "## Gadre over-training grid: the 1.4B and 6.9B runs' final C4 loss from the runs below 1B (one final loss each)"
+for ds in c4_original rpj rw_original; do
+    # batch in sequences of 2048 tokens; warmup as given (longer than the shortest runs: their LR never peaks);
+    # the 6.9B runs' batch of 1 sequence is a placeholder (shared/data README): taken as the 1.4B runs' 256
+    awk -F, -v ds="$ds" 'NR == 1 { print "run_id,group,n_params,n_params_nonembed,tokens_per_step,total_steps,peak_lr,warmup,step,loss,role"; next }
+        $2 == ds { tps = ($14 == 1 ? 256 : $14) * 2048; steps = int($6 / tps + 0.5)
+                   print $1 "," $3 "," $4 "," $5 "," tps "," steps "," $10 "," $12 "," steps "," $19 "," ($4 < 1e9 ? "fit" : "heldout") }' \
+        "$DATA/gadre_overtraining_runs.csv" > "$work/gadre_$ds.csv"
+    echo "== $ds"
+    "$S" import --curves "$work/gadre_$ds.csv" --schedule cosine:min=0.01 --loss-col loss --out "$work/gadre_$ds" > /dev/null &&
+        "$S" backtest "$work/gadre_$ds" --protocol role --out "$work/gadre_$ds.json" | sed -n '2,$p'
+done
+
 echo
 echo "public_ladders: $((SECONDS - t0)) s"

@@ -390,6 +390,9 @@ expect "--context must be 1..16777216 positions (0: the run's seq), not 10000000
 expect "--context must be 1..16777216 positions (0: the run's seq), not -1" export --context -1 "$ck" "$tmp/x.safetensors"
 expect "optimizer setting muon_lr = 0.05 is for muon; adamw does not use it" train "${common[@]}" --train synthetic:64 --muon-lr 0.05 --out "$tmp/o83"
 expect "optimizer setting hyper_lr = 0.05 is for adamh and muonh; muon does not use it" train "${common[@]}" --train synthetic:64 --optimizer muon --hyper-lr 0.05 --out "$tmp/o84"
+expect "--eval-task-items and --eval-tasks-val are settings of --eval-tasks (none given)" train "${common[@]}" --train synthetic:64 --eval-task-items 50 --out "$tmp/o85"
+expect "--aux-end is when the --mtp and --prefix-aux weights reach 0: neither is on" train "${common[@]}" --train synthetic:64 --aux-end 0.5 --out "$tmp/o86"
+expect "--prefix-vocab is the vocabulary of --prefix-aux's prefix map: --prefix-aux is 0" train "${common[@]}" --train synthetic:64 --prefix-vocab "$tmp/v.sxv" --out "$tmp/o87"
 expect "--ctx must be at least 2 positions, not 1" sample --checkpoint "$ck" --prompt 1 --ids --ctx 1
 expect "the prompt is 3 tokens, more than the context of 2 positions: raise --ctx" sample --checkpoint "$ck" --prompt 1,2,3 --ids --ctx 2
 # A sample the context ends before --max-new is said so (and still printed).

@@ -368,8 +368,6 @@ if (!have[IF_N] && !have[IF_N_NONEMBED])
         return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': total steps %g is not a whole number in [1, 2^30]", where, line, r->id, total);
     double w = have[IF_WARMUP] ? v[IF_WARMUP] : 0;
     r->warmup_steps = w < 1 ? lround(w * (double)r->total_steps) : lround(w);
-    if (r->warmup_steps > r->total_steps)
-        return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': warmup %ld steps is longer than the run", where, line, r->id, r->warmup_steps);
     if (have[IF_SEED] && !(v[IF_SEED] <= 0x1p53 && v[IF_SEED] == floor(v[IF_SEED])))   // before the cast: no overflow
         return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s': seed %g is not a whole number in [0, 2^53]", where, line, r->id, v[IF_SEED]);
     r->seed = have[IF_SEED] ? (long)v[IF_SEED] : 0;
@@ -849,6 +847,10 @@ int import_loss_index(const import_ladder *l, const char *name) {
 
 sx_status import_run_lr(const import_run *r, double *lr) {
     long n = r->total_steps;
+    if (*r->schedule && r->warmup_steps >= n) {   // warmed up the whole run, as a trainer does: the decay never starts
+        for (long i = 0; i < n; i++) lr[i] = r->peak_lr * (i + 1 < r->warmup_steps ? (double)(i + 1) / (double)r->warmup_steps : 1.0);
+        return SX_OK;
+    }
     if (*r->schedule) {
         lr_schedule s;
         sx_status st = lr_schedule_parse(r->schedule, n, &s);

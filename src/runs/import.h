@@ -11,7 +11,9 @@
 //   run fields:   run_id, group, n_params, n_params_nonembed, tokens_per_step, total_steps | total_tokens,
 //                 peak_lr, warmup (steps, or a fraction of the run when < 1), schedule (a sextant schedule
 //                 string, optim/schedule.h; or an explicit lr column in the curves), seed, flops_per_token,
-//                 role ("fit" or "heldout": which runs `backtest --protocol role` forecasts; default fit)
+//                 role ("fit" or "heldout": which runs `backtest --protocol role` forecasts; default fit).
+//                 A warmup as long as the run or longer is taken as trainers run it: the LR rises over the
+//                 whole run and the schedule's decay never starts (Gadre et al.'s shortest runs).
 //   curve fields: run_id, step (1-based: the loss after `step` updates), tokens, lr, and the loss columns.
 //                 A row with an lr and every loss cell empty is an LR-only row: it adds to the run's LR trace
 //                 (e.g. the LR of every step) without an evaluation; its tokens cell is not read.

@@ -110,7 +110,17 @@ sx_status train_options_parse_args(train_options *o, int argc, char **argv) {
 sx_status train_options_check(train_options *o) {
     sx_status st = optimizer_kind_parse(o->optimizer, &o->opt.kind);
     if (!st) st = optimizer_config_check(&o->opt);
-    return st ? st : optimizer_config_check_used(&o->opt);
+    if (!st) st = optimizer_config_check_used(&o->opt);
+    // A setting of a feature that is off would be ignored: refused.
+    train_options d;
+    train_options_default(&d);
+    if (!st && !*o->eval_tasks && (o->eval_task_items != d.eval_task_items || *o->eval_tasks_val))
+        st = sx_fail(SX_ERR_ARG, "--eval-task-items and --eval-tasks-val are settings of --eval-tasks (none given)");
+    if (!st && o->mtp == 0 && o->prefix_aux == 0 && o->aux_end != d.aux_end)
+        st = sx_fail(SX_ERR_ARG, "--aux-end is when the --mtp and --prefix-aux weights reach 0: neither is on");
+    if (!st && o->prefix_aux == 0 && *o->prefix_vocab)
+        st = sx_fail(SX_ERR_ARG, "--prefix-vocab is the vocabulary of --prefix-aux's prefix map: --prefix-aux is 0");
+    return st;
 }
 
 sx_status train_spawn(const train_options *o, char *const *extra, int n_extra, const char *exe, const char *log_path,
