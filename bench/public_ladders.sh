@@ -17,7 +17,7 @@
 #   Gadre et al. 2024 over-training grid (reported, no target): per training set, every run below 1B (4 sizes,
 #     multipliers 0.25-32, one final loss each) fitted, the 1.4B and 6.9B runs forecast (--protocol role);
 #     the 6.9B run is logged off the grid's recipe (peak LR 3e-4, weight decay 0.33, batch 1: placeholders?).
-# SMOKE=1: only the fast parts (Marin, Chinchilla; a few seconds), for tests/public_ladders.sh.
+# SMOKE=1: only the fast parts (Marin, Chinchilla, Gadre; a few seconds), for tests/public_ladders.sh.
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
 set -uo pipefail
 BUILD=${1:-build}

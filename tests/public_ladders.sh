@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The fast part of bench/public_ladders.sh (SMOKE=1: Marin isoFLOP and Chinchilla, a few seconds) on the public
-# data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands inside Epoch's published
-# 95% intervals and on the exact replication's parameters; Marin's validation-optimal runs are forecast at the
-# errors recorded in docs/FORECAST.md. Skipped (passing) where ../shared/data is absent.
+# The fast part of bench/public_ladders.sh (SMOKE=1: Marin isoFLOP, Chinchilla and Gadre's over-training grid, a
+# few seconds) on the public data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands
+# inside Epoch's published 95% intervals and on the exact replication's parameters; Marin's validation-optimal
+# runs and Gadre's 1.4B and 6.9B runs (imported with warmups longer than their shortest runs) are forecast at
+# the errors recorded in docs/FORECAST.md. Skipped (passing) where ../shared/data is absent.
 set -u
 DATA=${SEXTANT_DATA:-../shared/data}
 [ -f "$DATA/chinchilla_epoch_extracted.csv" ] && [ -f "$DATA/marin_isoflop_2026.csv" ] || { echo "public_ladders: SKIP (no $DATA)"; exit 0; }
@@ -19,6 +20,9 @@ for k, (lo, hi, rep) in published.items():
 for mix, n, want in (("comma", "auto", 0.528), ("comma", "embed", 0.550), ("nemotron", "auto", 0.324), ("nemotron", "embed", 0.323)):
     m = re.search(rf"== {mix} \(--n {n}\)\n(?:.*\n)*?nds +(\d+) +([0-9.]+)%", text)
     if not m or abs(float(m[2]) - want) > 0.05: bad.append(f"Marin {mix} --n {n}: nds mean {m and m[2]}% (recorded {want}%)")
+for ds, want in (("c4_original", 6.548), ("rpj", 2.438), ("rw_original", 2.934)):
+    m = re.search(rf"== {ds}\n(?:.*\n)*?nds +3 +([0-9.]+)%", text)
+    if not m or abs(float(m[1]) - want) > 0.05: bad.append(f"Gadre {ds}: nds mean {m and m[1]}% (recorded {want}%)")
 for b in bad: print("FAIL:", b)
 if bad: print(text)
 sys.exit(1 if bad else 0)
