@@ -86,6 +86,11 @@ expect 2 "--n is a setting of --task" "$S" eval --val-loss --n 7 "$ck"
 expect 2 "--seed is a setting of --task" "$S" eval --val-loss --seed 1 "$ck"
 expect 2 "--seq is a setting of --val-loss" "$S" eval --task cloze --seq 64 "$ck"
 expect 2 "--batches is a setting of --val-loss" "$S" eval --task cloze --batches 16 "$ck"
+# Windows reading more than the shard holds overlap: said (before: a loss "on 64 batches" of a small shard, silently).
+out=$("$S" eval --val-loss --batches 64 --batch 8 --seq 64 "$ck" 2>&1 >/dev/null) || fail "eval --val-loss of many windows: $out"
+grep -q "sextant eval: note: 64 x 8 windows of 65 tokens read 33280 tokens, more than the [0-9]* of .*val.shard: they overlap" <<<"$out" ||
+    fail "overlapping windows not said: $out"
+out=$("$S" eval --val-loss --batches 2 --batch 2 --seq 16 "$ck" 2>&1 >/dev/null); [ -z "$out" ] || fail "a note for windows that fit: $out"
 # --json covers --val-loss too: one object with the loss and the windows it was taken on.
 json=$("$S" eval --val-loss --batches 2 --batch 2 --seq 16 --json "$ck" 2>&1) || fail "eval --val-loss --json: $json"
 python3 -c 'import json, sys; o = json.loads(sys.argv[1]); assert o["val_loss"] > 0 and (o["batches"], o["batch"], o["seq"]) == (2, 2, 16), o' "$json" 2>/dev/null ||

@@ -92,6 +92,11 @@ int cmd_eval(int argc, char **argv) {
         st = tokens ? batch_source_open(&src, val_path, (size_t)seq, false, 1) : sx_fail(SX_ERR_NOMEM, "out of memory");
         if (!st && batch_source_vocab(src) > m.cfg.vocab)
             st = sx_fail(SX_ERR_MISMATCH, "%s has token ids up to %zu, the model %zu", val_path, batch_source_vocab(src), m.cfg.vocab);
+        double have = st ? 0 : batch_source_tokens(src), need = (double)batches * (double)batch * (double)(seq + 1);
+        if (!st && have > 0 && need > have)   // the windows are spread over the shard: more than it holds overlap
+            fprintf(stderr, "sextant eval: note: %ld x %ld windows of %ld tokens read %.0f tokens, more than the %.0f of %s: "
+                    "they overlap, so the loss rests on fewer distinct tokens than it reads\n", batches, batch, seq + 1, need,
+                    have, val_path);
         if (!st) st = val_loss(&m, src, (size_t)batches, (size_t)batch, (size_t)seq, tokens, &fp32);
         if (!st && int8) st = model_quantize_int8(&m);
         if (!st && int8) st = val_loss(&m, src, (size_t)batches, (size_t)batch, (size_t)seq, tokens, &q8);
