@@ -210,6 +210,17 @@ static void check_fork(const char *desc) {
     model_free(&m);
 }
 
+// gen_config.progress: once per decoding step, with the streams still generating after it.
+typedef struct {
+    size_t calls, last_step, first_live, last_live;
+} progress_log;
+
+static void log_progress(void *ctx, size_t step, size_t live) {
+    progress_log *p = ctx;
+    if (!p->calls++) p->first_live = live;
+    p->last_step = step, p->last_live = live;
+}
+
 // Greedy generation from a prompt: each generated token is the argmax of the training forward's logits
 // at the previous position of the final sequence.
 static void test_greedy_equals_forward_argmax(void) {
@@ -220,12 +231,14 @@ static void test_greedy_equals_forward_argmax(void) {
     random_tokens(prompt, P, V, 9);
     decoder d;
     CHECK(decoder_init(&d, &m, 64) == SX_OK);
-    gen_config g = {.sampler = {.temperature = 0}, .max_new = G};
+    progress_log log = {0};
+    gen_config g = {.sampler = {.temperature = 0}, .max_new = G, .progress = log_progress, .progress_ctx = &log};
     rng_state r;
     rng_seed(&r, 1);
     gen_stream *s = NULL;
     CHECK(generate_samples(&d, prompt, P, n, &g, &r, &s) == SX_OK);
     if (!s) { decoder_free(&d); model_free(&m); return; }
+    CHECK(log.calls == G && log.last_step == G && log.first_live == n && log.last_live == 0);
     CHECK(s[0].len == G && s[1].len == G && memcmp(s[0].tok, s[1].tok, G * sizeof(int32_t)) == 0);
     memcpy(full, prompt, P * sizeof *full);
     memcpy(full + P, s[0].tok, G * sizeof *full);

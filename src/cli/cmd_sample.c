@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <jansson.h>
 #include "core/status.h"
 #include "cli/commands.h"
@@ -77,6 +78,23 @@ static double wall_s(void) {
 
 // The process's CPU time: on a shared machine it moves far less with the load than wall time does.
 static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+// A progress line on a terminal, at most twice a second: long generations (many samples, long ones) said as
+// they go, not only at the end.
+typedef struct {
+    size_t n, max_new;
+    double t0, last;
+    bool shown;
+} sample_progress;
+
+static void show_progress(void *ctx, size_t step, size_t live) {
+    sample_progress *p = ctx;
+    double now = wall_s();
+    if (now - p->last < 0.5 && step < p->max_new) return;
+    p->last = now;
+    p->shown = true;
+    fprintf(stderr, "\rsample: step %zu of %zu, %zu of %zu samples generating, %.0f s", step, p->max_new, live, p->n, now - p->t0);
+}
 
 // The n samples by speculative decoding, one after another, into *out (as generate_samples makes them);
 // prints the acceptance and speed, and with vs_plain the same samples decoded plainly for comparison.
@@ -227,9 +245,12 @@ int cmd_sample(int argc, char **argv) {
     rng_seed(&rng, (uint64_t)seed);
     gen_stream *s = NULL;
     double c0 = cpu_s(), w0 = wall_s();
+    sample_progress prog = {(size_t)n, (size_t)max_new, w0, w0, false};
+    if (isatty(STDERR_FILENO)) g.progress = show_progress, g.progress_ctx = &prog;
     if (!st && *draft)
         st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, int8, &s);
     else if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
+    if (prog.shown) fputc('\n', stderr);
     double secs = cpu_s() - c0, wall = wall_s() - w0;
     size_t generated = 0, cut = 0;
     for (long i = 0; i < n && !st; i++) generated += s[i].len, cut += s[i].full && s[i].len < (size_t)max_new;

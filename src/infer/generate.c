@@ -34,8 +34,8 @@ sx_status generate_streams(decoder *d, gen_stream *s, size_t n, const gen_config
         s[i].stopped = false;
         live[i] = !s[i].full && g->max_new > 0;
     }
-    while (!st) {
-        size_t rows = 0;
+    for (size_t step = 1; !st; step++) {
+        size_t rows = 0, alive = 0;
         for (size_t i = 0; i < n && !st; i++) {
             if (!live[i]) continue;
             int32_t t = sampler_draw(&g->sampler, s[i].logits, V, rng);
@@ -44,6 +44,7 @@ sx_status generate_streams(decoder *d, gen_stream *s, size_t n, const gen_config
             s[i].stopped = gen_is_stop(g, t);
             if (kvcache_len(&d->cache, s[i].seq) + 1 >= d->max_ctx) s[i].full = true;
             if (s[i].stopped || s[i].full || s[i].new_in_call >= g->max_new) live[i] = false;
+            alive += live[i];
             if (kvcache_len(&d->cache, s[i].seq) < d->max_ctx) {
                 seq[rows] = s[i].seq;
                 tok[rows] = t;
@@ -53,6 +54,7 @@ sx_status generate_streams(decoder *d, gen_stream *s, size_t n, const gen_config
         if (st || rows == 0) break;
         if ((st = decoder_forward(d, rows, seq, tok, logits))) break;
         for (size_t r = 0; r < rows; r++) memcpy(s[idx[r]].logits, logits + r * V, V * sizeof *logits);
+        if (g->progress) g->progress(g->progress_ctx, step, alive);
     }
     free(seq);
     free(tok);

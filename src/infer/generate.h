@@ -15,6 +15,10 @@ typedef struct {
     size_t max_new;          // tokens per generate_streams call and stream
     const int32_t *stop;     // stop tokens
     size_t n_stop;
+    // Optional (NULL: none): called after every decoding step of generate_streams with the step (1-based) and
+    // the streams still generating, for a progress line.
+    void (*progress)(void *ctx, size_t step, size_t live);
+    void *progress_ctx;
 } gen_config;
 
 typedef struct {
