@@ -289,5 +289,38 @@ PY
 out=$("$S" forecast --fit "$tmp/MF/fit.json" --n-params 2e8 --tokens-per-step 4096 --total-steps 1000 --schedule cosine --peak-lr 3e-4 --out "$tmp/x.json" 2>&1)
 echo "$out" | grep -q "the mpl law of one size (N 1e+08), which forecasts other schedules of that size only" || fail "mpl at another size: $out"
 
+# Above the training sizes, the forecaster with the lower error one size back: the joint law on the ladder
+# planted from it (above), the per-fraction law on one planted from the per-fraction form with a curve shape
+# in the fraction of the run (exp(1.5 (1 - f))) that the joint law cannot take: fit chooses it, forecast uses
+# it for a larger N (exact at fitted fractions; the joint law's shape scaled to it before 10%), not for one inside.
+python3 -c "import json, sys; sys.exit(json.load(open('$tmp/bt.json'))['forecaster_above']['chosen'] != 'nds')" ||
+    fail "the planted joint-law ladder: $(grep -A3 forecaster_above "$tmp/bt.json")"
+python3 - "$tmp" <<'EOF'
+import math, sys
+t = sys.argv[1]
+runs, curves = open(f"{t}/pf-runs.csv", "w"), open(f"{t}/pf-curves.csv", "w")
+runs.write("run_id,group,n_params,tokens_per_step,total_steps,peak_lr,warmup,schedule\n")
+curves.write("run_id,step,val_loss\n")
+for k, N in enumerate([1e6, 2.2e6, 4.7e6, 1e7, 2.2e7]):
+    for T in (200, 400, 800):
+        runs.write(f"s{k}-T{T},size{k},{N:.0f},4096,{T},0.003,0,constant\n")
+        for s in range(T // 20, T + 1, T // 20):
+            curves.write(f"s{k}-T{T},{s},{1.8 + 400 * N ** -0.35 + 300 * (T * 4096) ** -0.3 * math.exp(1.5 * (1 - s / T)):.6f}\n")
+EOF
+"$S" import --runs "$tmp/pf-runs.csv" --curves "$tmp/pf-curves.csv" --loss-col val_loss --out "$tmp/PF" > /dev/null || fail "import the per-fraction ladder"
+"$S" fit "$tmp/PF" 2>&1 | grep -q "above the training sizes, forecast by the per-fraction law" || fail "fit of the per-fraction ladder: $("$S" fit "$tmp/PF" 2>&1)"
+"$S" forecast --fit "$tmp/PF/fit.json" --n-params 1e8 --tokens-per-step 4096 --total-steps 800 --schedule constant \
+    --steps 40,400,800 --out "$tmp/pf.json" 2>&1 | grep -q "law perfrac" || fail "forecast above the sizes: not by the per-fraction law"
+"$S" forecast --fit "$tmp/PF/fit.json" --n-params 5e6 --tokens-per-step 4096 --total-steps 800 --schedule constant \
+    --out "$tmp/pf-in.json" 2>&1 | grep -q "law nds" || fail "forecast inside the sizes: not by the joint law"
+python3 - "$tmp/pf.json" <<'EOF' || fails=$((fails+1))
+import json, math, sys
+p = [q["loss"] for q in json.load(open(sys.argv[1]))["points"]]
+true = [1.8 + 400 * 1e8 ** -0.35 + 300 * (800 * 4096) ** -0.3 * math.exp(1.5 * (1 - f)) for f in (0.05, 0.5, 1.0)]
+ok = abs(p[1] / true[1] - 1) < 1e-4 and abs(p[2] / true[2] - 1) < 1e-4 and math.isfinite(p[0]) and p[0] > p[1]
+print("" if ok else f"FAIL: the per-fraction forecast {p}, planted {true}")
+sys.exit(0 if ok else 1)
+EOF
+
 [ $fails -eq 0 ] && echo "backtest: all checks passed"
 exit $((fails > 0))

@@ -20,9 +20,13 @@ for k, (lo, hi, rep) in published.items():
 for mix, n, want in (("comma", "auto", 0.528), ("comma", "embed", 0.550), ("nemotron", "auto", 0.324), ("nemotron", "embed", 0.323)):
     m = re.search(rf"== {mix} \(--n {n}\)\n(?:.*\n)*?nds +(\d+) +([0-9.]+)%", text)
     if not m or abs(float(m[2]) - want) > 0.05: bad.append(f"Marin {mix} --n {n}: nds mean {m and m[2]}% (recorded {want}%)")
-for ds, want in (("c4_original", 6.548), ("rpj", 2.438), ("rw_original", 2.934)):
-    m = re.search(rf"== {ds}\n(?:.*\n)*?nds +3 +([0-9.]+)%", text)
+# the forecaster above the training sizes (one size back): the joint law on c4, the per-fraction law on the others
+for ds, want, chosen in (("c4_original", 6.548, None), ("rpj", 2.438, 1.126), ("rw_original", 2.934, 0.963)):
+    sec = text.split(f"== {ds}\n")[-1].split("\n== ")[0]
+    m, c = re.search(r"^nds +3 +([0-9.]+)%", sec, re.M), re.search(r"^chosen +3 +([0-9.]+)%", sec, re.M)
     if not m or abs(float(m[1]) - want) > 0.05: bad.append(f"Gadre {ds}: nds mean {m and m[1]}% (recorded {want}%)")
+    if (c is None) != (chosen is None) or (c and abs(float(c[1]) - chosen) > 0.05):
+        bad.append(f"Gadre {ds}: the chosen forecaster's mean {c and c[1]}% (recorded {chosen})")
 for b in bad: print("FAIL:", b)
 if bad: print(text)
 sys.exit(1 if bad else 0)

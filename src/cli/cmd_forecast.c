@@ -169,10 +169,14 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     if (!st) {
         json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
         json_t *sg = json_object_get(fc, "sigma");
+        const char *used = json_string_value(json_object_get(fc, "law"));
         printf("target %s: N %.4g (%.4g without embeddings), %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s; "
                "law %s%s\n", t.id, t.n_params, t.n_nonembed, t.total_steps, t.tokens_per_step,
                t.schedule[0] ? t.schedule : "(LR column)", t.warmup_steps, json_string_value(json_object_get(fc, "flops_rule")),
-               sched_law ? law : "nds", sched_law ? " (one size, chosen leaving one curve out)" : " (the joint law)");
+               used, sched_law ? " (one size, chosen leaving one curve out)"
+                     : !strcmp(used, "perfrac") ? " (the per-fraction law, the joint law's shape outside its fractions: the "
+                                                  "target is above the training sizes, where it erred less one size back)"
+                                                : " (the joint law)");
         printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %.2f "
                "size steps); sha256 %s\nwrote %s\n", json_number_value(json_object_get(last, "loss")),
                json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")),

@@ -9,7 +9,8 @@ void cli_say_fitting(const char *cmd, const import_ladder *l) {
         if (l->runs[i].total_steps > longest) longest = l->runs[i].total_steps;
     }
     fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, then the law; "
-            "runs of %ld steps%s)\n", cmd, l->n_runs, points, longest, longest > 50000 ? ": this takes minutes" : "");
+            "runs of up to %ld steps%s)\n", cmd, l->n_runs, points, longest,
+            (double)points * (double)longest > 5e8 ? ": many points of long runs, this takes minutes" : "");
 }
 
 int cli_report(const char *cmd, sx_status st) {

@@ -8,9 +8,8 @@
 #include "laws/finallaw.h"
 #include "laws/fit.h"
 #include "laws/laws.h"
+#include "laws/perfrac.h"
 #include "laws/schedfit.h"
-
-#define PF_N_FRACS 19 // 0.10, 0.15, ..., 1.00
 
 void backtest_options_default(backtest_options *o) {
     *o = (backtest_options){.holdout = 1, .score_from = 0.1, .baseline = 1};
@@ -132,86 +131,6 @@ static json_t *score_json(const char *method, score *s) {
     }
     s->runs = NULL;
     return o;
-}
-
-// ---- the per-fraction baseline ---------------------------------------------------------------------------
-
-// The run's loss at fraction f of its steps: log-step linear between the points around it; NAN outside.
-static double loss_at_frac(const import_ladder *l, const import_run *r, size_t loss, double f) {
-    double s = f * (double)r->total_steps;
-    for (size_t q = 0; q < r->n_points; q++) {
-        double sq = (double)r->step[q];
-        if (fabs(sq - s) < 1e-9 * s) return r->loss[q * l->n_loss + loss];
-        if (sq > s) {
-            if (q == 0) return NAN;
-            double s0 = (double)r->step[q - 1], y0 = r->loss[(q - 1) * l->n_loss + loss], y1 = r->loss[q * l->n_loss + loss];
-            return y0 + (y1 - y0) * log(s / s0) / log(sq / s0);
-        }
-    }
-    return NAN;
-}
-
-static double pf_frac(size_t k) { return 0.10 + 0.05 * (double)k; }
-
-// pred[target points] of every target run from the per-fraction laws.
-static sx_status perfrac_predict(const import_ladder *l, const groups *g, const unsigned char *train, size_t top_group,
-                                 const backtest_options *o, const import_run *t, double *pred) {
-    double at[PF_N_FRACS];
-    size_t loss = o->fit.loss;
-    double *n = sx_alloc(l->n_runs * sizeof *n, "backtest n"), *d = sx_alloc(l->n_runs * sizeof *d, "backtest d"),
-           *y = sx_alloc(l->n_runs * sizeof *y, "backtest y");
-    sx_status st = n && d && y ? SX_OK : sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
-    fit_options fo;
-    fit_options_default(&fo);
-    for (size_t k = 0; k < PF_N_FRACS && !st; k++) {
-        double f = pf_frac(k);
-        size_t m = 0;
-        for (size_t i = 0; i < l->n_runs; i++) {
-            if (!train[i]) continue;
-            double v = loss_at_frac(l, &l->runs[i], loss, f);
-            if (!isfinite(v)) continue;
-            n[m] = run_n(&l->runs[i], o->fit.nonembed);
-            d[m] = (double)l->runs[i].total_steps * l->runs[i].tokens_per_step;
-            y[m++] = v;
-        }
-        at[k] = NAN;
-        if (m < 6) continue;
-        fit_law law;
-        fit_result res;
-        if (law_nd_bind(n, d, m, &law)) continue;
-        if (fit_law_run(&law, y, NULL, &fo, &res) == SX_OK) {
-            double ratio = 0;
-            size_t cnt = 0;
-            for (size_t i = 0; i < l->n_runs; i++) {
-                if (!train[i] || g->of_run[i] != top_group) continue;
-                double v = loss_at_frac(l, &l->runs[i], loss, f);
-                if (!isfinite(v)) continue;
-                ratio += v / law_nd_eval(res.params, run_n(&l->runs[i], o->fit.nonembed),
-                                         (double)l->runs[i].total_steps * l->runs[i].tokens_per_step);
-                cnt++;
-            }
-            at[k] = law_nd_eval(res.params, run_n(t, o->fit.nonembed), (double)t->total_steps * t->tokens_per_step) *
-                    (cnt ? ratio / (double)cnt : 1);
-            fit_result_free(&res);
-        }
-        fit_law_free(&law);
-    }
-    for (size_t q = 0; q < t->n_points && !st; q++) { // log-fraction interpolation, held at the ends
-        double f = (double)t->step[q] / (double)t->total_steps, v = NAN;
-        size_t k0 = PF_N_FRACS, k1 = PF_N_FRACS;
-        for (size_t k = 0; k < PF_N_FRACS; k++) {
-            if (!isfinite(at[k])) continue;
-            if (pf_frac(k) <= f + 1e-12) k0 = k;
-            else if (k1 == PF_N_FRACS) k1 = k;
-        }
-        if (k0 < PF_N_FRACS && k1 < PF_N_FRACS)
-            v = at[k0] + (at[k1] - at[k0]) * log(f / pf_frac(k0)) / log(pf_frac(k1) / pf_frac(k0));
-        else if (k0 < PF_N_FRACS) v = at[k0];
-        else if (k1 < PF_N_FRACS) v = at[k1];
-        pred[q] = v;
-    }
-    free(n); free(d); free(y);
-    return st;
 }
 
 // ---- the joint law ----------------------------------------------------------------------------------------
@@ -500,6 +419,15 @@ json_t *backtest_schedlaw_json(const backtest_schedlaw *s) {
                      "chosen", backtest_law_names[s->chosen]);
 }
 
+// The ±2σ band around pred: σ² = noise² + extrapolation².
+static void band(const double *pred, size_t n, double noise, double extrapolation, double *lo, double *hi) {
+    double sigma = sqrt(noise * noise + extrapolation * extrapolation);
+    for (size_t q = 0; q < n; q++) {
+        lo[q] = pred[q] * (1 - 2 * sigma);
+        hi[q] = pred[q] * (1 + 2 * sigma);
+    }
+}
+
 sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
     *report = NULL;
     groups g;
@@ -539,12 +467,18 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
-    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()},
+    score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sc = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()},
           stis = {.runs = json_array()};
     json_t *mpl_info = NULL;
     if (!st) st = sched_methods(l, train, o, &sm, &stis, &mpl_info);
     finallaw fl;   // the final-loss law on the training runs' final losses, scored on the targets' (when it fits)
     int have_fl = !st && finallaw_fit(l, train, o->fit.loss, o->fit.nonembed, 0, &fl) == SX_OK;
+    perfrac_model pf;   // the per-fraction baseline (with 3 training sizes or more)
+    int have_pf = !st && o->baseline && n_train_groups >= 3 && perfrac_fit(l, train, o->fit.loss, o->fit.nonembed, &pf) == SX_OK;
+    // Above the training sizes, the forecaster with the lower error one size back (curvecast's rule)
+    double pf_back = NAN;
+    if (have_pf) st = perfrac_one_size_back(l, train, o->fit.loss, o->fit.nonembed, o->score_from, &pf_back);
+    const int pf_above = have_pf && pf_back < PERFRAC_CHOICE_MARGIN * inner;
     double log_step = ch.log_step;
     (void)below;
     for (size_t i = 0; i < l->n_runs && !st; i++) {
@@ -556,20 +490,25 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
-            double dist = backtest_size_steps(curvefit_n(r, o->fit.nonembed, o->fit.n_offset), ch.top_n, ch.bottom_n, log_step);
-            double se = inner * fmax(1, dist), sigma = sqrt(m.sigma_noise * m.sigma_noise + se * se);
-            for (size_t q = 0; q < np; q++) {
-                lo[q] = pred[q] * (1 - 2 * sigma);
-                hi[q] = pred[q] * (1 + 2 * sigma);
-            }
+            double n_r = curvefit_n(r, o->fit.nonembed, o->fit.n_offset);
+            double dist = backtest_size_steps(n_r, ch.top_n, ch.bottom_n, log_step);
+            band(pred, np, m.sigma_noise, inner * fmax(1, dist), lo, hi);
             score_run(&sn, l, r, o->fit.loss, o->score_from, pred, lo, hi);
+            const int by_pf = pf_above && n_r > ch.top_n;
+            if (!by_pf) score_run(&sc, l, r, o->fit.loss, o->score_from, pred, lo, hi);
             double y, tokens;
             if (have_fl && finallaw_final(l, r, o->fit.loss, &y, &tokens)) {   // its last point only
                 pred[np - 1] = finallaw_predict(&fl, l, r);
                 score_run(&sf, l, r, o->fit.loss, ((double)r->step[np - 1] - 0.5) / (double)r->total_steps, pred, NULL, NULL);
             }
-            if (o->baseline && n_train_groups >= 3 && !(st = perfrac_predict(l, &g, train, top, o, r, pred)))
+            if (have_pf) {
+                perfrac_predict(&pf, r, r->step, np, pred);
                 score_run(&sb, l, r, o->fit.loss, o->score_from, pred, NULL, NULL);
+            }
+            if (by_pf && !(st = perfrac_predict_shaped(&pf, &m, r, r->step, np, pred))) {
+                band(pred, np, m.sigma_noise, pf_back * fmax(1, dist), lo, hi);
+                score_run(&sc, l, r, o->fit.loss, o->score_from, pred, lo, hi);
+            }
         }
         free(pred); free(lo); free(hi);
     }
@@ -582,7 +521,8 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                 if (any) json_array_append_new(as_target ? tg : tr, json_pack("{s:s, s:f}", "group", g.name[k], "n", g.n[k]));
             }
         json_array_append_new(methods, score_json("nds", &sn));
-        if (o->baseline && n_train_groups >= 3) json_array_append_new(methods, score_json("perfrac", &sb));
+        if (have_pf) json_array_append_new(methods, score_json("perfrac", &sb));
+        if (pf_above) json_array_append_new(methods, score_json("chosen", &sc));   // differs from nds only then
         if (sf.n) json_array_append_new(methods, score_json("final", &sf));
         if (sm.n) json_array_append_new(methods, score_json("mpl", &sm));
         if (stis.n) json_array_append_new(methods, score_json("tissue", &stis));
@@ -607,9 +547,13 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                                 fl.p[LAW_ND_A], "B", fl.p[LAW_ND_B], "alpha", fl.p[LAW_ND_ALPHA], "beta", fl.p[LAW_ND_BETA],
                                 "runs", (json_int_t)fl.n_runs, "in_sample_mean", fl.in_mean));
         if (!st && mpl_info) json_object_set(*report, "mpl", mpl_info);
+        if (!st && have_pf)
+            json_object_set_new(*report, "forecaster_above", json_pack("{s:f, s:f, s:s}", "nds", inner, "perfrac", pf_back,
+                                                                        "chosen", pf_above ? "perfrac" : "nds"));
     }
     json_decref(sn.runs);
     json_decref(sb.runs);
+    json_decref(sc.runs);
     json_decref(sf.runs);
     json_decref(sm.runs);
     json_decref(stis.runs);
@@ -666,6 +610,11 @@ void backtest_print(FILE *f, const json_t *rep) {
         fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%%, tissue %.3f%% -> %s\n",
                 100 * num(law_ch, "nds"), 100 * num(law_ch, "mpl"), 100 * num(law_ch, "tissue"),
                 json_string_value(json_object_get(law_ch, "chosen")));
+    json_t *above = json_object_get(rep, "forecaster_above");
+    if (above)
+        fprintf(f, "forecaster above the training sizes, by the error one size back (RMS; perfrac where below %.2f x nds's): "
+                "nds %.3f%%, perfrac %.3f%% -> %s%s\n", PERFRAC_CHOICE_MARGIN, 100 * num(above, "nds"), 100 * num(above, "perfrac"), json_string_value(json_object_get(above, "chosen")),
+                strcmp(json_string_value(json_object_get(above, "chosen")), "nds") ? " (scored as \"chosen\")" : "");
     json_t *fl = json_object_get(rep, "final_law");
     if (fl)
         fprintf(f, "final law (on %lld runs' final losses): L = %.4g + %.4g*N^-%.4g + %.4g*D^-%.4g; in-sample mean %.3f%%\n",

@@ -8,7 +8,11 @@
 //              one size back, on the training set's largest size, scaled by distance in log N)
 //   perfrac    the simple baseline: per-fraction laws L_f = E_f + A_f·N^-a_f + B_f·D^-b_f over the training
 //              runs at fractions f = 0.1, 0.15, ..., 1 (D = the run's total tokens), anchored on the largest
-//              training size (times its observed/fitted ratio at f), interpolated in log-step.
+//              training size (times its observed/fitted ratio at f), interpolated in log-step (laws/perfrac.h).
+//   chosen     above the training sizes, perfrac where its RMS error one size back is below PERFRAC_CHOICE_MARGIN
+//              times nds's, else nds (the
+//              rule `forecast` follows, scale/curvecast.h), with its band; the joint law inside them. A row only
+//              where it picks perfrac; "forecaster_above" holds both errors and the choice.
 // Not responsible for: reading ladders (runs/import.h), the laws (laws/law_nds.h, fit.h).
 #ifndef SEXTANT_LAWS_BACKTEST_H
 #define SEXTANT_LAWS_BACKTEST_H

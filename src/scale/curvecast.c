@@ -6,6 +6,7 @@
 #include "laws/backtest.h"
 #include "scale/curvecast.h"
 #include "laws/curvefit.h"
+#include "laws/perfrac.h"
 #include "scale/forecast.h"
 
 static const char *param_names[LAW_NDS_NPARAM] = {"E", "A", "B", "D", "alpha", "beta", "eps", "C", "g"};
@@ -27,6 +28,14 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
     backtest_schedlaw sl = {0};
     if (!st) st = curvefit_fit(l, all, &o, &m);
     if (!st) st = backtest_schedule_law(l, all, &o, &sl);   // one size: the schedule law, chosen by leaving one curve out
+    // The per-fraction law, the forecaster above the training sizes where its error one size back is lower
+    perfrac_model pf;
+    double pf_back = NAN;
+    sx_status pst = st ? st : perfrac_fit(l, all, loss, o.nonembed, &pf);
+    if (pst == SX_ERR_NOMEM) st = pst;
+    backtest_options bo;
+    backtest_options_default(&bo);
+    if (!pst) st = perfrac_one_size_back(l, all, loss, o.nonembed, bo.score_from, &pf_back);
     free(all);
     if (st) return st;
     json_t *params = json_object(), *choice = backtest_choice_json(&ch);
@@ -50,6 +59,12 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
         json_object_set_new(*fit, "schedule_law", sj);
     }
     backtest_schedlaw_free(&sl);
+    if (*fit && isfinite(pf_back)) {
+        json_t *pj = perfrac_json(&pf);
+        json_object_set_new(pj, "one_size_back", json_real(pf_back));
+        json_object_set_new(*fit, "perfrac", pj);
+        json_object_set_new(*fit, "forecaster_above", json_string(pf_back < PERFRAC_CHOICE_MARGIN * ch.inner_rms ? "perfrac" : "nds"));
+    }
     if (!*fit) return sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
     forecast_seal(*fit);
     return SX_OK;
@@ -100,16 +115,22 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     if (law != BACKTEST_LAW_NDS && t->n_params != num(sl, "n_params"))
         return sx_fail(SX_ERR_ARG, "forecast: the fit's law is the %s law of one size (N %.6g), which forecasts other "
                        "schedules of that size only; the target has N %.6g", law_name, num(sl, "n_params"), t->n_params);
+    double N = curvefit_n(t, m.nonembed, m.n_offset), top = num(sg, "top_n"), ls = num(sg, "log_step");
+    // above the training sizes: the per-fraction law where fit chose it one size back
+    const char *above = json_string_value(json_object_get(fit, "forecaster_above"));
+    const int by_pf = law == BACKTEST_LAW_NDS && above && !strcmp(above, "perfrac") && N > top;
+    perfrac_model pf;
+    if (by_pf && (pst = perfrac_read(json_object_get(fit, "perfrac"), &pf))) return pst;
     double *pred = sx_alloc((n ? n : 1) * sizeof *pred, "curvecast pred");
     if (!pred) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
-    sx_status st = law == BACKTEST_LAW_NDS ? curvefit_predict(&m, t, steps, n, pred)
-                                           : backtest_sched_predict(law, sched_p, t, steps, n, pred);
-    double N = curvefit_n(t, m.nonembed, m.n_offset), top = num(sg, "top_n"), ls = num(sg, "log_step");
+    sx_status st = SX_OK;
+    if (by_pf) st = perfrac_predict_shaped(&pf, &m, t, steps, n, pred);
+    else st = law == BACKTEST_LAW_NDS ? curvefit_predict(&m, t, steps, n, pred) : backtest_sched_predict(law, sched_p, t, steps, n, pred);
     // size steps beyond the training sizes, above or below (a fit.json before bottom_n: above only)
     double dist = top > 0 ? backtest_size_steps(N, top, num(sg, "bottom_n"), ls) : 1, noise = num(sg, "noise");
     // extrapolation: one size back scaled by distance; a schedule law's is its leave-one-curve-out error
     double ext = law != BACKTEST_LAW_NDS ? num(json_object_get(sl, "schedule_law_choice"), law_name)
-                                         : num(sg, "one_size_back") * fmax(1, dist);
+                 : num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist);
     double sigma = sqrt(noise * noise + ext * ext);
     if (law != BACKTEST_LAW_NDS) dist = 0;
     json_t *pts = json_array();
@@ -122,7 +143,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     free(pred);
     if (st) { json_decref(pts); return st; }
     *fc = json_pack("{s:s, s:i, s:s, s:{s:s, s:f, s:f, s:f, s:I, s:f, s:I, s:s}, s:s, s:{s:f, s:f, s:f, s:f}, s:o}", "kind",
-                    FORECAST_KIND_CURVE, "version", CURVECAST_VERSION, "law", backtest_law_names[law], "target", "run", t->id, "n_params", t->n_params,
+                    FORECAST_KIND_CURVE, "version", CURVECAST_VERSION, "law", by_pf ? "perfrac" : backtest_law_names[law], "target", "run", t->id, "n_params", t->n_params,
                     "n_params_nonembed", t->n_nonembed, "tokens_per_step", t->tokens_per_step, "total_steps",
                     (json_int_t)t->total_steps, "peak_lr", t->peak_lr, "warmup_steps", (json_int_t)t->warmup_steps,
                     "schedule", t->schedule, "flops_rule", isnan(t->flops_per_token) ? "6ND (N with embeddings)" : "given per token",
