@@ -69,6 +69,11 @@ grep -Eq '^sextant train: done: 5 steps \(5 this time\) in [0-9]+\.[0-9]s, [0-9]
 [ "$(grep -c '^step ' "$tmp/prog30.log")" -eq 1 ] || fail "a 5-step run should log only its first step: $(cat "$tmp/prog30.log")"
 "$S" train "${tiny[@]}" --steps 5 --out "$tmp/progq" 2> "$tmp/progq.log" || fail "train --quiet"
 grep -q '^step ' "$tmp/progq.log" && fail "--quiet printed progress lines"
+grep -q "note: --" "$tmp/progq.log" && fail "a plain run printed a note: $(cat "$tmp/progq.log")"
+# Data-parallel settings in one process are said to do nothing here (before: ignored without a word).
+"$S" train "${tiny[@]}" --steps 1 --zero1 --out "$tmp/zero1" 2> "$tmp/zero1.log" || fail "train --zero1 in one process"
+grep -q "note: --zero1 applies under mpirun (docs/DISTRIBUTED.md); this is one process" "$tmp/zero1.log" ||
+    fail "--zero1 in one process: $(cat "$tmp/zero1.log")"
 
 # sample: text in and out with the run's own vocabulary (recorded in config.json, found without --vocab),
 # one line per sample (headers only with --verbose), token ids with --ids, and a text prompt without a

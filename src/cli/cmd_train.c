@@ -58,6 +58,12 @@ int cmd_train(int argc, char **argv) {
         task_suite_free(&tasks);
         return cli_report("train", st);
     }
+    // Settings of data parallelism in one process (by value: a ladder's trainers are given every flag)
+    train_options d;
+    train_options_default(&d);
+    if (dist_size() == 1 && (o.zero1 || o.bucket_mb != d.bucket_mb))
+        fprintf(stderr, "sextant train: note: --%s applies under mpirun (docs/DISTRIBUTED.md); this is one process\n",
+                o.zero1 ? "zero1" : "bucket-mb");
     o.echo = flags_to_json(flags, n);
     st = train_run(&o);
     json_decref(o.echo);
