@@ -26,7 +26,7 @@ MAP=(--run-id-col name --group-col size --n-params-col N --n-params-nonembed-col
 "$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" "${MAP[@]}" --out "$tmp/L1" > "$tmp/log" 2>&1 || { fail "import csv"; cat "$tmp/log"; }
 grep -q "imported 2 runs in 2 groups, 10 evaluations of 2 loss column" "$tmp/log" || fail "import summary: $(cat "$tmp/log")"
 [ -f "$tmp/L1/ladder.json" ] && [ -f "$tmp/L1/runs.csv" ] && [ -f "$tmp/L1/curves.csv" ] || fail "ladder directory incomplete"
-grep -q '"b,2k",m,2000000,1700000,4096,100,0.0030000000000000001,10,cosine:min=0.1,1,' "$tmp/L1/runs.csv" || fail "runs.csv row: $(sed -n 3p "$tmp/L1/runs.csv")"
+grep -q '"b,2k",m,2000000,1700000,4096,100,0.003,10,cosine:min=0.1,1,' "$tmp/L1/runs.csv" || fail "runs.csv row: $(sed -n 3p "$tmp/L1/runs.csv")"
 
 # The same as JSONL (numbers and strings), and with the run columns in the curves table only.
 python3 - "$tmp" <<'EOF'

@@ -682,10 +682,16 @@ static void csv_put(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+// The shortest decimal that reads back as v exactly (0.003, not 0.0030000000000000001): the tables stay readable.
 static void num_put(FILE *f, double v) {
     if (isnan(v)) return;
-    if (v == floor(v) && fabs(v) < 1e18) fprintf(f, "%.0f", v);
-    else fprintf(f, "%.17g", v);
+    if (v == floor(v) && fabs(v) < 1e18) { fprintf(f, "%.0f", v); return; }
+    char text[32];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v) break;
+    }
+    fputs(text, f);
 }
 
 static sx_status write_runs_csv(const import_ladder *l, const char *path) {
