@@ -77,7 +77,7 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
         return cli_report("fit", st);
     }
     if (!st) cli_say_fitting("fit", &l);
-    if (!st) st = curvecast_fit(&l, (size_t)k, &fit);
+    if (!st) st = curvecast_fit(&l, (size_t)k, true, &fit);
     if (!st) st = fs_write_json(path, fit, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     if (!st) {
         json_t *sg = json_object_get(fit, "sigma");

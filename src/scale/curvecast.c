@@ -11,7 +11,7 @@
 
 static const char *param_names[LAW_NDS_NPARAM] = {"E", "A", "B", "D", "alpha", "beta", "eps", "C", "g"};
 
-sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
+sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, json_t **fit) {
     *fit = NULL;
     curvefit_options o;
     curvefit_options_default(&o);
@@ -31,7 +31,7 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit) {
     // The per-fraction law, the forecaster above the training sizes where its error one size back is lower
     perfrac_model pf;
     double pf_back = NAN;
-    sx_status pst = st ? st : perfrac_fit(l, all, loss, o.nonembed, &pf);
+    sx_status pst = st ? st : per_fraction ? perfrac_fit(l, all, loss, o.nonembed, &pf) : SX_ERR_ARG;
     if (pst == SX_ERR_NOMEM) st = pst;
     backtest_options bo;
     backtest_options_default(&bo);

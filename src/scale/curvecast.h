@@ -11,6 +11,7 @@
 // Not responsible for: reading ladders (import.h), the law or its fit (law_nds.h, curvefit.h), CLI printing.
 #ifndef SEXTANT_SCALE_CURVECAST_H
 #define SEXTANT_SCALE_CURVECAST_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 #include "core/status.h"
@@ -25,7 +26,9 @@
 // "sigma": {"noise", "one_size_back", "top_n", "log_step"}, "in_sample_mean", "in_sample_max",
 // "perfrac": perfrac_json plus "one_size_back", "forecaster_above": "nds"|"perfrac"} (the last two where the
 // per-fraction law could be scored one size back: 4 sizes or more).
-sx_status curvecast_fit(const import_ladder *l, size_t loss, json_t **fit);
+// per_fraction: also fit the per-fraction law and choose the forecaster above the training sizes (false: the
+// joint law only, as a spec ladder's fit embeds it beside its own per-fraction laws).
+sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, json_t **fit);
 // The joint law's parameters (E, A, B, D, alpha, beta, eps, C, g) from a fit: SX_ERR_FORMAT, naming the parameter,
 // unless all are finite and positive (D may be 0: no annealing term).
 sx_status curvecast_params(json_t *fit, double p[LAW_NDS_NPARAM]);

@@ -91,7 +91,7 @@ static json_t *fit_joint_law(const ladder_data *d) {
     import_ladder l;
     json_t *joint = NULL;
     sx_status st = ladder_curves_from_data(d, &l);
-    if (!st) st = curvecast_fit(&l, 0, &joint);
+    if (!st) st = curvecast_fit(&l, 0, false, &joint);   // the spec's own per-fraction laws stand beside it
     double p[LAW_NDS_NPARAM];
     if (!st) st = curvecast_params(joint, p);   // e.g. rungs of one size, where the law's N term is undetermined
     import_ladder_free(&l);
