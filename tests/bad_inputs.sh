@@ -220,6 +220,8 @@ expect "tpp.ladder:5: tokens_per_param: expected a number in \[1e-09, 1000000\],
 expect "seeds.ladder:5: seeds: expected a whole number in \[1, 1000\], not '1.5'" ladder plan "$(spec seeds 'seeds 1.5')"
 expect "dup.ladder:5: widths: 48 appears twice" ladder plan "$(spec dup 'widths 16 24 32 48 48')"
 expect "dupb.ladder:5: budgets: 1e+12 appears twice" ladder plan "$(spec dupb 'budgets 1e12 1e12')"
+expect "dupe.ladder:5: eval_at: 0.5 appears twice" ladder plan "$(spec dupe 'eval_at 0.5,1,0.5')"
+expect "dupbr.ladder:5: branches: 0.5:0.1:sqrt appears twice" ladder plan "$(spec dupbr 'branches 0.5:0.1:sqrt 0.6:0.1:sqrt 0.5:0.1:sqrt')"
 expect "frac.ladder:5: widths: widths must be whole numbers" ladder plan "$(spec frac 'widths 32.5 64')"
 expect "zero.ladder:5: widths: values must be positive" ladder plan "$(spec zero 'widths 0 64')"
 expect "many.ladder:5: widths: expected 1 to 32 numbers" ladder plan "$(spec many "widths $(seq -s ' ' 16 16 560)")"

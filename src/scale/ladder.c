@@ -148,6 +148,8 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
         for (long i = 0; i < n; i++)
             if (!(num[i] > 0 && num[i] <= 1)) return BAD("fractions must lie in (0, 1]");
         qsort(num, (size_t)n, sizeof *num, cmp_double);
+        for (long i = 1; i < n; i++)   // sorted: a repeat is its neighbour
+            if (num[i] == num[i - 1]) return sx_fail(SX_ERR_FORMAT, "%s:%d: %s: %g appears twice", path, line, key, num[i]);
         memcpy(s->eval_at, num, (size_t)n * sizeof *num);
         s->n_eval = (size_t)n;
         return SX_OK;
@@ -175,6 +177,9 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
                 (strcmp(shape, "linear") && strcmp(shape, "cosine") && strcmp(shape, "sqrt")))
                 return BAD("expected FROM:LENGTH:SHAPE with fractions and shape linear|cosine|sqrt");
             strcpy(b->shape, shape);
+            for (size_t j = 0; j < s->n_branches; j++)   // the same branch twice would train it twice
+                if (s->branches[j].from == b->from && s->branches[j].length == b->length && !strcmp(s->branches[j].shape, shape))
+                    return sx_fail(SX_ERR_FORMAT, "%s:%d: branches: %s appears twice", path, line, tok);
             s->n_branches++;
         }
         return SX_OK;
