@@ -32,5 +32,15 @@ if bad: print(text)
 sys.exit(1 if bad else 0)
 PY
 rc=$?
+# A target described by flags must give the count the fit's law reads: Marin's fit reads N without embeddings,
+# and --n-params alone in its place would forecast another size (before: taken as the count without).
+S=${SEXTANT:-./sextant}
+M="$tmp/bench/public/marin_comma"
+"$S" fit "$M" > "$tmp/mfit.log" 2>&1 || { echo "FAIL: fit marin_comma: $(cat "$tmp/mfit.log")"; rc=1; }
+desc=(--tokens-per-step 1e6 --total-steps 5000 --schedule constant --out "$tmp/mfc.json")
+out=$("$S" forecast --fit "$M/fit.json" --n-params 2e9 "${desc[@]}" 2>&1) && { echo "FAIL: --n-params alone accepted"; rc=1; }
+grep -q "the fit's law reads N without embeddings: give --n-params-nonembed" <<<"$out" || { echo "FAIL: said: $out"; rc=1; }
+"$S" forecast --fit "$M/fit.json" --n-params 2e9 --n-params-nonembed 1.5e9 "${desc[@]}" > /dev/null 2>&1 ||
+    { echo "FAIL: forecast with both counts"; rc=1; }
 [ $rc -eq 0 ] && echo "public_ladders: all checks passed"
 exit $rc

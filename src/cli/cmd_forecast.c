@@ -154,6 +154,14 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
         if (!(t.n_params > 0) || !(t.tokens_per_step > 0) || t.total_steps < 1 || !*t.schedule)
             st = sx_fail(SX_ERR_ARG, "describe the target: --n-params (or --n-params-nonembed), --tokens-per-step, --total-steps "
                          "(or --tokens), --schedule [--warmup-steps] -- or give --ladder DIR --run ID");
+        // The count the fit's law reads must be given: the other one in its place would forecast another size.
+        const char *nk = json_string_value(json_object_get(fit, "n_kind"));
+        int without = nk && !strcmp(nk, "without embeddings");
+        if (!st && without && !(a->n_nonembed > 0))
+            st = sx_fail(SX_ERR_ARG, "the fit's law reads N without embeddings: give --n-params-nonembed (the target's "
+                         "parameters without embeddings), not only --n-params");
+        if (!st && nk && !without && !(a->n_params > 0))
+            st = sx_fail(SX_ERR_ARG, "the fit's law reads N with embeddings (%s): give --n-params, not only --n-params-nonembed", nk);
     }
     const char *law = json_string_value(json_object_get(fit, "law"));
     int sched_law = law && strcmp(law, "nds");   // a schedule law of one size (mpl, tissue) sums the absolute LR
