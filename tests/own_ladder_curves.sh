@@ -131,6 +131,12 @@ for x in bad[:10]: print("FAIL: compare of curve ladders:", x)
 sys.exit(1 if bad else 0)
 PY
 grep -q "ladders L, LB" "$tmp/cwd/curves.svg" || fail "compare plot of curve ladders"
+grep -q "note:" "$tmp"/cwd/*.log && fail "a note where every ladder compares val_loss: $(grep note: "$tmp"/cwd/*.log)"
+# Variants compared on differently named losses are said so (before: compared without a word).
+sed '1s/val_loss$/loss_wiki/' "$tmp/LB/curves.csv" > "$tmp/wiki.csv"
+"$S" import --runs "$tmp/LB/runs.csv" --curves "$tmp/wiki.csv" --loss-col loss_wiki --out "$tmp/LW" > /dev/null 2>&1 || fail "import loss_wiki"
+"$S" compare "$tmp/L" "$tmp/LW" 2>&1 >/dev/null | grep -q "compare: note: LW's loss is loss_wiki, the baseline L's is val_loss" ||
+    fail "differently named losses compared without a note"
 out=$("$S" compare "$tmp/L" "$tmp/LB" --run 2>&1)
 echo "$out" | grep -q "a curve ladder directory has nothing to train" || fail "compare --run of curve ladders: $out"
 

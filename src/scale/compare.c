@@ -24,6 +24,7 @@ typedef struct {
     double *loo;             // (off[R], LAW_POW_NPARAM) refitted with one seed left out (variant_loo)
     double kv_bytes, params; // NaN when unknown (a curve ladder)
     char largest[128];
+    char loss[80];           // the loss compared: val_loss (or val_loss_SET) of an own ladder, a curve ladder's column
     char rung[LADDER_MAX_RUNGS][48];   // each rung's name in messages: w32 (own ladder), its group (curve ladder), 1.. (in memory)
     const char *more_seeds;  // how to give a rung more seeds, in messages
 } variant;
@@ -63,6 +64,8 @@ static sx_status variant_read_own(const ladder_spec *spec, const char *dir, vari
     }
     model_config c;
     v->more_seeds = "give the spec `seeds 2` or more, or run `compare --until-decided`";
+    if (*spec->metric) snprintf(v->loss, sizeof v->loss, "%s", spec->metric);
+    else snprintf(v->loss, sizeof v->loss, "val_loss%s%s", *spec->val_set ? "_" : "", spec->val_set);
     if (!st) {
         size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
         snprintf(v->largest, sizeof v->largest, "%s", d.plan[0].descriptor);
@@ -124,6 +127,7 @@ static sx_status variant_read_curves(const char *dir, variant *v) {
         v->params = l.runs[first[order[0]]].n_params;
         v->kv_bytes = NAN;
         v->more_seeds = "import two or more runs of each size";
+        snprintf(v->loss, sizeof v->loss, "%s", l.loss_names[0]);
     }
     import_ladder_free(&l);
     return st;
@@ -504,6 +508,10 @@ sx_status compare_ladders(const ladder_spec *specs, const char *const *dirs, siz
         names[i] = specs[i].name;
         st = import_is_ladder_dir(dirs[i]) ? variant_read_curves(dirs[i], &v[i]) : variant_read_own(&specs[i], dirs[i], &v[i]);
     }
+    for (size_t i = 1; i < n && !st; i++)   // names may differ for one validation set (exports name columns freely)
+        if (strcmp(v[i].loss, v[0].loss))
+            fprintf(stderr, "compare: note: %s's loss is %s, the baseline %s's is %s: the comparison assumes they measure "
+                    "the same validation set\n", names[i], v[i].loss, names[0], v[0].loss);
     if (!st) st = compare_variants(v, names, n, C, shared_linf, report);
     for (size_t i = 0; v && i < n; i++) variant_free(&v[i]);
     free(v);
