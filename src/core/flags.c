@@ -169,11 +169,14 @@ bool flags_start(const flags_command *c, const flag_def *defs, size_t n, int arg
     return help;
 }
 
-bool flags_given(const flags_args *a, const char *name) {
-    const flag_def *d = find(a->defs, a->ndefs, name, strlen(name));
-    SX_CHECK(d != NULL, "flags_given names a flag of the command's table");
-    return a->given[d - a->defs];
+// The row of the command's table named by name[0..len): a name outside the table is the command's bug.
+static size_t row_of(const flags_args *a, const char *name, size_t len) {
+    const flag_def *d = find(a->defs, a->ndefs, name, len);
+    SX_CHECK(d != NULL, "flags_given, flags_first_given and flags_only name flags of the command's table");
+    return (size_t)(d - a->defs);
 }
+
+bool flags_given(const flags_args *a, const char *name) { return a->given[row_of(a, name, strlen(name))]; }
 
 // The next name of a comma-separated list: its length, *s moved past it and its comma.
 static size_t next_name(const char **s, const char **name) {
@@ -186,9 +189,9 @@ static size_t next_name(const char **s, const char **name) {
 const char *flags_first_given(const flags_args *a, const char *names) {
     const char *name;
     for (const char *s = names; *s;) {
-        const flag_def *d = find(a->defs, a->ndefs, name, next_name(&s, &name));
-        SX_CHECK(d != NULL, "flags_first_given names flags of the command's table");
-        if (a->given[d - a->defs]) return d->name;
+        size_t len = next_name(&s, &name);   // before row_of reads name: argument order is unspecified
+        size_t i = row_of(a, name, len);
+        if (a->given[i]) return a->defs[i].name;
     }
     return NULL;
 }
@@ -198,11 +201,9 @@ sx_status flags_only(const flags_args *a, const char *allowed, const char *what)
     char list[1024] = "no flags";
     size_t used = 0, count = 0;
     const char *name;
-    for (const char *s = allowed; *s;) {
-        const flag_def *d = find(a->defs, a->ndefs, name, next_name(&s, &name));
-        SX_CHECK(d != NULL, "flags_only names flags of the command's table");
-        in[d - a->defs] = true;
-        count++;
+    for (const char *s = allowed; *s; count++) {
+        size_t len = next_name(&s, &name);
+        in[row_of(a, name, len)] = true;
     }
     size_t k = 0;
     for (const char *s = allowed; *s && used < sizeof list; k++) {   // list: "--a, --b or --c"

@@ -64,8 +64,7 @@ static sx_status variant_read_own(const ladder_spec *spec, const char *dir, vari
     }
     model_config c;
     v->more_seeds = "give the spec `seeds 2` or more, or run `compare --until-decided`";
-    if (*spec->metric) snprintf(v->loss, sizeof v->loss, "%s", spec->metric);
-    else snprintf(v->loss, sizeof v->loss, "val_loss%s%s", *spec->val_set ? "_" : "", spec->val_set);
+    ladder_loss_key(spec, v->loss, sizeof v->loss);
     if (!st) {
         size_t vocab = (size_t)json_integer_value(json_object_get(json_object_get(d.runs[0].config, "model_config"), "vocab"));
         snprintf(v->largest, sizeof v->largest, "%s", d.plan[0].descriptor);

@@ -192,6 +192,11 @@ static sx_status set_key(ladder_spec *s, const char *path, int line, const char 
 #undef BAD_CHECK
 }
 
+void ladder_loss_key(const ladder_spec *s, char *key, size_t cap) {
+    if (*s->metric) snprintf(key, cap, "%s", s->metric);
+    else snprintf(key, cap, "val_loss%s%s", *s->val_set ? "_" : "", s->val_set);
+}
+
 sx_status ladder_spec_read(const char *path, ladder_spec *s) {
     spec_defaults(s);
     snprintf(s->spec_path, sizeof s->spec_path, "%s", path);

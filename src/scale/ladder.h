@@ -107,6 +107,8 @@ typedef struct {
 } ladder_run;
 
 sx_status ladder_spec_read(const char *path, ladder_spec *spec);
+// The metrics key the ladder fits, into key (cap bytes): metric, else val_loss_<val_set>, else val_loss.
+void ladder_loss_key(const ladder_spec *s, char *key, size_t cap);
 // Seeds 1..ladder_rung_seeds(s, r) train at rung r (plan order, largest first): n_seeds, or rung_seeds[r]
 // where larger.
 size_t ladder_rung_seeds(const ladder_spec *s, size_t r);

@@ -48,8 +48,7 @@ static sx_status run_curves(const ladder_run *x, const rundir_run *rd, import_ru
 sx_status ladder_curves_from_data(const ladder_data *d, import_ladder *out) {
     memset(out, 0, sizeof *out);
     out->n_loss = 1;
-    if (*d->spec->val_set) snprintf(out->loss_names[0], sizeof out->loss_names[0], "val_loss_%s", d->spec->val_set);
-    else snprintf(out->loss_names[0], sizeof out->loss_names[0], "val_loss");
+    ladder_loss_key(d->spec, out->loss_names[0], sizeof out->loss_names[0]);
     out->runs = sx_calloc_n(d->n_plan ? d->n_plan : 1, sizeof *out->runs, "ladder_curves runs");
     if (!out->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
     sx_status st = SX_OK;
