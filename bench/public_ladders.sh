@@ -17,7 +17,9 @@
 #   Gadre et al. 2024 over-training grid (reported, no target): per training set, every run below 1B (4 sizes,
 #     multipliers 0.25-32, one final loss each) fitted, the 1.4B and 6.9B runs forecast (--protocol role);
 #     the 6.9B run is logged off the grid's recipe (peak LR 3e-4, weight decay 0.33, batch 1: placeholders?).
-# SMOKE=1: only the fast parts (Marin, Chinchilla, Gadre; a few seconds), for tests/public_ladders.sh.
+#   Step Law dense grid (Li et al. 2025; reported, no target; first run after every method choice was made): per
+#     (N, D) its best LR and batch, the four sizes to 537M fitted, the two 1.07B runs forecast (--protocol role).
+# SMOKE=1: only the fast parts (Marin, Chinchilla, Gadre, Step Law; a few seconds), for tests/public_ladders.sh.
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
 set -uo pipefail
 BUILD=${1:-build}
@@ -135,6 +137,27 @@ for ds in c4_original rpj rw_original; do
     echo "== $ds"
     "$S" import --curves "$work/gadre_$ds.csv" --schedule cosine:min=0.01 --loss-col loss --out "$work/gadre_$ds" > /dev/null &&
         "$S" backtest "$work/gadre_$ds" --protocol role --out "$work/gadre_$ds.json" | sed -n '2,$p'
+done
+
+echo
+echo "## Step Law dense grid: the 1.07B runs' final loss from the four smaller sizes (215M-537M), one point per (N, D)"
+# per (N, D) the LR and batch with the lowest smoothed final loss (the value the authors fit; the raw final loss as
+# a second column); N is the count without embeddings (the only one given); cosine to the runs' minimum LR 1e-5
+python3 - "$DATA/steplaw_dense_final_losses.csv" > "$work/steplaw.csv" <<'EOF'
+import csv, collections, sys
+runs = collections.defaultdict(list)
+for r in csv.DictReader(open(sys.argv[1])): runs[(int(r["N"]), int(r["D"]))].append(r)
+print("run_id,group,n_params_nonembed,tokens_per_step,total_steps,peak_lr,schedule,step,loss,loss_raw,role")
+for (n, d), rs in sorted(runs.items()):
+    b = min(rs, key=lambda r: float(r["smooth_loss"]))
+    lr = float(b["lr"])
+    print(f"{b['exp_name']},n{n},{n},{int(b['bs']) * 2048},{b['ti']},{lr!r},cosine:min={1e-5 / lr:.6g},{b['ti']},"
+          f"{b['smooth_loss']},{b['loss']},{'heldout' if n > 1e9 else 'fit'}")
+EOF
+"$S" import --curves "$work/steplaw.csv" --loss-col loss,loss_raw --out "$work/steplaw" > /dev/null &&
+for loss in loss loss_raw; do
+    echo "== $loss"
+    "$S" backtest "$work/steplaw" --protocol role --loss $loss --out "$work/steplaw-$loss.json" | sed -n '2,$p'
 done
 
 echo

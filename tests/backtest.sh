@@ -120,6 +120,32 @@ import json, sys
 r = json.load(open('$tmp/role.json')); m = r['methods'][0]
 ok = len(m['runs']) == 5 and all(x['run'].endswith('T800') for x in m['runs']) and m['mean_abs_rel_err'] < 0.005
 sys.exit(0 if ok else 1)" || fail "role protocol: $(head -5 "$tmp/role.log")"
+# A ladder that gives only N without embeddings (the same counts under that name): the same forecast, named for
+# the count it reads (before: "with embeddings", and a fit whose forecast by flags then wanted --n-params);
+# runs.csv leaves n_params empty; a count no run gave is refused by --n, as is a target without the law's count.
+sed '1s/n_params/n_params_nonembed/' "$tmp/runs.csv" > "$tmp/runs_ne.csv"
+"$S" import --runs "$tmp/runs_ne.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/LN" > /dev/null || fail "import (N without embeddings only)"
+sed -n 2p "$tmp/LN/runs.csv" | grep -q '^s0-T200,size0,,1000000,' || fail "runs.csv of a ladder without n_params: $(sed -n 2p "$tmp/LN/runs.csv")"
+"$S" backtest "$tmp/LN" --protocol role --out "$tmp/role_ne.json" > /dev/null 2>&1 || fail "role backtest (N without embeddings only)"
+python3 - "$tmp/role.json" "$tmp/role_ne.json" <<'PY' || fails=$((fails+1))
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ok = b["n_param_kind"] == a["n_param_kind"].replace("with ", "without ") and b["n_param_kind"].startswith("without embeddings") \
+    and all(k.startswith("without embeddings") for k in b["n_choice_inner_rms"]) \
+    and a["methods"][0]["mean_abs_rel_err"] == b["methods"][0]["mean_abs_rel_err"]
+if not ok: print(f"FAIL: only N without embeddings: {b['n_param_kind']} {b['n_choice_inner_rms']} vs {a['n_param_kind']}")
+sys.exit(0 if ok else 1)
+PY
+out=$("$S" backtest "$tmp/LN" --n embed 2>&1 >/dev/null); [ $? -eq 2 ] &&
+    echo "$out" | grep -q "the ladder gives no parameter counts with embeddings (only n_params_nonembed): use --n nonembed" || fail "--n embed without n_params: $out"
+out=$("$S" backtest "$tmp/L" --n nonembed 2>&1 >/dev/null); [ $? -eq 2 ] &&
+    echo "$out" | grep -q "the ladder gives no parameter counts without embeddings (only n_params): use --n embed" || fail "--n nonembed without n_params_nonembed: $out"
+"$S" fit "$tmp/LN" --out "$tmp/fit_ne.json" > /dev/null 2>&1 || fail "fit (N without embeddings only)"
+TGT=(--fit "$tmp/fit_ne.json" --tokens-per-step 16384 --total-steps 800 --schedule cosine:min=0.1 --warmup-steps 20 --out "$tmp/fc_ne.json")
+out=$("$S" forecast "${TGT[@]}" --n-params 2.2e7 2>&1 >/dev/null); [ $? -eq 2 ] &&
+    echo "$out" | grep -q "the fit's law reads N without embeddings: give --n-params-nonembed" || fail "target without the law's count: $out"
+out=$("$S" forecast "${TGT[@]}" --n-params-nonembed 2.2e7 2>/dev/null) && echo "$out" | grep -q "N 2.2e+07 without embeddings, 800 steps" &&
+    grep -q '"flops_rule": "6ND (N without embeddings: no count with them given)"' "$tmp/fc_ne.json" || fail "target by N without embeddings: $out"
 out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
 # Flags out of range (before: "forecasting the largest 0 needs at least 3"; a report scoring no point after 200%).

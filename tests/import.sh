@@ -118,6 +118,8 @@ refuse_runs() {  # pattern, sed edit of runs.csv
     [ -e "$tmp/bad" ] && { fail "left bad behind ($1)"; rm -rf "$tmp/bad"; }
 }
 refuse_runs "r.csv:2: run 'a-1k' has no parameter count (map a column with --n-params-col" '2s/,1000000,800000,/,,,/'
+refuse_runs "no parameter count is given for every run: run 'b,2k' has only n_params (with embeddings), run 'a-1k' only n_params_nonembed" \
+    '2s/,1000000,800000,/,,800000,/; 3s/,2000000,1700000,/,2000000,,/'
 refuse_runs "r.csv:2: run 'a-1k' has no total_steps or total_tokens" '2s/,4096,100,/,4096,,/'
 refuse_runs "r.csv:2: run 'a-1k': parameter counts, tokens_per_step and peak_lr must be positive" '2s/,0.004,/,0,/'
 refuse_runs "r.csv:2: run 'a-1k': total steps 100.5 is not a whole number in \[1, 2^30\]" '2s/,4096,100,/,4096,100.5,/'

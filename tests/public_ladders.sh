@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The fast part of bench/public_ladders.sh (SMOKE=1: Marin isoFLOP, Chinchilla and Gadre's over-training grid, a
-# few seconds) on the public data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands
+# The fast part of bench/public_ladders.sh (SMOKE=1: Marin isoFLOP, Chinchilla, Gadre's over-training grid and the
+# Step Law grid, a few seconds) on the public data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands
 # inside Epoch's published 95% intervals and on the exact replication's parameters; Marin's validation-optimal
-# runs and Gadre's 1.4B and 6.9B runs (imported with warmups longer than their shortest runs) are forecast at
-# the errors recorded in docs/FORECAST.md. Skipped (passing) where ../shared/data is absent.
+# runs, Gadre's 1.4B and 6.9B runs (imported with warmups longer than their shortest runs) and Step Law's 1.07B
+# runs (N without embeddings only) are forecast at the errors recorded in docs/FORECAST.md. Skipped (passing) where ../shared/data is absent.
 set -u
 DATA=${SEXTANT_DATA:-../shared/data}
 [ -f "$DATA/chinchilla_epoch_extracted.csv" ] && [ -f "$DATA/marin_isoflop_2026.csv" ] || { echo "public_ladders: SKIP (no $DATA)"; exit 0; }
@@ -27,6 +27,11 @@ for ds, want, chosen in (("c4_original", 6.548, None), ("rpj", 2.438, 1.126), ("
     if not m or abs(float(m[1]) - want) > 0.05: bad.append(f"Gadre {ds}: nds mean {m and m[1]}% (recorded {want}%)")
     if (c is None) != (chosen is None) or (c and abs(float(c[1]) - chosen) > 0.05):
         bad.append(f"Gadre {ds}: the chosen forecaster's mean {c and c[1]}% (recorded {chosen})")
+# Step Law (N without embeddings only): the offsets apply to that count and are named for it
+sec = text.split("== loss\n")[-1].split("\n== ")[0]
+m = re.search(r"^nds +2 +([0-9.]+)%", sec, re.M)
+if not m or abs(float(m[1]) - 0.038) > 0.01 or "(N without embeddings less 5.37e+07; loss loss;" not in sec:
+    bad.append(f"Step Law: nds mean {m and m[1]}% (recorded 0.038%), N named: {'without embeddings less' in sec}")
 for b in bad: print("FAIL:", b)
 if bad: print(text)
 sys.exit(1 if bad else 0)

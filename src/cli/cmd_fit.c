@@ -35,20 +35,22 @@ static sx_status fit_final_law(const import_ladder *l, size_t loss, json_t **fit
     if (!all) return sx_fail(SX_ERR_NOMEM, "fit: out of memory");
     memset(all, 1, l->n_runs);
     finallaw f;
-    sx_status st = finallaw_fit(l, all, loss, 0, 400, &f);
+    int nonembed = !import_gives_n(l, 0);   // N with embeddings, where the ladder gives it
+    sx_status st = finallaw_fit(l, all, loss, nonembed, 400, &f);
     free(all);
     if (st) return st;
     static const char *names[LAW_ND_NPARAM] = {"E", "A", "B", "alpha", "beta"};
     json_t *p = json_object(), *ci = json_object();
-    printf("final-loss law L = E + A*N^-alpha + B*D^-beta on %zu runs' final losses (N with embeddings; Huber 1e-3 on log; "
-           "in-sample mean |err| %.3f%%, max %.3f%%):\n", f.n_runs, 100 * f.in_mean, 100 * f.in_max);
+    const char *n_kind = nonembed ? "without embeddings" : "with embeddings";
+    printf("final-loss law L = E + A*N^-alpha + B*D^-beta on %zu runs' final losses (N %s; Huber 1e-3 on log; "
+           "in-sample mean |err| %.3f%%, max %.3f%%):\n", f.n_runs, n_kind, 100 * f.in_mean, 100 * f.in_max);
     for (int j = 0; j < LAW_ND_NPARAM; j++) {
         printf("  %-5s %10.5g   95%% [%.5g, %.5g] (%zu point-bootstrap resamples)\n", names[j], f.p[j], f.lo[j], f.hi[j], f.n_boot);
         json_object_set_new(p, names[j], json_real(f.p[j]));
         json_object_set_new(ci, names[j], json_pack("[f, f]", f.lo[j], f.hi[j]));
     }
-    *fit = json_pack("{s:s, s:i, s:s, s:s, s:I, s:o, s:o, s:f, s:f}", "kind", "curve-ladder-final-law", "version", 1, "law",
-                     "chinchilla approach 3", "loss", l->loss_names[loss], "runs", (json_int_t)f.n_runs, "params", p, "ci95", ci,
+    *fit = json_pack("{s:s, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:f, s:f}", "kind", "curve-ladder-final-law", "version", 1, "law",
+                     "chinchilla approach 3", "n_kind", n_kind, "loss", l->loss_names[loss], "runs", (json_int_t)f.n_runs, "params", p, "ci95", ci,
                      "in_sample_mean", f.in_mean, "in_sample_max", f.in_max);
     if (!*fit) return sx_fail(SX_ERR_NOMEM, "fit: cannot build fit.json");
     forecast_seal(*fit);

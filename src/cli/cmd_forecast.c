@@ -137,14 +137,21 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     import_run t = {0};
     const import_run *row = NULL;
     sx_status st = SX_OK;
+    // The count the fit's law reads must be given: the other one in its place would forecast another size.
+    const char *nk = json_string_value(json_object_get(fit, "n_kind"));
+    int without = nk && !strncmp(nk, "without embeddings", 18);
     if (*a->run) {
         if (!*a->ladder) return sx_fail(SX_ERR_ARG, "--run needs --ladder (the imported ladder whose runs table holds it)");
         if (!(st = import_read_dir(a->ladder, &l))) st = find_run(&l, a->ladder, a->run, &row);
         if (!st) t = *row;
+        if (!st && nk && !(t.n_given & (without ? IMPORT_N_WITHOUT : IMPORT_N_WITH)))
+            st = sx_fail(SX_ERR_ARG, "the fit's law reads N %s, which %s's runs table does not give for run '%s'",
+                         without ? "without embeddings" : "with embeddings", a->ladder, t.id);
     } else {
         snprintf(t.id, sizeof t.id, "target");
         t.n_params = a->n_params > 0 ? a->n_params : a->n_nonembed;
         t.n_nonembed = a->n_nonembed > 0 ? a->n_nonembed : a->n_params;
+        t.n_given = (a->n_params > 0 ? IMPORT_N_WITH : 0) | (a->n_nonembed > 0 ? IMPORT_N_WITHOUT : 0);
         t.tokens_per_step = a->tokens_per_step;
         t.total_steps = a->total_steps > 0 ? a->total_steps : a->tokens_per_step > 0 ? lround(a->tokens / a->tokens_per_step) : 0;
         t.peak_lr = a->peak_lr > 0 ? a->peak_lr : 1;
@@ -154,9 +161,6 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
         if (!(t.n_params > 0) || !(t.tokens_per_step > 0) || t.total_steps < 1 || !*t.schedule)
             st = sx_fail(SX_ERR_ARG, "describe the target: --n-params (or --n-params-nonembed), --tokens-per-step, --total-steps "
                          "(or --tokens), --schedule [--warmup-steps] -- or give --ladder DIR --run ID");
-        // The count the fit's law reads must be given: the other one in its place would forecast another size.
-        const char *nk = json_string_value(json_object_get(fit, "n_kind"));
-        int without = nk && !strcmp(nk, "without embeddings");
         if (!st && without && !(a->n_nonembed > 0))
             st = sx_fail(SX_ERR_ARG, "the fit's law reads N without embeddings: give --n-params-nonembed (the target's "
                          "parameters without embeddings), not only --n-params");
@@ -178,8 +182,12 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
         json_t *pts = json_object_get(fc, "points"), *last = json_array_get(pts, json_array_size(pts) - 1);
         json_t *sg = json_object_get(fc, "sigma");
         const char *used = json_string_value(json_object_get(fc, "law"));
-        printf("target %s: N %.4g (%.4g without embeddings), %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s; "
-               "law %s%s\n", t.id, t.n_params, t.n_nonembed, t.total_steps, t.tokens_per_step,
+        char counts[96];
+        if (t.n_given == IMPORT_N_BOTH) snprintf(counts, sizeof counts, "%.4g (%.4g without embeddings)", t.n_params, t.n_nonembed);
+        else if (t.n_given & IMPORT_N_WITH) snprintf(counts, sizeof counts, "%.4g with embeddings", t.n_params);
+        else snprintf(counts, sizeof counts, "%.4g without embeddings", t.n_nonembed);
+        printf("target %s: N %s, %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s; "
+               "law %s%s\n", t.id, counts, t.total_steps, t.tokens_per_step,
                t.schedule[0] ? t.schedule : "(LR column)", t.warmup_steps, json_string_value(json_object_get(fc, "flops_rule")),
                used, sched_law ? " (one size, chosen leaving one curve out)"
                      : !strcmp(used, "perfrac") ? " (the per-fraction law, the joint law's shape outside its fractions: the "

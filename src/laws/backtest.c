@@ -186,12 +186,14 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     size_t top = 0, below = SIZE_MAX, bottom = SIZE_MAX, n_train_groups = 0;
     unsigned char *seen = sx_calloc_n(g.n_groups ? g.n_groups : 1, 1, "backtest seen");
     if (!seen) { groups_free(&g); return sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); }
-    *c = (backtest_choice){.inner_kind = {NAN, NAN}, .n_min = INFINITY};
+    // The offsets apply to N with embeddings (they stand for the embeddings), or to the only count the ladder gives
+    int offset_kind = !import_gives_n(l, 0);
+    *c = (backtest_choice){.inner_kind = {NAN, NAN}, .n_min = INFINITY, .offset_nonembed = offset_kind};
     for (size_t i = 0; i < l->n_runs; i++)
         if (train[i]) {
             seen[g.of_run[i]] = 1;
             if (g.of_run[i] > top) top = g.of_run[i];
-            c->n_min = fmin(c->n_min, l->runs[i].n_params);
+            c->n_min = fmin(c->n_min, curvefit_n(&l->runs[i], offset_kind, 0));
         }
     for (size_t k = 0; k < g.n_groups; k++) {
         n_train_groups += seen[k];
@@ -205,18 +207,24 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     curvefit_options o = *fit;
     backtest_options bo;
     backtest_options_default(&bo);
-    // candidates: with embeddings at each offset (or the one given), without embeddings; the lowest error wins
+    // candidates: the offset kind at each offset (or the one given), the other kind as given -- each where every
+    // run gave that count; the lowest error wins
+    if (fit->nonembed >= 0) st = import_check_n_kind(l, fit->nonembed);
+    int choose_offset = isnan(fit->n_offset) && n_train_groups >= 3;
     double best = INFINITY, best_offset = 0;
     int best_kind = 0;
     for (int kind = 0; kind < 2 && !st; kind++) {
-        if (fit->nonembed >= 0 ? kind != fit->nonembed : (kind == 1 && !differ)) continue;
-        for (size_t j = 0; j < (kind == 0 && isnan(fit->n_offset) && n_train_groups >= 3 ? BACKTEST_N_OFFSETS : 1) && !st; j++) {
+        if (!import_gives_n(l, kind)) continue;
+        if (fit->nonembed >= 0 ? kind != fit->nonembed : (kind == 1 && !differ && import_gives_n(l, 0))) continue;
+        int offsets = kind == offset_kind;
+        for (size_t j = 0; j < (offsets && choose_offset ? BACKTEST_N_OFFSETS : 1) && !st; j++) {
             o.nonembed = kind;
-            o.n_offset = kind || (isnan(fit->n_offset) && n_train_groups < 3) ? 0 : isnan(fit->n_offset) ? backtest_offset_fracs[j] * c->n_min : fit->n_offset;
+            o.n_offset = !offsets || isnan(fit->n_offset) ? (offsets && choose_offset ? backtest_offset_fracs[j] * c->n_min : 0)
+                                                          : fit->n_offset;
             bo.fit = o;
             double e = NAN;
             st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &bo, &e);
-            if (!kind && isnan(fit->n_offset) && n_train_groups >= 3) c->inner_offset[j] = e;
+            if (offsets && choose_offset) c->inner_offset[j] = e;
             if (!(c->inner_kind[kind] <= e)) c->inner_kind[kind] = e;   // NAN-safe minimum
             if (e < best || isinf(best)) { best = e; best_kind = kind; best_offset = o.n_offset; }
         }
@@ -244,11 +252,14 @@ json_t *backtest_choice_json(const backtest_choice *c) {
     char name[96];
     for (size_t j = 0; j < BACKTEST_N_OFFSETS; j++)
         if (!isnan(c->inner_offset[j])) {
-            curvefit_n_name(0, backtest_offset_fracs[j] * c->n_min, name, sizeof name);
+            curvefit_n_name(c->offset_nonembed, backtest_offset_fracs[j] * c->n_min, name, sizeof name);
             json_object_set_new(o, name, json_real(c->inner_offset[j]));
         }
-    if (isnan(c->inner_offset[0]) && !isnan(c->inner_kind[0])) json_object_set_new(o, "with embeddings", json_real(c->inner_kind[0]));
-    if (!isnan(c->inner_kind[1])) json_object_set_new(o, "without embeddings", json_real(c->inner_kind[1]));
+    for (int kind = 0; kind < 2; kind++)
+        if ((kind != c->offset_nonembed || isnan(c->inner_offset[0])) && !isnan(c->inner_kind[kind])) {
+            curvefit_n_name(kind, 0, name, sizeof name);
+            json_object_set_new(o, name, json_real(c->inner_kind[kind]));
+        }
     return o;
 }
 

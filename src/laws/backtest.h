@@ -40,16 +40,18 @@ void backtest_options_default(backtest_options *o);
 // The band's extrapolation unit, from the runs with train[i] != 0: the RMS relative error (after score_from
 // = 10%) of the training set's largest group forecast from the groups below it (with fewer than 3 groups:
 // of every training run forecast from the others), for N with and without embeddings; fit->nonembed < 0
-// chooses the lower, and N with embeddings is tried less each offset when fit->n_offset is NAN (both
-// overwritten with the choice).
-// Offsets tried for N with embeddings (curvefit_options.n_offset NAN: choose), as fractions of the smallest
-// training run's N with embeddings: {0, 0.25, 0.5}.
+// chooses the lower, and N with embeddings (or the only count the ladder gives) is tried less each offset
+// when fit->n_offset is NAN (both overwritten with the choice). A count the ladder does not give for every
+// run is never a candidate; asked for by fit->nonembed, an error.
+// Offsets tried (curvefit_options.n_offset NAN: choose), as fractions of the smallest training run's N of
+// the kind they apply to: {0, 0.25, 0.5}.
 #define BACKTEST_N_OFFSETS 3
 extern const double backtest_offset_fracs[BACKTEST_N_OFFSETS];
 typedef struct {
     double inner_kind[2];   // [with (at its best offset), without embeddings]; NAN: not tried
-    double inner_offset[BACKTEST_N_OFFSETS]; // with embeddings at each offset fraction; NAN: not tried
-    double n_min;           // the smallest training N with embeddings (the offsets' unit)
+    double inner_offset[BACKTEST_N_OFFSETS]; // the offsets' kind at each offset fraction; NAN: not tried
+    int offset_nonembed;    // the kind the offsets apply to: with embeddings (0), or without where only it is given
+    double n_min;           // the smallest training N of that kind (the offsets' unit)
     double inner_rms;       // of the chosen kind
     double top_n, log_step; // N of the largest training group, log(N_top / N of the group below it) (0: none)
     double bottom_n;        // N of the smallest training group

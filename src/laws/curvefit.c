@@ -13,12 +13,12 @@ void curvefit_options_default(curvefit_options *o) {
 // The law's view of run r at the given 1-based steps: the LR shape (malloc'd into *mult) and 0-based steps
 // (malloc'd into *idx).
 double curvefit_n(const import_run *r, int nonembed, double n_offset) {
-    return nonembed ? r->n_nonembed : r->n_params - n_offset;
+    return (nonembed ? r->n_nonembed : r->n_params) - n_offset;
 }
 
 void curvefit_n_name(int nonembed, double n_offset, char *buf, size_t cap) {
-    if (nonembed || !(n_offset > 0)) snprintf(buf, cap, "%s embeddings", nonembed ? "without" : "with");
-    else snprintf(buf, cap, "with embeddings less %.3g", n_offset);
+    int n = snprintf(buf, cap, "%s embeddings", nonembed ? "without" : "with");
+    if (n_offset > 0 && n >= 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " less %.3g", n_offset);
 }
 
 static sx_status nds_run_of(const import_run *r, int nonembed, double n_offset, const long *steps, size_t n,
@@ -51,7 +51,7 @@ sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const l
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m) {
     memset(m, 0, sizeof *m);
     m->nonembed = o->nonembed;
-    m->n_offset = o->nonembed ? 0 : o->n_offset;
+    m->n_offset = o->n_offset;
     size_t nr = 0, np = 0;
     law_nds_run *runs = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *runs, "curvefit runs");
     double **mults = sx_calloc_n(l->n_runs ? l->n_runs : 1, sizeof *mults, "curvefit mults");
@@ -80,7 +80,7 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         if (!k) { free(steps[nr]); steps[nr] = NULL; continue; }
         double wk = o->weight == CURVEFIT_W_POINT ? 1 : o->weight == CURVEFIT_W_SQRT ? 1 / sqrt((double)k) : 1 / (double)k;
         for (size_t q = 0; q < k; q++) w[np + q] = wk;
-        st = nds_run_of(r, o->nonembed, o->nonembed ? 0 : o->n_offset, steps[nr], k, &runs[nr], &mults[nr], &idxs[nr]);
+        st = nds_run_of(r, o->nonembed, o->n_offset, steps[nr], k, &runs[nr], &mults[nr], &idxs[nr]);
         np += k;
         nr++;
     }

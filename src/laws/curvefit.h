@@ -14,8 +14,8 @@ typedef enum { CURVEFIT_W_POINT, CURVEFIT_W_SQRT, CURVEFIT_W_RUN } curvefit_weig
 
 typedef struct {
     int nonembed;          // 1: N = the parameters without embeddings; 0: with; -1 (backtest only): chosen
-    double n_offset;       // with embeddings: N = n_params - n_offset (an embedding-aware N when the ladder gives only
-                           // N with embeddings: the offset stands for the unknown embedding count) [0]
+    double n_offset;       // N = the count less n_offset (with embeddings: an embedding-aware N when the ladder gives
+                           // only N with embeddings, the offset standing for the unknown embedding count) [0]
     size_t loss;           // loss column
     double min_frac;       // fit only points at step >= min_frac·total_steps
     curvefit_weight weight; // each point 1, 1/sqrt(points of its run), or 1/points of its run
@@ -33,9 +33,9 @@ typedef struct {
     double sigma_fit;        // RMS relative residual (misfit + noise)
 } curvefit_model;
 
-// The N the law sees for run r: without embeddings, or with embeddings less the offset.
+// The N the law sees for run r: its count without or with embeddings, less the offset.
 double curvefit_n(const import_run *r, int nonembed, double n_offset);
-// "without embeddings", "with embeddings" or "with embeddings less 1.43e+07" into buf.
+// "without embeddings", "with embeddings" or "... embeddings less 1.43e+07" into buf.
 void curvefit_n_name(int nonembed, double n_offset, char *buf, size_t cap);
 // Fits the law to the runs with use[i] != 0 (use NULL: all). m overwritten.
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m);

@@ -357,6 +357,7 @@ if (!have[IF_N] && !have[IF_N_NONEMBED])
         return sx_fail(SX_ERR_FORMAT, "%s:%zu: run '%s' has no total_steps or total_tokens", where, line, r->id);
     r->n_params = have[IF_N] ? v[IF_N] : v[IF_N_NONEMBED];
     r->n_nonembed = have[IF_N_NONEMBED] ? v[IF_N_NONEMBED] : v[IF_N];
+    r->n_given = (have[IF_N] ? IMPORT_N_WITH : 0) | (have[IF_N_NONEMBED] ? IMPORT_N_WITHOUT : 0);
     r->tokens_per_step = v[IF_TOKENS_PER_STEP];
     r->peak_lr = v[IF_PEAK_LR];
     if (!(r->n_params > 0) || !(r->n_nonembed > 0) || !(r->tokens_per_step > 0) || !(r->peak_lr > 0))
@@ -617,6 +618,31 @@ void import_ladder_free(import_ladder *l) {
     memset(l, 0, sizeof *l);
 }
 
+// The counts every run gave. A ladder whose runs share none (one only with embeddings, another only without)
+// has no N that means the same for all of them.
+static sx_status ladder_n_given(import_ladder *l) {
+    l->n_given = IMPORT_N_BOTH;
+    for (size_t i = 0; i < l->n_runs; i++) l->n_given &= l->runs[i].n_given;
+    if (l->n_given || !l->n_runs) return SX_OK;
+    const import_run *with = NULL, *without = NULL;
+    for (size_t i = 0; i < l->n_runs; i++) {
+        if (!(l->runs[i].n_given & IMPORT_N_WITHOUT) && !with) with = &l->runs[i];
+        if (!(l->runs[i].n_given & IMPORT_N_WITH) && !without) without = &l->runs[i];
+    }
+    return sx_fail(SX_ERR_FORMAT, "no parameter count is given for every run: run '%s' has only n_params (with embeddings), "
+                   "run '%s' only n_params_nonembed; give both for every run, or one count for all", with->id, without->id);
+}
+
+int import_gives_n(const import_ladder *l, int nonembed) {
+    return (l->n_given & (nonembed ? IMPORT_N_WITHOUT : IMPORT_N_WITH)) != 0;
+}
+
+sx_status import_check_n_kind(const import_ladder *l, int nonembed) {
+    if (import_gives_n(l, nonembed)) return SX_OK;
+    return sx_fail(SX_ERR_ARG, "the ladder gives no parameter counts %s embeddings (only n_params%s): use --n %s",
+                   nonembed ? "without" : "with", nonembed ? "" : "_nonembed", nonembed ? "embed" : "nonembed");
+}
+
 sx_status import_read_tables(const import_options *o, import_ladder *out) {
     memset(out, 0, sizeof *out);
     if (!o->curves_path || !*o->curves_path) return sx_fail(SX_ERR_ARG, "give the curves table (--curves FILE)");
@@ -651,6 +677,7 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
         if (o->value[f] && *o->value[f] && !took && used < sizeof out->unused_values)
             snprintf(out->unused_values + used, sizeof out->unused_values - used, "%s--%s", used ? ", " : "", flag_of(f));
     }
+    if (!st) st = ladder_n_given(out);
     if (!st) st = read_curves(&curves, &mc, out);
     int lr_given = !st && mc.col[IF_LR] >= 0;
     for (size_t i = 0; i < out->n_runs && !st; i++) {
@@ -702,8 +729,8 @@ static sx_status write_runs_csv(const import_ladder *l, const char *path) {
         const import_run *r = &l->runs[i];
         csv_put(f, r->id); fputc(',', f);
         csv_put(f, r->group); fputc(',', f);
-        num_put(f, r->n_params); fputc(',', f);
-        num_put(f, r->n_nonembed); fputc(',', f);
+        num_put(f, r->n_given & IMPORT_N_WITH ? r->n_params : NAN); fputc(',', f);
+        num_put(f, r->n_given & IMPORT_N_WITHOUT ? r->n_nonembed : NAN); fputc(',', f);
         num_put(f, r->tokens_per_step); fputc(',', f);
         fprintf(f, "%ld,", r->total_steps);
         num_put(f, r->peak_lr);

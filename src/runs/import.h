@@ -19,10 +19,12 @@
 //                 (e.g. the LR of every step) without an evaluation; its tokens cell is not read.
 // Refused, with file, row and column named: a missing column, an unparsable or non-finite number, a
 // negative count, a run without metadata or without points, steps that repeat or go down within a run,
-// a step past the run's end, metadata that change within a run, two runs with one id.
+// a step past the run's end, metadata that change within a run, two runs with one id, a ladder in which
+// no parameter count is given by every run (one run only with, another only without embeddings).
 //
 // The ladder directory (import_write_dir; written to DIR.tmpPID and renamed, so never half there):
-//   DIR/runs.csv     the canonical runs table (canonical column names, warmup in steps)
+//   DIR/runs.csv     the canonical runs table (canonical column names, warmup in steps; a parameter count the
+//                    tables did not give is left empty)
 //   DIR/curves.csv   run_id,step,tokens,lr,<loss columns...> (lr empty when not given; LR-only rows with
 //                    empty tokens and losses, merged with the evaluations in step order)
 //   DIR/ladder.json  {"format": "sextant-curve-ladder", "version": 1, "loss_columns": [...],
@@ -59,9 +61,13 @@ typedef struct {
     const char *loss_cols;            // comma-separated loss column names (at least one)
 } import_options;
 
+// Which parameter counts a run's tables gave (import_run.n_given, import_ladder.n_given).
+enum { IMPORT_N_WITH = 1, IMPORT_N_WITHOUT = 2, IMPORT_N_BOTH = 3 };
+
 typedef struct {
     char id[128], group[128], schedule[256]; // schedule "" when the curves carry the LR
-    double n_params, n_nonembed, tokens_per_step, peak_lr;
+    double n_params, n_nonembed, tokens_per_step, peak_lr; // a count not given copies the other (n_given says)
+    int n_given;                             // IMPORT_N_WITH | IMPORT_N_WITHOUT
     double flops_per_token;                  // NAN when not given: 6·n_params per token
     long total_steps, warmup_steps, seed;
     int heldout;                             // role "heldout"
@@ -79,6 +85,7 @@ typedef struct {
     char loss_names[IMPORT_MAX_LOSS][64];
     size_t n_runs;
     import_run *runs; // in order of first appearance
+    int n_given;      // the parameter counts every run gave (IMPORT_N_*; never 0): the N a law may read
     size_t n_rows_skipped; // curve rows with no loss value and no lr (steps a sparse export logged without an evaluation)
     size_t n_rows_step0;   // curve rows at step 0 (before any update; the laws start at step 1): left out
     char unused_values[256]; // "--peak-lr, ...": --FIELD values no run took (each had the field in a table)
@@ -95,6 +102,11 @@ sx_status import_read_dir(const char *dir, import_ladder *out);
 // 1 when dir holds a ladder.json of this format.
 int import_is_ladder_dir(const char *dir);
 void import_ladder_free(import_ladder *l);
+// 1 when every run gave the count a law reads (nonembed: without embeddings).
+int import_gives_n(const import_ladder *l, int nonembed);
+// SX_OK when every run gave the count a law reads (nonembed: without embeddings); else an error naming the
+// count that is missing and the --n choice that the ladder allows.
+sx_status import_check_n_kind(const import_ladder *l, int nonembed);
 
 // Index of a loss column by name ("" or NULL: 0), or -1.
 int import_loss_index(const import_ladder *l, const char *name);

@@ -92,8 +92,8 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     sx_status pst = curvecast_params(fit, m.p);
     if (pst) return pst;
     const char *nk = json_string_value(json_object_get(fit, "n_kind"));
-    m.nonembed = nk && !strcmp(nk, "without embeddings");
-    m.n_offset = m.nonembed ? 0 : num(fit, "n_offset");   // absent: 0
+    m.nonembed = nk && !strncmp(nk, "without embeddings", 18);
+    m.n_offset = num(fit, "n_offset");   // absent: 0
     if (!(m.n_offset >= 0)) return sx_fail(SX_ERR_FORMAT, "fit.json: n_offset is negative");
     for (size_t q = 0; q < n; q++)
         if (steps[q] < 1 || steps[q] > t->total_steps || (q && steps[q] <= steps[q - 1]))
@@ -142,11 +142,14 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     }
     free(pred);
     if (st) { json_decref(pts); return st; }
+    const char *flops_rule = !isnan(t->flops_per_token)  ? "given per token"
+                             : t->n_given & IMPORT_N_WITH ? "6ND (N with embeddings)"
+                                                          : "6ND (N without embeddings: no count with them given)";
     *fc = json_pack("{s:s, s:i, s:s, s:{s:s, s:f, s:f, s:f, s:I, s:f, s:I, s:s}, s:s, s:{s:f, s:f, s:f, s:f}, s:o}", "kind",
                     FORECAST_KIND_CURVE, "version", CURVECAST_VERSION, "law", by_pf ? "perfrac" : backtest_law_names[law], "target", "run", t->id, "n_params", t->n_params,
                     "n_params_nonembed", t->n_nonembed, "tokens_per_step", t->tokens_per_step, "total_steps",
                     (json_int_t)t->total_steps, "peak_lr", t->peak_lr, "warmup_steps", (json_int_t)t->warmup_steps,
-                    "schedule", t->schedule, "flops_rule", isnan(t->flops_per_token) ? "6ND (N with embeddings)" : "given per token",
+                    "schedule", t->schedule, "flops_rule", flops_rule,
                     "sigma", "noise", noise, "extrapolation", ext, "log_distance", dist, "total", sigma, "points", pts);
     if (!*fc) return sx_fail(SX_ERR_NOMEM, "forecast: cannot build the document");
     forecast_seal(*fc);

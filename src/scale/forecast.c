@@ -384,7 +384,8 @@ static sx_status check_fit(json_t *fit) {
 static sx_status joint_forecast(json_t *joint, const model_config *c, long seq, long tokens_per_step, long steps,
                                 double peak_lr, double warmup, const char *sched, json_t *fracs, json_t **out) {
     model_flops mf = model_flops_count(c, (size_t)seq);
-    import_run t = {.n_params = mf.params_total, .n_nonembed = mf.params_nonembed, .tokens_per_step = (double)tokens_per_step,
+    import_run t = {.n_params = mf.params_total, .n_nonembed = mf.params_nonembed, .n_given = IMPORT_N_BOTH,
+                    .tokens_per_step = (double)tokens_per_step,
                     .peak_lr = peak_lr, .flops_per_token = mf.train_per_token, .total_steps = steps,
                     .warmup_steps = warmup_steps(warmup, steps)};
     snprintf(t.id, sizeof t.id, "hero");

@@ -13,6 +13,7 @@ static sx_status run_curves(const ladder_run *x, const rundir_run *rd, import_ru
     snprintf(r->group, sizeof r->group, "w%zu", x->width);
     r->n_params = (double)rd->n_params;
     r->n_nonembed = (double)rd->n_params_nonembed;
+    r->n_given = IMPORT_N_BOTH;
     r->tokens_per_step = (double)rd->batch_tokens;
     r->peak_lr = x->lr;
     r->flops_per_token = rd->flops_per_token;
@@ -48,6 +49,7 @@ static sx_status run_curves(const ladder_run *x, const rundir_run *rd, import_ru
 sx_status ladder_curves_from_data(const ladder_data *d, import_ladder *out) {
     memset(out, 0, sizeof *out);
     out->n_loss = 1;
+    out->n_given = IMPORT_N_BOTH;
     ladder_loss_key(d->spec, out->loss_names[0], sizeof out->loss_names[0]);
     out->runs = sx_calloc_n(d->n_plan ? d->n_plan : 1, sizeof *out->runs, "ladder_curves runs");
     if (!out->runs) return sx_fail(SX_ERR_NOMEM, "out of memory");
