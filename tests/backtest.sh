@@ -164,8 +164,15 @@ out=$("$S" forecast --fit "$tmp/L/fit.json" --model d2-hd16-w64 --n-params 2e7 -
     --schedule cosine --out "$tmp/x.json" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--model does not apply to .*fit.json, a curve ladder's fit, with the target described by flags (it takes --ladder, --n-params" ||
     fail "--model on a curve ladder's forecast (before: ignored): $out"
 grep -q "band sigma: point noise" "$tmp/fit.log" && grep -q '"kind": "curve-ladder"' "$tmp/L/fit.json" || fail "fit output: $(cat "$tmp/fit.log")"
-# fit on all 15 runs (5 sizes, each its own batch and LR, 3 lengths) recovers the planted law's parameters (C and
-# g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)
+# fit leaves the runs with role heldout out (before: fitted, so a --check-run of one was in-sample), and says so
+grep -q "fitting the 10 runs with role fit; the 5 with role heldout are left out" "$tmp/fit.log" &&
+    python3 -c "import json,sys; sys.exit(json.load(open('$tmp/L/fit.json'))['ladder']['runs'] != 10)" ||
+    fail "fit on a ladder with heldout runs: $(head -2 "$tmp/fit.log")"
+sed 's/,fit$/,heldout/' "$tmp/runs.csv" > "$tmp/runs_h.csv"
+"$S" import --runs "$tmp/runs_h.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/LH" > /dev/null || fail "import (all heldout)"
+out=$("$S" fit "$tmp/LH" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "every run of .*LH has role heldout: there is nothing to fit" || fail "all heldout: $out"
+# fit on the 10 fit runs (5 sizes, each its own batch and LR, 2 lengths) recovers the planted law's parameters (C
+# and g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)
 python3 - "$tmp/L/fit.json" <<'PY' || fails=$((fails+1))
 import json, sys
 p = json.load(open(sys.argv[1]))["params"]

@@ -70,6 +70,13 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
     sx_status st = import_read_dir(dir, &l);
     int k = st ? 0 : import_loss_index(&l, loss);
     if (!st && k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", dir, loss);
+    // Runs marked heldout are the ladder's test: fitted, a check of their forecast would be in-sample
+    size_t all_runs = l.n_runs, heldout = st ? 0 : import_drop_heldout(&l);
+    if (!st && heldout == all_runs)
+        st = sx_fail(SX_ERR_ARG, "every run of %s has role heldout: there is nothing to fit", dir);
+    if (!st && heldout)
+        printf("fitting the %zu runs with role fit; the %zu with role heldout are left out (forecast one with forecast "
+               "--ladder %s --run ID, check it with --check-run ID)\n", l.n_runs, heldout, dir);
     if (!st && law == LAW_FINAL) {
         st = fit_final_law(&l, (size_t)k, &fit);
         if (!st) st = fs_write_json(path, fit, JSON_INDENT(1) | JSON_REAL_PRECISION(17));

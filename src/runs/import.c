@@ -605,17 +605,30 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
     return st;
 }
 
+static void run_free(import_run *r) {
+    free(r->step);
+    free(r->tokens);
+    free(r->lr);
+    free(r->loss);
+    free(r->trace_step);
+    free(r->trace_lr);
+}
+
 void import_ladder_free(import_ladder *l) {
-    for (size_t i = 0; i < l->n_runs; i++) {
-        free(l->runs[i].step);
-        free(l->runs[i].tokens);
-        free(l->runs[i].lr);
-        free(l->runs[i].loss);
-        free(l->runs[i].trace_step);
-        free(l->runs[i].trace_lr);
-    }
+    for (size_t i = 0; i < l->n_runs; i++) run_free(&l->runs[i]);
     free(l->runs);
     memset(l, 0, sizeof *l);
+}
+
+size_t import_drop_heldout(import_ladder *l) {
+    size_t kept = 0;
+    for (size_t i = 0; i < l->n_runs; i++) {
+        if (l->runs[i].heldout) run_free(&l->runs[i]);
+        else l->runs[kept++] = l->runs[i];
+    }
+    size_t dropped = l->n_runs - kept;
+    l->n_runs = kept;
+    return dropped;
 }
 
 // The counts every run gave. A ladder whose runs share none (one only with embeddings, another only without)

@@ -102,6 +102,9 @@ sx_status import_read_dir(const char *dir, import_ladder *out);
 // 1 when dir holds a ladder.json of this format.
 int import_is_ladder_dir(const char *dir);
 void import_ladder_free(import_ladder *l);
+// Removes (and frees) the runs with role heldout; returns how many. The counts given (n_given) stay the
+// ladder's: a law reads the same N whichever runs it fits.
+size_t import_drop_heldout(import_ladder *l);
 // 1 when every run gave the count a law reads (nonembed: without embeddings).
 int import_gives_n(const import_ladder *l, int nonembed);
 // SX_OK when every run gave the count a law reads (nonembed: without embeddings); else an error naming the
