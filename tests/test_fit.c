@@ -588,9 +588,11 @@ static void test_power_linf_on_bound(void) {
 // The joint law's annealing term LD against its definition summed step by step (double), on a long run: 500
 // warmup steps, then cosine to 0.1 over 30,000 steps, a point every 97 steps, for kernels from one that
 // saturates within a step (C 75, g 20, as the Misfitting fit found) to one that never does (C 1e-3, g 0.3).
-// law_nds.c takes blocks of up to 32 drops at their middle step and groups of 32 blocks far from a point at
-// their mean: worst errors 3.6e-5 / 9.3e-5 / 4e-8 / 2e-15 (blocks alone: 1.1e-5 / 9.3e-5; groups taken at a
-// distance of one extent instead of eight: 1.3e-4 / 1.2e-4, which the first two bounds below refuse).
+// law_nds.c takes blocks of up to 32 drops at their middle step and, far from a point, a binary tree's nodes
+// of blocks at their mean: worst errors 1.9e-5 / 9.3e-5 / 4e-8 / 2e-15 (blocks alone: 1.1e-5 / 9.3e-5; nodes
+// taken from a distance of 8 extents instead of 16: 4.5e-5 / 9.4e-5; one level of groups of 32 blocks from 8
+// extents, before: 3.6e-5 / 9.3e-5; groups taken from one extent: 1.3e-4 / 1.2e-4, which the first two bounds
+// below refuse).
 static void test_nds_ld_exact(void) {
     enum { STEPS = 30500, WARM = 500 };
     double *m = malloc(STEPS * sizeof *m), *prefix = malloc(STEPS * sizeof *prefix);

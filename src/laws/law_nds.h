@@ -33,8 +33,8 @@ typedef struct {
 
 // Binds the law to the runs' points (runs concatenated in order). Steps are merged into blocks of at most
 // 32 consecutive LR drops between two points (a midpoint term each; exact for the drop), and far from a point
-// 32 blocks count as one term at their mean (both together within 1e-4 of LD's definition on a 30,000-step
-// cosine run, tests/test_fit.c; the cost per point grows with the run's length / 1024 beyond the near blocks).
+// aligned runs of blocks (a binary tree's nodes) count as one term at their mean (both together within 1e-4
+// of LD's definition on a 30,000-step cosine run, tests/test_fit.c; a point costs O(log blocks) terms).
 // Free with fit_law_free. Errors: SX_ERR_ARG (bad sizes, steps out of range), SX_ERR_NOMEM.
 sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out);
 
