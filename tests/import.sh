@@ -56,6 +56,22 @@ done
 "$S" import --runs "$tmp/L1/runs.csv" --curves "$tmp/L1/curves.csv" --loss-col val_c4,val_wiki --out "$tmp/L4" > /dev/null 2>&1 || fail "re-import"
 cmp -s "$tmp/L1/runs.csv" "$tmp/L4/runs.csv" && cmp -s "$tmp/L1/curves.csv" "$tmp/L4/curves.csv" || fail "round trip not identical"
 
+# An export that logs tokens seen and no step: the step is tokens / tokens_per_step (here the same ladder); a
+# token count that is no whole number of steps is refused, naming the row.
+python3 -c "
+import csv, sys
+w = csv.writer(open(sys.argv[2], 'w', newline=''), lineterminator='\n')
+for r in csv.reader(open(sys.argv[1])): w.writerow(r[:1] + r[2:])" "$tmp/curves.csv" "$tmp/tok_only.csv"
+MAP_TOK=(--run-id-col name --group-col size --n-params-col N --n-params-nonembed-col N_noemb --tokens-per-step-col tps
+     --total-steps-col steps --peak-lr-col plr --warmup-col warm --schedule-col sched --seed-col seed
+     --tokens-col tok --loss-col val_c4,val_wiki)   # MAP without --step-col
+"$S" import --runs "$tmp/runs.csv" --curves "$tmp/tok_only.csv" "${MAP_TOK[@]}" --out "$tmp/LT" > /dev/null 2>&1 || fail "import with tokens and no step"
+cmp -s "$tmp/L1/curves.csv" "$tmp/LT/curves.csv" && cmp -s "$tmp/L1/runs.csv" "$tmp/LT/runs.csv" || fail "steps from tokens give another ladder"
+sed '3s/^"b,2k",81920,/"b,2k",81000,/' "$tmp/tok_only.csv" > "$tmp/tok_bad.csv"
+out=$("$S" import --runs "$tmp/runs.csv" --curves "$tmp/tok_bad.csv" "${MAP_TOK[@]}" --out "$tmp/bad" 2>&1)
+echo "$out" | grep -q "tok_bad.csv:3: column 'tok': 81000 tokens is not a whole number of steps of 4096 tokens (run 'b,2k'" ||
+    fail "tokens off the steps: $out"
+
 # A spreadsheet or W&B export: a UTF-8 byte order mark, CRLF line ends, and rows at steps logged without an
 # evaluation (every loss cell empty) between the evaluations, one at step 0, and a metric import does not read:
 # the same ladder, the rows left out counted.

@@ -527,10 +527,13 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
     for (size_t k = 0; k < l->n_loss; k++)
         if ((loss_col[k] = col_index(t, l->loss_names[k])) < 0)
             return sx_fail(SX_ERR_FORMAT, "%s: no column '%s' (given by --loss-col)", t->path, l->loss_names[k]);
+    // Without a step column, the step is the tokens column over the run's tokens per step (an export that logs
+    // tokens seen, not updates)
+    int step_of_tokens = m->col[IF_STEP] < 0 && m->col[IF_TOKENS] >= 0, step_col = m->col[step_of_tokens ? IF_TOKENS : IF_STEP];
     for (size_t k = 0; k < 2; k++)
-        if (m->col[curve_fields[k]] < 0)
-            return sx_fail(SX_ERR_FORMAT, "%s: no column '%s' (map it with --%s-col)", t->path, field_names[curve_fields[k]],
-                           flag_of(curve_fields[k]));
+        if (m->col[curve_fields[k]] < 0 && !(k == 1 && step_of_tokens))
+            return sx_fail(SX_ERR_FORMAT, "%s: no column '%s' (map it with --%s-col%s)", t->path, field_names[curve_fields[k]],
+                           flag_of(curve_fields[k]), k == 1 ? ", or give a tokens column" : "");
     size_t *cap = sx_calloc_n(2 * (l->n_runs ? l->n_runs : 1), sizeof *cap, "import cap"); // points, then trace
     if (!cap) return sx_fail(SX_ERR_NOMEM, "out of memory");
     sx_status st = SX_OK;
@@ -558,14 +561,26 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
             break;                                                                                                  \
         }                                                                                                           \
         if ((st = parse_num(t, i, m->col[field], txt, neg, &out))) break;
-        NEED(IF_STEP, step, 0)
+        if (step_of_tokens) {
+            NEED(IF_TOKENS, tokens, 0)
+            double x = tokens / r->tokens_per_step;
+            step = round(x);
+            if (fabs(x - step) > 0.01) {   // a hundredth of a step: rounding in the export, not another batch
+                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': %.17g tokens is not a whole number of steps of %.17g tokens "
+                             "(run '%s'; map the step column with --step-col)", t->path, t->line[i], t->names[m->col[IF_TOKENS]],
+                             tokens, r->tokens_per_step, r->id);
+                break;
+            }
+        } else {
+            NEED(IF_STEP, step, 0)
+        }
         if (step == 0) {   // an evaluation before any update (many trainers log one): the laws start at step 1
             l->n_rows_step0++;
             continue;
         }
         if (step != floor(step) || step < 1 || step > (double)r->total_steps) {
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': step %g is not a whole number in [1, %ld] (run '%s')", t->path,
-                         t->line[i], t->names[m->col[IF_STEP]], step, r->total_steps, r->id);
+                         t->line[i], t->names[step_col], step, r->total_steps, r->id);
             break;
         }
         if (m->col[IF_LR] >= 0 && (txt = cell(t, i, m->col[IF_LR])) && (st = parse_num(t, i, m->col[IF_LR], txt, 0, &lr))) break;
@@ -588,7 +603,7 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         long prev = last_step(r);
         if (prev > 0 && (long)step <= prev) {
             st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': step %ld %s step %ld of run '%s' (steps must increase within a run)",
-                         t->path, t->line[i], t->names[m->col[IF_STEP]], (long)step, (long)step == prev ? "repeats" : "comes after",
+                         t->path, t->line[i], t->names[step_col], (long)step, (long)step == prev ? "repeats" : "comes after",
                          prev, r->id);
             break;
         }

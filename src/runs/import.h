@@ -14,7 +14,8 @@
 //                 role ("fit" or "heldout": which runs `backtest --protocol role` forecasts; default fit).
 //                 A warmup as long as the run or longer is taken as trainers run it: the LR rises over the
 //                 whole run and the schedule's decay never starts (Gadre et al.'s shortest runs).
-//   curve fields: run_id, step (1-based: the loss after `step` updates), tokens, lr, and the loss columns.
+//   curve fields: run_id, step (1-based: the loss after `step` updates; without a step column, tokens over
+//                 tokens_per_step, which must be a whole number of steps), tokens, lr, and the loss columns.
 //                 A row with an lr and every loss cell empty is an LR-only row: it adds to the run's LR trace
 //                 (e.g. the LR of every step) without an evaluation; its tokens cell is not read.
 // Refused, with file, row and column named: a missing column, an unparsable or non-finite number, a
