@@ -72,6 +72,28 @@ out=$("$S" import --runs "$tmp/runs.csv" --curves "$tmp/tok_bad.csv" "${MAP_TOK[
 echo "$out" | grep -q "tok_bad.csv:3: column 'tok': 81000 tokens is not a whole number of steps of 4096 tokens (run 'b,2k'" ||
     fail "tokens off the steps: $out"
 
+# LR sweeps: runs alike but for their peak LR. Without --best-lr a note counts them; with it each sweep keeps
+# its run with the lowest last loss among those evaluated to the sweep's last step (s-hi, which stopped early
+# at a lower loss, is not it); another seed or group is another sweep, one LR alone none.
+cat > "$tmp/sweep.csv" <<'EOF'
+run_id,group,n_params,tokens_per_step,total_steps,peak_lr,seed,schedule,step,loss
+s-lo,s,1e6,1000,100,0.001,1,cosine,50,3.6
+s-lo,s,1e6,1000,100,0.001,1,cosine,100,3.30
+s-mid,s,1e6,1000,100,0.002,1,cosine,50,3.5
+s-mid,s,1e6,1000,100,0.002,1,cosine,100,3.20
+s-hi,s,1e6,1000,100,0.004,1,cosine,50,3.1
+s2-lo,s,1e6,1000,100,0.001,2,cosine,100,3.25
+s2-mid,s,1e6,1000,100,0.002,2,cosine,100,3.28
+m-only,m,2e6,1000,100,0.002,1,cosine,100,3.0
+EOF
+out=$("$S" import --curves "$tmp/sweep.csv" --loss-col loss --out "$tmp/SW1" 2>&1)
+echo "$out" | grep -q "note: 2 LR sweeps, 5 runs alike but for their peak LR" || fail "sweep note: $out"
+out=$("$S" import --curves "$tmp/sweep.csv" --loss-col loss --best-lr --out "$tmp/SW2" 2>&1)
+echo "$out" | grep -q "kept the best run of each of 2 LR sweeps by its last loss: 3 of their 5 runs left out" &&
+    [ "$(cut -d, -f1 "$tmp/SW2/runs.csv" | tr '\n' ' ')" = "run_id s-mid s2-lo m-only " ] || fail "--best-lr: $out; $(cut -d, -f1 "$tmp/SW2/runs.csv")"
+out=$("$S" import --from-ladder x.ladder --best-lr --out "$tmp/bad" 2>&1); echo "$out" | grep -q -- "--best-lr does not apply to --from-ladder" ||
+    fail "--best-lr with --from-ladder: $out"
+
 # A spreadsheet or W&B export: a UTF-8 byte order mark, CRLF line ends, and rows at steps logged without an
 # evaluation (every loss cell empty) between the evaluations, one at step 0, and a metric import does not read:
 # the same ladder, the rows left out counted.

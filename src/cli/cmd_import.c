@@ -6,10 +6,11 @@
 #include "cli/commands.h"
 #include "core/flags.h"
 #include "runs/import.h"
+#include "runs/sweeps.h"
 #include "scale/ladder_curves.h"
 #include "scale/ladder_seeds.h"
 
-#define N_FIXED 6
+#define N_FIXED 7
 
 // A finished sextant ladder (spec, run directories under dir or runs/<name>) as a curve ladder. out overwritten.
 static sx_status read_own_ladder(const char *spec_path, const char *dir, import_ladder *out) {
@@ -34,6 +35,7 @@ int cmd_import(int argc, char **argv) {
         "refused with the file, row and column; nothing is written unless everything is read.",
         0, 0, NULL};
     const char *runs, *curves, *out, *loss, *from_ladder, *from_runs;
+    bool best_lr;
     const char *col[IF_N_FIELDS] = {0}, *val[IF_N_FIELDS] = {0};
     char names[2 * IF_N_FIELDS][48], helps[2 * IF_N_FIELDS][160];
     flag_def flags[N_FIXED + 2 * IF_N_FIELDS] = {
@@ -43,6 +45,8 @@ int cmd_import(int argc, char **argv) {
         {"out", FLAG_STR, &out, "", "the ladder directory to create"},
         {"from-ladder", FLAG_STR, &from_ladder, "", "instead of tables: a finished sextant ladder (its spec) in the same format"},
         {"from-runs", FLAG_STR, &from_runs, "", "with --from-ladder: the ladder's output directory (default runs/<name>)"},
+        {"best-lr", FLAG_BOOL, &best_lr, "false", "keep only each LR sweep's best run (runs alike but for their peak LR: "
+         "the lowest last loss of the first loss column)"},
     };
     size_t n = N_FIXED;
     for (int f = 0; f < IF_N_FIELDS; f++) { // --STEM-col for every field; --STEM for every run field
@@ -78,6 +82,9 @@ int cmd_import(int argc, char **argv) {
         st = import_read_tables(&o, &l);
         snprintf(source, sizeof source, "%s%s%s", curves, *runs ? " + " : "", runs);
     }
+    sweeps_summary sw = {0};
+    if (!st && best_lr) st = sweeps_keep_best(&l, 0, &sw);
+    else if (!st) sw = sweeps_count(&l);
     if (!st) st = import_write_dir(&l, out, source);
     if (!st) {
         size_t points = 0, groups = 0;
@@ -96,6 +103,13 @@ int cmd_import(int argc, char **argv) {
                    "without it)\n", l.unused_values);
         if (l.n_rows_step0)
             printf("(%zu curve rows at step 0, before any update, left out: the laws start at step 1)\n", l.n_rows_step0);
+        if (best_lr)
+            printf("(kept the best run of each of %zu LR sweeps by its last %s: %zu of their %zu runs left out)\n", sw.n_sweeps,
+                   l.loss_names[0], sw.n_dropped, sw.n_runs_in_sweeps);
+        else if (sw.n_sweeps)
+            printf("note: %zu LR sweeps, %zu runs alike but for their peak LR: the laws read every run as trained at a tuned "
+                   "LR, so a sweep's worse runs pull the fit up (and a diverged target cannot be forecast); --best-lr keeps "
+                   "each sweep's best run\n", sw.n_sweeps, sw.n_runs_in_sweeps);
     }
     import_ladder_free(&l);
     return cli_report("import", st);

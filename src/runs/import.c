@@ -635,15 +635,22 @@ void import_ladder_free(import_ladder *l) {
     memset(l, 0, sizeof *l);
 }
 
-size_t import_drop_heldout(import_ladder *l) {
+// Keeps the runs with keep[i] (keep NULL: those not heldout), in order; frees the others.
+static void keep_runs(import_ladder *l, const unsigned char *keep) {
     size_t kept = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
-        if (l->runs[i].heldout) run_free(&l->runs[i]);
+        if (keep ? !keep[i] : l->runs[i].heldout) run_free(&l->runs[i]);
         else l->runs[kept++] = l->runs[i];
     }
-    size_t dropped = l->n_runs - kept;
     l->n_runs = kept;
-    return dropped;
+}
+
+void import_keep_runs(import_ladder *l, const unsigned char *keep) { keep_runs(l, keep); }
+
+size_t import_drop_heldout(import_ladder *l) {
+    size_t before = l->n_runs;
+    keep_runs(l, NULL);
+    return before - l->n_runs;
 }
 
 // The counts every run gave. A ladder whose runs share none (one only with embeddings, another only without)

@@ -103,6 +103,8 @@ sx_status import_read_dir(const char *dir, import_ladder *out);
 // 1 when dir holds a ladder.json of this format.
 int import_is_ladder_dir(const char *dir);
 void import_ladder_free(import_ladder *l);
+// Keeps the runs i with keep[i] != 0, in order, and frees the others.
+void import_keep_runs(import_ladder *l, const unsigned char *keep);
 // Removes (and frees) the runs with role heldout; returns how many. The counts given (n_given) stay the
 // ladder's: a law reads the same N whichever runs it fits.
 size_t import_drop_heldout(import_ladder *l);
