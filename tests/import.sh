@@ -74,7 +74,8 @@ echo "$out" | grep -q "tok_bad.csv:3: column 'tok': 81000 tokens is not a whole 
 
 # LR sweeps: runs alike but for their peak LR. Without --best-lr a note counts them; with it each sweep keeps
 # its run with the lowest last loss among those evaluated to the sweep's last step (s-hi, which stopped early
-# at a lower loss, is not it); another seed or group is another sweep, one LR alone none.
+# at a lower loss, is not it); another seed or group is another sweep, one LR alone none; a run alike to another
+# at its LR too (logged twice?) is counted in a second note.
 cat > "$tmp/sweep.csv" <<'EOF'
 run_id,group,n_params,tokens_per_step,total_steps,peak_lr,seed,schedule,step,loss
 s-lo,s,1e6,1000,100,0.001,1,cosine,50,3.6
@@ -91,6 +92,9 @@ echo "$out" | grep -q "note: 2 LR sweeps, 5 runs alike but for their peak LR" ||
 out=$("$S" import --curves "$tmp/sweep.csv" --loss-col loss --best-lr --out "$tmp/SW2" 2>&1)
 echo "$out" | grep -q "kept the best run of each of 2 LR sweeps by its last loss: 3 of their 5 runs left out" &&
     [ "$(cut -d, -f1 "$tmp/SW2/runs.csv" | tr '\n' ' ')" = "run_id s-mid s2-lo m-only " ] || fail "--best-lr: $out; $(cut -d, -f1 "$tmp/SW2/runs.csv")"
+{ cat "$tmp/sweep.csv"; echo "m-again,m,2e6,1000,100,0.002,1,cosine,100,3.01"; } > "$tmp/repeat.csv"   # m-only twice
+out=$("$S" import --curves "$tmp/repeat.csv" --loss-col loss --out "$tmp/SW3" 2>&1)
+echo "$out" | grep -q "note: 1 runs repeat an earlier run's group, length, schedule, peak LR and seed" || fail "repeat note: $out"
 out=$("$S" import --from-ladder x.ladder --best-lr --out "$tmp/bad" 2>&1); echo "$out" | grep -q -- "--best-lr does not apply to --from-ladder" ||
     fail "--best-lr with --from-ladder: $out"
 

@@ -64,6 +64,7 @@ int cmd_backtest(int argc, char **argv) {
         if (k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", a.pos[0], loss);
         else o.fit.loss = (size_t)k;
     }
+    if (!st && o.fit.nonembed >= 0) st = import_check_n_kind(&l, o.fit.nonembed);   // before the work starts
     if (!st) cli_say_fitting("backtest", &l);
     if (!st) st = backtest_run(&l, &o, &rep);
     if (!st) {

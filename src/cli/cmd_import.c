@@ -110,6 +110,9 @@ int cmd_import(int argc, char **argv) {
             printf("note: %zu LR sweeps, %zu runs alike but for their peak LR: the laws read every run as trained at a tuned "
                    "LR, so a sweep's worse runs pull the fit up (and a diverged target cannot be forecast); --best-lr keeps "
                    "each sweep's best run\n", sw.n_sweeps, sw.n_runs_in_sweeps);
+        if (sw.n_repeats && !best_lr)
+            printf("note: %zu runs repeat an earlier run's group, length, schedule, peak LR and seed (logged twice? give "
+                   "repeated seeds their seed column): each is fitted as a run of its own\n", sw.n_repeats);
     }
     import_ladder_free(&l);
     return cli_report("import", st);

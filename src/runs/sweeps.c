@@ -50,6 +50,9 @@ static sweeps_summary summary_of(const import_ladder *l, const size_t *set, cons
     for (size_t i = 0; i < l->n_runs; i++) {
         s.n_sweeps += set[i] == i && sweep[i];
         s.n_runs_in_sweeps += sweep[set[i]];
+        size_t k = set[i];
+        while (k < i && !(set[k] == set[i] && l->runs[k].peak_lr == l->runs[i].peak_lr)) k++;
+        s.n_repeats += k < i;
     }
     return s;
 }
