@@ -117,6 +117,13 @@ grep -Eq '^speculative: draft .* k 3: [0-9]+ of [0-9]+ examined proposals kept \
     fail "no acceptance line: $(cat "$tmp/spec.err")"
 grep -Eq '^plain: 12 tokens in .* speculative/plain [0-9.]+x in CPU time, [0-9.]+x wall \(greedy\); 1 of 1 samples identical$' "$tmp/spec.err" ||
     fail "no comparison line: $(cat "$tmp/spec.err")"
+# On a terminal, a progress line per sample (before: plain decoding only), ended before the summaries.
+if command -v script > /dev/null && [ "$(script -qc 'test -t 2 && echo tty' /dev/null 2>/dev/null | tr -d '\r')" = tty ]; then
+    script -qc "'$S' sample --checkpoint '$tmp/sm/checkpoint.sxt' --vocab '$tmp/v-moved.sxv' --prompt 'The' --max-new 12 \
+        --temperature 0 --n 2 --draft '$tmp/smd/checkpoint.sxt' --vs-plain > /dev/null" /dev/null | tr '\r' '\n' > "$tmp/tty.err"
+    grep -q "^sample: sample 2 of 2 (speculative), step 12 of 12," "$tmp/tty.err" && grep -q "^sample: sample 2 of 2 (plain), step 12 of 12," "$tmp/tty.err" &&
+        grep -q "^speculative: draft" "$tmp/tty.err" || fail "speculative progress on a terminal: $(cat "$tmp/tty.err")"
+fi
 out=$("$S" sample --checkpoint "$tmp/sm/checkpoint.sxt" --vocab "$tmp/v-moved.sxv" --prompt "The" --draft "$tmp/thr/checkpoint.sxt" 2>&1) &&
     fail "a draft with another vocabulary was accepted"
 echo "$out" | grep -q "the draft model's vocabulary has 64 tokens, the target's 300" || fail "vocabulary mismatch not named: $out"

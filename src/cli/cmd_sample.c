@@ -85,6 +85,8 @@ typedef struct {
     size_t n, max_new;
     double t0, last;
     bool shown;
+    const char *one_by_one;   // "speculative", "plain": samples decoded one after another (NULL: together)
+    size_t sample;            // then the one being decoded
 } sample_progress;
 
 static void show_progress(void *ctx, size_t step, size_t live) {
@@ -93,13 +95,26 @@ static void show_progress(void *ctx, size_t step, size_t live) {
     if (now - p->last < 0.5 && step < p->max_new) return;
     p->last = now;
     p->shown = true;
-    fprintf(stderr, "\rsample: step %zu of %zu, %zu of %zu samples generating, %.0f s", step, p->max_new, live, p->n, now - p->t0);
+    if (p->one_by_one)
+        fprintf(stderr, "\rsample: sample %zu of %zu (%s), step %zu of %zu, %.0f s   ", p->sample + 1, p->n, p->one_by_one,
+                step, p->max_new, now - p->t0);
+    else
+        fprintf(stderr, "\rsample: step %zu of %zu, %zu of %zu samples generating, %.0f s", step, p->max_new, live, p->n,
+                now - p->t0);
+}
+
+// Ends the progress line (if one was shown) before other output.
+static void progress_end(sample_progress *p) {
+    if (p->shown) fputc('\n', stderr);
+    p->shown = false;
 }
 
 // The n samples by speculative decoding, one after another, into *out (as generate_samples makes them);
-// prints the acceptance and speed, and with vs_plain the same samples decoded plainly for comparison.
+// prints the acceptance and speed, and with vs_plain the same samples decoded plainly for comparison. prog:
+// g's progress line's state, told which sample is being decoded.
 static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const int32_t *prompt, size_t np, size_t n,
-                           const gen_config *g, uint64_t seed, bool vs_plain, bool int8, gen_stream **out) {
+                           const gen_config *g, sample_progress *prog, uint64_t seed, bool vs_plain, bool int8,
+                           gen_stream **out) {
     model dm = {0};
     decoder dd = {0};
     sx_status st = checkpoint_open_model(draft_path, &dm);
@@ -119,14 +134,17 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
     }
     size_t tokens = 0, proposed = 0, accepted = 0, rejected = 0, rounds = 0;
     double t0 = wall_s(), c0 = cpu_s();
+    prog->one_by_one = "speculative";
     for (size_t i = 0; i < n && !st; i++) {
         spec_result r;
+        prog->sample = i;
         st = spec_generate(dt, &dd, prompt, np, &sc, &rng, &r);
         if (st) break;
         (*out)[i] = (gen_stream){.tok = r.tok, .len = r.len, .cap = r.len, .stopped = r.stopped, .full = r.full};
         tokens += r.len, proposed += r.proposed, accepted += r.accepted, rejected += r.rejected, rounds += r.rounds;
     }
     double secs = wall_s() - t0, cpu = cpu_s() - c0;
+    progress_end(prog);
     if (!st)
         fprintf(stderr, "speculative: draft %s (%zu params), k %zu: %zu of %zu examined proposals kept (acceptance %.3f; "
                 "%zu proposed), %.2f tokens per target forward, %zu tokens in %.3f s = %.1f tokens/s (%.3f s CPU = %.1f "
@@ -138,8 +156,10 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
         rng_seed(&rng, seed);
         size_t plain_tokens = 0, same = 0;
         double p0 = wall_s(), pc0 = cpu_s();
+        prog->one_by_one = "plain";
         for (size_t i = 0; i < n && !st; i++) {
             gen_stream *s = NULL;
+            prog->sample = i;
             st = generate_samples(dt, prompt, np, 1, g, &rng, &s);
             if (!st) {
                 plain_tokens += s->len;
@@ -148,6 +168,7 @@ static sx_status speculate(decoder *dt, const char *draft_path, size_t k, const 
             gen_streams_free(dt, s, st ? 0 : 1);
         }
         double plain_s = wall_s() - p0, plain_cpu = cpu_s() - pc0;
+        progress_end(prog);
         if (!st)
             fprintf(stderr, "plain: %zu tokens in %.3f s = %.1f tokens/s (%.3f s CPU = %.1f per CPU second); "
                     "speculative/plain %.2fx in CPU time, %.2fx wall%s%zu of %zu samples identical\n", plain_tokens,
@@ -245,12 +266,12 @@ int cmd_sample(int argc, char **argv) {
     rng_seed(&rng, (uint64_t)seed);
     gen_stream *s = NULL;
     double c0 = cpu_s(), w0 = wall_s();
-    sample_progress prog = {(size_t)n, (size_t)max_new, w0, w0, false};
+    sample_progress prog = {(size_t)n, (size_t)max_new, w0, w0, false, NULL, 0};
     if (isatty(STDERR_FILENO)) g.progress = show_progress, g.progress_ctx = &prog;
     if (!st && *draft)
-        st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, (uint64_t)seed, vs_plain, int8, &s);
+        st = speculate(&d, draft, (size_t)draft_k, ptok, np, (size_t)n, &g, &prog, (uint64_t)seed, vs_plain, int8, &s);
     else if (!st) st = generate_samples(&d, ptok, np, (size_t)n, &g, &rng, &s);
-    if (prog.shown) fputc('\n', stderr);
+    progress_end(&prog);
     double secs = cpu_s() - c0, wall = wall_s() - w0;
     size_t generated = 0, cut = 0;
     for (long i = 0; i < n && !st; i++) generated += s[i].len, cut += s[i].full && s[i].len < (size_t)max_new;

@@ -118,6 +118,7 @@ sx_status spec_generate(decoder *target, decoder *draft, const int32_t *prompt, 
             out->len++;
             out->stopped = gen_is_stop(&c->gen, x[i]);
         }
+        if (c->gen.progress) c->gen.progress(c->gen.progress_ctx, out->len, 1);   // one stream: this sample
     }
     if (!st && out->len) {
         out->tok = sx_alloc(out->len * sizeof *out->tok, "spec out");

@@ -16,7 +16,7 @@
 #include "infer/generate.h"
 
 typedef struct {
-    gen_config gen;          // sampler (for both models), max_new, stop tokens: as plain generation
+    gen_config gen;          // sampler (for both models), max_new, stop tokens, progress: as plain generation
     size_t k;                // draft proposals per round (>= 1)
 } spec_config;
 
