@@ -171,6 +171,10 @@ grep -q "fitting the 10 runs with role fit; the 5 with role heldout are left out
 sed 's/,fit$/,heldout/' "$tmp/runs.csv" > "$tmp/runs_h.csv"
 "$S" import --runs "$tmp/runs_h.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/LH" > /dev/null || fail "import (all heldout)"
 out=$("$S" fit "$tmp/LH" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "every run of .*LH has role heldout: there is nothing to fit" || fail "all heldout: $out"
+sed '2!s/,fit$/,heldout/' "$tmp/runs.csv" > "$tmp/runs_h1.csv"
+"$S" import --runs "$tmp/runs_h1.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/LH1" > /dev/null || fail "import (one fit run)"
+out=$("$S" fit "$tmp/LH1" 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "LH1 has one run to fit (the others have role heldout): a law needs several" ||
+    fail "one run to fit: $out"
 # fit on the 10 fit runs (5 sizes, each its own batch and LR, 2 lengths) recovers the planted law's parameters (C
 # and g are not identified separately: (1 + C*x)^-g is near exp(-C*g*x) at these x)
 python3 - "$tmp/L/fit.json" <<'PY' || fails=$((fails+1))

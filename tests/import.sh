@@ -222,7 +222,7 @@ for r in 1:3.5:3.2 2:3.3:3.0 4:3.1:2.8; do IFS=: read -r n a b <<< "$r"
 done >> "$tmp/sparse.csv"
 "$S" import --curves "$tmp/sparse.csv" --loss-col loss --out "$tmp/LS" > /dev/null 2>&1 || fail "import of the sparse ladder"
 out=$("$S" fit "$tmp/LS" 2>&1); rc=$?
-[ $rc -eq 2 ] && printf '%s\n' "$out" | grep -q "choosing N one size back (the largest size forecast from those below it): curve fit: 4 points at or after 10% of their runs (2 runs), for a law of 9 free parameters" ||
+[ $rc -eq 2 ] && printf '%s\n' "$out" | grep -q "choosing N one size back (the largest size forecast from those below it; with fewer than 3 sizes, each run from the others): curve fit: 4 points at or after 10% of their runs (2 runs), for a law of 9 free parameters" ||
     fail "a sparse ladder's fit (rc $rc): $out"
 
 # A ladder directory of another format or version, or none at all.

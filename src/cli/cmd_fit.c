@@ -74,6 +74,9 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
     size_t all_runs = l.n_runs, heldout = st ? 0 : import_drop_heldout(&l);
     if (!st && heldout == all_runs)
         st = sx_fail(SX_ERR_ARG, "every run of %s has role heldout: there is nothing to fit", dir);
+    if (!st && l.n_runs < 2)
+        st = sx_fail(SX_ERR_ARG, "%s has one run to fit%s: a law needs several (and one size back, 3 sizes)", dir,
+                     heldout ? " (the others have role heldout)" : "");
     if (!st && heldout)
         printf("fitting the %zu runs with role fit; the %zu with role heldout are left out (forecast one with forecast "
                "--ladder %s --run ID, check it with --check-run ID)\n", l.n_runs, heldout, dir);

@@ -23,7 +23,9 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, 
     memset(all, 1, l->n_runs);
     backtest_choice ch;
     sx_status st = backtest_one_size_back(l, all, &o, &ch);
-    if (st) st = sx_fail(st, "choosing N one size back (the largest size forecast from those below it): %s", sx_last_error());
+    if (st)
+        st = sx_fail(st, "choosing N one size back (the largest size forecast from those below it; with fewer than 3 "
+                     "sizes, each run from the others): %s", sx_last_error());
     curvefit_model m;
     backtest_schedlaw sl = {0};
     if (!st) st = curvefit_fit(l, all, &o, &m);
