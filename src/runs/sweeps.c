@@ -17,7 +17,8 @@ static int same_trace_shape(const import_run *a, const import_run *b) {
 
 // Alike in everything the laws read but the peak LR.
 static int alike(const import_run *a, const import_run *b) {
-    return !strcmp(a->group, b->group) && a->tokens_per_step == b->tokens_per_step && a->total_steps == b->total_steps &&
+    return !strcmp(a->group, b->group) && a->n_params == b->n_params && a->n_nonembed == b->n_nonembed &&
+           a->tokens_per_step == b->tokens_per_step && a->total_steps == b->total_steps &&
            a->warmup_steps == b->warmup_steps && a->seed == b->seed && a->heldout == b->heldout &&
            !strcmp(a->schedule, b->schedule) && (*a->schedule || same_trace_shape(a, b));
 }
