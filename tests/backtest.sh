@@ -90,6 +90,9 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 EOF
 grep -q "^nds  *54 " "$tmp/bt.log" || fail "printed table: $(cat "$tmp/bt.log")"
+# the ladder marks its longest runs heldout: the size protocol says it forecasts by size whatever the role
+grep -q "^note: 5 runs are marked heldout; this backtest forecasts the largest 1 size(s) from the others" "$tmp/bt.log" ||
+    fail "no note on the roles: $(head -3 "$tmp/bt.log")"
 # An embedding-aware N: the same curves with a constant 1e6 embedding parameters added to every N (the law holds in
 # N without them). Given only N with embeddings, --n embed tries N less {0, 0.25, 0.5} x the smallest N one size
 # back and finds the planted 1e6 (0.5 x 2e6); the raw count (embed-raw) forecasts the largest size worse.

@@ -65,6 +65,11 @@ int cmd_backtest(int argc, char **argv) {
         else o.fit.loss = (size_t)k;
     }
     if (!st && o.fit.nonembed >= 0) st = import_check_n_kind(&l, o.fit.nonembed);   // before the work starts
+    size_t marked = 0;
+    for (size_t i = 0; !st && i < l.n_runs; i++) marked += l.runs[i].heldout;
+    if (marked && o.protocol == BACKTEST_SIZE)
+        printf("note: %zu runs are marked heldout; this backtest forecasts the largest %zu size(s) from the others, whatever "
+               "their role (--protocol role forecasts the marked runs)\n", marked, o.holdout);
     if (!st) cli_say_fitting("backtest", &l);
     if (!st) st = backtest_run(&l, &o, &rep);
     if (!st) {
