@@ -123,6 +123,29 @@ import json, sys
 r = json.load(open('$tmp/role.json')); m = r['methods'][0]
 ok = len(m['runs']) == 5 and all(x['run'].endswith('T800') for x in m['runs']) and m['mean_abs_rel_err'] < 0.005
 sys.exit(0 if ok else 1)" || fail "role protocol: $(head -5 "$tmp/role.log")"
+# A planned run (a hero not trained yet): a runs-table row with role heldout and no curves is kept as a target
+# (before: refused); the role backtest, its scores and the fit are those without it; forecast --run reads its
+# row (every 1% of it, no logged steps); --check-run refuses it until it has evaluations; re-imported, the same.
+{ cat "$tmp/runs.csv"; echo "hero,size9,1e8,32768,2000,0.0005,20,cosine:min=0.1,heldout"; } > "$tmp/runs_p.csv"
+out=$("$S" import --runs "$tmp/runs_p.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/LP" 2>&1) &&
+    echo "$out" | grep -q "(1 planned runs, with role heldout and no evaluations yet, kept in the runs table" || fail "import of a planned run: $out"
+"$S" backtest "$tmp/LP" --protocol role --out "$tmp/role_p.json" > /dev/null 2>&1 || fail "role backtest with a planned run"
+python3 -c "
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(0 if a['methods'] == b['methods'] else 1)" "$tmp/role.json" "$tmp/role_p.json" || fail "a planned run changed the role backtest"
+"$S" fit "$tmp/LP" --out "$tmp/fit_p.json" > /dev/null 2>&1 || fail "fit with a planned run"
+"$S" forecast --fit "$tmp/fit_p.json" --ladder "$tmp/LP" --run hero --out "$tmp/fc_p.json" > "$tmp/fc_p.log" 2>&1 &&
+    grep -q "^target hero: N 1e+08 with embeddings, 2000 steps x 32768 tokens" "$tmp/fc_p.log" &&
+    grep -q "forecast final loss .*; 100 points" "$tmp/fc_p.log" || fail "forecast of the planned run: $(cat "$tmp/fc_p.log")"
+out=$("$S" forecast --check-run hero --ladder "$tmp/LP" --forecast "$tmp/fc_p.json" 2>&1); [ $? -eq 2 ] &&
+    echo "$out" | grep -q "run 'hero' of .*LP is planned (no evaluations yet)" || fail "check of a planned run: $out"
+"$S" import --runs "$tmp/LP/runs.csv" --curves "$tmp/LP/curves.csv" --loss-col val_loss --out "$tmp/LP2" > /dev/null 2>&1 &&
+    cmp -s "$tmp/LP/runs.csv" "$tmp/LP2/runs.csv" && cmp -s "$tmp/LP/curves.csv" "$tmp/LP2/curves.csv" || fail "planned run round trip"
+sed 's/,heldout$/,fit/' "$tmp/runs_p.csv" > "$tmp/runs_pf.csv"
+out=$("$S" import --runs "$tmp/runs_pf.csv" --curves "$tmp/curves.csv" --loss-col val_loss --out "$tmp/bad" 2>&1); [ $? -ne 0 ] &&
+    echo "$out" | grep -q "run 'hero' has no rows in .*curves.csv (a run not trained yet is a forecast's target: give it role heldout" ||
+    fail "a run without curves and role fit: $out"
 # A ladder that gives only N without embeddings (the same counts under that name): the same forecast, named for
 # the count it reads (before: "with embeddings", and a fit whose forecast by flags then wanted --n-params);
 # runs.csv leaves n_params empty; a count no run gave is refused by --n, as is a target without the law's count.

@@ -128,6 +128,8 @@ static sx_status curve_steps(const curve_args *a, const import_run *t, long **st
 static sx_status find_run(const import_ladder *l, const char *dir, const char *id, const import_run **r) {
     for (size_t i = 0; i < l->n_runs; i++)
         if (!strcmp(l->runs[i].id, id)) { *r = &l->runs[i]; return SX_OK; }
+    for (size_t i = 0; i < l->n_planned; i++)   // a planned run: a target without evaluations yet
+        if (!strcmp(l->planned[i].id, id)) { *r = &l->planned[i]; return SX_OK; }
     return sx_fail(SX_ERR_ARG, "%s has no run '%s'", dir, id);
 }
 
@@ -219,6 +221,9 @@ static sx_status curve_check(const curve_args *a) {
     int k = st ? 0 : import_loss_index(&l, a->loss);
     if (!st && k < 0) st = sx_fail(SX_ERR_ARG, "--loss: %s has no loss column '%s'", a->ladder, a->loss);
     if (!st) st = find_run(&l, a->ladder, a->check_run, &r);
+    if (!st && r->n_points == 0)
+        st = sx_fail(SX_ERR_ARG, "run '%s' of %s is planned (no evaluations yet): import the ladder again once it has logged "
+                     "some, then check", r->id, a->ladder);
     if (!st) st = curvecast_check(fc, &l, r, (size_t)k, &rep);
     if (!st)
         printf("%s: %lld logged points after 10%%: mean |error| %.3f%%, max %.3f%%, final %.3f%%, inside band %.1f%%\n",

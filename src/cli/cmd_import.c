@@ -101,6 +101,9 @@ int cmd_import(int argc, char **argv) {
         if (*l.unused_values)
             printf("(%s not used: every run has that field in the tables, and a value from a flag fills only runs "
                    "without it)\n", l.unused_values);
+        if (l.n_planned)
+            printf("(%zu planned runs, with role heldout and no evaluations yet, kept in the runs table: forecast one with "
+                   "forecast --ladder %s --run ID)\n", l.n_planned, out);
         if (l.n_rows_step0)
             printf("(%zu curve rows at step 0, before any update, left out: the laws start at step 1)\n", l.n_rows_step0);
         if (best_lr)

@@ -631,7 +631,9 @@ static void run_free(import_run *r) {
 
 void import_ladder_free(import_ladder *l) {
     for (size_t i = 0; i < l->n_runs; i++) run_free(&l->runs[i]);
+    for (size_t i = 0; i < l->n_planned; i++) run_free(&l->planned[i]);
     free(l->runs);
+    free(l->planned);
     memset(l, 0, sizeof *l);
 }
 
@@ -651,6 +653,21 @@ size_t import_drop_heldout(import_ladder *l) {
     size_t before = l->n_runs;
     keep_runs(l, NULL);
     return before - l->n_runs;
+}
+
+// Moves the runs without evaluations (role heldout: checked) to l->planned, keeping both in order.
+static sx_status split_planned(import_ladder *l) {
+    size_t n = 0, kept = 0;
+    for (size_t i = 0; i < l->n_runs; i++) n += l->runs[i].n_points == 0;
+    if (!n) return SX_OK;
+    l->planned = sx_alloc(n * sizeof *l->planned, "import planned");
+    if (!l->planned) return sx_fail(SX_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < l->n_runs; i++) {
+        if (l->runs[i].n_points == 0) l->planned[l->n_planned++] = l->runs[i];
+        else l->runs[kept++] = l->runs[i];
+    }
+    l->n_runs = kept;
+    return SX_OK;
 }
 
 // The counts every run gave. A ladder whose runs share none (one only with embeddings, another only without)
@@ -712,19 +729,20 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
         if (o->value[f] && *o->value[f] && !took && used < sizeof out->unused_values)
             snprintf(out->unused_values + used, sizeof out->unused_values - used, "%s--%s", used ? ", " : "", flag_of(f));
     }
-    if (!st) st = ladder_n_given(out);
     if (!st) st = read_curves(&curves, &mc, out);
     int lr_given = !st && mc.col[IF_LR] >= 0;
     for (size_t i = 0; i < out->n_runs && !st; i++) {
         import_run *r = &out->runs[i];
-        if (r->n_points == 0)   // a ladder holds trained runs; a planned one is a forecast's target, given by flags
-            st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no %s in %s (a run not trained yet is forecast from flags: "
-                         "forecast --ladder DIR --n-params ... --total-steps ...)", have_runs ? o->runs_path : o->curves_path,
+        if (r->n_points == 0 && !r->heldout)   // a ladder's laws read trained runs; a planned one is a target
+            st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has no %s in %s (a run not trained yet is a forecast's target: give "
+                         "it role heldout, or describe it to forecast by flags)", have_runs ? o->runs_path : o->curves_path,
                          r->id, r->n_trace ? "evaluations (only LR rows)" : out->n_rows_skipped ? "rows with a loss value" : "rows",
                          o->curves_path);
         else if (!*r->schedule && (!lr_given || !r->n_trace))
             st = sx_fail(SX_ERR_FORMAT, "%s: run '%s' has neither a schedule nor an lr column", o->curves_path, r->id);
     }
+    if (!st) st = split_planned(out);
+    if (!st) st = ladder_n_given(out);
     free(metas);
     table_free(&runs);
     table_free(&curves);
@@ -756,12 +774,17 @@ static void num_put(FILE *f, double v) {
     fputs(text, f);
 }
 
+// Run i of the ladder's trained runs, then of its planned ones (i < n_runs + n_planned).
+static const import_run *nth_run(const import_ladder *l, size_t i) {
+    return i < l->n_runs ? &l->runs[i] : &l->planned[i - l->n_runs];
+}
+
 static sx_status write_runs_csv(const import_ladder *l, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return sx_fail(SX_ERR_IO, "cannot create %s (%s)", path, strerror(errno));
     fprintf(f, "run_id,group,n_params,n_params_nonembed,tokens_per_step,total_steps,peak_lr,warmup,schedule,seed,flops_per_token,role\n");
-    for (size_t i = 0; i < l->n_runs; i++) {
-        const import_run *r = &l->runs[i];
+    for (size_t i = 0; i < l->n_runs + l->n_planned; i++) {
+        const import_run *r = nth_run(l, i);
         csv_put(f, r->id); fputc(',', f);
         csv_put(f, r->group); fputc(',', f);
         num_put(f, r->n_given & IMPORT_N_WITH ? r->n_params : NAN); fputc(',', f);
@@ -785,8 +808,8 @@ static sx_status write_curves_csv(const import_ladder *l, const char *path) {
     fprintf(f, "run_id,step,tokens,lr");
     for (size_t k = 0; k < l->n_loss; k++) { fputc(',', f); csv_put(f, l->loss_names[k]); }
     fputc('\n', f);
-    for (size_t i = 0; i < l->n_runs; i++) {
-        const import_run *r = &l->runs[i];
+    for (size_t i = 0; i < l->n_runs + l->n_planned; i++) {
+        const import_run *r = nth_run(l, i);
         size_t q = 0;   // the LR trace, merged in step order: a trace row at an evaluation's step is that evaluation
         for (size_t p = 0; p <= r->n_points; p++) {
             long until = p < r->n_points ? r->step[p] : LONG_MAX;

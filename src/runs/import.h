@@ -18,8 +18,9 @@
 //                 tokens_per_step, which must be a whole number of steps), tokens, lr, and the loss columns.
 //                 A row with an lr and every loss cell empty is an LR-only row: it adds to the run's LR trace
 //                 (e.g. the LR of every step) without an evaluation; its tokens cell is not read.
+// A run with role heldout and no evaluations is a planned run (import_ladder.planned), kept in the runs table.
 // Refused, with file, row and column named: a missing column, an unparsable or non-finite number, a
-// negative count, a run without metadata or without points, steps that repeat or go down within a run,
+// negative count, a run without metadata, a run with role fit without points, steps that repeat or go down within a run,
 // a step past the run's end, metadata that change within a run, two runs with one id, a ladder in which
 // no parameter count is given by every run (one run only with, another only without embeddings).
 //
@@ -86,6 +87,9 @@ typedef struct {
     char loss_names[IMPORT_MAX_LOSS][64];
     size_t n_runs;
     import_run *runs; // in order of first appearance
+    size_t n_planned;
+    import_run *planned; // runs with role heldout and no evaluations yet (a hero before it trains): forecast
+                         // targets (forecast --ladder DIR --run ID), read by no law; in order
     int n_given;      // the parameter counts every run gave (IMPORT_N_*; never 0): the N a law may read
     size_t n_rows_skipped; // curve rows with no loss value and no lr (steps a sparse export logged without an evaluation)
     size_t n_rows_step0;   // curve rows at step 0 (before any update; the laws start at step 1): left out
