@@ -44,6 +44,10 @@ sweep fit 'rm -f "$tmp/fit.json"' "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out
 [ -f "$tmp/fit.json" ] || "$S" fit "$tmp/t.ladder" --runs "$tmp/L" --out "$tmp/fit.json" >/dev/null 2>&1 || fail "setup fit"
 sweep forecast 'rm -f "$tmp/fc.json"' "$S" forecast --fit "$tmp/fit.json" --model d1-hd8-w32 --flops-ratio 2 --out "$tmp/fc.json"
 sweep "ladder plan" : "$S" ladder plan "$tmp/t.ladder"
+# import of a curve ladder with an LR sweep cut to its best run (--best-lr) and a planned run (no curves)
+printf 'run_id,group,n_params,tokens_per_step,total_steps,peak_lr,schedule,role\na,s,1e6,1000,100,0.001,cosine,fit\nb,s,1e6,1000,100,0.002,cosine,fit\nh,l,8e6,1000,800,0.001,cosine,heldout\n' > "$tmp/runs.csv"
+printf 'run_id,step,loss\na,50,3.6\na,100,3.3\nb,50,3.5\nb,100,3.2\n' > "$tmp/curves.csv"
+sweep import 'rm -rf "$tmp/I"' "$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" --loss-col loss --best-lr --out "$tmp/I"
 
 echo "alloc_faults.sh: $fails failed"
 [ $fails -eq 0 ]

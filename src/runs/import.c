@@ -60,12 +60,14 @@ static void table_free(table *t) {
 }
 
 // Splits one CSV record (no embedded newlines) into fields: ',' separated, '"' quoting with "" as a quote.
-// fields[*n] are malloc'd. Returns 0 on a malformed quote.
-static int csv_fields(const char *s, char ***fields, size_t *n) {
+// fields[*n] are malloc'd. SX_ERR_FORMAT on a malformed quote (no message: the caller names the line),
+// SX_ERR_NOMEM when out of memory (recorded by sx_alloc).
+static sx_status csv_fields(const char *s, char ***fields, size_t *n) {
     size_t cap = 16, len = strlen(s);
     *fields = sx_alloc(cap * sizeof **fields, "import fields");
     *n = 0;
     char *buf = sx_alloc(len + 1, "import buf");
+    sx_status st = SX_ERR_NOMEM;
     if (!*fields || !buf) goto fail;
     const char *p = s;
     for (;;) {
@@ -73,12 +75,12 @@ static int csv_fields(const char *s, char ***fields, size_t *n) {
         if (*p == '"') {
             p++;
             for (;;) {
-                if (!*p) goto fail;
+                if (!*p) { st = SX_ERR_FORMAT; goto fail; }
                 if (*p == '"' && p[1] == '"') { buf[k++] = '"'; p += 2; }
                 else if (*p == '"') { p++; break; }
                 else buf[k++] = *p++;
             }
-            if (*p && *p != ',') goto fail;
+            if (*p && *p != ',') { st = SX_ERR_FORMAT; goto fail; }
         } else
             while (*p && *p != ',') buf[k++] = *p++;
         buf[k] = 0;
@@ -93,12 +95,12 @@ static int csv_fields(const char *s, char ***fields, size_t *n) {
         p++; // the ','
     }
     free(buf);
-    return 1;
+    return SX_OK;
 fail:   // the fields copied so far go too (fuzzing found them leaking); the array is the caller's to free
     for (size_t i = 0; *fields && i < *n; i++) free((*fields)[i]);
     *n = 0;
     free(buf);
-    return 0;
+    return st;
 }
 
 static void strip_eol(char *s) { s[strcspn(s, "\r\n")] = 0; }
@@ -174,12 +176,13 @@ static bool wanted(const char *name, const import_options *o, const import_ladde
 static sx_status table_header(table *t, const char *line, size_t lineno, const import_options *o, const import_ladder *l) {
     char **names;
     size_t n;
-    sx_status st = SX_OK;
-    if (!csv_fields(line, &names, &n)) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted header", t->path, lineno);
-    else if (n == 1 && strpbrk(line, "\t;"))
+    sx_status st = csv_fields(line, &names, &n);   // out of memory: said by sx_alloc
+    if (st == SX_ERR_FORMAT) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted header", t->path, lineno);
+    else if (!st && n == 1 && strpbrk(line, "\t;"))
         st = sx_fail(SX_ERR_FORMAT, "%s:%zu: the header is one column holding %s: the curves and runs tables are "
                      "comma-separated CSV (or JSONL)", t->path, lineno, strchr(line, '\t') ? "tabs" : "semicolons");
-    else if (!(t->slot = sx_alloc(n * sizeof *t->slot, "import slot")) || !(t->names = sx_alloc(n * sizeof *t->names, "import names")))
+    else if (!st && (!(t->slot = sx_alloc(n * sizeof *t->slot, "import slot")) ||
+                     !(t->names = sx_alloc(n * sizeof *t->names, "import names"))))
         st = sx_fail(SX_ERR_NOMEM, "%s: out of memory", t->path);
     for (size_t j = 0; j < n; j++) {
         if (!st && wanted(names[j], o, l)) {
@@ -240,8 +243,8 @@ static sx_status table_read(const char *path, table *t, const import_options *op
         } else {
             char **fields;
             size_t n;
-            if (!csv_fields(line, &fields, &n)) {
-                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted field", path, lineno);
+            if ((st = csv_fields(line, &fields, &n))) {
+                if (st == SX_ERR_FORMAT) st = sx_fail(SX_ERR_FORMAT, "%s:%zu: malformed quoted field", path, lineno);
                 free(fields);
                 break;
             }
