@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The failure policy under memory exhaustion (issue 20/21): every allocation goes through sx_alloc, whose
 # test hook SEXTANT_FAIL_ALLOC_AT=k fails the k-th one. For every k in a short training run, a fit and a
-# forecast, the command must end in a clean error (exit 1 or 2, one message saying what could not be
+# forecast (and an import, a curve ladder's fit, backtest and forecast), the command must end in a clean error (exit 1 or 2, one message saying what could not be
 # allocated, no signal, no sanitizer report), until k passes its last allocation and it succeeds; and a
 # training run stopped that way leaves a run directory that resumes (nothing half-written).
 set -u
@@ -11,15 +11,16 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
-# sweep NAME SETUP COMMAND...: counts COMMAND's allocations (SEXTANT_ALLOC_COUNT), then for every k runs SETUP
-# and COMMAND with the k-th allocation failing; after each failure runs $after (if set).
+# sweep NAME SETUP COMMAND...: counts COMMAND's allocations (SEXTANT_ALLOC_COUNT), then for every k (every
+# $stride-th, where set: commands of thousands) runs SETUP and COMMAND with the k-th allocation failing; after
+# each failure runs $after (if set).
 sweep() {
     local name=$1 setup=$2; shift 2
     local k n out rc
     eval "$setup"
     SEXTANT_ALLOC_COUNT=$tmp/count "$@" >/dev/null 2>&1 || { fail "$name: the command fails without a fault"; return; }
     n=$(cat "$tmp/count")
-    for ((k = 1; k <= n; k++)); do
+    for ((k = 1; k <= n; k += ${stride:-1})); do
         eval "$setup"
         out=$(SEXTANT_ALLOC_COUNT=$tmp/count SEXTANT_FAIL_ALLOC_AT=$k "$@" 2>&1 >/dev/null); rc=$?
         if [ $rc -eq 0 ] || [ $rc -gt 2 ]; then fail "$name, allocation $k of $n failing: exit $rc: $(echo "$out" | head -3)"; continue; fi
@@ -27,7 +28,7 @@ sweep() {
             fail "$name, allocation $k of $n failing: said: $out"
         [ -n "${after:-}" ] && eval "$after"
     done
-    echo "$name: $n allocations, each failure a clean error"
+    echo "$name: $n allocations, each ${stride:+${stride}th }failure a clean error"
 }
 
 # A training run of two steps with a checkpoint after each; a stopped run must resume without the fault.
@@ -48,6 +49,20 @@ sweep "ladder plan" : "$S" ladder plan "$tmp/t.ladder"
 printf 'run_id,group,n_params,tokens_per_step,total_steps,peak_lr,schedule,role\na,s,1e6,1000,100,0.001,cosine,fit\nb,s,1e6,1000,100,0.002,cosine,fit\nh,l,8e6,1000,800,0.001,cosine,heldout\n' > "$tmp/runs.csv"
 printf 'run_id,step,loss\na,50,3.6\na,100,3.3\nb,50,3.5\nb,100,3.2\n' > "$tmp/curves.csv"
 sweep import 'rm -rf "$tmp/I"' "$S" import --runs "$tmp/runs.csv" --curves "$tmp/curves.csv" --loss-col loss --best-lr --out "$tmp/I"
+# fit, backtest and forecast of a curve ladder (4 sizes x 2 lengths): about 1,900, 1,500 and 480 allocations,
+# every 19th / 17th / 7th (every one of them checked by hand once: each a clean error)
+python3 -c "
+print('run_id,group,n_params,tokens_per_step,total_steps,peak_lr,schedule,step,loss')
+for k, N in enumerate([1e6, 2e6, 4e6, 8e6]):
+    for T in (100, 200):
+        for s in range(T // 5, T + 1, T // 5):
+            print(f'r{k}-{T},g{k},{N:.0f},1000,{T},0.001,cosine,{s},{1.8 + 400 * N ** -0.35 + 300 * N ** 0.1 * (1000 * s) ** -0.5:.5f}')
+" > "$tmp/small.csv"
+"$S" import --curves "$tmp/small.csv" --loss-col loss --out "$tmp/C" > /dev/null 2>&1 || fail "setup curve ladder"
+stride=19 sweep "fit (curve ladder)" 'rm -f "$tmp/cfit.json"' "$S" fit "$tmp/C" --out "$tmp/cfit.json"
+[ -f "$tmp/cfit.json" ] || "$S" fit "$tmp/C" --out "$tmp/cfit.json" > /dev/null 2>&1 || fail "setup curve fit"
+stride=17 sweep "backtest (curve ladder)" : "$S" backtest "$tmp/C"
+stride=7 sweep "forecast (curve ladder)" 'rm -f "$tmp/cfc.json"' "$S" forecast --fit "$tmp/cfit.json" --ladder "$tmp/C" --run r3-200 --out "$tmp/cfc.json"
 
 echo "alloc_faults.sh: $fails failed"
 [ $fails -eq 0 ]

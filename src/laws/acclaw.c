@@ -281,7 +281,9 @@ static sx_status model_fit(const acclaw_data *d, int only, size_t n_boot, uint64
     m->n_groups = count_groups(d);
     for (int f = 0; f < ACCLAW_N_FORMS; f++) {
         if (only >= 0 && f != only) continue;
-        m->ok[f] = acclaw_fit_form(d, (acclaw_form)f, &m->forms[f]) == SX_OK;
+        sx_status fst = acclaw_fit_form(d, (acclaw_form)f, &m->forms[f]);
+        if (fst == SX_ERR_NOMEM) return fst;   // a form the data cannot fit is left out; this ends it
+        m->ok[f] = fst == SX_OK;
     }
     if (!m->ok[0] && !m->ok[1]) return sx_fail(SX_ERR_NUMERIC, "accuracy law: no form could be fitted (%s)", sx_last_error());
     // The choice: held-out error where there are groups to hold out, else the in-sample chi2 plus 2 per parameter.

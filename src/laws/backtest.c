@@ -482,10 +482,17 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
           stis = {.runs = json_array()};
     json_t *mpl_info = NULL;
     if (!st) st = sched_methods(l, train, o, &sm, &stis, &mpl_info);
-    finallaw fl;   // the final-loss law on the training runs' final losses, scored on the targets' (when it fits)
-    int have_fl = !st && finallaw_fit(l, train, o->fit.loss, o->fit.nonembed, 0, &fl) == SX_OK;
-    perfrac_model pf;   // the per-fraction baseline (with 3 training sizes or more)
-    int have_pf = !st && o->baseline && n_train_groups >= 3 && perfrac_fit(l, train, o->fit.loss, o->fit.nonembed, &pf) == SX_OK;
+    // The final-loss law on the training runs' final losses, scored on the targets' (when it fits), and the
+    // per-fraction baseline (with 3 training sizes or more): a ladder either cannot fit is scored without it,
+    // but out of memory ends the backtest
+    finallaw fl;
+    sx_status fst = st ? st : finallaw_fit(l, train, o->fit.loss, o->fit.nonembed, 0, &fl);
+    int have_fl = fst == SX_OK;
+    if (fst == SX_ERR_NOMEM) st = fst;
+    perfrac_model pf;
+    fst = st || !o->baseline || n_train_groups < 3 ? SX_ERR_ARG : perfrac_fit(l, train, o->fit.loss, o->fit.nonembed, &pf);
+    int have_pf = fst == SX_OK;
+    if (fst == SX_ERR_NOMEM) st = fst;
     // Above the training sizes, the forecaster with the lower error one size back (curvecast's rule)
     double pf_back = NAN;
     if (have_pf) st = perfrac_one_size_back(l, train, o->fit.loss, o->fit.nonembed, o->score_from, &pf_back);
@@ -537,12 +544,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (sf.n) json_array_append_new(methods, score_json("final", &sf));
         if (sm.n) json_array_append_new(methods, score_json("mpl", &sm));
         if (stis.n) json_array_append_new(methods, score_json("tissue", &stis));
-        fit_law probe;
-        law_nds_run one = {1, 1, (double[]){1}, 1, (size_t[]){0}, 1};
-        if (law_nds_bind(&one, 1, &probe) == SX_OK) {
-            for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, probe.params[j].name, json_real(m.p[j]));
-            fit_law_free(&probe);
-        }
+        for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, law_nds_param_name(j), json_real(m.p[j]));
         json_t *choice = backtest_choice_json(&ch);
         char n_kind[96];
         curvefit_n_name(o->fit.nonembed, o->fit.n_offset, n_kind, sizeof n_kind);

@@ -415,6 +415,7 @@ sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, co
     memset(out, 0, sizeof *out);
     sx_status st = check_inputs(law, obs, w, o);
     if (st != SX_OK) return st;
+    const long failures = sx_alloc_failures();   // fit_evaluate's, which it cannot return
     size_t n = law->n_points, np = law->n_params, m = law->n_linear;
     SX_CHECK(m <= FIT_MAX_LINEAR && np <= 32, "a law has at most FIT_MAX_LINEAR linear and 32 parameters");
     size_t ns = o->n_starts ? o->n_starts : 1;
@@ -503,6 +504,7 @@ sx_status fit_law_run(const fit_law *law, const double *obs, const double *w, co
     }
     fit_evaluate(law, out->params, obs, w, o, NULL, &out->mean_abs_rel, &out->max_abs_rel);
     for (size_t i = 0; i < n; i++) out->n_points += weight_of(w, i) > 0;
+    st = sx_alloc_check(failures);
 done:
     vp_release(&v);
     free(starts);
@@ -572,7 +574,9 @@ sx_status fit_bootstrap(const fit_law *law, const double *obs, const size_t *gro
             w[i] = cnt[group ? group[i] : i];
         }
         double obj;
-        if (fit_refine(law, obs, w, o, r->params, samples + ok * np, &obj) == SX_OK) ok++;
+        sx_status rst = fit_refine(law, obs, w, o, r->params, samples + ok * np, &obj);
+        if (rst == SX_ERR_NOMEM) { st = rst; goto done; }   // a resample the law cannot fit is left out; this ends it
+        ok += rst == SX_OK;
     }
     if (ok < 2) {
         st = sx_fail(SX_ERR_NUMERIC, "%s bootstrap: fewer than 2 resamples could be fitted", law->name);

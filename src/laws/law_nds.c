@@ -276,6 +276,8 @@ sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out) {
     return st;
 }
 
+const char *law_nds_param_name(size_t j) { return j < LAW_NDS_NPARAM ? nds_params[j].name : NULL; }
+
 sx_status law_nds_predict(const double p[LAW_NDS_NPARAM], const law_nds_run *runs, size_t n_runs, double *pred) {
     fit_law law;
     sx_status st = law_nds_bind(runs, n_runs, &law);

@@ -38,6 +38,9 @@ typedef struct {
 // Free with fit_law_free. Errors: SX_ERR_ARG (bad sizes, steps out of range), SX_ERR_NOMEM.
 sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out);
 
+// The name of parameter j ("E", "A", ..., "g": the keys of fit.json's "params").
+const char *law_nds_param_name(size_t j);
+
 // Predictions of params p at the runs' points (one call, any runs): pred[total points] overwritten.
 sx_status law_nds_predict(const double p[LAW_NDS_NPARAM], const law_nds_run *runs, size_t n_runs, double *pred);
 

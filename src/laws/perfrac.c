@@ -59,8 +59,11 @@ sx_status perfrac_fit(const import_ladder *l, const unsigned char *train, size_t
         }
         fit_law law;
         fit_result res;
-        if (cnt < MIN_RUNS || law_nd_bind(n, d, cnt, &law)) continue;
-        if (fit_law_run(&law, y, NULL, &fo, &res) == SX_OK) {
+        if (cnt < MIN_RUNS) continue;
+        sx_status fst = law_nd_bind(n, d, cnt, &law);
+        if (!fst) fst = fit_law_run(&law, y, NULL, &fo, &res);
+        if (fst == SX_ERR_NOMEM) st = fst;   // out of memory ends the fit; a fraction the law cannot fit has no law
+        if (fst == SX_OK) {
             double ratio = 0;
             size_t anchored = 0;
             for (size_t i = 0; i < l->n_runs; i++) {
@@ -142,8 +145,9 @@ sx_status perfrac_one_size_back(const import_ladder *l, const unsigned char *tra
         groups += inner[i] && j == i;
     }
     perfrac_model m;
-    sx_status st = SX_OK;
-    if (groups >= 3 && perfrac_fit(l, inner, loss, nonembed, &m) == SX_OK) {
+    sx_status fst = groups >= 3 ? perfrac_fit(l, inner, loss, nonembed, &m) : SX_ERR_ARG;
+    sx_status st = fst == SX_ERR_NOMEM ? fst : SX_OK;   // another failure: no law one size back, and no error
+    if (fst == SX_OK) {
         double ss = 0;
         size_t cnt = 0;
         for (size_t i = 0; i < l->n_runs && !st; i++) {

@@ -9,7 +9,6 @@
 #include "laws/perfrac.h"
 #include "scale/forecast.h"
 
-static const char *param_names[LAW_NDS_NPARAM] = {"E", "A", "B", "D", "alpha", "beta", "eps", "C", "g"};
 
 sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, json_t **fit) {
     *fit = NULL;
@@ -41,7 +40,7 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, 
     free(all);
     if (st) return st;
     json_t *params = json_object(), *choice = backtest_choice_json(&ch);
-    for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, param_names[j], json_real(m.p[j]));
+    for (size_t j = 0; j < LAW_NDS_NPARAM; j++) json_object_set_new(params, law_nds_param_name(j), json_real(m.p[j]));
     char n_kind[96];
     curvefit_n_name(o.nonembed, o.n_offset, n_kind, sizeof n_kind);
     int given = 1;
@@ -77,10 +76,10 @@ static double num(const json_t *o, const char *k) { return json_number_value(jso
 sx_status curvecast_params(json_t *fit, double p[LAW_NDS_NPARAM]) {
     json_t *params = json_object_get(fit, "params");
     for (size_t j = 0; j < LAW_NDS_NPARAM; j++) {
-        p[j] = num(params, param_names[j]);
+        p[j] = num(params, law_nds_param_name(j));
         if (!(p[j] > 0 && isfinite(p[j])) && !(j == LAW_NDS_D && p[j] == 0))
             return sx_fail(SX_ERR_FORMAT, "fit.json: joint-law parameter %s is missing, not positive or not finite (%g)",
-                           param_names[j], p[j]);
+                           law_nds_param_name(j), p[j]);
     }
     return SX_OK;
 }
