@@ -64,5 +64,8 @@ stride=19 sweep "fit (curve ladder)" 'rm -f "$tmp/cfit.json"' "$S" fit "$tmp/C" 
 stride=17 sweep "backtest (curve ladder)" : "$S" backtest "$tmp/C"
 stride=7 sweep "forecast (curve ladder)" 'rm -f "$tmp/cfc.json"' "$S" forecast --fit "$tmp/cfit.json" --ladder "$tmp/C" --run r3-200 --out "$tmp/cfc.json"
 
+# The accuracy law on Gadre et al.'s downstream errors (the subset in tests/data)
+sweep acc-fit 'rm -f "$tmp/acc.json"' "$S" acc-fit --gadre tests/data/gadre --out "$tmp/acc.json"
+
 echo "alloc_faults.sh: $fails failed"
 [ $fails -eq 0 ]

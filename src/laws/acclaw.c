@@ -279,12 +279,14 @@ static sx_status model_fit(const acclaw_data *d, int only, size_t n_boot, uint64
     if (st) return st;
     m->n_points = d->n;
     m->n_groups = count_groups(d);
+    const long failures = sx_alloc_failures();   // those of the held-out errors and point fits, which give NaN
     for (int f = 0; f < ACCLAW_N_FORMS; f++) {
         if (only >= 0 && f != only) continue;
         sx_status fst = acclaw_fit_form(d, (acclaw_form)f, &m->forms[f]);
         if (fst == SX_ERR_NOMEM) return fst;   // a form the data cannot fit is left out; this ends it
         m->ok[f] = fst == SX_OK;
     }
+    if ((st = sx_alloc_check(failures))) return st;
     if (!m->ok[0] && !m->ok[1]) return sx_fail(SX_ERR_NUMERIC, "accuracy law: no form could be fitted (%s)", sx_last_error());
     // The choice: held-out error where there are groups to hold out, else the in-sample chi2 plus 2 per parameter.
     double score[ACCLAW_N_FORMS];
@@ -337,8 +339,7 @@ void acclaw_predict(const acclaw_model *m, double loss, double loss_sd_rel, doub
         return;
     }
     *acc = fmin(fmax(acclaw_eval(b->form, b->p, loss), 0), 1);
-    double *draws = sx_alloc(ACCLAW_PREDICT_DRAWS * sizeof *draws, "acclaw draws");
-    if (!draws) { *lo = 0; *hi = 1; return; }   // no room to draw: the widest band is still honest
+    double draws[ACCLAW_PREDICT_DRAWS];   // 32 KB on the stack: a prediction that cannot fail (it returns no status)
     rng_state rng;
     rng_seed(&rng, seed);
     for (size_t s = 0; s < ACCLAW_PREDICT_DRAWS; s++) {
@@ -350,7 +351,6 @@ void acclaw_predict(const acclaw_model *m, double loss, double loss_sd_rel, doub
     }
     *lo = fit_quantile(draws, ACCLAW_PREDICT_DRAWS, 0.025);
     *hi = fit_quantile(draws, ACCLAW_PREDICT_DRAWS, 0.975);
-    free(draws);
 }
 
 // ---- JSON ----
