@@ -139,16 +139,10 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     import_run t = {0};
     const import_run *row = NULL;
     sx_status st = SX_OK;
-    // The count the fit's law reads must be given: the other one in its place would forecast another size.
-    const char *nk = json_string_value(json_object_get(fit, "n_kind"));
-    int without = nk && !strncmp(nk, "without embeddings", 18);
     if (*a->run) {
         if (!*a->ladder) return sx_fail(SX_ERR_ARG, "--run needs --ladder (the imported ladder whose runs table holds it)");
         if (!(st = import_read_dir(a->ladder, &l))) st = find_run(&l, a->ladder, a->run, &row);
         if (!st) t = *row;
-        if (!st && nk && !(t.n_given & (without ? IMPORT_N_WITHOUT : IMPORT_N_WITH)))
-            st = sx_fail(SX_ERR_ARG, "the fit's law reads N %s, which %s's runs table does not give for run '%s'",
-                         without ? "without embeddings" : "with embeddings", a->ladder, t.id);
     } else {
         snprintf(t.id, sizeof t.id, "target");
         t.n_params = a->n_params > 0 ? a->n_params : a->n_nonembed;
@@ -163,12 +157,17 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
         if (!(t.n_params > 0) || !(t.tokens_per_step > 0) || t.total_steps < 1 || !*t.schedule)
             st = sx_fail(SX_ERR_ARG, "describe the target: --n-params (or --n-params-nonembed), --tokens-per-step, --total-steps "
                          "(or --tokens), --schedule [--warmup-steps] -- or give --ladder DIR --run ID");
-        if (!st && without && !(a->n_nonembed > 0))
-            st = sx_fail(SX_ERR_ARG, "the fit's law reads N without embeddings: give --n-params-nonembed (the target's "
-                         "parameters without embeddings), not only --n-params");
-        if (!st && nk && !without && !(a->n_params > 0))
-            st = sx_fail(SX_ERR_ARG, "the fit's law reads N with embeddings (%s): give --n-params, not only --n-params-nonembed", nk);
     }
+    // The count the fit's law reads must be given: the other one in its place would forecast another size.
+    const char *nk = json_string_value(json_object_get(fit, "n_kind"));
+    int without = curvecast_nonembed(fit);
+    if (!st && nk && !(t.n_given & (without ? IMPORT_N_WITHOUT : IMPORT_N_WITH)))
+        st = *a->run  ? sx_fail(SX_ERR_ARG, "the fit's law reads N %s, which %s's runs table does not give for run '%s'",
+                                without ? "without embeddings" : "with embeddings", a->ladder, t.id)
+             : without ? sx_fail(SX_ERR_ARG, "the fit's law reads N without embeddings: give --n-params-nonembed (the "
+                                 "target's parameters without embeddings), not only --n-params")
+                       : sx_fail(SX_ERR_ARG, "the fit's law reads N with embeddings (%s): give --n-params, not only "
+                                 "--n-params-nonembed", nk);
     const char *law = json_string_value(json_object_get(fit, "law"));
     int sched_law = law && strcmp(law, "nds");   // a schedule law of one size (mpl, tissue) sums the absolute LR
     if (!st && !*a->run && !(a->peak_lr > 0) && sched_law)

@@ -46,9 +46,9 @@ typedef struct {
     double *ln_n, *ln_s;   // [n] log N, log S(t)
     double *p_t;           // [n] P(t) = sum_{i<=t} m_i
     size_t *d_n;           // [n] the point's drops: its run's first d_n blocks
-    size_t *lv_first;      // [n] its run's levels: node j of level l is node lv_base[lv_first + l] + j
-    size_t *lv_count;      // [n] its run's number of levels (level 0: the blocks)
-    size_t *lv_base;       // [total levels of all runs]
+    size_t *run;           // [n] the point's run
+    size_t *lv_base;       // [runs x NDS_MAX_LEVELS] node j of run r's level l: node lv_base[r * NDS_MAX_LEVELS + l] + j
+    size_t *lv_count;      // [runs] a run's number of levels (level 0: its blocks)
     // [nodes] the tree's nodes, every run's levels one after another (level 0 of a run: its blocks, in order):
     double *d_pk;          // P(mid - 1) of a block; the drop-weighted mean of its blocks' for a node above
     double *d_drop;        // the LR drop it holds
@@ -61,7 +61,7 @@ typedef struct {
 static void nds_free(void *p) {
     nds_ctx *c = p;
     if (!c) return;
-    free(c->ln_n); free(c->ln_s); free(c->p_t); free(c->d_n); free(c->lv_first); free(c->lv_count); free(c->lv_base);
+    free(c->ln_n); free(c->ln_s); free(c->p_t); free(c->d_n); free(c->run); free(c->lv_base); free(c->lv_count);
     free(c->d_pk); free(c->d_drop); free(c->d_end); free(c->d_lo); free(c->d_hi);
     free(c->ld); free(c->ld_dc); free(c->ld_dg);
     free(c);
@@ -85,7 +85,7 @@ static void nds_ld(nds_ctx *c, double C, double g) {
 #pragma omp parallel for schedule(dynamic, 64)
     for (size_t i = 0; i < c->n; i++) {
         double acc[3] = {0, 0, 0}, p = c->p_t[i];
-        const size_t *base = c->lv_base + c->lv_first[i], top = c->lv_count[i] - 1, n = c->d_n[i];
+        const size_t *base = c->lv_base + c->run[i] * NDS_MAX_LEVELS, top = c->lv_count[c->run[i]] - 1, n = c->d_n[i];
         for (size_t pos = 0; pos < n;) {
             size_t l = pos ? (size_t)__builtin_ctzll(pos) : top;   // the largest node starting at pos
             if (l > top) l = top;
@@ -230,13 +230,13 @@ sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out) {
     c->ln_s = sx_alloc(m * sizeof(double), "law_nds c.ln_s");
     c->p_t = sx_alloc(m * sizeof(double), "law_nds c.p_t");
     c->d_n = sx_alloc(m * sizeof(size_t), "law_nds c.d_n");
-    c->lv_first = sx_alloc(m * sizeof(size_t), "law_nds c.lv_first");
-    c->lv_count = sx_alloc(m * sizeof(size_t), "law_nds c.lv_count");
+    c->run = sx_alloc(m * sizeof(size_t), "law_nds c.run");
     c->lv_base = sx_alloc((n_runs ? n_runs : 1) * NDS_MAX_LEVELS * sizeof(size_t), "law_nds c.lv_base");
+    c->lv_count = sx_alloc((n_runs ? n_runs : 1) * sizeof(size_t), "law_nds c.lv_count");
     c->ld = sx_alloc(m * sizeof(double), "law_nds c.ld");
     c->ld_dc = sx_alloc(m * sizeof(double), "law_nds c.ld_dc");
     c->ld_dg = sx_alloc(m * sizeof(double), "law_nds c.ld_dg");
-    if (!c->ln_n || !c->ln_s || !c->p_t || !c->d_n || !c->lv_first || !c->lv_count || !c->lv_base || !c->ld || !c->ld_dc ||
+    if (!c->ln_n || !c->ln_s || !c->p_t || !c->d_n || !c->run || !c->lv_base || !c->lv_count || !c->ld || !c->ld_dc ||
         !c->ld_dg) {
         fit_law_free(out);
         return sx_fail(SX_ERR_NOMEM, "nds law: out of memory");
@@ -260,14 +260,12 @@ sx_status law_nds_bind(const law_nds_run *runs, size_t n_runs, fit_law *out) {
                 c->p_t[pt + q] = prefix[u->steps[q]];
             }
         }
-        size_t *base = c->lv_base + r * NDS_MAX_LEVELS, levels = 1;
+        size_t *base = c->lv_base + r * NDS_MAX_LEVELS;
         base[0] = n_nodes;
+        c->lv_count[r] = 1;
         if (!st) st = run_drops(u, prefix, c, &cap, &n_nodes, pt);
-        if (!st) st = run_levels(c, n_nodes - base[0], &cap, &n_nodes, base, &levels);
-        for (size_t q = 0; q < u->n_points; q++) {
-            c->lv_first[pt + q] = r * NDS_MAX_LEVELS;
-            c->lv_count[pt + q] = levels;
-        }
+        if (!st) st = run_levels(c, n_nodes - base[0], &cap, &n_nodes, base, &c->lv_count[r]);
+        for (size_t q = 0; q < u->n_points; q++) c->run[pt + q] = r;
         pt += u->n_points;
         free(prefix);
     }

@@ -67,6 +67,8 @@ sweeps_summary sweeps_count(const import_ladder *l) {
     return s;
 }
 
+// A trained run's last evaluation: its step, its loss in column `loss`.
+static long last_eval(const import_run *r) { return r->step[r->n_points - 1]; }
 static double last_loss(const import_run *r, size_t n_loss, size_t loss) { return r->loss[(r->n_points - 1) * n_loss + loss]; }
 
 sx_status sweeps_keep_best(import_ladder *l, size_t loss, sweeps_summary *s) {
@@ -84,10 +86,10 @@ sx_status sweeps_keep_best(import_ladder *l, size_t loss, sweeps_summary *s) {
         if (set[h] != h || !sweep[h]) continue;
         long last = 0;
         for (size_t i = h; i < l->n_runs; i++)
-            if (set[i] == h && l->runs[i].step[l->runs[i].n_points - 1] > last) last = l->runs[i].step[l->runs[i].n_points - 1];
+            if (set[i] == h && last_eval(&l->runs[i]) > last) last = last_eval(&l->runs[i]);
         size_t best = SIZE_MAX;
         for (size_t i = h; i < l->n_runs; i++)
-            if (set[i] == h && l->runs[i].step[l->runs[i].n_points - 1] == last &&
+            if (set[i] == h && last_eval(&l->runs[i]) == last &&
                 (best == SIZE_MAX || last_loss(&l->runs[i], l->n_loss, loss) < last_loss(&l->runs[best], l->n_loss, loss)))
                 best = i;
         keep[best] = 1;

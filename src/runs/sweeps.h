@@ -1,10 +1,10 @@
 // sweeps: the LR sweeps of an imported ladder -- runs alike in everything the laws read (group, parameter
-// counts, tokens per step, length, schedule or LR trace shape, warmup, seed, role) but their peak LR. The laws read every run as
-// trained at a tuned LR (law_nds.h: the LR's scale does not enter), so a sweep's worse runs pull a fit up and
-// its diverged ones make forecast targets no law can reach; a lab's ladder keeps each sweep's best run.
-// sweeps_count says how many there are and how many runs repeat another (import's notes); sweeps_keep_best cuts each to its best run: the
-// lowest loss at the last evaluation among its runs evaluated to the sweep's last step (a run stopped
-// earlier cannot be compared, and is dropped with the rest).
+// counts, tokens per step, length, schedule or LR trace shape, warmup, seed, role) but their peak LR. The laws
+// read every run as trained at a tuned LR (law_nds.h: the LR's scale does not enter), so a sweep's worse runs
+// pull a fit up and its diverged ones make forecast targets no law can reach; a lab's ladder keeps each
+// sweep's best run. sweeps_count says how many there are and how many runs repeat another (import's notes);
+// sweeps_keep_best cuts each to its best run: the lowest loss at the last evaluation among its runs evaluated
+// to the sweep's last step (a run stopped earlier cannot be compared, and is dropped with the rest).
 //
 // Not responsible for: reading the tables (runs/import.h), tuning LR (`sextant lr-fit`).
 #ifndef SEXTANT_RUNS_SWEEPS_H

@@ -9,7 +9,6 @@
 #include "laws/perfrac.h"
 #include "scale/forecast.h"
 
-
 sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, json_t **fit) {
     *fit = NULL;
     curvefit_options o;
@@ -73,6 +72,11 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, 
 
 static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 
+int curvecast_nonembed(const json_t *fit) {
+    const char *nk = json_string_value(json_object_get(fit, "n_kind"));   // as curvefit_n_name writes it
+    return nk && !strncmp(nk, "without embeddings", strlen("without embeddings"));
+}
+
 sx_status curvecast_params(json_t *fit, double p[LAW_NDS_NPARAM]) {
     json_t *params = json_object_get(fit, "params");
     for (size_t j = 0; j < LAW_NDS_NPARAM; j++) {
@@ -92,8 +96,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     json_t *sg = json_object_get(fit, "sigma");
     sx_status pst = curvecast_params(fit, m.p);
     if (pst) return pst;
-    const char *nk = json_string_value(json_object_get(fit, "n_kind"));
-    m.nonembed = nk && !strncmp(nk, "without embeddings", 18);
+    m.nonembed = curvecast_nonembed(fit);
     m.n_offset = num(fit, "n_offset");   // absent: 0
     if (!(m.n_offset >= 0)) return sx_fail(SX_ERR_FORMAT, "fit.json: n_offset is negative");
     for (size_t q = 0; q < n; q++)

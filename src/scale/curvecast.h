@@ -29,6 +29,8 @@
 // per_fraction: also fit the per-fraction law and choose the forecaster above the training sizes (false: the
 // joint law only, as a spec ladder's fit embeds it beside its own per-fraction laws).
 sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, json_t **fit);
+// 1 when the fit's law reads N without embeddings (its "n_kind", less any offset), 0 when with.
+int curvecast_nonembed(const json_t *fit);
 // The joint law's parameters (E, A, B, D, alpha, beta, eps, C, g) from a fit: SX_ERR_FORMAT, naming the parameter,
 // unless all are finite and positive (D may be 0: no annealing term).
 sx_status curvecast_params(json_t *fit, double p[LAW_NDS_NPARAM]);
