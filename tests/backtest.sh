@@ -5,7 +5,8 @@
 # alpha, eps and E, the one-seed band has non-zero width and covers most points, the report JSON carries every
 # scored point and --plot draws the 3 held-out runs; --protocol role forecasts the runs marked heldout (here: the longest run of every size);
 # too few sizes is refused; the final-loss law (fit --law final) recovers known Chinchilla-form parameters inside
-# its 95% intervals; on one size the multi-power law (method mpl) transfers to held-out schedules.
+# its 95% intervals; on one size the multi-power law (method mpl) transfers to held-out schedules; a densely
+# logged ladder is thinned for the joint law without changing it.
 set -u
 S=${SEXTANT:-./sextant}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -180,6 +181,48 @@ for f in "--holdout 0:--holdout: give the number of largest sizes" "--score-from
          "--protocol role --holdout 1:--holdout is for --protocol size"; do
     out=$("$S" backtest "$tmp/L" ${f%%:*} 2>&1 >/dev/null); [ $? -eq 2 ] && echo "$out" | grep -q -- "${f#*:}" || fail "${f%%:*}: $out"
 done
+
+# A run logged at more than CURVEFIT_MAX_POINTS (1000) points from 10% of its length on is thinned for the joint
+# law to every stride-th point counted back from its last, each weighing for the points it stands for: 4 sizes x
+# 2 WSD runs of 1,200 steps logged at every step (1,081 points from step 120: stride 2) fit the joint law (the
+# 3 smaller sizes, N as given) as the same runs logged at just those points (to 1e-5; unthinned: 40% apart).
+python3 - "$tmp" <<'EOF'
+import math, random, sys
+t = sys.argv[1]
+E, A, B, D, alpha, beta, eps, C, g = 1.8, 400.0, 300.0, 0.3, 0.35, 0.5, 0.1, 0.05, 0.8
+rnd = random.Random(11)
+runs = open(f"{t}/runs_d.csv", "w"); dense = open(f"{t}/curves_d.csv", "w"); thin = open(f"{t}/curves_t.csv", "w")
+runs.write("run_id,group,n_params,tokens_per_step,total_steps,peak_lr,warmup,schedule\n")
+for f in (dense, thin): f.write("run_id,step,val_loss\n")
+T, W, decay = 1200, 20, 240
+for k, N in enumerate([1e6, 3e6, 1e7, 3e7]):
+    for j, lr in enumerate([3e-3, 2e-3]):
+        rid = f"d{k}-{j}"
+        runs.write(f"{rid},size{k},{N:.0f},8192,{T},{lr},{W},\"wsd:decay=0.2,shape=linear\"\n")
+        m = [min(1.0, s / W) * (1.0 if s <= T - decay else (T - s) / decay) for s in range(1, T + 1)]
+        P = [0.0] * T
+        for i in range(T): P[i] = (P[i - 1] if i else 0) + m[i]
+        for s in range(1, T + 1):
+            i = s - 1
+            ld = sum((m[q - 1] - m[q]) * (1 - (1 + C * (P[i] - P[q - 1])) ** -g) for q in range(T - decay, i + 1))
+            L = E + A * N ** -alpha + B * N ** eps * (8192 * P[i]) ** -beta - D * ld
+            row = f"{rid},{s},{L * (1 + 0.002 * rnd.gauss(0, 1)):.6f}\n"
+            dense.write(row)
+            if s >= T // 10 and (T - s) % 2 == 0: thin.write(row)
+EOF
+for v in d t; do
+    "$S" import --runs "$tmp/runs_d.csv" --curves "$tmp/curves_$v.csv" --loss-col val_loss --out "$tmp/L$v" > /dev/null || fail "import ($v)"
+    "$S" backtest "$tmp/L$v" --n embed-raw --holdout 1 --out "$tmp/bt_$v.json" > /dev/null 2> "$tmp/bt_$v.log" ||
+        { fail "backtest ($v)"; cat "$tmp/bt_$v.log"; }
+done
+grep -q "the 8 runs with more than 1000 are thinned to at most 1000 for the joint law" "$tmp/bt_d.log" || fail "thinning not said: $(cat "$tmp/bt_d.log")"
+python3 - "$tmp/bt_d.json" "$tmp/bt_t.json" <<'EOF' || fail "the dense ladder's joint law differs from the thinned one's"
+import json, sys
+a, b = (json.load(open(f))["nds"]["params"] for f in sys.argv[1:])
+bad = [k for k in a if abs(a[k] - b[k]) > 1e-5 * max(abs(a[k]), abs(b[k]), 1e-9)]
+print("dense vs thinned joint law:", {k: (a[k], b[k]) for k in bad} or "equal to 1e-5")
+sys.exit(1 if bad else 0)
+EOF
 
 # fit / forecast / forecast --check on the curve ladder: a target described by flags (size4's longest run: N,
 # batch, length, schedule) forecast at any steps, and checked at every logged point after 10% of the run.

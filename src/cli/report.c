@@ -1,16 +1,24 @@
 #include <stdio.h>
 #include "cli/commands.h"
+#include "laws/curvefit.h"
 
 void cli_say_fitting(const char *cmd, const import_ladder *l) {
-    size_t points = 0;
+    size_t points = 0, fitted = 0, thinned = 0;
     long longest = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
-        points += l->runs[i].n_points;
+        size_t n = l->runs[i].n_points, stride = curvefit_stride(n);
+        points += n;
+        fitted += (n + stride - 1) / stride;
+        thinned += stride > 1;
         if (l->runs[i].total_steps > longest) longest = l->runs[i].total_steps;
     }
+    char thin[160] = "";
+    if (thinned)
+        snprintf(thin, sizeof thin, "; the %zu runs with more than %d are thinned to at most %d for the joint law, about "
+                 "%zu points in all", thinned, CURVEFIT_MAX_POINTS, CURVEFIT_MAX_POINTS, fitted);
     fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, then the law; "
-            "runs of up to %ld steps%s)\n", cmd, l->n_runs, points, longest,
-            (double)points * (double)longest > 5e8 ? ": many points of long runs, this takes minutes" : "");
+            "runs of up to %ld steps%s%s)\n", cmd, l->n_runs, points, longest, thin,
+            fitted > 30000 ? ": this can take minutes" : "");
 }
 
 int cli_report(const char *cmd, sx_status st) {

@@ -48,6 +48,8 @@ sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const l
     return st;
 }
 
+size_t curvefit_stride(size_t points) { return points > CURVEFIT_MAX_POINTS ? (points + CURVEFIT_MAX_POINTS - 1) / CURVEFIT_MAX_POINTS : 1; }
+
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m) {
     memset(m, 0, sizeof *m);
     m->nonembed = o->nonembed;
@@ -69,16 +71,20 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         const import_run *r = &l->runs[i];
         steps[nr] = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "curvefit steps");
         if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
-        size_t k = 0;
-        for (size_t q = 0; q < r->n_points; q++) {
-            if ((double)r->step[q] < o->min_frac * (double)r->total_steps) continue;
+        size_t first = 0;
+        while (first < r->n_points && (double)r->step[first] < o->min_frac * (double)r->total_steps) first++;
+        size_t given = r->n_points - first, stride = curvefit_stride(given), k = 0;
+        // every stride-th point counted back from the last, so the final loss is always fitted
+        for (size_t q = first + (given - 1) % stride; q < r->n_points; q += stride) {
             steps[nr][k] = r->step[q];
             obs[np + k] = r->loss[q * l->n_loss + o->loss];
             run_of[np + k] = nr;
             k++;
         }
         if (!k) { free(steps[nr]); steps[nr] = NULL; continue; }
-        double wk = o->weight == CURVEFIT_W_POINT ? 1 : o->weight == CURVEFIT_W_SQRT ? 1 / sqrt((double)k) : 1 / (double)k;
+        // the kept points carry the weight of all the run's points, so thinning leaves runs' shares of the fit as they were
+        double wk = o->weight == CURVEFIT_W_POINT ? 1 : o->weight == CURVEFIT_W_SQRT ? 1 / sqrt((double)given) : 1 / (double)given;
+        if (k < given) wk *= (double)given / (double)k;
         for (size_t q = 0; q < k; q++) w[np + q] = wk;
         st = nds_run_of(r, o->nonembed, o->n_offset, steps[nr], k, &runs[nr], &mults[nr], &idxs[nr]);
         np += k;

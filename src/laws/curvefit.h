@@ -37,6 +37,11 @@ typedef struct {
 double curvefit_n(const import_run *r, int nonembed, double n_offset);
 // "without embeddings", "with embeddings" or "... embeddings less 1.43e+07" into buf.
 void curvefit_n_name(int nonembed, double n_offset, char *buf, size_t cap);
+// A run's points past the CURVEFIT_MAX_POINTS at or after min_frac are thinned for the fit to every stride-th
+// (counted back from its last), weighted as the points they stand for: the fit's cost grows with its points,
+// and a run logged every few steps carries no more about the law's nine parameters than a thousand of them.
+#define CURVEFIT_MAX_POINTS 1000
+size_t curvefit_stride(size_t points);
 // Fits the law to the runs with use[i] != 0 (use NULL: all). m overwritten.
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m);
 // pred[n] overwritten with the law's loss after steps[n] (1-based, increasing, <= total_steps) of run r.
