@@ -14,7 +14,7 @@ void cli_say_fitting(const char *cmd, const import_ladder *l) {
     }
     char thin[160] = "";
     if (thinned)
-        snprintf(thin, sizeof thin, "; the %zu runs with more than %d are thinned to at most %d for the joint law, about "
+        snprintf(thin, sizeof thin, "; the %zu runs with more than %d are thinned to at most %d for the laws, about "
                  "%zu points in all", thinned, CURVEFIT_MAX_POINTS, CURVEFIT_MAX_POINTS, fitted);
     fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, then the law; "
             "runs of up to %ld steps%s%s)\n", cmd, l->n_runs, points, longest, thin,

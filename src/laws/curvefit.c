@@ -50,6 +50,12 @@ sx_status curvefit_predict(const curvefit_model *m, const import_run *r, const l
 
 size_t curvefit_stride(size_t points) { return points > CURVEFIT_MAX_POINTS ? (points + CURVEFIT_MAX_POINTS - 1) / CURVEFIT_MAX_POINTS : 1; }
 
+size_t curvefit_thin(size_t n_points, size_t first, size_t *stride) {
+    size_t given = n_points - first;
+    *stride = curvefit_stride(given);
+    return given ? first + (given - 1) % *stride : n_points;   // counted back from the last: the final loss is kept
+}
+
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m) {
     memset(m, 0, sizeof *m);
     m->nonembed = o->nonembed;
@@ -73,9 +79,8 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
         size_t first = 0;
         while (first < r->n_points && (double)r->step[first] < o->min_frac * (double)r->total_steps) first++;
-        size_t given = r->n_points - first, stride = curvefit_stride(given), k = 0;
-        // every stride-th point counted back from the last, so the final loss is always fitted
-        for (size_t q = first + (given - 1) % stride; q < r->n_points; q += stride) {
+        size_t given = r->n_points - first, stride, k = 0;
+        for (size_t q = curvefit_thin(r->n_points, first, &stride); q < r->n_points; q += stride) {
             steps[nr][k] = r->step[q];
             obs[np + k] = r->loss[q * l->n_loss + o->loss];
             run_of[np + k] = nr;
