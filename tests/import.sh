@@ -131,7 +131,12 @@ refuse "c.csv:2: column 'val_c4': 'x' is not a number" "$(edit '2s/,[0-9.]*,\([0
 refuse "c.csv:2: column 'tok': -5 is negative" "$(edit '2s/^a-1k,20,[0-9]*/a-1k,20,-5/')"
 refuse "c.csv:12: column 'name': run 'zz' has no metadata" "$(edit '$a zz,10,40960,3,3')"
 refuse "c.csv:2: column 'step': step 200 is not a whole number in \[1, 100\]" "$(edit '2s/^a-1k,20,/a-1k,200,/')"
-refuse "c.csv:2: column 'val_wiki': empty, while column 'val_c4' has a value" "$(edit '2s/,[0-9.]*$/,/')"
+refuse "c.csv:2: column 'val_wiki': empty, while column 'val_c4' has a value (losses logged at different steps: import each into a ladder of its own, --loss-col val_c4, then --loss-col val_wiki" "$(edit '2s/,[0-9.]*$/,/')"
+# ... as it says: each loss column on its own imports, the other's gap a row without an evaluation
+"$S" import --runs "$tmp/runs.csv" --curves "$(edit '2s/,[0-9.]*$/,/')" "${MAP[@]}" --loss-col val_c4 --out "$tmp/Lc4" > "$tmp/log_c4" 2>&1 &&
+    "$S" import --runs "$tmp/runs.csv" --curves "$tmp/c.csv" "${MAP[@]}" --loss-col val_wiki --out "$tmp/Lwiki" > "$tmp/log_wiki" 2>&1 &&
+    grep -q "(1 curve rows had no loss value and no lr" "$tmp/log_wiki" && ! grep -q "no loss value" "$tmp/log_c4" ||
+    fail "one loss column at a time: $(cat "$tmp/log_c4" "$tmp/log_wiki")"
 refuse "runs.csv: run 'a-1k' has no rows with a loss value in .*c.csv" "$(edit '/^a-1k/s/,[0-9.]*,[0-9.]*$/,,/')"
 refuse "c.csv:2: 4 fields, the header has 5" "$(edit '2s/,[0-9.]*$//')"
 refuse "curves.csv: no column 'time' (given by --step-col)" "$tmp/curves.csv" --step-col time

@@ -593,9 +593,10 @@ static sx_status read_curves(const table *t, const mapped *m, import_ladder *l) 
         else tokens = step * r->tokens_per_step;
         for (size_t k = 0; k < l->n_loss && !st && !lr_only; k++) {
             if (!(txt = cell(t, i, loss_col[k]))) {   // a row's loss columns are evaluated together
-                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': empty, while column '%s' has a value (import evaluations "
-                             "logged at other steps as separate tables, or fill the gap)", t->path, t->line[i],
-                             t->names[loss_col[k]], t->names[loss_col[filled]]);
+                st = sx_fail(SX_ERR_FORMAT, "%s:%zu: column '%s': empty, while column '%s' has a value (losses logged at "
+                             "different steps: import each into a ladder of its own, --loss-col %s, then --loss-col %s; "
+                             "or fill the gap)", t->path, t->line[i], t->names[loss_col[k]], t->names[loss_col[filled]],
+                             t->names[loss_col[filled]], t->names[loss_col[k]]);
                 break;
             }
             if ((st = parse_num(t, i, loss_col[k], txt, 0, &loss[k]))) break;
