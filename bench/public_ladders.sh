@@ -19,6 +19,8 @@
 #     the 6.9B run is logged off the grid's recipe (peak LR 3e-4, weight decay 0.33, batch 1: placeholders?).
 #   Step Law dense grid (Li et al. 2025; reported, no target; first run after every method choice was made): per
 #     (N, D) its best LR and batch, the four sizes to 537M fitted, the two 1.07B runs forecast (--protocol role).
+#   Step Law MoE grid (reported, no target; run once): per (layout, D) its best LR and batch, N the active count,
+#     the three sparser layouts fitted, the 1.24B-active one forecast.
 # SMOKE=1: only the fast parts (Marin, Chinchilla, Gadre, Step Law; a few seconds), for tests/public_ladders.sh.
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
 set -uo pipefail
@@ -150,6 +152,29 @@ EOF
 for loss in loss loss_raw; do
     echo "== $loss"
     "$S" backtest "$work/steplaw" --protocol role --loss $loss --out "$work/steplaw-$loss.json" | sed -n '2,$p'
+done
+
+echo
+echo "## Step Law MoE grid: the 3-of-8-experts layout (1.24B active) from the three sparser ones (188M-590M active)"
+# one 2.15B backbone, four expert layouts; per (layout, D) the LR and batch with the lowest smoothed final loss, as
+# the dense grid; N is the active count (Na: attention plus the experts a token uses; no embeddings in it), so the
+# layouts are the ladder's sizes; the layout with the most active parameters is held out
+python3 - "$DATA/steplaw_moe_final_losses.csv" > "$work/steplaw_moe.csv" <<'EOF'
+import csv, collections, sys
+runs = collections.defaultdict(list)
+for r in csv.DictReader(open(sys.argv[1])): runs[(int(r["Na"]), int(r["D"]))].append(r)
+top = max(n for n, _ in runs)
+print("run_id,group,n_params_nonembed,tokens_per_step,total_steps,peak_lr,schedule,step,loss,loss_raw,role")
+for (n, d), rs in sorted(runs.items()):
+    b = min(rs, key=lambda r: float(r["smooth_loss"]))
+    lr = float(b["lr"])
+    print(f"{b['exp_name']},{b['moe_name']},{n},{int(b['bs']) * 2048},{b['ti']},{lr!r},cosine:min={1e-5 / lr:.6g},{b['ti']},"
+          f"{b['smooth_loss']},{b['loss']},{'heldout' if n == top else 'fit'}")
+EOF
+"$S" import --curves "$work/steplaw_moe.csv" --loss-col loss,loss_raw --out "$work/steplaw_moe" > /dev/null &&
+for loss in loss loss_raw; do
+    echo "== moe $loss"
+    "$S" backtest "$work/steplaw_moe" --protocol role --loss $loss --out "$work/steplaw_moe-$loss.json" | sed -n '2,$p'
 done
 
 echo

@@ -3,7 +3,8 @@
 # Step Law grid, a few seconds) on the public data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands
 # inside Epoch's published 95% intervals and on the exact replication's parameters; Marin's validation-optimal
 # runs, Gadre's 1.4B and 6.9B runs (imported with warmups longer than their shortest runs) and Step Law's 1.07B
-# runs (N without embeddings only) are forecast at the errors recorded in docs/FORECAST.md. Skipped (passing) where ../shared/data is absent.
+# runs (N without embeddings only) and its MoE grid's largest layout (too few points one size back) are forecast
+# at the errors recorded in docs/FORECAST.md. Skipped (passing) where ../shared/data is absent.
 set -u
 DATA=${SEXTANT_DATA:-../shared/data}
 [ -f "$DATA/chinchilla_epoch_extracted.csv" ] && [ -f "$DATA/marin_isoflop_2026.csv" ] || { echo "public_ladders: SKIP (no $DATA)"; exit 0; }
@@ -32,6 +33,13 @@ sec = text.split("== loss\n")[-1].split("\n== ")[0]
 m = re.search(r"^nds +2 +([0-9.]+)%", sec, re.M)
 if not m or abs(float(m[1]) - 0.038) > 0.01 or "(N without embeddings less 5.37e+07; loss loss;" not in sec:
     bad.append(f"Step Law: nds mean {m and m[1]}% (recorded 0.038%), N named: {'without embeddings less' in sec}")
+# Step Law MoE (3 layouts of 4 final losses fitted: 8 points below the largest, fewer than the law's 9
+# parameters; before: refused): N chosen leaving one run out, and said
+sec = text.split("== moe loss\n")[-1].split("\n== ")[0]
+m = re.search(r"^nds +4 +([0-9.]+)%", sec, re.M)
+if not m or abs(float(m[1]) - 1.148) > 0.05 or "N chosen by the error leaving one run out" not in sec \
+        or "(the sizes below the largest give 8 points, fewer than the law's 9 parameters), not one size back" not in sec:
+    bad.append(f"Step Law MoE: nds mean {m and m[1]}% (recorded 1.148%), leaving one run out said")
 for b in bad: print("FAIL:", b)
 if bad: print(text)
 sys.exit(1 if bad else 0)

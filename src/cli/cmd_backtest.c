@@ -74,6 +74,8 @@ int cmd_backtest(int argc, char **argv) {
     if (!st) st = backtest_run(&l, &o, &rep);
     if (!st) {
         backtest_print(stdout, rep);
+        const char *by_run = json_string_value(json_object_get(rep, "inner_by_run"));
+        if (by_run) cli_note_by_run(by_run);
         if (*out) st = fs_write_json(out, rep, JSON_INDENT(1));
         if (!st && *svg) st = plots_backtest_write(svg, rep);
     }

@@ -107,14 +107,15 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
                    100 * json_number_value(json_object_get(ch, "mpl")), 100 * json_number_value(json_object_get(ch, "tissue")),
                    json_string_value(json_object_get(fit, "law")));
 #undef V
+        const char *by_run = json_string_value(json_object_get(sg, "inner_by_run")), *inner = by_run ? "leaving one run out" : "one size back";
         printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% per size step "
-               "(error one size back); %s dominates\n", 100 * noise, 100 * back,
-               noise > back ? "the point noise" : "the extrapolation");
+               "(error %s); %s dominates\n", 100 * noise, 100 * back, inner, noise > back ? "the point noise" : "the extrapolation");
         const char *above = json_string_value(json_object_get(fit, "forecaster_above"));
         if (above)
-            printf("above the training sizes, forecast by the %s law (error one size back: joint %.3f%%, per-fraction %.3f%%)\n",
-                   strcmp(above, "nds") ? "per-fraction" : "joint", 100 * back,
+            printf("above the training sizes, forecast by the %s law (error %s: joint %.3f%%, per-fraction %.3f%%)\n",
+                   strcmp(above, "nds") ? "per-fraction" : "joint", inner, 100 * back,
                    100 * json_number_value(json_object_get(json_object_get(fit, "perfrac"), "one_size_back")));
+        if (by_run) cli_note_by_run(by_run);
         printf("wrote %s\n", path);
     }
     json_decref(fit);

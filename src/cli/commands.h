@@ -29,5 +29,7 @@ int cli_report(const char *cmd, sx_status st);
 // "sextant fit: fitting 74 runs, 1491 evaluations: ...".
 #include "runs/import.h"
 void cli_say_fitting(const char *cmd, const import_ladder *l);
+// The note after a fit or backtest of several sizes whose inner error left one run out (why: the reason it gave).
+void cli_note_by_run(const char *why);
 
 #endif

@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <string.h>
 #include "cli/commands.h"
 #include "laws/curvefit.h"
 
@@ -19,6 +20,13 @@ void cli_say_fitting(const char *cmd, const import_ladder *l) {
     fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, then the law; "
             "runs of up to %ld steps%s%s)\n", cmd, l->n_runs, points, longest, thin,
             fitted > 30000 ? ": this can take minutes" : "");
+}
+
+void cli_note_by_run(const char *why) {
+    if (!strcmp(why, "one size")) return;   // a schedule ladder: its forecasts are at that size
+    fprintf(stderr, "note: N was chosen and the band's extrapolation term measured leaving one run out (%s), not one "
+            "size back: that error is within the training sizes, and a forecast above them can miss by more than its "
+            "band says\n", why);
 }
 
 int cli_report(const char *cmd, sx_status st) {

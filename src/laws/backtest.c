@@ -210,6 +210,16 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     // candidates: the offset kind at each offset (or the one given), the other kind as given -- each where every
     // run gave that count; the lowest error wins
     if (fit->nonembed >= 0) st = import_check_n_kind(l, fit->nonembed);
+    // one size back where the sizes below the largest have a point for each of the law's parameters
+    unsigned char *below_top = st ? NULL : sx_alloc(l->n_runs ? l->n_runs : 1, "backtest below");
+    if (!st && !below_top) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    for (size_t i = 0; i < l->n_runs && !st; i++) below_top[i] = train[i] && g.of_run[i] < top;
+    size_t below_points = st ? 0 : curvefit_points(l, below_top, fit);
+    free(below_top);
+    if (n_train_groups < 3) snprintf(c->by_run, sizeof c->by_run, n_train_groups < 2 ? "one size" : "2 sizes, fewer than 3");
+    else if (below_points < LAW_NDS_NPARAM)
+        snprintf(c->by_run, sizeof c->by_run, "the sizes below the largest give %zu points, fewer than the law's %d "
+                 "parameters", below_points, LAW_NDS_NPARAM);
     int choose_offset = isnan(fit->n_offset) && n_train_groups >= 3;
     double best = INFINITY, best_offset = 0;
     int best_kind = 0;
@@ -223,7 +233,7 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
                                                           : fit->n_offset;
             bo.fit = o;
             double e = NAN;
-            st = inner_error(l, &g, train, n_train_groups >= 3 ? top : SIZE_MAX, &bo, &e);
+            st = inner_error(l, &g, train, *c->by_run ? SIZE_MAX : top, &bo, &e);
             if (offsets && choose_offset) c->inner_offset[j] = e;
             if (!(c->inner_kind[kind] <= e)) c->inner_kind[kind] = e;   // NAN-safe minimum
             if (e < best || isinf(best)) { best = e; best_kind = kind; best_offset = o.n_offset; }
@@ -557,6 +567,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                             m.in_mean, "in_sample_max", m.in_max, "sigma_noise", m.sigma_noise, "sigma_fit", m.sigma_fit,
                             "inner_rms", inner);
         if (!*report) st = sx_fail(SX_ERR_NOMEM, "backtest: cannot build the report");
+        if (!st && *ch.by_run) json_object_set_new(*report, "inner_by_run", json_string(ch.by_run));
         if (!st && sf.n)
             json_object_set_new(*report, "final_law", json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:f}", "E", fl.p[LAW_ND_E], "A",
                                 fl.p[LAW_ND_A], "B", fl.p[LAW_ND_B], "alpha", fl.p[LAW_ND_ALPHA], "beta", fl.p[LAW_ND_BETA],
@@ -591,7 +602,7 @@ void backtest_print(FILE *f, const json_t *rep) {
     const char *kind;
     json_t *e;
     if (json_object_size(ch) > 1) {
-        fprintf(f, "\nN chosen by the error one size back (RMS):");
+        fprintf(f, "\nN chosen by the error %s (RMS):", json_object_get(rep, "inner_by_run") ? "leaving one run out" : "one size back");
         json_object_foreach(ch, kind, e) fprintf(f, " %s %.3f%%", kind, 100 * json_number_value(e));
     }
     fprintf(f, "  (N %s; loss %s; scored after %.0f%% of each run)\n", json_string_value(json_object_get(rep, "n_param_kind")),
@@ -609,9 +620,10 @@ void backtest_print(FILE *f, const json_t *rep) {
     }
     json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
     fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
-               "sigma: noise %.3f%%, one size back %.3f%%\n",
+               "sigma: noise %.3f%%, %s %.3f%%\n",
             num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
-            100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"), 100 * num(nds, "inner_rms"));
+            100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"),
+            json_object_get(rep, "inner_by_run") ? "leaving one run out" : "one size back", 100 * num(nds, "inner_rms"));
     json_t *mpl = json_object_get(rep, "mpl"), *mp = json_object_get(mpl, "params");
     if (mpl)
         fprintf(f, "mpl law: L0 %.4g A %.4g B %.4g alpha %.4g C %.4g beta %.4g gamma %.4g (shape prior weight %g, chosen "

@@ -55,6 +55,7 @@ typedef struct {
     double inner_rms;       // of the chosen kind
     double top_n, log_step; // N of the largest training group, log(N_top / N of the group below it) (0: none)
     double bottom_n;        // N of the smallest training group
+    char by_run[96];        // why the inner error left each run out of the others instead ("": it did not)
 } backtest_choice;
 // How many size steps (log_step) N lies beyond the training sizes [bottom, top], above or below (0 inside);
 // the band's extrapolation error grows with it. bottom <= 0 (unknown): only above counts.

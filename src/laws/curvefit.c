@@ -56,6 +56,23 @@ size_t curvefit_thin(size_t n_points, size_t first, size_t *stride) {
     return given ? first + (given - 1) % *stride : n_points;   // counted back from the last: the final loss is kept
 }
 
+// The first of run r's points at or after min_frac of its length.
+static size_t first_fitted(const import_run *r, double min_frac) {
+    size_t first = 0;
+    while (first < r->n_points && (double)r->step[first] < min_frac * (double)r->total_steps) first++;
+    return first;
+}
+
+size_t curvefit_points(const import_ladder *l, const unsigned char *use, const curvefit_options *o) {
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_runs; i++) {
+        if (use && !use[i]) continue;
+        size_t stride, q = curvefit_thin(l->runs[i].n_points, first_fitted(&l->runs[i], o->min_frac), &stride);
+        if (q < l->runs[i].n_points) n += (l->runs[i].n_points - q + stride - 1) / stride;
+    }
+    return n;
+}
+
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m) {
     memset(m, 0, sizeof *m);
     m->nonembed = o->nonembed;
@@ -77,9 +94,7 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         const import_run *r = &l->runs[i];
         steps[nr] = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "curvefit steps");
         if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
-        size_t first = 0;
-        while (first < r->n_points && (double)r->step[first] < o->min_frac * (double)r->total_steps) first++;
-        size_t given = r->n_points - first, stride, k = 0;
+        size_t first = first_fitted(r, o->min_frac), given = r->n_points - first, stride, k = 0;
         for (size_t q = curvefit_thin(r->n_points, first, &stride); q < r->n_points; q += stride) {
             steps[nr][k] = r->step[q];
             obs[np + k] = r->loss[q * l->n_loss + o->loss];

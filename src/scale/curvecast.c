@@ -53,6 +53,7 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, 
                      ch.log_step, "fit_rms", m.sigma_fit, "in_sample_mean", m.in_mean, "in_sample_max", m.in_max);
     if (*fit && o.n_offset > 0) json_object_set_new(*fit, "n_offset", json_real(o.n_offset));
     if (*fit) json_object_set_new(json_object_get(*fit, "sigma"), "bottom_n", json_real(ch.bottom_n));
+    if (*fit && *ch.by_run) json_object_set_new(json_object_get(*fit, "sigma"), "inner_by_run", json_string(ch.by_run));
     if (*fit && sl.fitted) {
         json_t *sj = backtest_schedlaw_json(&sl);
         json_object_set_new(sj, "n_params", json_real(l->runs[0].n_params));
