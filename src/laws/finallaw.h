@@ -21,9 +21,9 @@ typedef struct {
 
 // A run's final loss (column loss) and tokens: 1 when its last evaluation is at its last step, else 0.
 int finallaw_final(const import_ladder *l, const import_run *r, size_t loss, double *final, double *tokens);
-// Fits the runs with use[i] != 0 that have a final loss (at least 6), N with (nonembed 0) or without (1)
-// embeddings; n_boot > 0 adds point-bootstrap intervals. out overwritten. Errors: SX_ERR_ARG (too few runs),
-// SX_ERR_NUMERIC, SX_ERR_NOMEM.
+// Fits the runs with use[i] != 0 that have a final loss (at least 10: twice the parameters), N with (nonembed 0)
+// or without (1) embeddings; n_boot > 0 adds point-bootstrap intervals. out overwritten. Errors: SX_ERR_ARG (too
+// few runs), SX_ERR_NUMERIC, SX_ERR_NOMEM.
 sx_status finallaw_fit(const import_ladder *l, const unsigned char *use, size_t loss, int nonembed, size_t n_boot,
                        finallaw *out);
 // The law's final loss for run r (at its last step's tokens, else its planned tokens).
