@@ -55,5 +55,11 @@ out=$("$S" forecast --fit "$M/fit.json" --n-params 2e9 "${desc[@]}" 2>&1) && { e
 grep -q "the fit's law reads N without embeddings: give --n-params-nonembed" <<<"$out" || { echo "FAIL: said: $out"; rc=1; }
 "$S" forecast --fit "$M/fit.json" --n-params 2e9 --n-params-nonembed 1.5e9 "${desc[@]}" > /dev/null 2>&1 ||
     { echo "FAIL: forecast with both counts"; rc=1; }
+# ... and a forecast above the sizes of a ladder measured leaving one run out repeats the warning
+MoE="$tmp/bench/public/steplaw_moe"
+run=$(grep ',heldout$' "$MoE/runs.csv" | tail -1 | cut -d, -f1)
+"$S" fit "$MoE" > /dev/null 2>&1 && out=$("$S" forecast --fit "$MoE/fit.json" --ladder "$MoE" --run "$run" --out "$tmp/moe.json" 2>&1) &&
+    grep -q "^note: N was chosen and the band's extrapolation term measured leaving one run out (the sizes below" <<<"$out" ||
+    { echo "FAIL: MoE forecast without the note: $out"; rc=1; }
 [ $rc -eq 0 ] && echo "public_ladders: all checks passed"
 exit $rc

@@ -200,6 +200,8 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
                json_array_size(pts), 100 * json_number_value(json_object_get(sg, "total")),
                100 * json_number_value(json_object_get(sg, "noise")), 100 * json_number_value(json_object_get(sg, "extrapolation")),
                json_number_value(json_object_get(sg, "log_distance")), json_string_value(json_object_get(fc, "sha256")), a->out);
+        const char *by_run = json_string_value(json_object_get(json_object_get(fit, "sigma"), "inner_by_run"));
+        if (by_run && json_number_value(json_object_get(sg, "log_distance")) > 0) cli_note_by_run(by_run);
     }
     free(steps);
     json_decref(fc);

@@ -24,6 +24,7 @@ void cli_say_fitting(const char *cmd, const import_ladder *l) {
 
 void cli_note_by_run(const char *why) {
     if (!strcmp(why, "one size")) return;   // a schedule ladder: its forecasts are at that size
+    fflush(stdout);   // after the lines it qualifies, when both go to one pipe
     fprintf(stderr, "note: N was chosen and the band's extrapolation term measured leaving one run out (%s), not one "
             "size back: that error is within the training sizes, and a forecast above them can miss by more than its "
             "band says\n", why);
