@@ -4,19 +4,20 @@
 #include "laws/curvefit.h"
 
 void cli_say_fitting(const char *cmd, const import_ladder *l) {
-    size_t points = 0, fitted = 0, thinned = 0;
+    size_t points = 0, thinned;
     long longest = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
-        size_t n = l->runs[i].n_points, stride = curvefit_stride(n);
-        points += n;
-        fitted += (n + stride - 1) / stride;
-        thinned += stride > 1;
+        points += l->runs[i].n_points;
         if (l->runs[i].total_steps > longest) longest = l->runs[i].total_steps;
     }
-    char thin[160] = "";
+    curvefit_options o;
+    curvefit_options_default(&o);
+    size_t fitted = curvefit_points(l, NULL, &o, &thinned);
+    char thin[200] = "";
     if (thinned)
-        snprintf(thin, sizeof thin, "; the %zu runs with more than %d are thinned to at most %d for the laws, about "
-                 "%zu points in all", thinned, CURVEFIT_MAX_POINTS, CURVEFIT_MAX_POINTS, fitted);
+        snprintf(thin, sizeof thin, "; the %zu runs with more than %d from %.0f%% of their length on are thinned to at most "
+                 "%d for the laws, %zu points in all", thinned, CURVEFIT_MAX_POINTS, 100 * o.min_frac, CURVEFIT_MAX_POINTS,
+                 fitted);
     fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, then the law; "
             "runs of up to %ld steps%s%s)\n", cmd, l->n_runs, points, longest, thin,
             fitted > 30000 ? ": this can take minutes" : "");

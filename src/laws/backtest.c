@@ -210,16 +210,18 @@ sx_status backtest_one_size_back(const import_ladder *l, const unsigned char *tr
     // candidates: the offset kind at each offset (or the one given), the other kind as given -- each where every
     // run gave that count; the lowest error wins
     if (fit->nonembed >= 0) st = import_check_n_kind(l, fit->nonembed);
-    // one size back where the sizes below the largest have a point for each of the law's parameters
-    unsigned char *below_top = st ? NULL : sx_alloc(l->n_runs ? l->n_runs : 1, "backtest below");
-    if (!st && !below_top) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
-    for (size_t i = 0; i < l->n_runs && !st; i++) below_top[i] = train[i] && g.of_run[i] < top;
-    size_t below_points = st ? 0 : curvefit_points(l, below_top, fit);
-    free(below_top);
+    // one size back where there are 3 sizes and those below the largest have a point for each of the law's parameters
     if (n_train_groups < 3) snprintf(c->by_run, sizeof c->by_run, n_train_groups < 2 ? "one size" : "2 sizes, fewer than 3");
-    else if (below_points < LAW_NDS_NPARAM)
-        snprintf(c->by_run, sizeof c->by_run, "the sizes below the largest give %zu points, fewer than the law's %d "
-                 "parameters", below_points, LAW_NDS_NPARAM);
+    else if (!st) {
+        unsigned char *below_top = sx_alloc(l->n_runs, "backtest below");
+        if (!below_top) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        for (size_t i = 0; i < l->n_runs && !st; i++) below_top[i] = train[i] && g.of_run[i] < top;
+        size_t below_points = st ? 0 : curvefit_points(l, below_top, fit, NULL);
+        free(below_top);
+        if (!st && below_points < LAW_NDS_NPARAM)
+            snprintf(c->by_run, sizeof c->by_run, "the sizes below the largest give %zu points, fewer than the law's %d "
+                     "parameters", below_points, LAW_NDS_NPARAM);
+    }
     int choose_offset = isnan(fit->n_offset) && n_train_groups >= 3;
     double best = INFINITY, best_offset = 0;
     int best_kind = 0;

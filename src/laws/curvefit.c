@@ -63,12 +63,14 @@ static size_t first_fitted(const import_run *r, double min_frac) {
     return first;
 }
 
-size_t curvefit_points(const import_ladder *l, const unsigned char *use, const curvefit_options *o) {
+size_t curvefit_points(const import_ladder *l, const unsigned char *use, const curvefit_options *o, size_t *thinned) {
     size_t n = 0;
+    if (thinned) *thinned = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
         if (use && !use[i]) continue;
         size_t stride, q = curvefit_thin(l->runs[i].n_points, first_fitted(&l->runs[i], o->min_frac), &stride);
         if (q < l->runs[i].n_points) n += (l->runs[i].n_points - q + stride - 1) / stride;
+        if (thinned) *thinned += stride > 1;
     }
     return n;
 }

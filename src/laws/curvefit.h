@@ -44,8 +44,9 @@ void curvefit_n_name(int nonembed, double n_offset, char *buf, size_t cap);
 size_t curvefit_stride(size_t points);
 // The first kept point of a run's points [first, n_points) and, in *stride, the step between kept points.
 size_t curvefit_thin(size_t n_points, size_t first, size_t *stride);
-// The points a fit of the runs with use[i] != 0 (use NULL: all) reads: at or after min_frac, thinned.
-size_t curvefit_points(const import_ladder *l, const unsigned char *use, const curvefit_options *o);
+// The points a fit of the runs with use[i] != 0 (use NULL: all) reads: at or after min_frac, thinned; *thinned
+// (if not NULL) the runs thinned.
+size_t curvefit_points(const import_ladder *l, const unsigned char *use, const curvefit_options *o, size_t *thinned);
 // Fits the law to the runs with use[i] != 0 (use NULL: all). m overwritten.
 sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const curvefit_options *o, curvefit_model *m);
 // pred[n] overwritten with the law's loss after steps[n] (1-based, increasing, <= total_steps) of run r.
