@@ -133,49 +133,41 @@ for ds in c4_original rpj rw_original; do
         "$S" backtest "$work/gadre_$ds" --protocol role --out "$work/gadre_$ds.json" | sed -n '2,$p'
 done
 
-echo
-echo "## Step Law dense grid: the 1.07B runs' final loss from the four smaller sizes (215M-537M), one point per (N, D)"
-# per (N, D) the LR and batch with the lowest smoothed final loss (the value the authors fit; the raw final loss as
-# a second column); N is the count without embeddings (the only one given); cosine to the runs' minimum LR 1e-5
-python3 - "$DATA/steplaw_dense_final_losses.csv" > "$work/steplaw.csv" <<'EOF'
+# steplaw_grid CSV NAME N_COL GROUP_COL LABEL: a Step Law grid as a ladder of final losses, per (N, D) the LR and
+# batch with the lowest smoothed final loss (the value the authors fit; the raw final loss as a second column),
+# cosine to the runs' minimum LR 1e-5, group GROUP_COL (empty: the N), the largest N held out; imported as
+# $work/NAME and backtested by role on both losses (sections "== LABEL<loss>").
+steplaw_grid() {
+python3 - "$1" "$3" "$4" > "$work/$2.csv" <<'EOF'
 import csv, collections, sys
+path, ncol, gcol = sys.argv[1:]
 runs = collections.defaultdict(list)
-for r in csv.DictReader(open(sys.argv[1])): runs[(int(r["N"]), int(r["D"]))].append(r)
-print("run_id,group,n_params_nonembed,tokens_per_step,total_steps,peak_lr,schedule,step,loss,loss_raw,role")
-for (n, d), rs in sorted(runs.items()):
-    b = min(rs, key=lambda r: float(r["smooth_loss"]))
-    lr = float(b["lr"])
-    print(f"{b['exp_name']},n{n},{n},{int(b['bs']) * 2048},{b['ti']},{lr!r},cosine:min={1e-5 / lr:.6g},{b['ti']},"
-          f"{b['smooth_loss']},{b['loss']},{'heldout' if n > 1e9 else 'fit'}")
-EOF
-"$S" import --curves "$work/steplaw.csv" --loss-col loss,loss_raw --out "$work/steplaw" > /dev/null &&
-for loss in loss loss_raw; do
-    echo "== $loss"
-    "$S" backtest "$work/steplaw" --protocol role --loss $loss --out "$work/steplaw-$loss.json" | sed -n '2,$p'
-done
-
-echo
-echo "## Step Law MoE grid: the 3-of-8-experts layout (1.24B active) from the three sparser ones (188M-590M active)"
-# one 2.15B backbone, four expert layouts; per (layout, D) the LR and batch with the lowest smoothed final loss, as
-# the dense grid; N is the active count (Na: attention plus the experts a token uses; no embeddings in it), so the
-# layouts are the ladder's sizes; the layout with the most active parameters is held out
-python3 - "$DATA/steplaw_moe_final_losses.csv" > "$work/steplaw_moe.csv" <<'EOF'
-import csv, collections, sys
-runs = collections.defaultdict(list)
-for r in csv.DictReader(open(sys.argv[1])): runs[(int(r["Na"]), int(r["D"]))].append(r)
+for r in csv.DictReader(open(path)): runs[(int(r[ncol]), int(r["D"]))].append(r)
 top = max(n for n, _ in runs)
 print("run_id,group,n_params_nonembed,tokens_per_step,total_steps,peak_lr,schedule,step,loss,loss_raw,role")
 for (n, d), rs in sorted(runs.items()):
     b = min(rs, key=lambda r: float(r["smooth_loss"]))
     lr = float(b["lr"])
-    print(f"{b['exp_name']},{b['moe_name']},{n},{int(b['bs']) * 2048},{b['ti']},{lr!r},cosine:min={1e-5 / lr:.6g},{b['ti']},"
-          f"{b['smooth_loss']},{b['loss']},{'heldout' if n == top else 'fit'}")
+    print(f"{b['exp_name']},{b[gcol] if gcol else f'n{n}'},{n},{int(b['bs']) * 2048},{b['ti']},{lr!r},"
+          f"cosine:min={1e-5 / lr:.6g},{b['ti']},{b['smooth_loss']},{b['loss']},{'heldout' if n == top else 'fit'}")
 EOF
-"$S" import --curves "$work/steplaw_moe.csv" --loss-col loss,loss_raw --out "$work/steplaw_moe" > /dev/null &&
+"$S" import --curves "$work/$2.csv" --loss-col loss,loss_raw --out "$work/$2" > /dev/null &&
 for loss in loss loss_raw; do
-    echo "== moe $loss"
-    "$S" backtest "$work/steplaw_moe" --protocol role --loss $loss --out "$work/steplaw_moe-$loss.json" | sed -n '2,$p'
+    echo "== $5$loss"
+    "$S" backtest "$work/$2" --protocol role --loss $loss --out "$work/$2-$loss.json" | sed -n '2,$p'
 done
+}
+
+echo
+echo "## Step Law dense grid: the 1.07B runs' final loss from the four smaller sizes (215M-537M), one point per (N, D)"
+# N is the count without embeddings (the only one given)
+steplaw_grid "$DATA/steplaw_dense_final_losses.csv" steplaw N "" ""
+
+echo
+echo "## Step Law MoE grid: the 3-of-8-experts layout (1.24B active) from the three sparser ones (188M-590M active)"
+# one 2.15B backbone, four expert layouts; N is the active count (Na: attention plus the experts a token uses; no
+# embeddings in it), so the layouts are the ladder's sizes
+steplaw_grid "$DATA/steplaw_moe_final_losses.csv" steplaw_moe Na moe_name "moe "
 
 echo
 echo "public_ladders: $((SECONDS - t0)) s"
