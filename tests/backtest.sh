@@ -139,6 +139,21 @@ sys.exit(0 if a['methods'] == b['methods'] else 1)" "$tmp/role.json" "$tmp/role_
 "$S" forecast --fit "$tmp/fit_p.json" --ladder "$tmp/LP" --run hero --out "$tmp/fc_p.json" > "$tmp/fc_p.log" 2>&1 &&
     grep -q "^target hero: N 1e+08 with embeddings, 2000 steps x 32768 tokens" "$tmp/fc_p.log" &&
     grep -q "forecast final loss .*; 100 points" "$tmp/fc_p.log" || fail "forecast of the planned run: $(cat "$tmp/fc_p.log")"
+# The trainer's cadence: --every K gives every K steps and the last; a ladder whose runs were evaluated every K
+# steps (here 40: the rows at multiples of 40) forecasts a planned run at its cadence unless told otherwise.
+"$S" forecast --fit "$tmp/fit_p.json" --ladder "$tmp/LP" --run hero --every 300 --out "$tmp/fc_e.json" > "$tmp/fc_e.log" 2>&1 &&
+    python3 -c "
+import json, sys
+s = [p['step'] for p in json.load(open('$tmp/fc_e.json'))['points']]
+sys.exit(0 if s == list(range(300, 2000, 300)) + [2000] else 1)" || fail "forecast --every 300: $(cat "$tmp/fc_e.log")"
+awk -F, 'NR == 1 || $2 % 40 == 0' "$tmp/curves.csv" > "$tmp/curves40.csv"
+"$S" import --runs "$tmp/runs_p.csv" --curves "$tmp/curves40.csv" --loss-col val_loss --out "$tmp/L40" > /dev/null 2>&1 &&
+    "$S" fit "$tmp/L40" > /dev/null 2>&1 || fail "import and fit of a ladder evaluated every 40 steps"
+"$S" forecast --ladder "$tmp/L40" --run hero --out "$tmp/fc_40.json" > "$tmp/fc_40.log" 2>&1 &&
+    grep -q "^forecast every 40 steps, as the ladder's runs were evaluated (--every K or --steps to choose)" "$tmp/fc_40.log" &&
+    grep -q "forecast final loss .*; 50 points" "$tmp/fc_40.log" || fail "forecast at the ladder's cadence: $(cat "$tmp/fc_40.log")"
+out=$("$S" forecast --ladder "$tmp/L40" --run hero --every 10 --steps 5 2>&1); [ $? -eq 2 ] &&
+    echo "$out" | grep -q -- "--every and --steps both say where to forecast: give one" || fail "--every with --steps: $out"
 out=$("$S" forecast --check-run hero --ladder "$tmp/LP" --forecast "$tmp/fc_p.json" 2>&1); [ $? -eq 2 ] &&
     echo "$out" | grep -q "run 'hero' of .*LP is planned (no evaluations yet)" || fail "check of a planned run: $out"
 "$S" import --runs "$tmp/LP/runs.csv" --curves "$tmp/LP/curves.csv" --loss-col val_loss --out "$tmp/LP2" > /dev/null 2>&1 &&

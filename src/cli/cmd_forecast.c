@@ -78,7 +78,7 @@ static sx_status apply_data_law(json_t *fit, json_t *fc, double unique, const ch
 typedef struct {
     const char *ladder, *run, *check_run, *steps, *schedule, *fc_path, *out, *loss, *plot;
     double n_params, n_nonembed, tokens_per_step, peak_lr, tokens, warmup;
-    long total_steps, warmup_steps;
+    long total_steps, warmup_steps, every;
 } curve_args;
 
 static int cmp_long(const void *a, const void *b) {
@@ -86,8 +86,9 @@ static int cmp_long(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// steps "a,b,c" (any order, repeats dropped) or, when empty, the target's logged steps, else every 1% and the last step.
-static sx_status curve_steps(const curve_args *a, const import_run *t, long **steps, size_t *n) {
+// steps "a,b,c" (any order, repeats dropped); else every --every steps and the last; else the target's logged
+// steps; else every ladder_every steps (the ladder's runs' cadence, 0: none) and the last; else every 1%.
+static sx_status curve_steps(const curve_args *a, const import_run *t, long ladder_every, long **steps, size_t *n) {
     size_t cap = 128;
     *n = 0;
     *steps = sx_alloc(cap * sizeof **steps, "cmd_forecast steps");
@@ -112,11 +113,15 @@ static sx_status curve_steps(const curve_args *a, const import_run *t, long **st
         *n = k;
         return SX_OK;
     }
-    size_t want = t->n_points ? t->n_points : 101;
+    long every = a->every > 0 ? a->every : t->n_points ? 0 : ladder_every;
+    size_t want = every ? (size_t)(t->total_steps / every) + 1 : t->n_points ? t->n_points : 101;
     long *s = sx_realloc(*steps, want * sizeof *s, "cmd_forecast s");
     if (!s) return sx_fail(SX_ERR_NOMEM, "forecast: out of memory");
     *steps = s;
-    if (t->n_points) memcpy(s, t->step, t->n_points * sizeof *s), *n = t->n_points;
+    if (every) {
+        for (long v = every; v <= t->total_steps; v += every) s[(*n)++] = v;
+        if (!*n || s[*n - 1] != t->total_steps) s[(*n)++] = t->total_steps;
+    } else if (t->n_points) memcpy(s, t->step, t->n_points * sizeof *s), *n = t->n_points;
     else
         for (long k = 1; k <= 100; k++) {
             long v = lround((double)k * (double)t->total_steps / 100.0);
@@ -139,11 +144,11 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     import_run t = {0};
     const import_run *row = NULL;
     sx_status st = SX_OK;
-    if (*a->run) {
-        if (!*a->ladder) return sx_fail(SX_ERR_ARG, "--run needs --ladder (the imported ladder whose runs table holds it)");
-        if (!(st = import_read_dir(a->ladder, &l))) st = find_run(&l, a->ladder, a->run, &row);
-        if (!st) t = *row;
-    } else {
+    if (*a->run && !*a->ladder) return sx_fail(SX_ERR_ARG, "--run needs --ladder (the imported ladder whose runs table holds it)");
+    if (*a->ladder) st = import_read_dir(a->ladder, &l);
+    if (!st && *a->run) {
+        if (!(st = find_run(&l, a->ladder, a->run, &row))) t = *row;
+    } else if (!st) {
         snprintf(t.id, sizeof t.id, "target");
         t.n_params = a->n_params > 0 ? a->n_params : a->n_nonembed;
         t.n_nonembed = a->n_nonembed > 0 ? a->n_nonembed : a->n_params;
@@ -175,7 +180,9 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     long *steps = NULL;
     size_t n = 0;
     json_t *fc = NULL;
-    if (!st) st = curve_steps(a, &t, &steps, &n);
+    long ladder_every = 0;
+    if (!st && !*a->steps && a->every <= 0 && !t.n_points) st = import_eval_interval(&l, &ladder_every);
+    if (!st) st = curve_steps(a, &t, ladder_every, &steps, &n);
     if (!st) st = curvecast_forecast(fit, &t, steps, n, &fc);
     if (!st) st = fs_write_json(a->out, fc, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     if (!st && *a->plot) st = plots_curve_write(a->plot, fc, NULL);
@@ -194,10 +201,12 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
                      : !strcmp(used, "perfrac") ? " (the per-fraction law, the joint law's shape outside its fractions: the "
                                                   "target is above the training sizes, where it erred less one size back)"
                                                 : " (the joint law)");
-        printf("forecast final loss %.4f [%.4f, %.4f]; %zu points; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %.2f "
+        if (ladder_every && !st)
+            printf("forecast every %ld steps, as the ladder's runs were evaluated (--every K or --steps to choose)\n", ladder_every);
+        printf("forecast final loss %.4f [%.4f, %.4f]; %zu point%s; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %.2f "
                "size steps); sha256 %s\nwrote %s\n", json_number_value(json_object_get(last, "loss")),
                json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")),
-               json_array_size(pts), 100 * json_number_value(json_object_get(sg, "total")),
+               json_array_size(pts), json_array_size(pts) == 1 ? "" : "s", 100 * json_number_value(json_object_get(sg, "total")),
                100 * json_number_value(json_object_get(sg, "noise")), 100 * json_number_value(json_object_get(sg, "extrapolation")),
                json_number_value(json_object_get(sg, "log_distance")), json_string_value(json_object_get(fc, "sha256")), a->out);
         const char *by_run = json_string_value(json_object_get(json_object_get(fit, "sigma"), "inner_by_run"));
@@ -276,7 +285,8 @@ int cmd_forecast(int argc, char **argv) {
         {"total-steps", FLAG_INT, &ca.total_steps, "0", "curve ladders: the target's steps (or --tokens)"},
         {"peak-lr", FLAG_DOUBLE, &ca.peak_lr, "0", "curve ladders: the target's peak LR (recorded; the law uses the LR shape)"},
         {"warmup-steps", FLAG_INT, &ca.warmup_steps, "-1", "curve ladders: warmup steps (default: --warmup as a fraction)"},
-        {"steps", FLAG_STR, &ca.steps, "", "curve ladders: forecast at these steps, comma-separated, any order (default: the target's logged steps, else every 1%)"},
+        {"steps", FLAG_STR, &ca.steps, "", "curve ladders: forecast at these steps, comma-separated, any order (default: the target's logged steps, else every K steps where most of --ladder's runs' evaluations are K apart, else every 1%)"},
+        {"every", FLAG_INT, &ca.every, "0", "curve ladders: forecast every K steps and at the last (the trainer's evaluation interval)"},
         {"check-run", FLAG_STR, &ca.check_run, "", "curve ladders: score this run of --ladder against --forecast at every logged point"},
         {"loss", FLAG_STR, &ca.loss, "", "curve ladders: the loss column --check-run scores (default: the first)"},
         {"fit", FLAG_STR, &fit_path, "", "fit.json from `sextant fit` (default with --ladder: DIR/fit.json)"},
@@ -302,6 +312,8 @@ int cmd_forecast(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "--tokens, --flops-ratio, --unique-tokens, --batch and --seq must not be negative");
     if (!st && tokens > 0 && flops_ratio > 0)
         st = sx_fail(SX_ERR_ARG, "--tokens and --flops-ratio both say how long the hero trains: give one");
+    if (!st && ca.every < 0) st = sx_fail(SX_ERR_ARG, "--every: give the steps between evaluations, not %ld", ca.every);
+    if (!st && ca.every > 0 && *ca.steps) st = sx_fail(SX_ERR_ARG, "--every and --steps both say where to forecast: give one");
     if (!st && ca.warmup_steps < -1) st = sx_fail(SX_ERR_ARG, "--warmup-steps: give a number of steps, not %ld", ca.warmup_steps);
     if (!st && warmup != -1 && !(warmup >= 0 && warmup < 1))   // -1: the ladder's
         st = sx_fail(SX_ERR_ARG, "--warmup: give the hero's warmup as a fraction of its run in [0, 1), not %g", warmup);
@@ -336,9 +348,9 @@ int cmd_forecast(int argc, char **argv) {
         st = flags_only(&a, "check,forecast,report-out,fit,plot", "--check RUN (a run directory against --forecast)");
     else if (!st && fit && curves) {
         snprintf(what, sizeof what, "%s, a curve ladder's fit, with %s", fit_path, *ca.run ? "--run" : "the target described by flags");
-        st = flags_only(&a, *ca.run ? "ladder,run,steps,fit,out,plot"
+        st = flags_only(&a, *ca.run ? "ladder,run,steps,every,fit,out,plot"
                                     : "ladder,n-params,n-params-nonembed,tokens-per-step,total-steps,tokens,peak-lr,"
-                                      "warmup-steps,warmup,schedule,steps,fit,out,plot", what);
+                                      "warmup-steps,warmup,schedule,steps,every,fit,out,plot", what);
     } else if (!st && fit) {
         snprintf(what, sizeof what, "%s, the fit of a ladder spec (the hero: --model and --tokens or --flops-ratio)", fit_path);
         st = flags_only(&a, "fit,model,tokens,flops-ratio,schedule,warmup,batch,seq,unique-tokens,out,plot", what);

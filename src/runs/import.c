@@ -933,6 +933,32 @@ sx_status import_read_dir(const char *dir, import_ladder *out) {
     return import_read_tables(&o, out);
 }
 
+static int cmp_long_asc(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+sx_status import_eval_interval(const import_ladder *l, long *every) {
+    *every = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_runs; i++) n += l->runs[i].n_points > 1 ? l->runs[i].n_points - 1 : 0;
+    if (!n) return SX_OK;
+    long *gap = sx_alloc(n * sizeof *gap, "import gaps");
+    if (!gap) return sx_fail(SX_ERR_NOMEM, "out of memory counting the ladder's evaluation intervals");
+    size_t k = 0;
+    for (size_t i = 0; i < l->n_runs; i++)
+        for (size_t q = 1; q < l->runs[i].n_points; q++) gap[k++] = l->runs[i].step[q] - l->runs[i].step[q - 1];
+    qsort(gap, n, sizeof *gap, cmp_long_asc);
+    size_t best_count = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a; b < n && gap[b] == gap[a]; b++) {}
+        if (b - a > best_count) { best_count = b - a; *every = gap[a]; }
+    }
+    free(gap);
+    if (2 * best_count < n) *every = 0;
+    return SX_OK;
+}
+
 int import_loss_index(const import_ladder *l, const char *name) {
     if (!name || !*name) return l->n_loss ? 0 : -1;
     for (size_t k = 0; k < l->n_loss; k++)

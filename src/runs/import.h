@@ -118,6 +118,10 @@ int import_gives_n(const import_ladder *l, int nonembed);
 // count that is missing and the --n choice that the ladder allows.
 sx_status import_check_n_kind(const import_ladder *l, int nonembed);
 
+// The steps between evaluations that most of the runs' consecutive evaluations share (at least half of them),
+// in *every, or 0 when no interval does: a trainer logging every K steps will log a new run every K steps too.
+// Errors: SX_ERR_NOMEM.
+sx_status import_eval_interval(const import_ladder *l, long *every);
 // Index of a loss column by name ("" or NULL: 0), or -1.
 int import_loss_index(const import_ladder *l, const char *name);
 // lr[total_steps] overwritten with the LR of every step (lr[i]: step i+1): the schedule string scaled by
