@@ -407,6 +407,27 @@ ok = f["law"] == "mpl" and m and int(m[1]) == 45 and float(m[2]) < 0.1
 if not ok: print("FAIL: mpl forecast of the wsd schedule:", f["law"], log)
 sys.exit(0 if ok else 1)
 PY
+# The band of a schedule law: its error leaving one curve out or one length back (fitted on every curve's first
+# half, scored on the second halves), the larger, times the doublings of the target's steps past the longest
+# training run (here 4000 steps: 2 doublings past 1000); backtest scores the band forecast gives.
+"$S" forecast --fit "$tmp/MF/fit.json" --n-params 1e8 --tokens-per-step 4096 --total-steps 4000 --schedule cosine --peak-lr 3e-4 \
+    --out "$tmp/m4k.json" > "$tmp/m4k.log" 2>&1 || { fail "mpl forecast of a longer run"; cat "$tmp/m4k.log"; }
+python3 - "$tmp/MF/fit.json" "$tmp/m4k.json" "$tmp/mpl.json" "$tmp/m4k.log" <<'PY' || fails=$((fails+1))
+import json, sys
+fit, fc, bt = (json.load(open(f)) for f in sys.argv[1:4])
+sl, sg = fit["schedule_law"], fc["sigma"]
+lb, loo = sl["length_back"]["mpl"], sl["schedule_law_choice"]["mpl"]
+bad = []
+if not (0 < lb < 0.003 and sl["max_steps"] == 1000 and 0 < sl["length_back"]["tissue"]): bad.append(f"length back {sl}")
+if abs(sg["extrapolation"] - 2 * max(lb, loo)) > 1e-12 or sg["length_doublings"] != 2: bad.append(f"forecast sigma {sg}")
+if "2.00 doublings past the longest training run" not in open(sys.argv[4]).read(): bad.append("forecast printout")
+m = {x["method"]: x for x in bt["methods"]}
+if not all(m[k].get("band_coverage", 0) >= 0.9 for k in ("mpl", "tissue")): bad.append(f"schedule-law bands {m['mpl'].get('band_coverage')}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+grep -q "^band sigma: point noise .*, extrapolation [0-9.]*% (the mpl law's error leaving one curve out [0-9.]*%, one length back [0-9.]*%: the larger), times the doublings of a run past the longest trained (1000 steps)" "$tmp/mfit.log" ||
+    fail "one-size band printout: $(grep band "$tmp/mfit.log")"
 out=$("$S" forecast --fit "$tmp/MF/fit.json" --n-params 2e8 --tokens-per-step 4096 --total-steps 1000 --schedule cosine --peak-lr 3e-4 --out "$tmp/x.json" 2>&1)
 echo "$out" | grep -q "the mpl law of one size (N 1e+08), which forecasts other schedules of that size only" || fail "mpl at another size: $out"
 

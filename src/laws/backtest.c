@@ -334,6 +334,52 @@ static sx_status nds_loco(const import_ladder *l, const unsigned char *train, co
 
 const char *const backtest_law_names[3] = {"nds", "mpl", "tissue"};
 
+// Schedule law `law` (the MPL at prior weight `weight`, or Tissue's) fitted on the first half of every curve c[n]
+// (its points at or before half its steps), its RMS relative error on the second halves in *rms (NAN when fewer
+// than 2 curves have a first half, or the halves cannot be fitted).
+static sx_status sched_length_back(const schedfit_curve *c, size_t n, backtest_law law, double weight, double *rms) {
+    *rms = NAN;
+    schedfit_curve *half = sx_calloc_n(n ? n : 1, sizeof *half, "backtest halves");
+    if (!half) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t q = 0;
+        while (q < c[k].n_points && 2 * (c[k].steps[q] + 1) <= c[k].n_steps) q++;
+        if (q) { half[m] = c[k]; half[m++].n_points = q; }
+    }
+    fit_result r = {0};
+    sx_status st = SX_OK, fst = m < 2 ? SX_ERR_ARG
+                                : law == BACKTEST_LAW_TISSUE ? schedfit_tissue_fit(half, m, m, &r)
+                                                             : schedfit_mpl_fit(half, m, weight, m, &r);
+    if (fst == SX_ERR_NOMEM) st = fst;
+    double ss = 0;
+    size_t cnt = 0;
+    for (size_t k = 0; k < n && !fst && !st; k++) {
+        double *pred = sx_alloc((c[k].n_points ? c[k].n_points : 1) * sizeof *pred, "backtest pred");
+        if (!pred) { st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory"); break; }
+        st = law == BACKTEST_LAW_TISSUE ? schedfit_tissue_predict(r.params, &c[k], pred) : schedfit_mpl_predict(r.params, &c[k], pred);
+        for (size_t q = 0; q < c[k].n_points && !st; q++)
+            if (2 * (c[k].steps[q] + 1) > c[k].n_steps) {
+                double e = pred[q] / c[k].loss[q] - 1;
+                ss += e * e;
+                cnt++;
+            }
+        free(pred);
+    }
+    if (!fst && !st && cnt) *rms = sqrt(ss / (double)cnt);
+    if (r.params) fit_result_free(&r);
+    free(half);
+    return st;
+}
+
+double backtest_length_doublings(long steps, long max_steps) {
+    return max_steps > 0 && steps > max_steps ? log2((double)steps / (double)max_steps) : 0;
+}
+
+double backtest_sched_extrapolation(double loo, double length_back, long steps, long max_steps) {
+    return (length_back > loo ? length_back : loo) * fmax(1, backtest_length_doublings(steps, max_steps));
+}
+
 sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
                                 backtest_schedlaw *s) {
     memset(s, 0, sizeof *s);
@@ -354,6 +400,7 @@ sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *tra
     n = 0;
     for (size_t i = 0; i < l->n_runs && !st; i++) {
         use[i] = !train || train[i];
+        if (use[i] && l->runs[i].total_steps > s->max_steps) s->max_steps = l->runs[i].total_steps;
         if (use[i]) {
             st = sched_curve(l, &l->runs[i], fit->loss, fit->min_frac, &c[n], (double **)&blocks[3 * n],
                              (size_t **)&blocks[3 * n + 1], (double **)&blocks[3 * n + 2]);
@@ -367,6 +414,9 @@ sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *tra
         s->law_cv[BACKTEST_LAW_MPL] = fmin(s->law_cv[BACKTEST_LAW_MPL], isnan(s->cv[k]) ? INFINITY : s->cv[k]);
     if (!st) s->law_cv[BACKTEST_LAW_TISSUE] = schedfit_tissue_cv_error(c, n);
     if (!st) st = nds_loco(l, use, fit, c, n, &s->law_cv[BACKTEST_LAW_NDS]);
+    s->length_back[BACKTEST_LAW_NDS] = NAN;
+    if (!st) st = sched_length_back(c, n, BACKTEST_LAW_MPL, s->prior_weight, &s->length_back[BACKTEST_LAW_MPL]);
+    if (!st) st = sched_length_back(c, n, BACKTEST_LAW_TISSUE, 0, &s->length_back[BACKTEST_LAW_TISSUE]);
     if (!st) {
         s->fitted = 1;
         s->chosen = BACKTEST_LAW_NDS;   // ties and failed folds (NAN) keep the joint law
@@ -403,10 +453,19 @@ sx_status backtest_sched_predict(backtest_law law, const double *p, const import
     return st;
 }
 
+// The ±2σ band around pred: σ² = noise² + extrapolation².
+static void band(const double *pred, size_t n, double noise, double extrapolation, double *lo, double *hi) {
+    double sigma = sqrt(noise * noise + extrapolation * extrapolation);
+    for (size_t q = 0; q < n; q++) {
+        lo[q] = pred[q] * (1 - 2 * sigma);
+        hi[q] = pred[q] * (1 + 2 * sigma);
+    }
+}
+
 // The schedule laws on the training runs when they are all one size (schedule transfer), each scored on every
 // target run (sm: the MPL, stis: Tissue's law): *info NULL (and nothing scored) otherwise.
-static sx_status sched_methods(const import_ladder *l, const unsigned char *train, const backtest_options *o, score *sm,
-                               score *stis, json_t **info) {
+static sx_status sched_methods(const import_ladder *l, const unsigned char *train, const backtest_options *o, double noise,
+                               score *sm, score *stis, json_t **info) {
     *info = NULL;
     backtest_schedlaw s;
     sx_status st = backtest_schedule_law(l, train, &o->fit, &s);
@@ -414,13 +473,18 @@ static sx_status sched_methods(const import_ladder *l, const unsigned char *trai
     for (size_t i = 0; i < l->n_runs && !st; i++) {
         if (train[i]) continue;
         const import_run *t = &l->runs[i];
-        double *pred = sx_alloc((t->n_points ? t->n_points : 1) * sizeof *pred, "backtest pred");
-        if (!pred) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
-        if (!st) st = backtest_sched_predict(BACKTEST_LAW_MPL, s.mpl.params, t, t->step, t->n_points, pred);
-        if (!st) score_run(sm, l, t, o->fit.loss, o->score_from, pred, NULL, NULL);
-        if (!st) st = backtest_sched_predict(BACKTEST_LAW_TISSUE, s.tissue.params, t, t->step, t->n_points, pred);
-        if (!st) score_run(stis, l, t, o->fit.loss, o->score_from, pred, NULL, NULL);
-        free(pred);
+        size_t np = t->n_points ? t->n_points : 1;
+        double *pred = sx_alloc(np * sizeof *pred, "backtest pred"), *lo = sx_alloc(np * sizeof *lo, "backtest lo"),
+               *hi = sx_alloc(np * sizeof *hi, "backtest hi");
+        if (!pred || !lo || !hi) st = sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        for (backtest_law law = BACKTEST_LAW_MPL; law <= BACKTEST_LAW_TISSUE && !st; law++) {
+            st = backtest_sched_predict(law, (law == BACKTEST_LAW_MPL ? &s.mpl : &s.tissue)->params, t, t->step, t->n_points, pred);
+            if (st) break;
+            // the band `forecast` gives this law's forecast
+            band(pred, t->n_points, noise, backtest_sched_extrapolation(s.law_cv[law], s.length_back[law], t->total_steps, s.max_steps), lo, hi);
+            score_run(law == BACKTEST_LAW_MPL ? sm : stis, l, t, o->fit.loss, o->score_from, pred, lo, hi);
+        }
+        free(pred); free(lo); free(hi);
     }
     if (!st) *info = backtest_schedlaw_json(&s);
     backtest_schedlaw_free(&s);
@@ -434,23 +498,20 @@ static json_t *params_json(const fit_result *r) {
 }
 
 json_t *backtest_schedlaw_json(const backtest_schedlaw *s) {
-    json_t *cvs = json_array();
+    json_t *cvs = json_array(), *lb = json_object();
     for (size_t k = 0; k < SCHEDFIT_N_WEIGHTS; k++) json_array_append_new(cvs, json_real(s->cv[k]));
-    return json_pack("{s:s, s:o, s:f, s:o, s:f, s:{s:o, s:f}, s:{s:f, s:f, s:f, s:s}}", "law",
+    for (int k = BACKTEST_LAW_MPL; k <= BACKTEST_LAW_TISSUE; k++)
+        if (isfinite(s->length_back[k])) json_object_set_new(lb, backtest_law_names[k], json_real(s->length_back[k]));
+    json_t *o = json_pack("{s:s, s:o, s:f, s:o, s:f, s:{s:o, s:f}, s:{s:f, s:f, s:f, s:s}}", "law",
                      "multi-power (L0, A, B, alpha, C, beta, gamma)", "params", params_json(&s->mpl), "prior_weight",
                      s->prior_weight, "cv_error_by_weight", cvs, "in_sample_mean", s->mpl.mean_abs_rel, "tissue", "params",
                      params_json(&s->tissue), "in_sample_mean", s->tissue.mean_abs_rel, "schedule_law_choice", "nds",
                      s->law_cv[BACKTEST_LAW_NDS], "mpl", s->law_cv[BACKTEST_LAW_MPL], "tissue", s->law_cv[BACKTEST_LAW_TISSUE],
                      "chosen", backtest_law_names[s->chosen]);
-}
-
-// The ±2σ band around pred: σ² = noise² + extrapolation².
-static void band(const double *pred, size_t n, double noise, double extrapolation, double *lo, double *hi) {
-    double sigma = sqrt(noise * noise + extrapolation * extrapolation);
-    for (size_t q = 0; q < n; q++) {
-        lo[q] = pred[q] * (1 - 2 * sigma);
-        hi[q] = pred[q] * (1 + 2 * sigma);
-    }
+    if (o) json_object_set_new(o, "length_back", lb);
+    else json_decref(lb);
+    if (o) json_object_set_new(o, "max_steps", json_integer(s->max_steps));
+    return o;
 }
 
 sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t **report) {
@@ -495,7 +556,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sc = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()},
           stis = {.runs = json_array()};
     json_t *mpl_info = NULL;
-    if (!st) st = sched_methods(l, train, o, &sm, &stis, &mpl_info);
+    if (!st) st = sched_methods(l, train, o, m.sigma_noise, &sm, &stis, &mpl_info);
     // The final-loss law on the training runs' final losses, scored on the targets' (when it fits), and the
     // per-fraction baseline (with 3 training sizes or more): a ladder either cannot fit is scored without it,
     // but out of memory ends the backtest

@@ -133,10 +133,17 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     else st = law == BACKTEST_LAW_NDS ? curvefit_predict(&m, t, steps, n, pred) : backtest_sched_predict(law, sched_p, t, steps, n, pred);
     // size steps beyond the training sizes, above or below (a fit.json before bottom_n: above only)
     double dist = top > 0 ? backtest_size_steps(N, top, num(sg, "bottom_n"), ls) : 1, noise = num(sg, "noise");
-    // extrapolation: one size back scaled by distance; a schedule law's is its leave-one-curve-out error
-    double ext = law != BACKTEST_LAW_NDS ? num(json_object_get(sl, "schedule_law_choice"), law_name)
-                 : num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist);
+    // extrapolation: one size back scaled by distance; a schedule law's from its errors leaving one curve out
+    // and one length back (a fit.json before length_back: the first alone)
+    json_t *lb = json_object_get(json_object_get(sl, "length_back"), law_name);
+    double ext = law != BACKTEST_LAW_NDS
+                     ? backtest_sched_extrapolation(num(json_object_get(sl, "schedule_law_choice"), law_name),
+                                                    lb ? json_number_value(lb) : NAN, t->total_steps,
+                                                    (long)json_integer_value(json_object_get(sl, "max_steps")))
+                     : num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist);
     double sigma = sqrt(noise * noise + ext * ext);
+    long max_steps = (long)json_integer_value(json_object_get(sl, "max_steps"));
+    double doublings = backtest_length_doublings(t->total_steps, max_steps);
     if (law != BACKTEST_LAW_NDS) dist = 0;
     json_t *pts = json_array();
     for (size_t q = 0; q < n && !st; q++) {
@@ -157,6 +164,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
                     "schedule", t->schedule, "flops_rule", flops_rule,
                     "sigma", "noise", noise, "extrapolation", ext, "log_distance", dist, "total", sigma, "points", pts);
     if (!*fc) return sx_fail(SX_ERR_NOMEM, "forecast: cannot build the document");
+    if (law != BACKTEST_LAW_NDS) json_object_set_new(json_object_get(*fc, "sigma"), "length_doublings", json_real(doublings));
     forecast_seal(*fc);
     return SX_OK;
 }
