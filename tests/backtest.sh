@@ -154,6 +154,30 @@ awk -F, 'NR == 1 || $2 % 40 == 0' "$tmp/curves.csv" > "$tmp/curves40.csv"
     grep -q "forecast final loss .*; 50 points" "$tmp/fc_40.log" || fail "forecast at the ladder's cadence: $(cat "$tmp/fc_40.log")"
 out=$("$S" forecast --ladder "$tmp/L40" --run hero --every 10 --steps 5 2>&1); [ $? -eq 2 ] &&
     echo "$out" | grep -q -- "--every and --steps both say where to forecast: give one" || fail "--every with --steps: $out"
+# The joint law's band past the training runs' allocation: the larger of the size term (one size back, times
+# the size steps past the training sizes) and the error one length back (fitted on every run's first half,
+# scored on the second halves) times the doublings of the target's tokens per parameter past the most any
+# training run had (here N=1e6 at 400 x 4096 tokens; the 800-step runs are held out): none for the planned hero
+# (0.66 tokens per parameter), 2 doublings for the same N trained 10x longer.
+"$S" forecast --fit "$tmp/fit_p.json" --n-params 1e8 --tokens-per-step 32768 --total-steps 20000 --schedule cosine:min=0.1 \
+    --warmup-steps 20 --out "$tmp/fc_long.json" > "$tmp/fc_long.log" 2>&1 || fail "forecast of a longer hero: $(cat "$tmp/fc_long.log")"
+python3 - "$tmp/fit_p.json" "$tmp/fc_p.json" "$tmp/fc_long.json" <<'PY' || fails=$((fails+1))
+import json, math, sys
+fit, short, long = (json.load(open(f)) for f in sys.argv[1:4])
+sg = fit["sigma"]
+N = 1e8 - fit.get("n_offset", 0)
+bad = []
+if abs(sg["max_tokens_per_param"] - 400 * 4096 / (1e6 - fit.get("n_offset", 0))) > 1e-9: bad.append(f"max tokens per parameter {sg}")
+if not 0 < sg["length_back"] < 0.05: bad.append(f"length back {sg['length_back']}")
+for fc, steps in ((short, 2000), (long, 20000)):
+    fs = fc["sigma"]
+    d = max(0, math.log2(steps * 32768 / N / sg["max_tokens_per_param"]))
+    want = max(sg["one_size_back"] * max(1, fs["log_distance"]), sg["length_back"] * d)
+    if abs(fs["length_doublings"] - d) > 1e-9 or abs(fs["extrapolation"] - want) > 1e-12: bad.append(f"{steps} steps: {fs}, want {want}")
+if not long["sigma"]["extrapolation"] > short["sigma"]["extrapolation"]: bad.append("the longer hero's band is no wider")
+for b in bad: print("FAIL: joint-law length term:", b)
+sys.exit(1 if bad else 0)
+PY
 out=$("$S" forecast --check-run hero --ladder "$tmp/LP" --forecast "$tmp/fc_p.json" 2>&1); [ $? -eq 2 ] &&
     echo "$out" | grep -q "run 'hero' of .*LP is planned (no evaluations yet)" || fail "check of a planned run: $out"
 "$S" import --runs "$tmp/LP/runs.csv" --curves "$tmp/LP/curves.csv" --loss-col val_loss --out "$tmp/LP2" > /dev/null 2>&1 &&
@@ -426,7 +450,7 @@ if not all(m[k].get("band_coverage", 0) >= 0.9 for k in ("mpl", "tissue")): bad.
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
-grep -q "^band sigma: point noise .*, extrapolation [0-9.]*% (the mpl law's error leaving one curve out [0-9.]*%, one length back [0-9.]*%: the larger), times the doublings of a run past the longest trained (1000 steps)" "$tmp/mfit.log" ||
+grep -q "^band sigma: point noise .*, extrapolation [0-9.]*% (the larger of the mpl law's errors leaving one curve out, [0-9.]*%, and one length back, [0-9.]*%), or [0-9.]*% per doubling of a run's steps past the longest trained (1000 steps) where more" "$tmp/mfit.log" ||
     fail "one-size band printout: $(grep band "$tmp/mfit.log")"
 out=$("$S" forecast --fit "$tmp/MF/fit.json" --n-params 2e8 --tokens-per-step 4096 --total-steps 1000 --schedule cosine --peak-lr 3e-4 --out "$tmp/x.json" 2>&1)
 echo "$out" | grep -q "the mpl law of one size (N 1e+08), which forecasts other schedules of that size only" || fail "mpl at another size: $out"

@@ -112,16 +112,24 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
         const char *by_run = json_string_value(json_object_get(sg, "inner_by_run")), *inner = by_run ? "leaving one run out" : "one size back";
         const char *law = json_string_value(json_object_get(fit, "law"));
         json_t *lb = json_object_get(json_object_get(sl, "length_back"), law);
-        if (sl && strcmp(law, "nds")) {   // a schedule law's band (curvecast.c, backtest_sched_extrapolation)
+        if (sl && strcmp(law, "nds")) {   // a schedule law's band (curvecast.c, backtest_extrapolation)
             double loo = json_number_value(json_object_get(ch, law)), len = lb ? json_number_value(lb) : NAN;
-            back = backtest_sched_extrapolation(loo, len, 0, 0);
-            printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% (the %s law's "
-                   "error leaving one curve out %.3f%%, one length back %.3f%%: the larger), times the doublings of a run "
-                   "past the longest trained (%lld steps); %s dominates\n", 100 * noise, 100 * back, law, 100 * loo, 100 * len,
-                   (long long)json_integer_value(json_object_get(sl, "max_steps")), noise > back ? "the point noise" : "the extrapolation");
-        } else
+            back = backtest_sched_size_term(loo, len);
+            printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% (the larger of the "
+                   "%s law's errors leaving one curve out, %.3f%%, and one length back, %.3f%%), or %.3f%% per doubling of a "
+                   "run's steps past the longest trained (%lld steps) where more; %s dominates\n", 100 * noise, 100 * back, law,
+                   100 * loo, 100 * len, 100 * len, (long long)json_integer_value(json_object_get(sl, "max_steps")),
+                   noise > back ? "the point noise" : "the extrapolation");
+        } else {
+            json_t *nlb = json_object_get(sg, "length_back");
+            char length[200] = "";
+            if (nlb)
+                snprintf(length, sizeof length, ", or %.3f%% per doubling of a run's tokens per parameter past the most any "
+                         "run had (%.3g) where more (error one length back)", 100 * json_number_value(nlb),
+                         json_number_value(json_object_get(sg, "max_tokens_per_param")));
             printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% per size step "
-                   "(error %s); %s dominates\n", 100 * noise, 100 * back, inner, noise > back ? "the point noise" : "the extrapolation");
+                   "(error %s)%s; %s dominates\n", 100 * noise, 100 * back, inner, length, noise > back ? "the point noise" : "the extrapolation");
+        }
         const char *above = json_string_value(json_object_get(fit, "forecaster_above"));
         if (above)
             printf("above the training sizes, forecast by the %s law (error %s: joint %.3f%%, per-fraction %.3f%%)\n",

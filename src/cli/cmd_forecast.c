@@ -203,14 +203,16 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
                                                 : " (the joint law)");
         if (ladder_every && !st)
             printf("forecast every %ld steps, as the ladder's runs were evaluated (--every K or --steps to choose)\n", ladder_every);
-        json_t *doublings = json_object_get(sg, "length_doublings");   // a schedule law: distance in length, not size
-        printf("forecast final loss %.4f [%.4f, %.4f]; %zu point%s; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %.2f "
-               "%s); sha256 %s\nwrote %s\n", json_number_value(json_object_get(last, "loss")),
+        char where[160];   // a schedule law of one size: distance in length only
+        int n_where = sched_law ? 0 : snprintf(where, sizeof where, "%.2f size steps, ", json_number_value(json_object_get(sg, "log_distance")));
+        snprintf(where + n_where, sizeof where - (size_t)n_where, "%.2f doublings past the %s", json_number_value(json_object_get(sg, "length_doublings")),
+                 sched_law ? "longest training run" : "most tokens per parameter of a training run");
+        printf("forecast final loss %.4f [%.4f, %.4f]; %zu point%s; sigma %.3f%% (noise %.3f%%, extrapolation %.3f%% at %s); "
+               "sha256 %s\nwrote %s\n", json_number_value(json_object_get(last, "loss")),
                json_number_value(json_object_get(last, "lo")), json_number_value(json_object_get(last, "hi")),
                json_array_size(pts), json_array_size(pts) == 1 ? "" : "s", 100 * json_number_value(json_object_get(sg, "total")),
                100 * json_number_value(json_object_get(sg, "noise")), 100 * json_number_value(json_object_get(sg, "extrapolation")),
-               json_number_value(doublings ? doublings : json_object_get(sg, "log_distance")),
-               doublings ? "doublings past the longest training run" : "size steps", json_string_value(json_object_get(fc, "sha256")), a->out);
+               where, json_string_value(json_object_get(fc, "sha256")), a->out);
         const char *by_run = json_string_value(json_object_get(json_object_get(fit, "sigma"), "inner_by_run"));
         if (by_run && json_number_value(json_object_get(sg, "log_distance")) > 0) cli_note_by_run(by_run);
     }

@@ -18,7 +18,7 @@ void cli_say_fitting(const char *cmd, const import_ladder *l) {
         snprintf(thin, sizeof thin, "; the %zu runs with more than %d from %.0f%% of their length on are thinned to at most "
                  "%d for the laws, %zu points in all", thinned, CURVEFIT_MAX_POINTS, 100 * o.min_frac, CURVEFIT_MAX_POINTS,
                  fitted);
-    fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, then the law; "
+    fprintf(stderr, "sextant %s: fitting %zu runs, %zu evaluations (the candidates for N one size back, the law, and the law on the runs' first halves; "
             "runs of up to %ld steps%s%s)\n", cmd, l->n_runs, points, longest, thin,
             fitted > 30000 ? ": this can take minutes" : "");
 }

@@ -372,12 +372,51 @@ static sx_status sched_length_back(const schedfit_curve *c, size_t n, backtest_l
     return st;
 }
 
-double backtest_length_doublings(long steps, long max_steps) {
-    return max_steps > 0 && steps > max_steps ? log2((double)steps / (double)max_steps) : 0;
+double backtest_tokens_per_param(const import_run *r, const curvefit_options *fit) {
+    return (double)r->total_steps * r->tokens_per_step / curvefit_n(r, fit->nonembed, fit->n_offset);
 }
 
-double backtest_sched_extrapolation(double loo, double length_back, long steps, long max_steps) {
-    return (length_back > loo ? length_back : loo) * fmax(1, backtest_length_doublings(steps, max_steps));
+double backtest_length_doublings(double length, double max_length) {
+    return max_length > 0 && length > max_length ? log2(length / max_length) : 0;
+}
+
+double backtest_extrapolation(double size_term, double length_back, double length, double max_length) {
+    double length_term = length_back * backtest_length_doublings(length, max_length);
+    return length_term > size_term ? length_term : size_term;   // NAN length_back: the size term
+}
+
+double backtest_sched_size_term(double loo, double length_back) { return length_back > loo ? length_back : loo; }
+
+sx_status backtest_length_back(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
+                               double score_from, double *rms, double *max_tpp) {
+    *rms = NAN;
+    *max_tpp = 0;
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (train[i]) *max_tpp = fmax(*max_tpp, backtest_tokens_per_param(&l->runs[i], fit));
+    curvefit_options half = *fit;
+    half.max_frac = 0.5;
+    curvefit_model m;
+    sx_status st = curvefit_fit(l, train, &half, &m);
+    if (st) return st == SX_ERR_NOMEM ? st : SX_OK;   // halves too short to fit: no length term
+    double ss = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_runs && !st; i++) {
+        const import_run *r = &l->runs[i];
+        if (!train[i] || !r->n_points) continue;
+        double *pred = sx_alloc(r->n_points * sizeof *pred, "backtest pred");
+        if (!pred) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
+        st = curvefit_predict(&m, r, r->step, r->n_points, pred);
+        for (size_t q = 0; q < r->n_points && !st; q++) {
+            double at = (double)r->step[q] / (double)r->total_steps;
+            if (!(at > 0.5 && at > score_from)) continue;
+            double e = pred[q] / r->loss[q * l->n_loss + fit->loss] - 1;
+            ss += e * e;
+            n++;
+        }
+        free(pred);
+    }
+    if (!st && n) *rms = sqrt(ss / (double)n);
+    return st;
 }
 
 sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
@@ -481,7 +520,8 @@ static sx_status sched_methods(const import_ladder *l, const unsigned char *trai
             st = backtest_sched_predict(law, (law == BACKTEST_LAW_MPL ? &s.mpl : &s.tissue)->params, t, t->step, t->n_points, pred);
             if (st) break;
             // the band `forecast` gives this law's forecast
-            band(pred, t->n_points, noise, backtest_sched_extrapolation(s.law_cv[law], s.length_back[law], t->total_steps, s.max_steps), lo, hi);
+            band(pred, t->n_points, noise, backtest_extrapolation(backtest_sched_size_term(s.law_cv[law], s.length_back[law]), s.length_back[law],
+                                                                   (double)t->total_steps, (double)s.max_steps), lo, hi);
             score_run(law == BACKTEST_LAW_MPL ? sm : stis, l, t, o->fit.loss, o->score_from, pred, lo, hi);
         }
         free(pred); free(lo); free(hi);
@@ -553,6 +593,8 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
     o = &oo;
     curvefit_model m;
     if (!st) st = curvefit_fit(l, train, &o->fit, &m);
+    double length_back = NAN, max_tpp = 0;
+    if (!st) st = backtest_length_back(l, train, &o->fit, o->score_from, &length_back, &max_tpp);
     score sn = {.runs = json_array()}, sb = {.runs = json_array()}, sc = {.runs = json_array()}, sf = {.runs = json_array()}, sm = {.runs = json_array()},
           stis = {.runs = json_array()};
     json_t *mpl_info = NULL;
@@ -584,8 +626,8 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
             double n_r = curvefit_n(r, o->fit.nonembed, o->fit.n_offset);
-            double dist = backtest_size_steps(n_r, ch.top_n, ch.bottom_n, log_step);
-            band(pred, np, m.sigma_noise, inner * fmax(1, dist), lo, hi);
+            double dist = backtest_size_steps(n_r, ch.top_n, ch.bottom_n, log_step), length = backtest_tokens_per_param(r, &o->fit);
+            band(pred, np, m.sigma_noise, backtest_extrapolation(inner * fmax(1, dist), length_back, length, max_tpp), lo, hi);
             score_run(&sn, l, r, o->fit.loss, o->score_from, pred, lo, hi);
             const int by_pf = pf_above && n_r > ch.top_n;
             if (!by_pf) score_run(&sc, l, r, o->fit.loss, o->score_from, pred, lo, hi);
@@ -599,7 +641,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                 score_run(&sb, l, r, o->fit.loss, o->score_from, pred, NULL, NULL);
             }
             if (by_pf && !(st = perfrac_predict_shaped(&pf, &m, r, r->step, np, pred))) {
-                band(pred, np, m.sigma_noise, pf_back * fmax(1, dist), lo, hi);
+                band(pred, np, m.sigma_noise, backtest_extrapolation(pf_back * fmax(1, dist), length_back, length, max_tpp), lo, hi);
                 score_run(&sc, l, r, o->fit.loss, o->score_from, pred, lo, hi);
             }
         }
@@ -630,6 +672,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
                             m.in_mean, "in_sample_max", m.in_max, "sigma_noise", m.sigma_noise, "sigma_fit", m.sigma_fit,
                             "inner_rms", inner);
         if (!*report) st = sx_fail(SX_ERR_NOMEM, "backtest: cannot build the report");
+        if (!st && isfinite(length_back)) json_object_set_new(json_object_get(*report, "nds"), "length_back", json_real(length_back));
         if (!st && *ch.by_run) json_object_set_new(*report, "inner_by_run", json_string(ch.by_run));
         if (!st && sf.n)
             json_object_set_new(*report, "final_law", json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:f}", "E", fl.p[LAW_ND_E], "A",
@@ -683,10 +726,11 @@ void backtest_print(FILE *f, const json_t *rep) {
     }
     json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
     fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
-               "sigma: noise %.3f%%, %s %.3f%%\n",
+               "sigma: noise %.3f%%, %s %.3f%%, one length back %.3f%%\n",
             num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
             100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"),
-            json_object_get(rep, "inner_by_run") ? "leaving one run out" : "one size back", 100 * num(nds, "inner_rms"));
+            json_object_get(rep, "inner_by_run") ? "leaving one run out" : "one size back", 100 * num(nds, "inner_rms"),
+            json_object_get(nds, "length_back") ? 100 * num(nds, "length_back") : NAN);
     json_t *mpl = json_object_get(rep, "mpl"), *mp = json_object_get(mpl, "params");
     if (mpl)
         fprintf(f, "mpl law: L0 %.4g A %.4g B %.4g alpha %.4g C %.4g beta %.4g gamma %.4g (shape prior weight %g, chosen "

@@ -57,6 +57,20 @@ typedef struct {
     double bottom_n;        // N of the smallest training group
     char by_run[96];        // why the inner error left each run out of the others instead ("": it did not)
 } backtest_choice;
+// The joint law's error one length back: fitted (fit's options) on the first half of every training run (its
+// points at or before half its steps), its RMS relative error on the second halves' points after score_from of
+// their runs, in *rms (NAN when the halves cannot be fitted); *max_tpp: the most tokens per parameter (the N the
+// law reads) of any training run. A target trained on more tokens per parameter than any training run takes the
+// law's data and annealing terms where no run went: this error grows with each doubling past it
+// (backtest_extrapolation). Measured per parameter, so that a ladder's larger sizes trained longer at its
+// allocation (the one-size-back error's territory) do not count as longer.
+sx_status backtest_length_back(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
+                               double score_from, double *rms, double *max_tpp);
+// The band's extrapolation term: the size term (the error one size back, or leaving one run out, times the size
+// steps past the training sizes, at least 1) or the length term (the error one length back, NAN: none, times
+// the doublings of the target's length past the longest training run's: 0 within it), the larger. Length: the
+// joint law's tokens per parameter, a schedule law's steps.
+double backtest_extrapolation(double size_term, double length_back, double length, double max_length);
 // How many size steps (log_step) N lies beyond the training sizes [bottom, top], above or below (0 inside);
 // the band's extrapolation error grows with it. bottom <= 0 (unknown): only above counts.
 double backtest_size_steps(double n, double top, double bottom, double log_step);
@@ -84,15 +98,16 @@ typedef struct {
 sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *train, const curvefit_options *fit,
                                 backtest_schedlaw *s);
 void backtest_schedlaw_free(backtest_schedlaw *s);
-// The band's extrapolation term of a schedule law for a target of `steps` steps: the larger of its error
-// leaving one curve out (loo) and one length back (length_back: fitted on every training curve's first half,
-// scored on the second halves; NAN: not measured), times the doublings of steps past the longest training run
-// (max_steps; at least 1). Three curves left out one by one judge schedule transfer on three folds and can come
-// out far below the error on new schedules (0.05% against 0.28% on the multi-power-law 400M curves); a run
-// longer than any trained takes the law's shape where no curve went.
-double backtest_sched_extrapolation(double loo, double length_back, long steps, long max_steps);
-// log2(steps / max_steps) where steps > max_steps > 0, else 0.
-double backtest_length_doublings(long steps, long max_steps);
+// A schedule law's band takes the same extrapolation term (backtest_extrapolation), in steps, with the larger
+// of its errors leaving one curve out and one length back (length_back: fitted on every training curve's first
+// half, scored on the second halves) as the size term: three curves left out one by one judge schedule
+// transfer on three folds and can come out far below the error on new schedules (0.05% against 0.28% on the
+// multi-power-law 400M curves).
+double backtest_sched_size_term(double loo, double length_back);
+// Run r's tokens per parameter, N as the law reads it.
+double backtest_tokens_per_param(const import_run *r, const curvefit_options *fit);
+// log2(length / max_length) where length > max_length > 0, else 0.
+double backtest_length_doublings(double length, double max_length);
 // {"law", "params": [L0, A, B, alpha, C, beta, gamma], "prior_weight", "cv_error_by_weight", "in_sample_mean",
 //  "tissue": {"params": [L0, A, C, alpha, lambda], "in_sample_mean"}, "schedule_law_choice": {"nds", "mpl",
 //  "tissue", "chosen"}, "length_back": {"mpl", "tissue"} (those measured), "max_steps"}; a new reference.

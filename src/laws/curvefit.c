@@ -7,7 +7,7 @@
 #include "laws/curvefit.h"
 
 void curvefit_options_default(curvefit_options *o) {
-    *o = (curvefit_options){.nonembed = 0, .loss = 0, .min_frac = 0.1, .weight = CURVEFIT_W_SQRT};
+    *o = (curvefit_options){.nonembed = 0, .loss = 0, .min_frac = 0.1, .max_frac = 1, .weight = CURVEFIT_W_SQRT};
 }
 
 // The law's view of run r at the given 1-based steps: the LR shape (malloc'd into *mult) and 0-based steps
@@ -63,13 +63,21 @@ static size_t first_fitted(const import_run *r, double min_frac) {
     return first;
 }
 
+// One past the last of run r's points at or before max_frac of its length.
+static size_t end_fitted(const import_run *r, double max_frac) {
+    size_t end = r->n_points;
+    while (end > 0 && (double)r->step[end - 1] > max_frac * (double)r->total_steps) end--;
+    return end;
+}
+
 size_t curvefit_points(const import_ladder *l, const unsigned char *use, const curvefit_options *o, size_t *thinned) {
     size_t n = 0;
     if (thinned) *thinned = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
         if (use && !use[i]) continue;
-        size_t stride, q = curvefit_thin(l->runs[i].n_points, first_fitted(&l->runs[i], o->min_frac), &stride);
-        if (q < l->runs[i].n_points) n += (l->runs[i].n_points - q + stride - 1) / stride;
+        size_t stride = 1, end = end_fitted(&l->runs[i], o->max_frac), first = first_fitted(&l->runs[i], o->min_frac);
+        size_t q = first < end ? curvefit_thin(end, first, &stride) : end;
+        if (q < end) n += (end - q + stride - 1) / stride;
         if (thinned) *thinned += stride > 1;
     }
     return n;
@@ -96,8 +104,9 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         const import_run *r = &l->runs[i];
         steps[nr] = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "curvefit steps");
         if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
-        size_t first = first_fitted(r, o->min_frac), given = r->n_points - first, stride, k = 0;
-        for (size_t q = curvefit_thin(r->n_points, first, &stride); q < r->n_points; q += stride) {
+        size_t end = end_fitted(r, o->max_frac), first = first_fitted(r, o->min_frac), stride = 1, k = 0;
+        size_t given = first < end ? end - first : 0;
+        for (size_t q = given ? curvefit_thin(end, first, &stride) : end; q < end; q += stride) {
             steps[nr][k] = r->step[q];
             obs[np + k] = r->loss[q * l->n_loss + o->loss];
             run_of[np + k] = nr;

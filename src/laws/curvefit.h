@@ -18,6 +18,7 @@ typedef struct {
                            // only N with embeddings, the offset standing for the unknown embedding count) [0]
     size_t loss;           // loss column
     double min_frac;       // fit only points at step >= min_frac·total_steps
+    double max_frac;       // ... and <= max_frac·total_steps [1]
     curvefit_weight weight; // each point 1, 1/sqrt(points of its run), or 1/points of its run
 } curvefit_options;
 

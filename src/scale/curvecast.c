@@ -36,6 +36,8 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, 
     backtest_options bo;
     backtest_options_default(&bo);
     if (!pst) st = perfrac_one_size_back(l, all, loss, o.nonembed, bo.score_from, &pf_back);
+    double length_back = NAN, max_tpp = 0;
+    if (!st) st = backtest_length_back(l, all, &o, bo.score_from, &length_back, &max_tpp);
     free(all);
     if (st) return st;
     json_t *params = json_object(), *choice = backtest_choice_json(&ch);
@@ -53,6 +55,8 @@ sx_status curvecast_fit(const import_ladder *l, size_t loss, bool per_fraction, 
                      ch.log_step, "fit_rms", m.sigma_fit, "in_sample_mean", m.in_mean, "in_sample_max", m.in_max);
     if (*fit && o.n_offset > 0) json_object_set_new(*fit, "n_offset", json_real(o.n_offset));
     if (*fit) json_object_set_new(json_object_get(*fit, "sigma"), "bottom_n", json_real(ch.bottom_n));
+    if (*fit && isfinite(length_back)) json_object_set_new(json_object_get(*fit, "sigma"), "length_back", json_real(length_back));
+    if (*fit) json_object_set_new(json_object_get(*fit, "sigma"), "max_tokens_per_param", json_real(max_tpp));
     if (*fit && *ch.by_run) json_object_set_new(json_object_get(*fit, "sigma"), "inner_by_run", json_string(ch.by_run));
     if (*fit && sl.fitted) {
         json_t *sj = backtest_schedlaw_json(&sl);
@@ -137,13 +141,18 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     // and one length back (a fit.json before length_back: the first alone)
     json_t *lb = json_object_get(json_object_get(sl, "length_back"), law_name);
     double ext = law != BACKTEST_LAW_NDS
-                     ? backtest_sched_extrapolation(num(json_object_get(sl, "schedule_law_choice"), law_name),
-                                                    lb ? json_number_value(lb) : NAN, t->total_steps,
-                                                    (long)json_integer_value(json_object_get(sl, "max_steps")))
-                     : num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist);
+                     ? backtest_extrapolation(backtest_sched_size_term(num(json_object_get(sl, "schedule_law_choice"), law_name),
+                                                                       lb ? json_number_value(lb) : NAN),
+                                              lb ? json_number_value(lb) : NAN, (double)t->total_steps,
+                                              (double)json_integer_value(json_object_get(sl, "max_steps")))
+                     : backtest_extrapolation(num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist),
+                                              json_object_get(sg, "length_back") ? num(sg, "length_back") : NAN,
+                                              (double)t->total_steps * t->tokens_per_step / N, num(sg, "max_tokens_per_param"));
     double sigma = sqrt(noise * noise + ext * ext);
     long max_steps = (long)json_integer_value(json_object_get(sl, "max_steps"));
-    double doublings = backtest_length_doublings(t->total_steps, max_steps);
+    double doublings = law != BACKTEST_LAW_NDS ? backtest_length_doublings((double)t->total_steps, (double)max_steps)
+                                               : backtest_length_doublings((double)t->total_steps * t->tokens_per_step / N,
+                                                                           num(sg, "max_tokens_per_param"));
     if (law != BACKTEST_LAW_NDS) dist = 0;
     json_t *pts = json_array();
     for (size_t q = 0; q < n && !st; q++) {
@@ -164,7 +173,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
                     "schedule", t->schedule, "flops_rule", flops_rule,
                     "sigma", "noise", noise, "extrapolation", ext, "log_distance", dist, "total", sigma, "points", pts);
     if (!*fc) return sx_fail(SX_ERR_NOMEM, "forecast: cannot build the document");
-    if (law != BACKTEST_LAW_NDS) json_object_set_new(json_object_get(*fc, "sigma"), "length_doublings", json_real(doublings));
+    json_object_set_new(json_object_get(*fc, "sigma"), "length_doublings", json_real(doublings));
     forecast_seal(*fc);
     return SX_OK;
 }
