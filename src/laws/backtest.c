@@ -334,10 +334,11 @@ static sx_status nds_loco(const import_ladder *l, const unsigned char *train, co
 
 const char *const backtest_law_names[3] = {"nds", "mpl", "tissue"};
 
-// Schedule law `law` (the MPL at prior weight `weight`, or Tissue's) fitted on the first half of every curve c[n]
-// (its points at or before half its steps), its RMS relative error on the second halves in *rms (NAN when fewer
-// than 2 curves have a first half, or the halves cannot be fitted).
-static sx_status sched_length_back(const schedfit_curve *c, size_t n, backtest_law law, double weight, double *rms) {
+// Schedule law `law` fitted on the first half of every curve c[n] (its points at or before half its steps) as it
+// is fitted on the whole curves (the MPL's prior weight chosen again, leaving one half out), its RMS relative
+// error on the second halves in *rms (NAN when fewer than 2 curves have a first half, or the halves cannot be
+// fitted).
+static sx_status sched_length_back(const schedfit_curve *c, size_t n, backtest_law law, double *rms) {
     *rms = NAN;
     schedfit_curve *half = sx_calloc_n(n ? n : 1, sizeof *half, "backtest halves");
     if (!half) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
@@ -348,9 +349,10 @@ static sx_status sched_length_back(const schedfit_curve *c, size_t n, backtest_l
         if (q) { half[m] = c[k]; half[m++].n_points = q; }
     }
     fit_result r = {0};
+    double weight;
     sx_status st = SX_OK, fst = m < 2 ? SX_ERR_ARG
                                 : law == BACKTEST_LAW_TISSUE ? schedfit_tissue_fit(half, m, m, &r)
-                                                             : schedfit_mpl_fit(half, m, weight, m, &r);
+                                                             : schedfit_mpl(half, m, &weight, NULL, &r);
     if (fst == SX_ERR_NOMEM) st = fst;
     double ss = 0;
     size_t cnt = 0;
@@ -454,8 +456,8 @@ sx_status backtest_schedule_law(const import_ladder *l, const unsigned char *tra
     if (!st) s->law_cv[BACKTEST_LAW_TISSUE] = schedfit_tissue_cv_error(c, n);
     if (!st) st = nds_loco(l, use, fit, c, n, &s->law_cv[BACKTEST_LAW_NDS]);
     s->length_back[BACKTEST_LAW_NDS] = NAN;
-    if (!st) st = sched_length_back(c, n, BACKTEST_LAW_MPL, s->prior_weight, &s->length_back[BACKTEST_LAW_MPL]);
-    if (!st) st = sched_length_back(c, n, BACKTEST_LAW_TISSUE, 0, &s->length_back[BACKTEST_LAW_TISSUE]);
+    if (!st) st = sched_length_back(c, n, BACKTEST_LAW_MPL, &s->length_back[BACKTEST_LAW_MPL]);
+    if (!st) st = sched_length_back(c, n, BACKTEST_LAW_TISSUE, &s->length_back[BACKTEST_LAW_TISSUE]);
     if (!st) {
         s->fitted = 1;
         s->chosen = BACKTEST_LAW_NDS;   // ties and failed folds (NAN) keep the joint law
