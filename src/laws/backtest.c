@@ -277,9 +277,9 @@ json_t *backtest_choice_json(const backtest_choice *c) {
 
 // ---- the schedule law, when the training runs are one size -----------------------------------------------
 
-// Run r as a schedule-law curve: its LR of every step (*lr) and its points after `from` of the run (*steps,
-// 0-based; *loss), thinned as the joint law's (curvefit_stride: the law's cost grows with points times LR
-// changes); all three malloc'd.
+// Run r as a schedule-law curve: its LR of every step (*lr) and its points at or after `from` of the run, as the
+// joint law takes min_frac (*steps, 0-based; *loss), thinned as the joint law's (curvefit_stride: the law's cost
+// grows with points times LR changes); all three malloc'd.
 static sx_status sched_curve(const import_ladder *l, const import_run *r, size_t loss, double from, schedfit_curve *c,
                              double **lr, size_t **steps, double **y) {
     *lr = sx_alloc((size_t)r->total_steps * sizeof **lr, "backtest lr");
@@ -287,7 +287,7 @@ static sx_status sched_curve(const import_ladder *l, const import_run *r, size_t
     *y = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **y, "backtest y");
     if (!*lr || !*steps || !*y) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
     size_t first = 0, n = 0;
-    while (first < r->n_points && (double)r->step[first] <= from * (double)r->total_steps) first++;
+    while (first < r->n_points && (double)r->step[first] < from * (double)r->total_steps) first++;
     size_t stride, start = curvefit_thin(r->n_points, first, &stride);
     for (size_t q = start; q < r->n_points; q += stride) {
         (*steps)[n] = (size_t)(r->step[q] - 1);
