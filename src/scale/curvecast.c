@@ -137,23 +137,24 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
     else st = law == BACKTEST_LAW_NDS ? curvefit_predict(&m, t, steps, n, pred) : backtest_sched_predict(law, sched_p, t, steps, n, pred);
     // size steps beyond the training sizes, above or below (a fit.json before bottom_n: above only)
     double dist = top > 0 ? backtest_size_steps(N, top, num(sg, "bottom_n"), ls) : 1, noise = num(sg, "noise");
-    // extrapolation: one size back scaled by distance; a schedule law's from its errors leaving one curve out
-    // and one length back (a fit.json before length_back: the first alone)
-    json_t *lb = json_object_get(json_object_get(sl, "length_back"), law_name);
-    double ext = law != BACKTEST_LAW_NDS
-                     ? backtest_extrapolation(backtest_sched_size_term(num(json_object_get(sl, "schedule_law_choice"), law_name),
-                                                                       lb ? json_number_value(lb) : NAN),
-                                              lb ? json_number_value(lb) : NAN, (double)t->total_steps,
-                                              (double)json_integer_value(json_object_get(sl, "max_steps")))
-                     : backtest_extrapolation(num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist),
-                                              json_object_get(sg, "length_back") ? num(sg, "length_back") : NAN,
-                                              (double)t->total_steps * t->tokens_per_step / N, num(sg, "max_tokens_per_param"));
-    double sigma = sqrt(noise * noise + ext * ext);
-    long max_steps = (long)json_integer_value(json_object_get(sl, "max_steps"));
-    double doublings = law != BACKTEST_LAW_NDS ? backtest_length_doublings((double)t->total_steps, (double)max_steps)
-                                               : backtest_length_doublings((double)t->total_steps * t->tokens_per_step / N,
-                                                                           num(sg, "max_tokens_per_param"));
-    if (law != BACKTEST_LAW_NDS) dist = 0;
+    // extrapolation (backtest_extrapolation): the size term or the length term, the larger; a fit.json before
+    // length_back: the size term alone
+    double size_term, length, max_length;
+    json_t *lb = law != BACKTEST_LAW_NDS ? json_object_get(json_object_get(sl, "length_back"), law_name)
+                                         : json_object_get(sg, "length_back");
+    double length_back = lb ? json_number_value(lb) : NAN;
+    if (law != BACKTEST_LAW_NDS) {   // one size: its errors leaving one curve out and one length back; length in steps
+        size_term = backtest_sched_size_term(num(json_object_get(sl, "schedule_law_choice"), law_name), length_back);
+        length = (double)t->total_steps;
+        max_length = (double)json_integer_value(json_object_get(sl, "max_steps"));
+        dist = 0;
+    } else {   // one size back times the size steps; length in tokens per parameter
+        size_term = num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist);
+        length = (double)t->total_steps * t->tokens_per_step / N;
+        max_length = num(sg, "max_tokens_per_param");
+    }
+    double ext = backtest_extrapolation(size_term, length_back, length, max_length);
+    double sigma = sqrt(noise * noise + ext * ext), doublings = backtest_length_doublings(length, max_length);
     json_t *pts = json_array();
     for (size_t q = 0; q < n && !st; q++) {
         double tok = (double)steps[q] * t->tokens_per_step;
