@@ -742,10 +742,12 @@ void backtest_print(FILE *f, const json_t *rep) {
                 json_number_value(json_array_get(mp, 5)), json_number_value(json_array_get(mp, 6)), num(mpl, "prior_weight"),
                 100 * num(mpl, "in_sample_mean"));
     json_t *law_ch = json_object_get(mpl, "schedule_law_choice");
+    json_t *lb = json_object_get(mpl, "length_back");
     if (law_ch)
-        fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%%, tissue %.3f%% -> %s\n",
-                100 * num(law_ch, "nds"), 100 * num(law_ch, "mpl"), 100 * num(law_ch, "tissue"),
-                json_string_value(json_object_get(law_ch, "chosen")));
+        fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%%, tissue %.3f%% -> %s (one length "
+                "back, for the bands: mpl %.3f%%, tissue %.3f%%)\n", 100 * num(law_ch, "nds"), 100 * num(law_ch, "mpl"),
+                100 * num(law_ch, "tissue"), json_string_value(json_object_get(law_ch, "chosen")),
+                json_object_get(lb, "mpl") ? 100 * num(lb, "mpl") : NAN, json_object_get(lb, "tissue") ? 100 * num(lb, "tissue") : NAN);
     json_t *above = json_object_get(rep, "forecaster_above");
     if (above)
         fprintf(f, "forecaster above the training sizes, by the error one size back (RMS; perfrac where below %.2f x nds's): "
