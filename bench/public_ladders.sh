@@ -21,7 +21,8 @@
 #     (N, D) its best LR and batch, the four sizes to 537M fitted, the two 1.07B runs forecast (--protocol role).
 #   Step Law MoE grid (reported, no target; run once): per (layout, D) its best LR and batch, N the active count,
 #     the three sparser layouts fitted, the 1.24B-active one forecast.
-# SMOKE=1: only the fast parts (Marin, Chinchilla, Gadre, Step Law; a few seconds), for tests/public_ladders.sh.
+# SMOKE=1: only the fast parts (Marin, Chinchilla, Gadre, Step Law; a few seconds), for tests/public_ladders.sh;
+# MPL_SIZES: the multi-power-law sizes to run (default all three, none with SMOKE=1; about 10 s each).
 # Not responsible for: the fitting engine's own benchmark (fit_public: MPL with its prior, Chinchilla intervals).
 set -uo pipefail
 BUILD=${1:-build}
@@ -32,6 +33,7 @@ work="$BUILD/bench/public"
 rm -rf "$work"; mkdir -p "$work"
 t0=$SECONDS
 smoke=${SMOKE:-0}
+mpl_sizes=${MPL_SIZES-$([ "$smoke" = 1 ] || echo "25M 100M 400M")}
 
 python3 - "$DATA/misfitting_checkpoints.csv" > "$work/misfitting_all.csv" <<'EOF'
 import csv, sys
@@ -73,10 +75,10 @@ for mix in comma nemotron; do
     done
 done
 
-[ "$smoke" = 1 ] || {
+[ -z "$mpl_sizes" ] || {
 echo
 echo "## Multi-power-law curves: the 6 held-out schedules from the authors' 3 fit schedules, per size"
-for size in 25M 100M 400M; do
+for size in $mpl_sizes; do
     # the LR of every step (LR-only rows) from the published schedule definitions: the curves log it only every
     # 128 steps from the end of warmup on
     python3 - "$DATA" "$size" > "$work/mpl_$size.csv" <<'EOF'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fast part of bench/public_ladders.sh (SMOKE=1: Marin isoFLOP, Chinchilla, Gadre's over-training grid and the
-# Step Law grid, a few seconds) on the public data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands
+# Step Law grid, a few seconds; and the multi-power-law curves at 25M, about 10 s) on the public data, through import + backtest / fit on the CLI path: Chinchilla's approach 3 lands
 # inside Epoch's published 95% intervals and on the exact replication's parameters; Marin's validation-optimal
 # runs, Gadre's 1.4B and 6.9B runs (imported with warmups longer than their shortest runs) and Step Law's 1.07B
 # runs (N without embeddings only) and its MoE grid's largest layout (too few points one size back) are forecast
@@ -9,7 +9,7 @@ set -u
 DATA=${SEXTANT_DATA:-../shared/data}
 [ -f "$DATA/chinchilla_epoch_extracted.csv" ] && [ -f "$DATA/marin_isoflop_2026.csv" ] || { echo "public_ladders: SKIP (no $DATA)"; exit 0; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-SEXTANT=${SEXTANT:-./sextant} SMOKE=1 bash bench/public_ladders.sh "$tmp" "$DATA" > "$tmp/out.txt" 2>&1
+SEXTANT=${SEXTANT:-./sextant} SMOKE=1 MPL_SIZES=25M bash bench/public_ladders.sh "$tmp" "$DATA" > "$tmp/out.txt" 2>&1
 python3 - "$tmp/out.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -40,6 +40,13 @@ m = re.search(r"^nds +4 +([0-9.]+)%", sec, re.M)
 if not m or abs(float(m[1]) - 1.148) > 0.05 or "N chosen by the error leaving one run out" not in sec \
         or "(the sizes below the largest give 8 points, fewer than the law's 9 parameters), not one size back" not in sec:
     bad.append(f"Step Law MoE: nds mean {m and m[1]}% (recorded 1.148%), leaving one run out said")
+# The multi-power-law curves at 25M (the six held-out schedules from three): the multi-power law chosen leaving
+# one curve out, its mean error and its band as forecast gives it (the larger of its errors leaving one curve out
+# and one length back, times the doublings past the 24,000 trained steps; leaving one curve out alone: 76.9%)
+sec = text.split("== 25M\n")[-1].split("\n== ")[0].split("\n## ")[0]
+m = re.search(r"^mpl +1622 +([0-9.]+)% .* ([0-9.]+)% \(±([0-9.]+)%\)$", sec, re.M)
+if not m or abs(float(m[1]) - 0.174) > 0.01 or float(m[2]) < 99 or "-> mpl (one length back, for the bands:" not in sec:
+    bad.append(f"MPL 25M: mpl mean {m and m[1]}% (recorded 0.174%), band {m and m[2]}% (recorded 99.9%)")
 for b in bad: print("FAIL:", b)
 if bad: print(text)
 sys.exit(1 if bad else 0)
