@@ -452,6 +452,14 @@ sys.exit(1 if bad else 0)
 PY
 grep -q "^band sigma: point noise .*, extrapolation [0-9.]*% (the larger of the mpl law's errors leaving one curve out, [0-9.]*%, and one length back, [0-9.]*%), or [0-9.]*% per doubling of a run's steps past the longest trained (1000 steps) where more" "$tmp/mfit.log" ||
     fail "one-size band printout: $(grep band "$tmp/mfit.log")"
+# Training curves logged only up to half their steps: no second halves to score, so no length term, and
+# backtest says so (before: "nan%")
+awk -F, 'BEGIN { OFS = "," } NR == 1 || $6 != "fit" || $7 <= 500 { print; next } { $9 = ""; print }' "$tmp/mpl.csv" > "$tmp/mplhalf.csv"
+"$S" import --curves "$tmp/mplhalf.csv" --loss-col loss --out "$tmp/MH" > /dev/null 2>&1 &&
+    "$S" backtest "$tmp/MH" --protocol role --out "$tmp/mh.json" > "$tmp/mh.log" 2>&1 &&
+    grep -q "one length back not measured$" "$tmp/mh.log" &&
+    grep -q "(one length back, for the bands: mpl not measured, tissue not measured)$" "$tmp/mh.log" &&
+    ! grep -qw "nan%" "$tmp/mh.log" || fail "half-logged training curves: $(cat "$tmp/mh.log")"
 out=$("$S" forecast --fit "$tmp/MF/fit.json" --n-params 2e8 --tokens-per-step 4096 --total-steps 1000 --schedule cosine --peak-lr 3e-4 --out "$tmp/x.json" 2>&1)
 echo "$out" | grep -q "the mpl law of one size (N 1e+08), which forecasts other schedules of that size only" || fail "mpl at another size: $out"
 

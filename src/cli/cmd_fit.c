@@ -115,11 +115,16 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
         if (sl && strcmp(law, "nds")) {   // a schedule law's band (curvecast.c, backtest_extrapolation)
             double loo = json_number_value(json_object_get(ch, law)), len = lb ? json_number_value(lb) : NAN;
             back = backtest_sched_size_term(loo, len);
-            printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% (the larger of the "
-                   "%s law's errors leaving one curve out, %.3f%%, and one length back, %.3f%%), or %.3f%% per doubling of a "
-                   "run's steps past the longest trained (%lld steps) where more; %s dominates\n", 100 * noise, 100 * back, law,
-                   100 * loo, 100 * len, 100 * len, (long long)json_integer_value(json_object_get(sl, "max_steps")),
-                   noise > back ? "the point noise" : "the extrapolation");
+            char parts[300];
+            if (lb)
+                snprintf(parts, sizeof parts, "the larger of the %s law's errors leaving one curve out, %.3f%%, and one length "
+                         "back, %.3f%%), or %.3f%% per doubling of a run's steps past the longest trained (%lld steps) where "
+                         "more", law, 100 * loo, 100 * len, 100 * len, (long long)json_integer_value(json_object_get(sl, "max_steps")));
+            else   // the halves could not be fitted, or no run has points past its half to score them on
+                snprintf(parts, sizeof parts, "the %s law's error leaving one curve out; one length back not measured: too "
+                         "few points before or after half of the runs)", law);
+            printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% (%s; %s "
+                   "dominates\n", 100 * noise, 100 * back, parts, noise > back ? "the point noise" : "the extrapolation");
         } else {
             json_t *nlb = json_object_get(sg, "length_back");
             char length[200] = "";
@@ -127,8 +132,10 @@ static int fit_curve_ladder(const char *dir, const char *out, const char *loss, 
                 snprintf(length, sizeof length, ", or %.3f%% per doubling of a run's tokens per parameter past the most any "
                          "run had (%.3g) where more (error one length back)", 100 * json_number_value(nlb),
                          json_number_value(json_object_get(sg, "max_tokens_per_param")));
-            printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%% per size step "
-                   "(error %s)%s; %s dominates\n", 100 * noise, 100 * back, inner, length, noise > back ? "the point noise" : "the extrapolation");
+            int one_size = by_run && !strcmp(by_run, "one size");   // no size step to scale by
+            printf("band sigma: point noise %.3f%% (the residuals' high-frequency part), extrapolation %.3f%%%s "
+                   "(error %s)%s; %s dominates\n", 100 * noise, 100 * back, one_size ? "" : " per size step", inner, length,
+                   noise > back ? "the point noise" : "the extrapolation");
         }
         const char *above = json_string_value(json_object_get(fit, "forecaster_above"));
         if (above)

@@ -699,6 +699,14 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
 
 static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 
+// o[key] as a percentage into buf[24], or "not measured" where absent.
+static const char *pct_or_unmeasured(const json_t *o, const char *key, char *buf) {
+    json_t *v = json_object_get(o, key);
+    if (!v) return "not measured";
+    snprintf(buf, 24, "%.3f%%", 100 * json_number_value(v));
+    return buf;
+}
+
 void backtest_print(FILE *f, const json_t *rep) {
     json_t *tg = json_object_get(rep, "targets"), *tr = json_object_get(rep, "train"), *v;
     size_t i;
@@ -727,12 +735,13 @@ void backtest_print(FILE *f, const json_t *rep) {
                 100 * num(v, "run_mean_abs_rel_err"), band);
     }
     json_t *nds = json_object_get(rep, "nds"), *p = json_object_get(nds, "params");
+    char lb_nds[24], lb_mpl[24], lb_tis[24];
     fprintf(f, "nds law: L = %.4g + %.4g*N^-%.4g + %.4g*N^%.3g*S^-%.4g - %.4g*LD(C=%.3g, g=%.3g); in-sample mean %.3f%%; "
-               "sigma: noise %.3f%%, %s %.3f%%, one length back %.3f%%\n",
+               "sigma: noise %.3f%%, %s %.3f%%, one length back %s\n",
             num(p, "E"), num(p, "A"), num(p, "alpha"), num(p, "B"), num(p, "eps"), num(p, "beta"), num(p, "D"), num(p, "C"), num(p, "g"),
             100 * num(nds, "in_sample_mean"), 100 * num(nds, "sigma_noise"),
             json_object_get(rep, "inner_by_run") ? "leaving one run out" : "one size back", 100 * num(nds, "inner_rms"),
-            json_object_get(nds, "length_back") ? 100 * num(nds, "length_back") : NAN);
+            pct_or_unmeasured(nds, "length_back", lb_nds));
     json_t *mpl = json_object_get(rep, "mpl"), *mp = json_object_get(mpl, "params");
     if (mpl)
         fprintf(f, "mpl law: L0 %.4g A %.4g B %.4g alpha %.4g C %.4g beta %.4g gamma %.4g (shape prior weight %g, chosen "
@@ -745,9 +754,9 @@ void backtest_print(FILE *f, const json_t *rep) {
     json_t *lb = json_object_get(mpl, "length_back");
     if (law_ch)
         fprintf(f, "schedule law by leaving one training curve out: nds %.3f%%, mpl %.3f%%, tissue %.3f%% -> %s (one length "
-                "back, for the bands: mpl %.3f%%, tissue %.3f%%)\n", 100 * num(law_ch, "nds"), 100 * num(law_ch, "mpl"),
+                "back, for the bands: mpl %s, tissue %s)\n", 100 * num(law_ch, "nds"), 100 * num(law_ch, "mpl"),
                 100 * num(law_ch, "tissue"), json_string_value(json_object_get(law_ch, "chosen")),
-                json_object_get(lb, "mpl") ? 100 * num(lb, "mpl") : NAN, json_object_get(lb, "tissue") ? 100 * num(lb, "tissue") : NAN);
+                pct_or_unmeasured(lb, "mpl", lb_mpl), pct_or_unmeasured(lb, "tissue", lb_tis));
     json_t *above = json_object_get(rep, "forecaster_above");
     if (above)
         fprintf(f, "forecaster above the training sizes, by the error one size back (RMS; perfrac where below %.2f x nds's): "
