@@ -286,9 +286,7 @@ static sx_status sched_curve(const import_ladder *l, const import_run *r, size_t
     *steps = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "backtest steps");
     *y = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **y, "backtest y");
     if (!*lr || !*steps || !*y) return sx_fail(SX_ERR_NOMEM, "backtest: out of memory");
-    size_t first = 0, n = 0;
-    while (first < r->n_points && (double)r->step[first] < from * (double)r->total_steps) first++;
-    size_t stride, start = curvefit_thin(r->n_points, first, &stride);
+    size_t n = 0, stride, start = curvefit_thin(r->n_points, curvefit_first(r, from), &stride);
     for (size_t q = start; q < r->n_points; q += stride) {
         (*steps)[n] = (size_t)(r->step[q] - 1);
         (*y)[n++] = r->loss[q * l->n_loss + loss];

@@ -56,8 +56,7 @@ size_t curvefit_thin(size_t n_points, size_t first, size_t *stride) {
     return given ? first + (given - 1) % *stride : n_points;   // counted back from the last: the final loss is kept
 }
 
-// The first of run r's points at or after min_frac of its length.
-static size_t first_fitted(const import_run *r, double min_frac) {
+size_t curvefit_first(const import_run *r, double min_frac) {
     size_t first = 0;
     while (first < r->n_points && (double)r->step[first] < min_frac * (double)r->total_steps) first++;
     return first;
@@ -75,7 +74,7 @@ size_t curvefit_points(const import_ladder *l, const unsigned char *use, const c
     if (thinned) *thinned = 0;
     for (size_t i = 0; i < l->n_runs; i++) {
         if (use && !use[i]) continue;
-        size_t stride = 1, end = end_fitted(&l->runs[i], o->max_frac), first = first_fitted(&l->runs[i], o->min_frac);
+        size_t stride = 1, end = end_fitted(&l->runs[i], o->max_frac), first = curvefit_first(&l->runs[i], o->min_frac);
         size_t q = first < end ? curvefit_thin(end, first, &stride) : end;
         if (q < end) n += (end - q + stride - 1) / stride;
         if (thinned) *thinned += stride > 1;
@@ -104,7 +103,7 @@ sx_status curvefit_fit(const import_ladder *l, const unsigned char *use, const c
         const import_run *r = &l->runs[i];
         steps[nr] = sx_alloc((r->n_points ? r->n_points : 1) * sizeof **steps, "curvefit steps");
         if (!steps[nr]) { st = sx_fail(SX_ERR_NOMEM, "curve fit: out of memory"); break; }
-        size_t end = end_fitted(r, o->max_frac), first = first_fitted(r, o->min_frac), stride = 1, k = 0;
+        size_t end = end_fitted(r, o->max_frac), first = curvefit_first(r, o->min_frac), stride = 1, k = 0;
         size_t given = first < end ? end - first : 0;
         for (size_t q = given ? curvefit_thin(end, first, &stride) : end; q < end; q += stride) {
             steps[nr][k] = r->step[q];

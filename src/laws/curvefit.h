@@ -43,6 +43,8 @@ void curvefit_n_name(int nonembed, double n_offset, char *buf, size_t cap);
 // and a run logged every few steps carries no more about the law's nine parameters than a thousand of them.
 #define CURVEFIT_MAX_POINTS 1000
 size_t curvefit_stride(size_t points);
+// The first of run r's points at or after min_frac of its length (the first a fit from min_frac reads).
+size_t curvefit_first(const import_run *r, double min_frac);
 // The first kept point of a run's points [first, n_points) and, in *stride, the step between kept points.
 size_t curvefit_thin(size_t n_points, size_t first, size_t *stride);
 // The points a fit of the runs with use[i] != 0 (use NULL: all) reads: at or after min_frac, thinned; *thinned
