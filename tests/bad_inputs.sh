@@ -333,7 +333,7 @@ d=$(ladder_copy L-sj)
 printf '{"format": "sextant-ladder-seeds", "version": 1, "ladder": "t", "rungs": [{"width": 24, "seeds": 3}], "crc32": 1}\n' > "$d/seeds.json"
 expect "L-sj/seeds.json: checksum does not match its rungs (edited or corrupt)" fit "$tmp/t.ladder" --runs "$d" --out "$d/fit2.json"
 printf '{"format": "sextant-ladder-seeds", "version": 9}\n' > "$d/seeds.json"
-expect "L-sj/seeds.json: not a seeds file of version 1" fit "$tmp/t.ladder" --runs "$d" --out "$d/fit2.json"
+expect "L-sj/seeds.json: not a seeds file of version 1 to 2" fit "$tmp/t.ladder" --runs "$d" --out "$d/fit2.json"
 mkdir -p "$tmp/cw/runs"; ln -s "$(ladder_copy L-ud)" "$tmp/cw/runs/t"; ln -s "$(ladder_copy L-ud2)" "$tmp/cw/runs/t2"
 sed 's/^name t$/name t2/' "$tmp/t.ladder" > "$tmp/t2.ladder"
 printf '{"format": "sextant-until-decided-looks", "version": 1, "ladders": ["t", "t2"], "looks": [], "verdicts": [], "crc32": 7}\n' > "$tmp/L-ud/until-decided.json"
@@ -346,8 +346,8 @@ ud_row() {  # pattern
     printf '%s\n' "$out" | tail -1 | grep -q -- "$1" || fail "compare on an edited until-decided.json said: $out (expected /$1/)"
 }
 ud_row "runs/t/until-decided.json: checksum does not match (edited or corrupt): remove it"
-printf '{"format": "sextant-until-decided-looks", "version": 2}\n' > "$tmp/L-ud/until-decided.json"
-ud_row "runs/t/until-decided.json: not a record of version 1"
+printf '{"format": "sextant-until-decided-looks", "version": 3}\n' > "$tmp/L-ud/until-decided.json"
+ud_row "runs/t/until-decided.json: not a record of version 1 to 2"
 
 # --- flags and impossible configurations ---
 expect "--steps: 'abc' is not an integer" "${tr[@]}" --steps abc --out "$tmp/o15"

@@ -170,7 +170,8 @@ for bad in "--precision 1.5:--precision must be a fraction in \[0, 1), not 1.5" 
            "--precision 0.1 --no-until:--precision is a setting of --until-decided" \
            "--target-flops -5 --no-until:--target-flops and the budgets >= 0" \
            "--budget 1 --no-until:--budget is a setting of --until-decided" "--jobs 2 --no-until:--jobs is for training" \
-           "--spending pocock --no-until:--spending is a setting of --until-decided" "--jobs 1 --no-until:--jobs is for training"; do
+           "--spending pocock --no-until:--spending is a setting of --until-decided" "--jobs 1 --no-until:--jobs is for training" \
+           "--seeds-only --no-until:--seeds-only is a setting of --until-decided"; do
     args=${bad%%:*}; want=${bad#*:}
     case $args in *--no-until) args=${args% --no-until}; until="" ;; *) until="--until-decided --budget-flops 1" ;; esac
     (cd "$tmp/cwd" && "$S" compare ../id-a.ladder ../id-b.ladder $until $args) 2>&1 | grep -q -- "$want" || fail "compare $args should be refused: /$want/"

@@ -45,7 +45,7 @@ grep -q "stopped (budget spent) after 1 round, 3 seeds per rung" "$tmp/until.out
 (cd "$tmp/pool" && "$S" compare "${specs[@]}" --out cmp.json > "$tmp/plain.out") && grep -q '"seeds": 3' "$tmp/pool/cmp.json" ||
     fail "compare should find 3 seeds per rung in seeds.json"
 # and, its verdicts being fixed-sample ones, says that those seeds were tested look by look
-grep -q "^note: pa holds seeds --until-decided added as it tested look by look" "$tmp/plain.out" ||
+grep -q "^note: pa holds seeds (or a rung) --until-decided added as it tested look by look" "$tmp/plain.out" ||
     fail "a plain compare of ladders --until-decided extended should say so: $(cat "$tmp/plain.out")"
 
 # The same ladders one after another with `ladder run`, seeds 1-3.

@@ -72,5 +72,34 @@ PY
 "$S" fit f.ladder --with l.ladder > fit.log 2>&1 || { fail "fit --with"; cat fit.log; }
 grep -q "data-constrained law from 4 run pairs" fit.log || fail "fit --with should pair w8-s2: $(grep data fit.log)"
 
+# A rung --until-decided added (seeds.json version 2, "added"): the plan holds it in front, `ladder run` trains it
+# and `fit` fits it; "added" in a version 1 file, or on a ladder of budgets, is refused.
+# added_seeds DIR VERSION LADDER: seeds.json with w32 (2 seeds) added in front of the three spec rungs.
+added_seeds() {
+    mkdir -p "$1"
+    python3 - "$1/seeds.json" "$2" "$3" <<'PY'
+import json, sys, zlib
+rungs = [{"width": 32, "seeds": 2, "added": True}, {"width": 24, "seeds": 1}, {"width": 16, "seeds": 1}, {"width": 8, "seeds": 1}]
+crc = zlib.crc32(json.dumps(rungs, separators=(",", ":")).encode())
+json.dump({"format": "sextant-ladder-seeds", "version": int(sys.argv[2]), "ladder": sys.argv[3], "rungs": rungs, "crc32": crc},
+          open(sys.argv[1], "w"))
+PY
+}
+sed 's/^name .*/name rsa/' f.ladder > a.ladder
+added_seeds runs/rsa 2 rsa
+"$S" ladder plan a.ladder > plan.txt 2>&1 || { fail "plan with an added rung"; cat plan.txt; }
+[ "$(awk '$2 ~ /^w/ {print $2}' plan.txt | head -3 | tr '\n' ' ')" = "w32-s1 w32-s2 w24-s1 " ] ||
+    { fail "the added rung should lead the plan"; cat plan.txt; }
+"$S" ladder run a.ladder 2> runa.log || { fail "ladder run with an added rung"; cat runa.log; }
+[ -f runs/rsa/w32-s2/DONE ] || fail "ladder run should train the added rung's w32-s2"
+"$S" fit a.ladder > fita.log 2>&1 || { fail "fit with an added rung"; cat fita.log; }
+grep -q "joint law: .*(N with embeddings less [0-9]*; 5 runs," fita.log || fail "fit should fit the added rung's 2 runs: $(grep joint fita.log)"
+added_seeds runs/rsa 1 rsa
+"$S" ladder plan a.ladder 2>&1 | grep -q "an added rung needs version 2" || fail "'added' in a version 1 seeds file should be refused"
+printf 'name rsb\ntrain synthetic:64\nmodel d1-hd8-w{width}\nbudgets 1e8 2e8 4e8\nseeds 1\n' > b.ladder
+added_seeds runs/rsb 2 rsb
+"$S" ladder plan b.ladder 2>&1 | grep -q "its rungs are budgets, not widths: no rung can be added" ||
+    fail "an added rung on a ladder of budgets should be refused"
+
 echo "rung_seeds.sh: $fails failed"
 [ $fails -eq 0 ]

@@ -99,14 +99,17 @@ static int fake_train(int argc, char **argv) {
 }
 
 // A ladder spec NAME in tmpdir whose runs carry law f (through `extra`); spec read back into s.
+// The rungs write_spec gives its ladders.
+static const char *spec_widths = "8 16 24 32 48";
+
 static bool write_spec(const char *name, size_t seeds, const fake_law *f, ladder_spec *s) {
     char path[256];
     snprintf(path, sizeof path, "%s/%s.ladder", tmpdir, name);
     FILE *o = fopen(path, "w");
     if (!CHECK(o != NULL)) return false;
-    fprintf(o, "name %s\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths 8 16 24 32 48\nseeds %zu\ntokens_per_param 2\n"
+    fprintf(o, "name %s\ntrain synthetic:64\nmodel d1-hd8-w{width}\nwidths %s\nseeds %zu\ntokens_per_param 2\n"
             "seq 16\nbatch 4\neval_at 1\nextra --fake-shift %.17g --fake-shared %.17g --fake-own %.17g --fake-tag %d "
-            "--fake-noisy-width %zu --fake-noisy %.17g\n", name, seeds, f->shift, f->shared, f->own, f->tag, f->noisy_width, f->noisy);
+            "--fake-noisy-width %zu --fake-noisy %.17g\n", name, spec_widths, seeds, f->shift, f->shared, f->own, f->tag, f->noisy_width, f->noisy);
     fclose(o);
     return CHECK(ladder_spec_read(path, s) == SX_OK);
 }
@@ -890,6 +893,86 @@ static void test_continued_looks(void) {
     json_decref(r2);
 }
 
+// A rung added where the interval is mostly the extrapolation's: a three-rung pair (w24-w48, own noise 0.002, 5
+// seeds) compared at 1e13 FLOPs, where a rung one ladder step above (w72 = 48^2/32) narrows the paired interval more
+// than seeds for its FLOPs. With a budget of exactly its FLOPs, --until-decided trains it (5 seeds, as the largest
+// rung has) in both ladders instead of seeds, records it (seeds.json version 2, read back into a fresh spec's
+// plan) and starts a new stage of looks: the look after it is the last (the budget is spent) and, alone in its
+// stage, tests at exactly the alpha the stage before left, 5% - spend(t, 5%) at the information fraction t of that
+// stage's last look (until-decided.json). A second run continues those looks. With --seeds-only the same budget
+// buys seeds. A ladder of budgets takes no rung.
+static void test_new_rung(void) {
+    fake_law f[2] = {{.own = 0.002, .tag = 5}, {.own = 0.002, .tag = 10}};
+    ladder_spec s[2], t;
+    char dirs[2][256];
+    const char *dp[2];
+    ladder_run *runs;
+    size_t n;
+    spec_widths = "24 32 48";
+    if (!write_spec("rungcost", 5, &f[0], &t) || !CHECK(ladder_add_rung(&t, 72, 5) == SX_OK && ladder_plan(&t, &runs, &n) == SX_OK)) return;
+    double cost = 2 * 5 * runs[0].flops;
+    free(runs);
+    for (int seeds_only = 1; seeds_only >= 0; seeds_only--) {
+        if (!fake_ladders(seeds_only ? "sonly" : "grow", f, 2, 5, s, dirs, dp)) break;
+        sequential_options o = {.exe = self, .jobs = 2, .budget_flops = cost * 1.0001, .seeds_only = seeds_only};
+        json_t *r = NULL;
+        if (!CHECK(sequential_compare(s, dp, 2, 1e13, false, &o, &r) == SX_OK)) break;
+        json_t *u = json_object_get(r, "until_decided"), *first = json_array_get(json_object_get(u, "allocation"), 0);
+        printf("%s: %lld rounds, the first %s, stop %s, level %.5f\n", seeds_only ? "seeds only" : "rungs too", (long long)rounds_of(r),
+               json_string_value(json_object_get(first, "placed")), stop_of(r), field(r, 1, "sequential_level"));
+        sequential_print(stdout, r);
+        if (seeds_only) {
+            CHECK(json_array_size(json_object_get(u, "rungs_added")) == 0 && s[0].n_rungs == 3 && rounds_of(r) >= 1);
+            CHECK(!strcmp(json_string_value(json_object_get(first, "placed")), "by noise"));
+            json_decref(r);
+            continue;
+        }
+        CHECK(!strcmp(json_string_value(json_object_get(first, "placed")), "new rung") && rounds_of(r) == 1);
+        CHECK(json_integer_value(json_object_get(first, "new_width")) == 72 && !strcmp(stop_of(r), "budget"));
+        CHECK(json_array_size(json_object_get(u, "rungs_added")) == 1 && json_integer_value(json_array_get(json_object_get(u, "rungs_added"), 0)) == 72);
+        char path[600];
+        for (size_t i = 0; i < 2; i++) {
+            CHECK(s[i].n_rungs == 4 && ladder_rung_seeds(&s[i], 0) == 5);
+            snprintf(path, sizeof path, "%s/w72-s5/DONE", dirs[i]);
+            CHECK(access(path, F_OK) == 0);
+        }
+        ladder_spec back;   // a fresh spec holds the rung once its directory's seeds.json is read
+        snprintf(path, sizeof path, "%s/grow1.ladder", tmpdir);
+        if (CHECK(ladder_spec_read(path, &back) == SX_OK && ladder_seeds_read(&back, dirs[1]) == SX_OK && back.n_rungs == 4) &&
+            CHECK(ladder_plan(&back, &runs, &n) == SX_OK)) {
+            CHECK(n == 20 && !strcmp(runs[0].dir, "w72-s1") && !strcmp(runs[5].dir, "w48-s1"));
+            free(runs);
+        }
+        snprintf(path, sizeof path, "%s/seeds.json", dirs[1]);
+        json_t *doc = json_load_file(path, 0, NULL);
+        CHECK(json_integer_value(json_object_get(doc, "version")) == 2 &&
+              json_is_true(json_object_get(json_array_get(json_object_get(doc, "rungs"), 0), "added")));
+        json_decref(doc);
+        look_record rec;
+        const char *why, *names[2] = {s[0].name, s[1].name};
+        size_t widths[LADDER_MAX_RUNGS] = {72, 48, 32, 24};
+        look_key k = {.names = names, .n = 2, .widths = widths, .R = 4, .target_flops = 1e13};
+        if (CHECK(look_record_read(dirs[0], &k, &rec, &why) == SX_OK && why == NULL && rec.n_looks == 2 && rec.n_stages == 1)) {
+            double st = rec.stage_t[1];
+            printf("stage 1: information fraction %.4f at its last look, alpha left %.5f\n", st, 0.05 - spending_pocock(st, 0.05));
+            CHECK(rec.stage_first[0] == 1 && rec.seeds[0][0] == 0 && rec.seeds[0][1] == 5 && rec.seeds[1][0] == 5);
+            CHECK(st > 0 && st < 1 && isnan(rec.stage_t[0]));
+            if (!json_is_true(json_object_get(json_array_get(json_object_get(r, "variants"), 1), "decided")))
+                CHECK_CLOSE(field(r, 1, "sequential_level"), 0.05 - spending_pocock(st, 0.05), 1e-9, 1e-9);
+            look_record_free(&rec);
+        }
+        json_decref(r);
+        r = NULL;   // a second run continues the looks of both stages
+        if (CHECK(sequential_compare(s, dp, 2, 1e13, false, &o, &r) == SX_OK)) CHECK(until_int(r, "earlier_looks") == 2);
+        json_decref(r);
+    }
+    spec_widths = "8 16 24 32 48";
+    if (write_spec("budgets", 2, &f[0], &t)) {
+        t.budgets[0] = 1e9;
+        CHECK(ladder_add_rung(&t, 72, 5) == SX_ERR_ARG && strstr(sx_last_error(), "budgets"));
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "train")) return fake_train(argc, argv);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -914,5 +997,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_useless_round);
     TEST_RUN(test_interrupted_round);
     TEST_RUN(test_extrapolation);
+    TEST_RUN(test_new_rung);
     return testlib_finish("compare");
 }

@@ -4,6 +4,8 @@
 // chance of ever crossing is alpha and each look spends its increment. The problem it solves, measured the
 // same way: ten looks at the fixed-sample 5% level decide about 19% of the time under no effect.
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <gsl/gsl_cdf.h>
 #include "core/rng.h"
 #include "core/status.h"
@@ -131,6 +133,51 @@ static void test_two_runs(void) {
     CHECK(err[1][0] > 0.06 && err[1][0] < err[1][1]);
 }
 
+// A rung added by --until-decided (scale/sequential.h): two looks of one estimator (information 1 and 2 of a
+// horizon of 6, Pocock type), then a new estimator of the same null effect (the law refitted with a larger rung)
+// whose first statistic is correlated rho with the last one before, looked at three times (information 3, 6 and 9,
+// the last final). Its stage tests at what the first left, 5% - spend(2/6, 5%): under no effect the two stages
+// together decide at most 5% whatever rho (they add at most, Bonferroni); a fresh 5% for the second stage passes it.
+static void test_stages(void) {
+    const double t1[2] = {1.0 / 6, 2.0 / 6}, t2[3] = {3.0 / 9, 6.0 / 9, 1};
+    const double rhos[2] = {0, 0.7};
+    double l1[2], spent1[2], l2[2][3], spent2[3];
+    for (int j = 0; j < 2; j++) spent1[j] = spending_pocock(t1[j], 0.05);
+    CHECK(spending_levels(t1, spent1, 2, l1) == SX_OK);
+    for (int fresh = 0; fresh < 2; fresh++) {
+        double a = fresh ? 0.05 : 0.05 - spent1[1];
+        for (int j = 0; j < 3; j++) spent2[j] = j == 2 ? a : spending_pocock(t2[j], a);
+        CHECK(spending_levels(t2, spent2, 3, l2[fresh]) == SX_OK);
+    }
+    double err[2][2] = {{0}}, se = sqrt(0.05 * 0.95 / PATHS);
+    for (int c = 0; c < 2; c++) {
+        rng_state r;
+        rng_seed(&r, 20261206 + (uint64_t)c);
+        for (int p = 0; p < PATHS; p++) {
+            double w = 0, z = 0, v, before = 0;
+            bool first = false;
+            for (int j = 0; j < 2 && !first; j++) {
+                w += sqrt(t1[j] - before) * rng_normal(&r);
+                before = t1[j];
+                z = w / sqrt(t1[j]);
+                first = 2 * gsl_cdf_ugaussian_Q(fabs(z)) <= l1[j];
+            }
+            // the second estimator: its first statistic rho-correlated with the last one before, then new increments
+            v = sqrt(t2[0]) * (rhos[c] * z + sqrt(1 - rhos[c] * rhos[c]) * rng_normal(&r));
+            double z2[3] = {v / sqrt(t2[0])};
+            for (int j = 1; j < 3; j++) { v += sqrt(t2[j] - t2[j - 1]) * rng_normal(&r); z2[j] = v / sqrt(t2[j]); }
+            for (int fresh = 0; fresh < 2; fresh++) {
+                bool any = first;
+                for (int j = 0; j < 3 && !any; j++) any = 2 * gsl_cdf_ugaussian_Q(fabs(z2[j])) <= l2[fresh][j];
+                err[c][fresh] += any ? 1.0 / PATHS : 0;
+            }
+        }
+        printf("a rung added after 2 looks, rho %.1f: the second stage at the alpha left %.4f, at a fresh 5%% %.4f decide under no effect\n",
+               rhos[c], err[c][0], err[c][1]);
+        CHECK(err[c][0] < 0.05 + 3 * se && err[c][1] > 0.05 + 3 * se);
+    }
+}
+
 // Looks after the last one that adds information (t repeats at the end) spend nothing: level 0 each.
 static void test_repeated_last(void) {
     const double t[4] = {0.5, 1, 1, 1}, spent[4] = {0.01, 0.05, 0.05, 0.05};
@@ -159,6 +206,7 @@ int main(void) {
     TEST_RUN(test_inflation);
     TEST_RUN(test_repeated_last);
     TEST_RUN(test_two_runs);
+    TEST_RUN(test_stages);
     TEST_RUN(test_bad_input);
     return testlib_finish("spending");
 }

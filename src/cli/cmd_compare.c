@@ -26,7 +26,7 @@ int cmd_compare(int argc, char **argv) {
         "intervals), KV-cache bytes, verdict (paired t test of the loss gain, Holm-corrected over the variants).",
         2, MAX_VARIANTS, "give a baseline ladder spec and at least one variant"};
     double target, width, precision, budget_h, budget_flops;
-    bool shared, run, until;
+    bool shared, run, until, seeds_only;
     long jobs, seeds;
     const char *svg, *out, *spending;
     const flag_def flags[] = {
@@ -40,6 +40,8 @@ int cmd_compare(int argc, char **argv) {
                                                        "decision, at the rungs where they narrow its interval most per "
                                                        "FLOP) until the verdicts decide at group-sequential levels, --width "
                                                        "or --precision is reached or the budget is spent"},
+        {"seeds-only", FLAG_BOOL, &seeds_only, "false", "with --until-decided: never add a larger rung (by default one is "
+                                                          "added where it narrows an interval more than seeds for its FLOPs)"},
         {"width", FLAG_DOUBLE, &width, "0", "with --until-decided: also stop when every undecided paired interval is narrower"},
         {"precision", FLAG_DOUBLE, &precision, "0", "with --until-decided: stop only when every paired interval is within "
                                                      "+-this fraction of its multiplier (0.15: +-15%), decided or not"},
@@ -61,7 +63,7 @@ int cmd_compare(int argc, char **argv) {
     bool obf = !strcmp(spending, "obf");
     if (!st && !obf && strcmp(spending, "pocock")) st = sx_fail(SX_ERR_ARG, "--spending must be pocock or obf, not '%s'", spending);
     const char *unused = NULL;
-    if (!st && !until && (unused = flags_first_given(&a, "width,precision,budget,budget-flops,spending")))
+    if (!st && !until && (unused = flags_first_given(&a, "width,precision,budget,budget-flops,spending,seeds-only")))
         st = sx_fail(SX_ERR_ARG, "--%s is a setting of --until-decided", unused);
     if (!st && !until && !run && flags_given(&a, "jobs")) st = sx_fail(SX_ERR_ARG, "--jobs is for training: give --run or --until-decided");
     if (!st && until && !(budget_h > 0) && !(budget_flops > 0))
@@ -101,14 +103,15 @@ int cmd_compare(int argc, char **argv) {
     }
     json_t *report = NULL;
     sequential_options so = {.width = width, .precision = precision, .budget_flops = budget_flops, .budget_hours = budget_h, .exe = exe, .jobs = (int)jobs,
-                            .spend = obf ? spending_obf : spending_pocock, .spending = obf ? "O'Brien-Fleming-type" : "Pocock-type"};
+                            .spend = obf ? spending_obf : spending_pocock, .spending = obf ? "O'Brien-Fleming-type" : "Pocock-type",
+                            .seeds_only = seeds_only};
     if (!st) st = until ? sequential_compare(specs, dp, (size_t)a.npos, target, shared, &so, &report)
                         : compare_ladders(specs, dp, (size_t)a.npos, target, shared, &report);
     if (!st) compare_print(stdout, report);
     if (!st && until) sequential_print(stdout, report);
     const char *added = !st && !until && !curves ? sequential_seeds_added(specs, (size_t)a.npos) : NULL;
     if (added)
-        printf("note: %s holds seeds --until-decided added as it tested look by look; these fixed-sample verdicts do not "
+        printf("note: %s holds seeds (or a rung) --until-decided added as it tested look by look; these fixed-sample verdicts do not "
                "count those looks (its own report's group-sequential verdicts do)\n", added);
     if (!st && *svg) st = plots_compare(svg, report);
     if (!st && *out) st = fs_write_json(out, report, JSON_INDENT(1));

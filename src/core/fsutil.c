@@ -140,16 +140,33 @@ sx_status fs_load_json(const char *path, json_t **out) {
     return sx_fail(SX_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
 }
 
-sx_status fs_load_versioned_json(const char *path, const char *format, int version, const char *noun, json_t **out) {
+// Versions lo..hi of format; the one read into *read_version.
+static sx_status load_versions(const char *path, const char *format, int lo, int hi, const char *noun, json_t **out,
+                               int *read_version) {
     *out = NULL;
     if (access(path, F_OK)) return SX_OK;
     sx_status st = fs_load_json(path, out);
     if (st) return st;
     const char *f = json_string_value(json_object_get(*out, "format"));
-    if (f && !strcmp(f, format) && json_integer_value(json_object_get(*out, "version")) == version) return SX_OK;
+    json_int_t v = json_integer_value(json_object_get(*out, "version"));
+    if (f && !strcmp(f, format) && json_is_integer(json_object_get(*out, "version")) && v >= lo && v <= hi) {
+        *read_version = (int)v;
+        return SX_OK;
+    }
     json_decref(*out);
     *out = NULL;
-    return sx_fail(SX_ERR_FORMAT, "%s: not a %s of version %d (format \"%s\")", path, noun, version, format);
+    if (lo == hi) return sx_fail(SX_ERR_FORMAT, "%s: not a %s of version %d (format \"%s\")", path, noun, hi, format);
+    return sx_fail(SX_ERR_FORMAT, "%s: not a %s of version %d to %d (format \"%s\")", path, noun, lo, hi, format);
+}
+
+sx_status fs_load_versioned_json(const char *path, const char *format, int version, const char *noun, json_t **out) {
+    int v;
+    return load_versions(path, format, version, version, noun, out, &v);
+}
+
+sx_status fs_load_json_upto(const char *path, const char *format, int version, const char *noun, json_t **out,
+                            int *read_version) {
+    return load_versions(path, format, 1, version, noun, out, read_version);
 }
 
 sx_status fs_sha256_file(const char *path, char hex[65]) {

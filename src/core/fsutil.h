@@ -45,6 +45,9 @@ sx_status fs_load_json(const char *path, json_t **out);
 // reference), or NULL without the file. SX_ERR_FORMAT for another format or version, naming the file and
 // what it should be (noun: "seeds file" gives "PATH: not a seeds file of version 1 (format \"...\")").
 sx_status fs_load_versioned_json(const char *path, const char *format, int version, const char *noun, json_t **out);
+// The same for a reader of versions 1..version (a format that grew a field): the version read into *read_version.
+sx_status fs_load_json_upto(const char *path, const char *format, int version, const char *noun, json_t **out,
+                            int *read_version);
 
 // The SHA-256 of a file's bytes as 64 lowercase hex digits (hex: 65 bytes with the terminator).
 sx_status fs_sha256_file(const char *path, char hex[65]);

@@ -79,6 +79,8 @@ typedef struct {
     size_t rung_seeds[LADDER_MAX_RUNGS];   // seeds of rung r in plan order (largest first) where more than
                                            // n_seeds: added by `compare --until-decided`, recorded in the
                                            // ladder directory (scale/ladder_seeds.h), not a spec key [0]
+    size_t n_added_rungs;  // the last n_added_rungs of widths: rungs `compare --until-decided` added (recorded in
+                           // the ladder directory's seeds.json), not the spec's [0]
     double tokens_per_param, lr, lr_ref_width, lr_width_power, muon_lr, hyper_lr, warmup;
     double unique_tokens;  // > 0: every run trains on only this many unique tokens (repeating them)
     size_t mtp;            // train --mtp (0: off)

@@ -26,15 +26,47 @@ static sx_status rung_widths(const ladder_spec *spec, size_t *widths) {
     return SX_OK;
 }
 
+sx_status ladder_add_rung(ladder_spec *spec, size_t width, size_t seeds) {
+    if (spec->budgets[0] > 0) return sx_fail(SX_ERR_ARG, "%s: its rungs are budgets, not widths: no rung can be added", spec->name);
+    if (spec->n_rungs >= LADDER_MAX_RUNGS)
+        return sx_fail(SX_ERR_ARG, "%s: already %d rungs, the most a ladder holds", spec->name, LADDER_MAX_RUNGS);
+    for (size_t r = 0; r < spec->n_rungs; r++)
+        if (spec->widths[r] == width) return sx_fail(SX_ERR_ARG, "%s: already has a rung of width %zu", spec->name, width);
+    memmove(spec->rung_seeds + 1, spec->rung_seeds, spec->n_rungs * sizeof *spec->rung_seeds);
+    spec->rung_seeds[0] = seeds;
+    spec->widths[spec->n_rungs++] = width;
+    spec->n_added_rungs++;
+    return SX_OK;
+}
+
+// The rungs of a seeds file marked added (version 2) that the spec lacks, added in plan order from the back: the
+// file's first (largest) added rung ends up in front of the plan.
+static sx_status add_marked(ladder_spec *spec, json_t *rungs, int version, const char *path) {
+    for (size_t i = json_array_size(rungs); i-- > 0;) {
+        json_t *e = json_array_get(rungs, i);
+        if (!json_is_true(json_object_get(e, "added"))) continue;
+        json_int_t w = json_integer_value(json_object_get(e, "width"));
+        if (version < 2 || w < 1 || w > 1000000)
+            return sx_fail(SX_ERR_FORMAT, "%s: rung %zu: an added rung needs version 2 and a width in 1..1e6", path, i);
+        bool have = false;
+        for (size_t r = 0; r < spec->n_rungs; r++) have = have || spec->widths[r] == (size_t)w;
+        if (!have && ladder_add_rung(spec, (size_t)w, 0))
+            return sx_fail(SX_ERR_FORMAT, "%s: %s", path, sx_last_error());
+    }
+    return SX_OK;
+}
+
 sx_status ladder_seeds_read(ladder_spec *spec, const char *dir) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LADDER_SEEDS_FILE);
     json_t *doc;
-    sx_status st = fs_load_versioned_json(path, FORMAT, LADDER_SEEDS_VERSION, "seeds file", &doc);
+    int version = 0;
+    sx_status st = fs_load_json_upto(path, FORMAT, LADDER_SEEDS_VERSION, "seeds file", &doc, &version);
     if (st || !doc) return st;
     json_t *rungs = json_object_get(doc, "rungs"), *crc = json_object_get(doc, "crc32");
     if (!json_is_array(rungs) || !json_is_integer(crc) || (uint32_t)json_integer_value(crc) != rungs_crc(rungs))
         st = sx_fail(SX_ERR_FORMAT, "%s: checksum does not match its rungs (edited or corrupt): remove it to keep the spec's seeds", path);
+    if (!st) st = add_marked(spec, rungs, version, path);
     size_t widths[LADDER_MAX_RUNGS];
     if (!st) st = rung_widths(spec, widths);
     for (size_t i = 0; !st && i < json_array_size(rungs); i++) {
@@ -62,9 +94,13 @@ sx_status ladder_seeds_write(const ladder_spec *spec, const char *dir) {
     sx_status st = rung_widths(spec, widths);
     if (st) return st;
     json_t *rungs = json_array();
-    for (size_t r = 0; r < spec->n_rungs; r++)
-        json_array_append_new(rungs, json_pack("{s:I, s:I}", "width", (json_int_t)widths[r], "seeds", (json_int_t)ladder_rung_seeds(spec, r)));
-    json_t *doc = json_pack("{s:s, s:i, s:s, s:o, s:I}", "format", FORMAT, "version", LADDER_SEEDS_VERSION, "ladder", spec->name,
+    for (size_t r = 0; r < spec->n_rungs; r++) {   // plan rung r < n_added_rungs: the spec's widths from the back
+        json_t *e = json_pack("{s:I, s:I}", "width", (json_int_t)widths[r], "seeds", (json_int_t)ladder_rung_seeds(spec, r));
+        if (r < spec->n_added_rungs) json_object_set_new(e, "added", json_true());
+        json_array_append_new(rungs, e);
+    }
+    json_t *doc = json_pack("{s:s, s:i, s:s, s:o, s:I}", "format", FORMAT, "version", spec->n_added_rungs ? LADDER_SEEDS_VERSION : 1,
+                            "ladder", spec->name,
                             "rungs", rungs, "crc32", (json_int_t)rungs_crc(rungs));
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, LADDER_SEEDS_FILE);

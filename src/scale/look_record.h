@@ -6,13 +6,18 @@
 // rungs, target compute and Linf pinning (another target is another hypothesis).
 // Not responsible for the tests themselves (scale/sequential.h) or the seed counts (scale/ladder_seeds.h).
 //
-// BASELINE_DIR/until-decided.json: {"format": "sextant-until-decided-looks", "version": 1,
+// A rung added by --until-decided starts a new stage of the looks (scale/sequential.h): the record keeps where
+// each stage began and the information fraction each variant's test had at the last look of the stage before.
+//
+// BASELINE_DIR/until-decided.json: {"format": "sextant-until-decided-looks", "version": 1 (2 with stages),
 //     "ladders": [names, baseline first], "widths": [the baseline's rungs, plan order], "target_flops": C,
 //     "shared_linf": bool,
-//     "looks": [[seeds per rung], ...], "last_final": bool (the last look spent what alpha was left: the budget's
-//     end), "verdicts": [per ladder: {"look": k or null, "better": bool, "level": x or null}],
+//     "looks": [[seeds per rung], ...] (0 at a rung added after that look), "last_final": bool (the last look
+//     spent what alpha was left: the budget's end), "verdicts": [per ladder: {"look": k or null, "better": bool,
+//     "level": x or null}], version 2: "stages": [per rung added: {"from_look": the first look after it,
+//     "t": [per ladder: the information fraction of its test at the look before, or null]}],
 //     "crc32": zlib crc32 of {"ladders", "widths", "target_flops", "shared_linf", "looks", "last_final",
-//     "verdicts"} dumped compact, keys in this order}
+//     "verdicts"[, "stages"]} dumped compact, keys in this order}
 #ifndef SEXTANT_SCALE_LOOK_RECORD_H
 #define SEXTANT_SCALE_LOOK_RECORD_H
 #include <stdbool.h>
@@ -21,7 +26,7 @@
 #include "scale/ladder.h"
 
 #define LOOK_RECORD_FILE "until-decided.json"
-#define LOOK_RECORD_VERSION 1
+#define LOOK_RECORD_VERSION 2   // 1 (no stages) is still read
 
 // Which comparison: its ladders (n names, baseline first), the baseline's rungs (R widths, plan order), the
 // target compute and whether every Linf is pinned to the baseline's.
@@ -46,6 +51,10 @@ typedef struct {
     size_t (*seeds)[LADDER_MAX_RUNGS];   // (n_looks): each look's seeds per rung
     bool last_final;                     // the last look spent what was left (the budget's end)
     look_verdict *verdicts;              // (ladders), the baseline's first
+    size_t n_stages;                     // rungs added: the stages closed before the current one
+    size_t stage_first[LADDER_MAX_RUNGS];   // the first look after each
+    double *stage_t;                     // (n_stages x ladders): each test's information fraction at the look
+                                         // before it (NAN: not tested there)
 } look_record;
 
 // Writes dir/until-decided.json (atomically): comparison k's looks and verdicts (one per ladder).

@@ -1,5 +1,6 @@
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,27 +32,38 @@ static double num(json_t *o, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+// The main run of run i of plan s (itself, or the run a cooldown branch starts from; SIZE_MAX for an LR-sweep
+// run), and that one's rung.
+static size_t main_run(const ladder_spec *s, const ladder_run *runs, size_t i, size_t *rung) {
+    if (runs[i].branch == LADDER_SWEEP) return SIZE_MAX;
+    size_t m = runs[i].branch < 0 ? i : (i - ladder_rung_start(s, s->n_rungs)) / s->n_branches, r = 0;
+    while (ladder_rung_start(s, r + 1) <= m) r++;
+    *rung = r;
+    return m;
+}
+
+// FLOPs run i of plan s trains (main run m: main_run's) when it is not DONE under dir (NULL: 0 either way): a
+// branch costs what it trains beyond its branch point.
+static double run_cost(const ladder_spec *s, const ladder_run *runs, size_t i, size_t m, const char *dir) {
+    if (dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/DONE", dir, runs[i].dir);
+        if (access(path, F_OK) == 0) return 0;
+    }
+    return runs[i].flops - (runs[i].branch < 0 ? 0 : runs[m].flops * s->branches[runs[i].branch].from);
+}
+
 // FLOPs of training the runs next's plan holds beyond now's (main runs of a seed beyond now's count at
-// their rung, and their cooldown branches) that are not DONE under dir (NULL: all of them); a branch costs
-// what it trains beyond its branch point.
+// their rung, and their cooldown branches) that are not DONE under dir (NULL: all of them).
 static sx_status added_flops(const ladder_spec *now, const ladder_spec *next, const char *dir, double *flops) {
     ladder_run *runs;
-    size_t n;
+    size_t n, r = 0;
     sx_status st = ladder_plan(next, &runs, &n);
     if (st) return st;
-    size_t mains = ladder_rung_start(next, next->n_rungs), nb = next->n_branches;
     *flops = 0;
     for (size_t i = 0; i < n; i++) {
-        if (runs[i].branch == LADDER_SWEEP) continue;
-        size_t m = runs[i].branch < 0 ? i : (i - mains) / nb, r = 0;   // its main run, and that one's rung
-        while (ladder_rung_start(next, r + 1) <= m) r++;
-        if (runs[m].seed <= ladder_rung_seeds(now, r)) continue;
-        if (dir) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s/DONE", dir, runs[i].dir);
-            if (access(path, F_OK) == 0) continue;
-        }
-        *flops += runs[i].flops - (runs[i].branch < 0 ? 0 : runs[m].flops * next->branches[runs[i].branch].from);
+        size_t m = main_run(next, runs, i, &r);
+        if (m != SIZE_MAX && runs[m].seed > ladder_rung_seeds(now, r)) *flops += run_cost(next, runs, i, m, dir);
     }
     free(runs);
     return SX_OK;
@@ -344,16 +356,16 @@ static double narrow_ratio(json_t *e, size_t S, double a, const sequential_optio
 
 // Seeds against a larger rung, for every undecided variant: how much the report's hypothetical next rung
 // narrows its interval (next_rung_var against the sum of rung_var; as many seeds as the largest rung, at
-// next_rung_flops in every ladder) against what the same FLOPs buy as seeds placed by the noise (var: noise_of's
-// rows). Returns {"next_rung_flops" (the baseline's), "seeds", "flops" (the rung in all ladders), "rung_shrink",
+// next_rung_flops in every ladder, or flops in all when not NAN: a real rung's) against what the same FLOPs buy
+// as seeds placed by the noise (var: noise_of's rows). Returns {"next_rung_flops" (the baseline's), "seeds", "flops" (the rung in all ladders), "rung_shrink",
 // "seed_shrink": [per variant; null for the baseline, a variant that wants no seeds (wants_seeds) or no estimate],
 // "bound": true when the rung narrows some such variant's interval more: the noise is mostly the extrapolation's
 // leverage on the rungs' seed noise, and a larger rung is the advice}.
-static json_t *extrapolation(json_t *report, const rungs_state *g, const double *var, const sequential_options *o) {
+static json_t *extrapolation(json_t *report, const rungs_state *g, const double *var, const sequential_options *o, double flops) {
     json_t *rows = json_object_get(report, "variants"), *rung = json_array(), *seeds = json_array();
-    double flops = 0;
     bool bound = false;
-    for (size_t i = 0; i < json_array_size(rows); i++) flops += (double)g->seeds[0] * num(json_array_get(rows, i), "next_rung_flops");
+    for (size_t i = 0; isnan(flops) && i < json_array_size(rows); i++)
+        flops = (i ? flops : 0) + (double)g->seeds[0] * num(json_array_get(rows, i), "next_rung_flops");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i), *rv = json_object_get(e, "rung_var");
         double total = 0;
@@ -376,10 +388,13 @@ static json_t *sizes(const size_t *x, size_t n) {
     return a;
 }
 
-// The looks so far, one per comparison (the first before any seed is added): each look's seeds per rung.
+// The looks so far, one per comparison (the first before any seed is added): each look's seeds per rung (0 at
+// a rung added after it), and the stages: a rung added closes one (look_record.h).
 typedef struct {
     size_t n, cap;
     size_t (*seeds)[LADDER_MAX_RUNGS];
+    size_t ladders, n_stages, stage_first[LADDER_MAX_RUNGS];
+    double *stage_t;   // (n_stages x ladders)
 } look_log;
 
 static sx_status look_add(look_log *L, const size_t *seeds) {
@@ -409,29 +424,46 @@ static bool rung_weights(json_t *e, size_t R, double *v) {
     return total > 0;
 }
 
-// The nominal level of row e's test at the last look of L, at family-wise level alpha. Its variance at look j
-// is sum_r v_r S_r / S_r(j) (v: rung_weights, S the seeds now); the horizon is the variance that flops_left
-// FLOPs of seeds placed by the same weights would reach (this look's own when final: it spends what is
-// left); information fractions t_j = horizon / variance at look j; then the spending function (scale/spending.h).
+// The alpha that the stages of L before the current one leave to variant i's test at family-wise level alpha:
+// each spent spend(t, what the ones before it left) by the information fraction t of its last look (none where
+// it was not tested there). The stages split alpha as Bonferroni does: each is a group-sequential test of its
+// own estimator (the ladders' rungs changed between them), so their errors add at most.
+static double stage_alpha(const look_log *L, size_t i, double alpha, double (*spend)(double, double)) {
+    for (size_t s = 0; s < L->n_stages; s++) {
+        double t = L->stage_t[s * L->ladders + i];
+        if (isfinite(t)) alpha -= spend(t, alpha);
+    }
+    return alpha;
+}
+
+// The nominal level of row e's (variant i's) test at the last look of L, at family-wise level alpha: the
+// current stage's looks (those since the last rung was added) at the alpha stage_alpha leaves it. Its variance
+// at look j is sum_r v_r S_r / S_r(j) (v: rung_weights, S the seeds now); the horizon is the variance that
+// flops_left FLOPs of seeds placed by the same weights would reach (this look's own when final: it spends what
+// is left); information fractions t_j = horizon / variance at look j; then the spending function
+// (scale/spending.h). *t_last (NULL: not wanted) receives the last look's fraction (NAN where not computed).
 // 0 where no horizon is known (flops_left NAN); NAN where there is nothing to test (no noise: identical variants).
-static double look_level(json_t *e, const rungs_state *g, const look_log *L, double flops_left, bool final,
-                         double (*spend)(double, double), double alpha) {
+static double look_level(json_t *e, size_t i, const rungs_state *g, const look_log *L, double flops_left, bool final,
+                         double (*spend)(double, double), double alpha, double *t_last) {
     double v[LADDER_MAX_RUNGS], end = 0, level = 0;
+    if (t_last) *t_last = NAN;
     if (!rung_weights(e, g->R, v)) return NAN;
     if (!final && !(flops_left >= 0)) return 0;
-    size_t added[LADDER_MAX_RUNGS] = {0};
+    alpha = stage_alpha(L, i, alpha, spend);
+    size_t added[LADDER_MAX_RUNGS] = {0}, first = L->n_stages ? L->stage_first[L->n_stages - 1] : 0, k = L->n - first;
     double fl;
     if (!final) place_for(v, 0, g, 0, flops_left, added, &fl);
     for (size_t r = 0; r < g->R; r++) end += v[r] * (double)g->seeds[r] / (double)(g->seeds[r] + added[r]);
-    double *t = malloc(3 * L->n * sizeof *t), *spent = t + L->n, *nominal = t + 2 * L->n;
+    double *t = malloc(3 * k * sizeof *t), *spent = t + k, *nominal = t + 2 * k;
     if (!t) return 0;
-    for (size_t j = 0; j < L->n; j++) {
+    for (size_t j = 0; j < k; j++) {
         double var = 0;
-        for (size_t r = 0; r < g->R; r++) var += v[r] * (double)g->seeds[r] / (double)L->seeds[j][r];
+        for (size_t r = 0; r < g->R; r++) var += v[r] * (double)g->seeds[r] / (double)L->seeds[first + j][r];
         t[j] = fmin(1, end / var);
-        spent[j] = j + 1 == L->n && final ? alpha : spend(t[j], alpha);
+        spent[j] = j + 1 == k && final ? alpha : spend(t[j], alpha);
     }
-    if (spending_levels(t, spent, L->n, nominal) == SX_OK) level = nominal[L->n - 1];
+    if (spending_levels(t, spent, k, nominal) == SX_OK) level = nominal[k - 1];
+    if (t_last) *t_last = t[k - 1];
     free(t);
     return level;
 }
@@ -462,7 +494,7 @@ static sx_status test_look(json_t *report, const rungs_state *g, const look_log 
     for (size_t q = 0; q < k; q++) {
         size_t i = (size_t)order[2 * q + 1];
         json_t *e = json_array_get(rows, i);
-        v[i].level = look_level(e, g, L, flops_left, final, o->spend, COMPARE_ALPHA / (double)m);
+        v[i].level = look_level(e, i, g, L, flops_left, final, o->spend, COMPARE_ALPHA / (double)m, NULL);
         stepping = stepping && order[2 * q] <= v[i].level;
         if (!stepping) continue;   // Holm stops at the first not rejected; those after keep their level at alpha/m
         v[i].look = (int)L->n - 1;
@@ -547,7 +579,7 @@ static void round_for(json_t *report, size_t i, const rungs_state *g, const doub
         if (o->precision > 0) return;   // a precision does not depend on the level
         for (size_t r = 0; r < g->R; r++) next[r] = g->seeds[r] + add[r];
         if (look_add(L, next)) return;
-        double level = look_level(e, g, L, flops_left, false, o->spend, alpha);
+        double level = look_level(e, i, g, L, flops_left, false, o->spend, alpha, NULL);
         L->n--;
         if (!(level > 0) || fabs(log(level / a)) < 0.05) return;
         a = sqrt(a * level);   // damped: a larger level makes a smaller round, which spends less
@@ -632,6 +664,92 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
                      near ? json_incref(json_object_get(json_array_get(rows, near), "name")) : json_null());
 }
 
+static size_t gcd(size_t a, size_t b) { return b ? gcd(b, a % b) : a; }
+
+// The width of a rung one ladder step above the largest, for every ladder alike: a multiple of the baseline's
+// widths' greatest common divisor (so that head and group sizes dividing every width divide it) above its largest,
+// the one whose run's FLOPs lie nearest (in log) to x0^2/x1 (x: the runs' FLOPs at the two largest rungs: the
+// step compare's hypothetical next rung takes) among those every ladder's model takes, up to 4x the largest
+// width. 0 where there is none (fewer than 2 rungs, a ladder of budgets or of LADDER_MAX_RUNGS rungs, no width).
+static size_t next_width(const ladder_spec *specs, size_t n) {
+    ladder_run *runs;
+    size_t nr, q = 0, best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (specs[i].budgets[0] > 0 || specs[i].n_rungs >= LADDER_MAX_RUNGS || specs[i].n_rungs < 2) return 0;
+    if (ladder_plan(&specs[0], &runs, &nr)) return 0;
+    size_t w0 = runs[0].width;
+    double want = log(runs[0].flops * runs[0].flops / runs[ladder_rung_start(&specs[0], 1)].flops), nearest = INFINITY;
+    free(runs);
+    for (size_t r = 0; r < specs[0].n_rungs; r++) q = gcd(q, specs[0].widths[r]);
+    for (size_t w = (w0 / q + 1) * q; w <= 4 * w0; w += q) {
+        double x = NAN;
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) {
+            ladder_spec t = specs[i];
+            ok = ladder_add_rung(&t, w, 1) == SX_OK && ladder_plan(&t, &runs, &nr) == SX_OK;
+            if (ok && i == 0) x = log(runs[0].flops);
+            if (ok) free(runs);
+        }
+        if (ok && fabs(x - want) < nearest) { nearest = fabs(x - want); best = w; }
+        if (ok && x > want) break;   // wider only goes further
+    }
+    return best;
+}
+
+// FLOPs of training the front rung (plan rung 0: one just added) of every ladder, runs not DONE under dirs.
+static sx_status front_rung_flops(const ladder_spec *specs, const char *const *dirs, size_t n, double *flops) {
+    *flops = 0;
+    for (size_t k = 0; k < n; k++) {
+        ladder_run *runs;
+        size_t nr, r = 0;
+        sx_status st = ladder_plan(&specs[k], &runs, &nr);
+        if (st) return st;
+        for (size_t i = 0; i < nr; i++) {
+            size_t m = main_run(&specs[k], runs, i, &r);
+            if (m != SIZE_MAX && r == 0) *flops += run_cost(&specs[k], runs, i, m, dirs[k]);
+        }
+        free(runs);
+    }
+    return SX_OK;
+}
+
+// A larger rung for this round, where the interval is mostly the extrapolation's: with a width for it
+// (next_width) and as many seeds as the largest rung has, in every ladder (grown: the specs with it), its FLOPs
+// (*cost) within flops_left, and the comparison's hypothetical next rung narrowing some variant that wants seeds
+// more than seeds placed by the noise for those FLOPs (extrapolation's "bound"). Returns the round's allocation
+// entry (without its FLOPs) and says it on stderr; NULL for a round of seeds.
+static json_t *plan_rung(json_t *report, const rungs_state *g, const ladder_spec *specs, const char *const *dirs, size_t n,
+                         const sequential_options *o, double flops_left, int round, ladder_spec *grown, double *cost) {
+    json_t *rows = json_object_get(report, "variants");
+    size_t w = o->seeds_only || !json_is_true(json_object_get(report, "paired")) ? 0 : next_width(specs, n);
+    for (size_t i = 0; w && i < n; i++) {
+        grown[i] = specs[i];
+        if (ladder_add_rung(&grown[i], w, g->seeds[0])) w = 0;
+    }
+    if (!w || front_rung_flops(grown, dirs, n, cost) || !(*cost <= flops_left)) return NULL;
+    double *var = calloc(json_array_size(rows) * g->R, sizeof *var);
+    json_t *x = var && noise_of(report, g, o, var) ? extrapolation(report, g, var, o, *cost) : NULL;
+    free(var);
+    if (!json_is_true(json_object_get(x, "bound"))) { json_decref(x); return NULL; }
+    json_t *shrink = json_object_get(x, "rung_shrink"), *by_seeds = json_object_get(x, "seed_shrink");
+    fprintf(stderr, "until-decided: round %d adds a rung, w%zu, with %zu seeds in every ladder (%.3g FLOPs); for those FLOPs",
+            round, w, g->seeds[0], *cost);
+    for (size_t i = 1; i < json_array_size(rows); i++)
+        if (json_is_number(json_array_get(shrink, i)) && json_is_number(json_array_get(by_seeds, i)))
+            fprintf(stderr, " %s: the rung narrows the paired interval by about %.0f%%, seeds by %.0f%%;",
+                    json_string_value(json_object_get(json_array_get(rows, i), "name")), 100 * json_number_value(json_array_get(shrink, i)),
+                    100 * json_number_value(json_array_get(by_seeds, i)));
+    fprintf(stderr, " the looks after it test at the alpha the looks before left\n");
+    size_t widths[LADDER_MAX_RUNGS], added[LADDER_MAX_RUNGS] = {g->seeds[0]};
+    widths[0] = w;
+    memcpy(widths + 1, g->width, g->R * sizeof *widths);
+    json_t *entry = json_pack("{s:i, s:s, s:o, s:o, s:O, s:n, s:I}", "round", round, "placed", "new rung", "widths",
+                              sizes(widths, g->R + 1), "added", sizes(added, g->R + 1), "shrink", shrink, "for", "new_width",
+                              (json_int_t)w);
+    json_decref(x);
+    return entry;
+}
+
 // Whether round entry (plan_round's) was placed by the noise and narrows no variant that still wants seeds by
 // NARROW_MIN or more: a round not worth its FLOPs.
 static bool narrows_nothing(json_t *report, json_t *entry, const sequential_options *o) {
@@ -653,14 +771,50 @@ static double flops_left(const sequential_options *o, double spent, double t0, d
 const char *sequential_seeds_added(const ladder_spec *specs, size_t n) {
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < specs[i].n_rungs; r++)
-            if (ladder_rung_seeds(&specs[i], r) > specs[i].n_seeds) return specs[i].name;
+            if (specs[i].n_added_rungs || ladder_rung_seeds(&specs[i], r) > specs[i].n_seeds) return specs[i].name;
     return NULL;
 }
 
 // The looks so far and the verdicts (v, one per ladder) into the baseline's directory (scale/look_record.h).
 static sx_status record_looks(const char *dir, const look_key *k, const look_log *L, bool final, look_verdict *v) {
-    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .last_final = final, .verdicts = v};
+    look_record rec = {.n_looks = L->n, .seeds = L->seeds, .last_final = final, .verdicts = v, .n_stages = L->n_stages,
+                       .stage_t = L->stage_t};
+    memcpy(rec.stage_first, L->stage_first, sizeof rec.stage_first);
     return look_record_write(dir, k, &rec);
+}
+
+// A new stage of L before the rung of grown (plan_rung's specs) trains: each undecided variant's information
+// fraction at the last look (look_level's, at the FLOPs left then; NAN for the baseline and the decided) closes the
+// stage, every look's seeds move one rung back (0 at the new rung), specs become grown, and each ladder's
+// seeds.json and the looks (key: now with the rung) are written.
+static sx_status start_stage(json_t *report, const rungs_state *g, look_log *L, double flops_left, const sequential_options *o,
+                             look_verdict *v, const ladder_spec *grown, ladder_spec *specs, const char *const *dirs,
+                             look_key *key) {
+    size_t n = L->ladders;
+    double *t = realloc(L->stage_t, (L->n_stages + 1) * n * sizeof *t);
+    if (!t) return SX_ERR_NOMEM;
+    L->stage_t = t;
+    t += L->n_stages * n;
+    for (size_t i = 0; i < n; i++) {
+        t[i] = NAN;
+        if (i > 0 && v[i].look < 0)
+            look_level(json_array_get(json_object_get(report, "variants"), i), i, g, L, flops_left, false, o->spend, COMPARE_ALPHA, &t[i]);
+    }
+    L->stage_first[L->n_stages++] = L->n;
+    for (size_t j = 0; j < L->n; j++) {
+        memmove(L->seeds[j] + 1, L->seeds[j], (LADDER_MAX_RUNGS - 1) * sizeof *L->seeds[j]);
+        L->seeds[j][0] = 0;
+    }
+    memcpy(specs, grown, n * sizeof *specs);
+    size_t widths[LADDER_MAX_RUNGS];
+    widths[0] = specs[0].widths[specs[0].n_rungs - 1];
+    memcpy(widths + 1, g->width, g->R * sizeof *widths);
+    look_key k = *key;
+    k.widths = widths;
+    k.R = g->R + 1;
+    sx_status st = SX_OK;
+    for (size_t i = 0; i < n && !st; i++) st = ladder_seeds_write(&specs[i], dirs[i]);
+    return st ? st : record_looks(dirs[0], &k, L, false, v);
 }
 
 // Before the first look: the looks and verdicts an earlier --until-decided recorded for these ladders go first
@@ -675,6 +829,12 @@ static sx_status continue_looks(const ladder_spec *specs, const char *const *dir
     if (st) return st;
     for (size_t j = 0; j < rec.n_looks && !st; j++) st = look_add(L, rec.seeds[j]);
     if (!st && rec.n_looks) memcpy(v, rec.verdicts, n * sizeof *v);
+    if (!st && rec.n_looks && rec.n_stages) {   // the record's stages become L's
+        L->n_stages = rec.n_stages;
+        memcpy(L->stage_first, rec.stage_first, sizeof L->stage_first);
+        L->stage_t = rec.stage_t;
+        rec.stage_t = NULL;
+    }
     if (!st && rec.n_looks)
         fprintf(stderr, "until-decided: continuing the %zu look%s an earlier --until-decided made on these ladders (%s/%s): its "
                 "verdicts stand and the alpha spending counts its looks\n", rec.n_looks, rec.n_looks == 1 ? "" : "s", dirs[0], LOOK_RECORD_FILE);
@@ -699,7 +859,9 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     const char *stop = NULL;
     sx_status st = SX_OK;
     rungs_state g;
-    look_log looks = {0};
+    look_log looks = {.ladders = n};
+    json_t *rungs_added = json_array();
+    ladder_spec *grown = malloc(n * sizeof *grown);   // the specs with a rung added
     sequential_options pocock = *o;   // spend NULL: the Pocock type
     if (!o->spend) {
         pocock.spend = spending_pocock;
@@ -707,7 +869,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         o = &pocock;
     }
     look_verdict *v = malloc(n * sizeof *v);
-    if (!v) st = SX_ERR_NOMEM;
+    if (!v || !grown) st = SX_ERR_NOMEM;
     for (size_t i = 0; i < n && v; i++) v[i] = (look_verdict){.look = -1, .level = NAN};
     const char **names = malloc(n * sizeof *names);
     if (!names) st = SX_ERR_NOMEM;
@@ -730,33 +892,40 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         if ((st = test_look(r, &g, &looks, left, false, o, v)) || (st = record_looks(dirs[0], &key, &looks, false, v))) break;
         apply_verdicts(r, v, o, looks.n);
         if ((stop = stop_reason(r, o))) break;
-        size_t target[LADDER_MAX_RUNGS];
-        json_t *entry = plan_round(r, &g, n, o, v, &looks, left, rounds + 1, target);
-        double cost = round_flops(&g, target);
-        bool at_limit = false;
-        for (size_t k = 0; k < g.R; k++) at_limit = at_limit || target[k] > MAX_SEEDS;
-        double left_s = 3600 * o->budget_hours - (now_s() - t0);
-        bool over_time = o->budget_hours > 0 && (left_s <= 0 || cost * spf > left_s);
-        bool over_flops = o->budget_flops > 0 && spent + cost > o->budget_flops;
-        bool useless = !(over_time || over_flops || at_limit) && narrows_nothing(r, entry, o);
-        if (over_time || over_flops || at_limit || useless) {   // the last look: it spends what alpha is left
-            if (useless)
-                fprintf(stderr, "until-decided: round %d would narrow no open interval by %.1f%% or more: not trained\n",
-                        rounds + 1, 100 * NARROW_MIN);
-            else fprintf(stderr, "until-decided: round %d would cost %.3g FLOPs: over the budget, not trained\n", rounds + 1, cost);
-            json_decref(entry);
-            if ((st = test_look(r, &g, &looks, 0, true, o, v)) || (st = record_looks(dirs[0], &key, &looks, true, v))) break;
-            apply_verdicts(r, v, o, looks.n);
-            stop = stop_reason(r, o);
-            if (!stop) stop = useless ? "narrowing" : "budget";
-            break;
+        double cost;
+        json_t *entry = plan_rung(r, &g, specs, dirs, n, o, left, rounds + 1, grown, &cost);
+        if (entry) {   // a new stage, recorded before the rung trains (a rerun resumes it)
+            if ((st = start_stage(r, &g, &looks, left, o, v, grown, specs, dirs, &key))) { json_decref(entry); break; }
+            json_array_append_new(rungs_added, json_incref(json_object_get(entry, "new_width")));
+        } else {
+            size_t target[LADDER_MAX_RUNGS];
+            entry = plan_round(r, &g, n, o, v, &looks, left, rounds + 1, target);
+            cost = round_flops(&g, target);
+            bool at_limit = false;
+            for (size_t k = 0; k < g.R; k++) at_limit = at_limit || target[k] > MAX_SEEDS;
+            double left_s = 3600 * o->budget_hours - (now_s() - t0);
+            bool over_time = o->budget_hours > 0 && (left_s <= 0 || cost * spf > left_s);
+            bool over_flops = o->budget_flops > 0 && spent + cost > o->budget_flops;
+            bool useless = !(over_time || over_flops || at_limit) && narrows_nothing(r, entry, o);
+            if (over_time || over_flops || at_limit || useless) {   // the last look: it spends what alpha is left
+                if (useless)
+                    fprintf(stderr, "until-decided: round %d would narrow no open interval by %.1f%% or more: not trained\n",
+                            rounds + 1, 100 * NARROW_MIN);
+                else fprintf(stderr, "until-decided: round %d would cost %.3g FLOPs: over the budget, not trained\n", rounds + 1, cost);
+                json_decref(entry);
+                if ((st = test_look(r, &g, &looks, 0, true, o, v)) || (st = record_looks(dirs[0], &key, &looks, true, v))) break;
+                apply_verdicts(r, v, o, looks.n);
+                stop = stop_reason(r, o);
+                if (!stop) stop = useless ? "narrowing" : "budget";
+                break;
+            }
+            fprintf(stderr, "until-decided: round %d trains %.3g FLOPs\n", rounds + 1, cost);
+            for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < g.R && k < specs[i].n_rungs; k++) specs[i].rung_seeds[k] = target[k];
         }
         json_object_set_new(entry, "flops", json_real(cost));
         json_array_append_new(allocation, entry);
-        fprintf(stderr, "until-decided: round %d trains %.3g FLOPs\n", rounds + 1, cost);
         double t1 = now_s();
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = 0; k < g.R && k < specs[i].n_rungs; k++) specs[i].rung_seeds[k] = target[k];
         if ((st = ladder_execute(specs, dirs, n, o->exe, o->jobs, -1))) break;   // the round's runs in one pool
         for (size_t i = 0; i < n && !st; i++) st = ladder_seeds_write(&specs[i], dirs[i]);   // fit and compare find them
         if (st) break;
@@ -765,9 +934,11 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         rounds++;
     }
     free(looks.seeds);
+    free(looks.stage_t);
     free(v);
     free(names);
-    if (st) { json_decref(r); json_decref(allocation); return st; }
+    free(grown);
+    if (st) { json_decref(r); json_decref(allocation); json_decref(rungs_added); return st; }
     json_t *rows = json_object_get(r, "variants"), *more = json_array(), *more_rungs = json_array(), *more_flops = json_array();
     size_t fewest = fewest_seeds(&g);
     double a = undecided_level(r);
@@ -785,7 +956,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
         json_array_append_new(more_rungs, placed ? sizes(added, g.R) : json_null());
         json_array_append_new(more_flops, placed ? json_real(fl) : json_null());
     }
-    json_t *x = json_is_true(json_object_get(r, "paired")) ? extrapolation(r, &g, noise ? var : NULL, o) : NULL;
+    json_t *x = json_is_true(json_object_get(r, "paired")) ? extrapolation(r, &g, noise ? var : NULL, o, NAN) : NULL;
     free(var);
     json_t *u = json_pack("{s:s, s:i, s:i, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o}", "stop", stop, "rounds", rounds, "looks", (int)looks.n,
                           "spending", o->spending, "seeds", (json_int_t)fewest,
@@ -796,6 +967,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     json_object_set_new(u, "widths", sizes(g.width, g.R));
     json_object_set_new(u, "rung_seeds", sizes(g.seeds, g.R));
     json_object_set_new(u, "allocation", allocation);
+    json_object_set_new(u, "rungs_added", rungs_added);
     json_object_set_new(u, "more_seeds_rungs", more_rungs);
     json_object_set_new(u, "more_seeds_flops", more_flops);
     if (x) json_object_set_new(u, "extrapolation", x);
@@ -856,7 +1028,10 @@ void sequential_print(FILE *out, json_t *r) {
         fprintf(out, "seeds per rung ");
         print_rungs(out, json_object_get(u, "widths"), rs, "");
     }
-    fprintf(out, ", %.3g FLOPs added, %.0f s\n", num(u, "flops_spent"), num(u, "seconds"));
+    json_t *added = json_object_get(u, "rungs_added");
+    for (size_t k = 0; k < json_array_size(added); k++)
+        fprintf(out, "%s%lld", k ? ", w" : " (a rung added: w", (long long)json_integer_value(json_array_get(added, k)));
+    fprintf(out, "%s, %.3g FLOPs added, %.0f s\n", json_array_size(added) ? ")" : "", num(u, "flops_spent"), num(u, "seconds"));
     json_int_t looks = json_integer_value(json_object_get(u, "looks"));
     for (size_t i = 1; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i), *k = json_array_get(json_object_get(u, "more_seeds"), i);
