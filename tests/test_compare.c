@@ -360,6 +360,12 @@ static void test_until_decided(void) {
                    json_number_value(json_object_get(json_object_get(r, "until_decided"), "flops_spent")), o.budget_flops,
                    (long long)json_integer_value(more));
             CHECK(!strcmp(stop_of(r), "budget") && rounds_of(r) == 1 && json_is_integer(more) && json_integer_value(more) >= 1);
+            // the estimate is the power of the test that decides (the loss gain's t) at the level of its last look
+            json_int_t S = json_integer_value(json_object_get(json_object_get(r, "until_decided"), "seeds"));
+            double need = sequential_power_seeds(fabs(field(r, 1, "gain")), field(r, 1, "gain_se"), field(r, 1, "gain_df"), (size_t)S,
+                                                 field(r, 1, "sequential_level"));
+            printf("budget: power on the gain's t at level %.4f: %.2f seeds in all\n", field(r, 1, "sequential_level"), need);
+            CHECK(json_integer_value(more) == (json_int_t)fmax(1, ceil(need - 1e-9) - (double)S));
             CHECK_CLOSE(json_number_value(json_object_get(json_object_get(r, "until_decided"), "flops_spent")), 2 * one, 1e-12, 0);
             sequential_print(stdout, r);
             // the same two looks under O'Brien-Fleming spending: less spent at the first, so more left for the last
@@ -757,12 +763,13 @@ static void test_width_seeds(void) {
     json_t *r = until("wseed", w, 3, &o), *more = json_array_get(json_object_get(json_object_get(r, "until_decided"), "more_seeds"), 1);
     if (!r) return;
     double n = sequential_width_seeds(field(r, 1, "multiplier"), field(r, 1, "paired_se"), field(r, 1, "paired_df"), 3, 0.05);
-    double power = sequential_power_seeds(fabs(log(field(r, 1, "multiplier"))), field(r, 1, "paired_se"), field(r, 1, "paired_df"), 3, 0.05);
+    double power = sequential_power_seeds(fabs(field(r, 1, "gain")), field(r, 1, "gain_se"), field(r, 1, "gain_df"), 3,
+                                          field(r, 1, "sequential_level"));
     printf("width 0.05 from [%.4f, %.4f]: %lld more seeds (%.2f in all; power %.1f)\n", field(r, 1, "paired_lo"),
            field(r, 1, "paired_hi"), (long long)json_integer_value(more), n, power);
     CHECK(!strcmp(stop_of(r), "budget") && n < power && json_integer_value(more) == (json_int_t)ceil(n - 1e-9) - 3);
     // the undecided line says what the estimate assumes
-    CHECK(printed_has(r, "or an interval narrower than --width, whichever is sooner; the paired standard error falling as "
+    CHECK(printed_has(r, "or an interval narrower than --width, whichever is sooner; the standard error falling as "
                          "1/sqrt(seeds), t quantiles on the degrees of freedom it would have there)"));
     json_decref(r);
 }

@@ -413,7 +413,7 @@ static sx_status compare_variants(variant *v, const char *const *names, size_t n
     bool *better = sx_calloc_n(n, sizeof *better, "compare better");
     double *next_var = sx_calloc_n(n, sizeof *next_var, "compare nv"), *next_x = sx_calloc_n(n, sizeof *next_x, "compare nx");
     double *var = sx_calloc_n(n * v[0].R, sizeof *var, "compare var");
-    t_stat *loss = sx_calloc_n(3 * n, sizeof *loss, "compare stats"), *unpaired = loss + n, *paired = loss + 2 * n;
+    t_stat *loss = sx_calloc_n(4 * n, sizeof *loss, "compare stats"), *unpaired = loss + n, *paired = loss + 2 * n, *test = loss + 3 * n;
     sx_status st = pval && padj && better && next_var && next_x && var && loss ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n && !st; i++) {
         st = variant_fit(&v[i], i && shared_linf ? pin : NULL);
@@ -446,8 +446,8 @@ static sx_status compare_variants(variant *v, const char *const *names, size_t n
         loss[i] = t_interval(law_power_eval(v[i].p, C), &jl);
         unpaired[i] = t_interval(lm, &ju);
         if (paired_ok) paired[i] = t_interval(lm, &jp);
-        t_stat verdict = t_interval(gain, paired_ok ? &gp : &gu);
-        pval[i] = verdict.p;
+        test[i] = t_interval(gain, paired_ok ? &gp : &gu);
+        pval[i] = test[i].p;
         better[i] = gain > 0;
     }
     if (!st && n > 1) compare_holm(pval + 1, n - 1, padj + 1);
@@ -467,10 +467,12 @@ static sx_status compare_variants(variant *v, const char *const *names, size_t n
                                 doubles(v[i].p, LAW_POW_NPARAM), "rung_flops", doubles(v[i].x, v[i].R), "rung_loss",
                                 doubles(v[i].y, v[i].R));
         const char *keys[] = {"loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo", "multiplier_hi", "unpaired_df", "paired_lo",
-                              "paired_hi", "paired_se", "paired_df", "p_value", "p_holm", "kv_bytes_per_token", "active_params_largest"};
+                              "paired_hi", "paired_se", "paired_df", "gain", "gain_se", "gain_df", "p_value", "p_holm",
+                              "kv_bytes_per_token", "active_params_largest"};
         const double vals[] = {loss[i].est, loss[i].lo, loss[i].hi, exp(unpaired[i].est), exp(unpaired[i].lo), exp(unpaired[i].hi),
                                unpaired[i].df, paired_ok ? exp(paired[i].lo) : NAN, paired_ok ? exp(paired[i].hi) : NAN,
-                               paired_ok ? sqrt(paired[i].var) : NAN, paired_ok ? paired[i].df : NAN, i ? pval[i] : NAN, i ? padj[i] : NAN,
+                               paired_ok ? sqrt(paired[i].var) : NAN, paired_ok ? paired[i].df : NAN, i ? test[i].est : NAN,
+                               i ? sqrt(test[i].var) : NAN, i ? test[i].df : NAN, i ? pval[i] : NAN, i ? padj[i] : NAN,
                                v[i].kv_bytes, v[i].params};
         for (size_t k = 0; k < sizeof vals / sizeof *vals; k++) set_number(row, keys[k], vals[k]);
         json_t *one = json_array();   // rungs whose seed noise cannot be estimated

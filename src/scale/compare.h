@@ -47,7 +47,9 @@
 //  "variants": [{"name", "largest_rung", "seeds" (the fewest of any rung), "rung_seeds", "verdict", "decided"
 //  (bool), "params", "rung_flops", "rung_loss", "loss", "loss_lo", "loss_hi", "multiplier", "multiplier_lo",
 //  "multiplier_hi", "unpaired_df" (unpaired), "paired_lo", "paired_hi", "paired_se" (of the ln multiplier),
-//  "paired_df", "p_value" (of the gain), "p_holm", "kv_bytes_per_token",
+//  "paired_df", "gain", "gain_se", "gain_df" (the verdict's statistic: the baseline's projected loss less the
+//  variant's, its jackknife standard error, paired where the comparison is, and degrees of freedom), "p_value" (of
+//  the gain), "p_holm", "kv_bytes_per_token",
 //  "active_params_largest", and when paired "rung_var" (per rung: its seeds' jackknife variance of the ln
 //  multiplier), "next_rung_flops", "next_rung_var" (the total with the hypothetical next rung); "one_seed_rungs"
 //  (the ladder's rungs with one seed: w32 for an own ladder, the group for a curve ladder, 1.. largest first in

@@ -178,17 +178,20 @@ static bool wants_seeds(json_t *e, const sequential_options *o) {
 }
 
 // Seeds per rung in all (from S now) that would bring variant e to a decision with 80% power at level a
-// (sequential_power_seeds), or its paired interval under --width when that is sooner (sequential_width_seeds);
-// with --precision, its interval within +-precision instead (sequential_precision_seeds). All take the t
-// quantiles on the degrees of freedom the interval would have there. NAN when no estimate is possible.
+// (sequential_power_seeds on the statistic the verdict tests: the loss gain, its standard error and degrees of
+// freedom), or its paired interval under --width when that is sooner (sequential_width_seeds); with --precision,
+// its interval within +-precision instead (sequential_precision_seeds). All take the t quantiles on the degrees of
+// freedom there. NAN when no estimate is possible. (Power on the multiplier's own t once asked for 1 seed more
+// near the floors, where the multiplier's interval excluded 1 by 5 standard errors and the gain's test was at p
+// 0.08: a trail of one-seed rounds followed.)
 static double seeds_needed(json_t *e, size_t S, double a, const sequential_options *o) {
     double m = num(e, "multiplier"), lo = num(e, "paired_lo"), hi = num(e, "paired_hi");
-    if (!(lo > 0 && hi >= lo && isfinite(hi) && m > 0 && isfinite(m))) return NAN;
+    bool interval = lo > 0 && hi >= lo && isfinite(hi) && m > 0 && isfinite(m);
     double se = num(e, "paired_se"), df = num(e, "paired_df");
-    if (o->precision > 0) return hi > lo ? sequential_precision_seeds(se, df, S, o->precision) : NAN;
-    double need = sequential_power_seeds(fabs(log(m)), se, df, S, a);
+    if (o->precision > 0) return interval && hi > lo ? sequential_precision_seeds(se, df, S, o->precision) : NAN;
+    double need = sequential_power_seeds(fabs(num(e, "gain")), num(e, "gain_se"), num(e, "gain_df"), S, a);
     if (!isfinite(need)) need = INFINITY;
-    if (o->width > 0 && hi - lo > 0) need = fmin(need, sequential_width_seeds(m, se, df, S, o->width));
+    if (o->width > 0 && interval && hi - lo > 0) need = fmin(need, sequential_width_seeds(m, se, df, S, o->width));
     return isfinite(need) ? need : NAN;
 }
 
@@ -940,19 +943,23 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     free(grown);
     if (st) { json_decref(r); json_decref(allocation); json_decref(rungs_added); return st; }
     json_t *rows = json_object_get(r, "variants"), *more = json_array(), *more_rungs = json_array(), *more_flops = json_array();
+    json_t *more_level = json_array();
     size_t fewest = fewest_seeds(&g);
-    double a = undecided_level(r);
     double *var = calloc(json_array_size(rows) * g.R, sizeof *var);
     bool noise = var && noise_of(r, &g, o, var);
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
         double w = num(e, "paired_hi") - num(e, "paired_lo"), k = NAN, fl = NAN;
+        double a = num(e, "sequential_level") > 0 ? num(e, "sequential_level") : undecided_level(r);   // as its next look would
         bool open = i > 0 && wants_seeds(e, o) && !(o->width > 0 && w <= o->width);
         if (open) k = more_seeds(e, fewest, a, o);
         json_array_append_new(more, isfinite(k) ? json_integer((json_int_t)k) : json_null());
-        size_t added[LADDER_MAX_RUNGS];
+        json_array_append_new(more_level, isfinite(k) ? json_real(a) : json_null());
+        size_t added[LADDER_MAX_RUNGS], total = 0;
         double ratio = open ? narrow_ratio(e, fewest, a, o) : NAN;
         bool placed = noise && isfinite(ratio) && isfinite(place_for(var, i, &g, ratio, INFINITY, added, &fl));
+        for (size_t q = 0; placed && q < g.R; q++) total += added[q];
+        placed = placed && total > 0;   // none where the seeds now already give the power (a ratio of 1)
         json_array_append_new(more_rungs, placed ? sizes(added, g.R) : json_null());
         json_array_append_new(more_flops, placed ? json_real(fl) : json_null());
     }
@@ -970,6 +977,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     json_object_set_new(u, "rungs_added", rungs_added);
     json_object_set_new(u, "more_seeds_rungs", more_rungs);
     json_object_set_new(u, "more_seeds_flops", more_flops);
+    json_object_set_new(u, "more_seeds_level", more_level);
     if (x) json_object_set_new(u, "extrapolation", x);
     json_object_set_new(r, "until_decided", u);
     *report = r;
@@ -992,11 +1000,12 @@ static void print_rungs(FILE *out, json_t *widths, json_t *counts, const char *s
 static void print_more(FILE *out, json_t *u, json_t *e, size_t i, json_int_t seeds) {
     json_int_t k = json_integer_value(json_array_get(json_object_get(u, "more_seeds"), i));
     json_t *placed = json_array_get(json_object_get(u, "more_seeds_rungs"), i);
-    char goal[160];
+    char goal[200];
     if (num(u, "precision") > 0) snprintf(goal, sizeof goal, "for its paired interval within +-%.0f%%", 100 * num(u, "precision"));
-    else snprintf(goal, sizeof goal, "for 80%% power at the estimated %.3fx%s", num(e, "multiplier"),
+    else snprintf(goal, sizeof goal, "for 80%% power to decide the estimated loss gain (%.3fx) at level %.3g%s", num(e, "multiplier"),
+                  json_number_value(json_array_get(json_object_get(u, "more_seeds_level"), i)),
                   num(u, "width") > 0 ? " or an interval narrower than --width, whichever is sooner" : "");
-    fprintf(out, "; about %lld more seeds per rung would be needed (%lld in all, %s; the paired standard error falling as "
+    fprintf(out, "; about %lld more seeds per rung would be needed (%lld in all, %s; the standard error falling as "
             "1/sqrt(seeds), t quantiles on the degrees of freedom it would have there)", (long long)k, (long long)(seeds + k), goal);
     if (json_is_array(placed)) {
         json_int_t total = 0;

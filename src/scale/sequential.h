@@ -39,11 +39,12 @@
 // underestimated keeps the underestimate into the test), one round brings every rung to 5, or as far as the
 // budget goes; where the noise cannot be estimated (no pairing, a multiplier that is not finite, no noise at
 // all), a round adds one seed to every rung instead, as many in every ladder.
-// When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power to decide at the
-// estimated multiplier (at the Holm level of the first undecided variant), or to reach `width` when that is
-// sooner: per rung alike (sequential_power_seeds, sequential_width_seeds: the ln multiplier's standard error ∝
-// 1/√seeds, t quantiles on the degrees of freedom the interval would have there), and placed by the noise as
-// the rounds place them. And it weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
+// When it stops undecided it estimates, per undecided variant, the seeds needed for 80% power for the test that
+// decides (the t test of the estimated loss gain, at the level of its last look; the Holm level of the first
+// undecided variant where it had none), or for its multiplier's interval to reach `width` when that is sooner:
+// per rung alike (sequential_power_seeds, sequential_width_seeds: the standard error ∝ 1/√seeds, t quantiles on
+// the degrees of freedom there), and placed by the noise as the rounds place them. The rounds size themselves on
+// the same power. And it weighs a larger rung against seeds: the comparison's hypothetical next rung (one ladder step above the
 // largest, as many seeds as it, seed noise like its) narrows the interval by so much for its FLOPs, seeds
 // placed by the noise by so much for the same FLOPs; where the rung buys more, the interval is mostly the
 // extrapolation's leverage and the advice is a larger rung.
@@ -93,6 +94,7 @@ typedef struct {
 // "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung"|"new rung", "widths",
 // "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "for" (the
 // variant it served, or null), "new_width" (a new rung only), "flops"}], "rungs_added": [widths, this run],
+// "more_seeds_level": [per variant: the level that power is for, or null],
 // "more_seeds": [per variant: seeds per rung still needed (with precision: for it), or null where decided (with
 // precision: precise enough), narrow enough, or no estimate is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
 // add at each rung when placed by the noise, or null], "more_seeds_flops": [their FLOPs, or null],
