@@ -133,7 +133,7 @@ sx_status look_record_read(const char *dir, const look_key *key, look_record *re
         rec->verdicts = malloc(n * sizeof *rec->verdicts);
         if (!rec->seeds || !rec->verdicts) st = SX_ERR_NOMEM;
         if (!st && json_array_size(verdicts) != n) st = sx_fail(SX_ERR_FORMAT, "%s: %zu verdicts for %zu ladders", path, json_array_size(verdicts), n);
-        if (!st) st = read_stages(json_object_get(doc, "stages"), k, n, path, rec);
+        if (!st) st = read_stages(version >= 2 ? json_object_get(doc, "stages") : NULL, k, n, path, rec);   // v1: unchecked
         size_t current = rec->n_stages ? rec->stage_first[rec->n_stages - 1] : 0;   // looks from here see every rung
         for (size_t j = 0; j < k && !st; j++)
             for (size_t r = 0; r < R && !st; r++) {
