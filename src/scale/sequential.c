@@ -1001,7 +1001,7 @@ static void print_more(FILE *out, json_t *u, json_t *e, size_t i, json_int_t see
     json_int_t k = json_integer_value(json_array_get(json_object_get(u, "more_seeds"), i));
     json_t *placed = json_array_get(json_object_get(u, "more_seeds_rungs"), i);
     char goal[200];
-    if (num(u, "precision") > 0) snprintf(goal, sizeof goal, "for its paired interval within +-%.0f%%", 100 * num(u, "precision"));
+    if (num(u, "precision") > 0) snprintf(goal, sizeof goal, "for its paired interval within +-%.3g%%", 100 * num(u, "precision"));
     else snprintf(goal, sizeof goal, "for 80%% power to decide the estimated loss gain (%.3fx) at level %.3g%s", num(e, "multiplier"),
                   json_number_value(json_array_get(json_object_get(u, "more_seeds_level"), i)),
                   num(u, "width") > 0 ? " or an interval narrower than --width, whichever is sooner" : "");
@@ -1025,7 +1025,7 @@ void sequential_print(FILE *out, json_t *r) {
     for (size_t k = 0; k < json_array_size(rs); k++)
         if (json_integer_value(json_array_get(rs, k)) > most) most = json_integer_value(json_array_get(rs, k));
     char why_stop[96];
-    if (!strcmp(stop, "precision")) snprintf(why_stop, sizeof why_stop, "every paired interval within +-%.0f%% of its estimate", 100 * precision);
+    if (!strcmp(stop, "precision")) snprintf(why_stop, sizeof why_stop, "every paired interval within +-%.3g%% of its estimate", 100 * precision);
     else snprintf(why_stop, sizeof why_stop, "%s", !strcmp(stop, "decided") ? "every variant decided"
                                                    : !strcmp(stop, "width") ? "every undecided interval narrower than --width"
                                                    : !strcmp(stop, "narrowing") ? "no round left that would narrow an interval"
@@ -1057,7 +1057,7 @@ void sequential_print(FILE *out, json_t *r) {
         if (isfinite(num(e, "sequential_level")))
             fprintf(out, " (p %.3g above its group-sequential level %.3g at the last look)", num(e, "p_value"), num(e, "sequential_level"));
         if (json_is_integer(k)) print_more(out, u, e, i, seeds);
-        else if (precision > 0 && precise(e, precision)) fprintf(out, "; its paired interval is within +-%.0f%%\n", 100 * precision);
+        else if (precision > 0 && precise(e, precision)) fprintf(out, "; its paired interval is within +-%.3g%%\n", 100 * precision);
         else if (!(num(u, "width") > 0 && num(e, "paired_hi") - num(e, "paired_lo") <= num(u, "width")))
             fprintf(out, "; no estimate of the seeds needed (the estimated multiplier is %.3fx)\n", num(e, "multiplier"));
         else fprintf(out, "; its paired interval is narrower than --width\n");
