@@ -74,12 +74,12 @@ grep -q "data-constrained law from 4 run pairs" fit.log || fail "fit --with shou
 
 # A rung --until-decided added (seeds.json version 2, "added"): the plan holds it in front, `ladder run` trains it
 # and `fit` fits it; "added" in a version 1 file, or on a ladder of budgets, is refused.
-# added_seeds DIR VERSION LADDER: seeds.json with w32 (2 seeds) added in front of the three spec rungs.
+# added_seeds DIR VERSION LADDER [WIDTH]: seeds.json with w32 (or WIDTH; 2 seeds) added in front of the spec's rungs.
 added_seeds() {
     mkdir -p "$1"
-    python3 - "$1/seeds.json" "$2" "$3" <<'PY'
+    python3 - "$1/seeds.json" "$2" "$3" "${4:-32}" <<'PY'
 import json, sys, zlib
-rungs = [{"width": 32, "seeds": 2, "added": True}, {"width": 24, "seeds": 1}, {"width": 16, "seeds": 1}, {"width": 8, "seeds": 1}]
+rungs = [{"width": int(sys.argv[4]), "seeds": 2, "added": True}, {"width": 24, "seeds": 1}, {"width": 16, "seeds": 1}, {"width": 8, "seeds": 1}]
 crc = zlib.crc32(json.dumps(rungs, separators=(",", ":")).encode())
 json.dump({"format": "sextant-ladder-seeds", "version": int(sys.argv[2]), "ladder": sys.argv[3], "rungs": rungs, "crc32": crc},
           open(sys.argv[1], "w"))
@@ -96,6 +96,9 @@ added_seeds runs/rsa 2 rsa
 grep -q "joint law: .*(N with embeddings less [0-9]*; 5 runs," fita.log || fail "fit should fit the added rung's 2 runs: $(grep joint fita.log)"
 added_seeds runs/rsa 1 rsa
 "$S" ladder plan a.ladder 2>&1 | grep -q "an added rung needs version 2" || fail "'added' in a version 1 seeds file should be refused"
+added_seeds runs/rsa 2 rsa 12
+"$S" ladder plan a.ladder 2>&1 | grep -q "an added rung (w12) must be wider than the ladder's rungs" ||
+    fail "an added rung below the ladder's largest should be refused"
 printf 'name rsb\ntrain synthetic:64\nmodel d1-hd8-w{width}\nbudgets 1e8 2e8 4e8\nseeds 1\n' > b.ladder
 added_seeds runs/rsb 2 rsb
 "$S" ladder plan b.ladder 2>&1 | grep -q "its rungs are budgets, not widths: no rung can be added" ||

@@ -48,8 +48,14 @@ static sx_status add_marked(ladder_spec *spec, json_t *rungs, int version, const
         json_int_t w = json_integer_value(json_object_get(e, "width"));
         if (version < 2 || w < 1 || w > 1000000)
             return sx_fail(SX_ERR_FORMAT, "%s: rung %zu: an added rung needs version 2 and a width in 1..1e6", path, i);
-        bool have = false;
-        for (size_t r = 0; r < spec->n_rungs; r++) have = have || spec->widths[r] == (size_t)w;
+        bool have = false, wider = true;   // rungs are added above the ladder, so the plan stays largest first
+        for (size_t r = 0; r < spec->n_rungs; r++) {
+            have = have || spec->widths[r] == (size_t)w;
+            wider = wider && spec->widths[r] < (size_t)w;
+        }
+        if (!have && !wider)
+            return sx_fail(SX_ERR_FORMAT, "%s: rung %zu: an added rung (w%lld) must be wider than the ladder's rungs", path, i,
+                           (long long)w);
         if (!have && ladder_add_rung(spec, (size_t)w, 0))
             return sx_fail(SX_ERR_FORMAT, "%s: %s", path, sx_last_error());
     }

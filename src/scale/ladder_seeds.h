@@ -22,7 +22,7 @@
 // no more than the spec's seeds, keeps n_seeds), and adds the rungs it marks added (ladder_add_rung; a width
 // the spec has no rung for and the file does not mark added is ignored). SX_OK without the file; SX_ERR_FORMAT
 // for a file that is not this format, version or checksum, or adds a rung the spec cannot take (a ladder of
-// budgets, or more than LADDER_MAX_RUNGS rungs).
+// budgets, more than LADDER_MAX_RUNGS rungs, a width not above the ladder's).
 sx_status ladder_seeds_read(ladder_spec *spec, const char *dir);
 // Opens a ladder's runs for reading: the spec at spec_path into *spec, its run directory (runs_dir, or
 // runs/<name> when runs_dir is NULL or empty) into dir (size bytes; empty when the spec cannot be read), and
