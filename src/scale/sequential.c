@@ -1070,6 +1070,7 @@ void sequential_print(FILE *out, json_t *r) {
                 "would narrow its interval by about %.0f%%, seeds for the same FLOPs by %.0f%%: %s\n",
                 json_string_value(json_object_get(json_array_get(rows, i), "name")), num(x, "next_rung_flops"),
                 (long long)json_integer_value(json_object_get(x, "seeds")), num(x, "flops"), 100 * by_rung, 100 * by_seeds,
-                by_rung > by_seeds ? "the interval is mostly extrapolation; add a larger rung" : "seeds first");
+                by_rung > by_seeds ? "the interval is mostly extrapolation; a larger rung buys more (added by the rounds where "
+                                     "its FLOPs fit the budget and --seeds-only is not given)" : "seeds first");
     }
 }
