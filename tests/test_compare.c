@@ -698,6 +698,9 @@ static void test_extrapolation(void) {
         printf("target %.0e: %s, a larger rung narrows the interval by %.3f, seeds for its %.3g FLOPs by %.3f\n", C[c],
                verdict(r, 1), rung[c], json_number_value(json_object_get(x, "flops")), seeds);
         CHECK(!strcmp(stop_of(r), "budget") && !strcmp(verdict(r, 1), "no significant difference"));
+        // the rung's FLOPs are those of every ladder: 5 seeds at each variant's next_rung_flops
+        CHECK_CLOSE(json_number_value(json_object_get(x, "flops")), 5 * (field(r, 0, "next_rung_flops") + field(r, 1, "next_rung_flops")),
+                    1e-12, 0);
         CHECK(seeds > 0 && seeds < 1 && json_is_boolean(json_object_get(x, "bound")) &&
               json_is_true(json_object_get(x, "bound")) == (rung[c] > seeds));
         sequential_print(stdout, r);

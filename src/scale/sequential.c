@@ -367,8 +367,10 @@ static double narrow_ratio(json_t *e, size_t S, double a, const sequential_optio
 static json_t *extrapolation(json_t *report, const rungs_state *g, const double *var, const sequential_options *o, double flops) {
     json_t *rows = json_object_get(report, "variants"), *rung = json_array(), *seeds = json_array();
     bool bound = false;
-    for (size_t i = 0; isnan(flops) && i < json_array_size(rows); i++)
-        flops = (i ? flops : 0) + (double)g->seeds[0] * num(json_array_get(rows, i), "next_rung_flops");
+    if (isnan(flops)) {   // the hypothetical rung in every ladder
+        flops = 0;
+        for (size_t i = 0; i < json_array_size(rows); i++) flops += (double)g->seeds[0] * num(json_array_get(rows, i), "next_rung_flops");
+    }
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i), *rv = json_object_get(e, "rung_var");
         double total = 0;

@@ -57,7 +57,7 @@
 // before it spent spend(t, a) by the information fraction t of their last look, and the new stage tests as a
 // group-sequential test of its own at what is left, a - spend(t, a) (Bonferroni over the stages: their errors
 // add at most to a; the stages are recorded with the looks). On fake ladders of three rungs compared 1000x past
-// the largest the rung narrowed the interval by 70% against 65% for seeds; with five rungs seeds won (38% vs 47%,
+// the largest the rung narrowed the interval by 70% against 65% for seeds; with five rungs seeds won (38% vs 59%,
 // tests/test_compare.c): a rung pays where few rungs carry a long extrapolation.
 // Not responsible for the statistics (scale/compare.h) or training (scale/ladder.h).
 #ifndef SEXTANT_SCALE_SEQUENTIAL_H
