@@ -372,9 +372,7 @@ static sx_status sched_length_back(const schedfit_curve *c, size_t n, backtest_l
     return st;
 }
 
-double backtest_tokens_per_param(const import_run *r, const curvefit_options *fit) {
-    return (double)r->total_steps * r->tokens_per_step / curvefit_n(r, fit->nonembed, fit->n_offset);
-}
+double backtest_tokens_per_param(const import_run *r, double n) { return (double)r->total_steps * r->tokens_per_step / n; }
 
 double backtest_length_doublings(double length, double max_length) {
     return max_length > 0 && length > max_length ? log2(length / max_length) : 0;
@@ -392,7 +390,8 @@ sx_status backtest_length_back(const import_ladder *l, const unsigned char *trai
     *rms = NAN;
     *max_tpp = 0;
     for (size_t i = 0; i < l->n_runs; i++)
-        if (train[i]) *max_tpp = fmax(*max_tpp, backtest_tokens_per_param(&l->runs[i], fit));
+        if (train[i])
+            *max_tpp = fmax(*max_tpp, backtest_tokens_per_param(&l->runs[i], curvefit_n(&l->runs[i], fit->nonembed, fit->n_offset)));
     curvefit_options half = *fit;
     half.max_frac = 0.5;
     curvefit_model m;
@@ -626,7 +625,7 @@ sx_status backtest_run(const import_ladder *l, const backtest_options *o, json_t
         if (!st) st = curvefit_predict(&m, r, r->step, np, pred);
         if (!st) {
             double n_r = curvefit_n(r, o->fit.nonembed, o->fit.n_offset);
-            double dist = backtest_size_steps(n_r, ch.top_n, ch.bottom_n, log_step), length = backtest_tokens_per_param(r, &o->fit);
+            double dist = backtest_size_steps(n_r, ch.top_n, ch.bottom_n, log_step), length = backtest_tokens_per_param(r, n_r);
             band(pred, np, m.sigma_noise, backtest_extrapolation(inner * fmax(1, dist), length_back, length, max_tpp), lo, hi);
             score_run(&sn, l, r, o->fit.loss, o->score_from, pred, lo, hi);
             const int by_pf = pf_above && n_r > ch.top_n;

@@ -104,8 +104,8 @@ void backtest_schedlaw_free(backtest_schedlaw *s);
 // transfer on three folds and can come out far below the error on new schedules (0.05% against 0.28% on the
 // multi-power-law 400M curves).
 double backtest_sched_size_term(double loo, double length_back);
-// Run r's tokens per parameter, N as the law reads it.
-double backtest_tokens_per_param(const import_run *r, const curvefit_options *fit);
+// Run r's tokens per parameter, for n its N as the law reads it (curvefit_n).
+double backtest_tokens_per_param(const import_run *r, double n);
 // log2(length / max_length) where length > max_length > 0, else 0.
 double backtest_length_doublings(double length, double max_length);
 // {"law", "params": [L0, A, B, alpha, C, beta, gamma], "prior_weight", "cv_error_by_weight", "in_sample_mean",

@@ -150,7 +150,7 @@ sx_status curvecast_forecast(json_t *fit, const import_run *t, const long *steps
         dist = 0;
     } else {   // one size back times the size steps; length in tokens per parameter
         size_term = num(by_pf ? json_object_get(fit, "perfrac") : sg, "one_size_back") * fmax(1, dist);
-        length = (double)t->total_steps * t->tokens_per_step / N;
+        length = backtest_tokens_per_param(t, N);
         max_length = num(sg, "max_tokens_per_param");
     }
     double ext = backtest_extrapolation(size_term, length_back, length, max_length);
