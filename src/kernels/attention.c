@@ -23,6 +23,7 @@
 #include "kernels/attention_bf16.h"
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h"
+#include "kernels/vecmath_avx512.h"
 
 // First key query t may see.
 static size_t attn_first_key(const attn_shape *s, size_t t) {
@@ -261,6 +262,36 @@ static void attn_col_range(const attn_shape *s, size_t q0, size_t nq, size_t key
     *b = hi;
 }
 
+// The exponentials of a tile row in AVX-512 (vscalefps, masks for the lanes outside the range): on a tiny
+// model the portable loops ran the ragged ends of the causal diagonal tile one lane at a time.
+static bool attn_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+// z[i] = exp(z[i] − m[i]) for i in [a, b), 0 for the rest of [0, n); l[i] += z[i].
+__attribute__((target("avx512f"))) static void online_exp_avx512(size_t n, size_t a, size_t b, float *z,
+                                                                  const float *m, float *l) {
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 in = vm512_lanes(i, 0, n);
+        __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(in, z + i), _mm512_maskz_loadu_ps(in, m + i));
+        __m512 e = _mm512_maskz_mov_ps(vm512_lanes(i, a, b), vm512_expf(x));
+        _mm512_mask_storeu_ps(z + i, in, e);
+        _mm512_mask_storeu_ps(l + i, in, _mm512_add_ps(_mm512_maskz_loadu_ps(in, l + i), e));
+    }
+}
+
+// p[j] = exp(scale·x[j] − lse) for j in [a, b), 0 for the rest of [0, n).
+__attribute__((target("avx512f"))) static void probs_exp_avx512(size_t n, size_t a, size_t b, const float *x,
+                                                                 float scale, float lse, float *p) {
+    const __m512 sc = _mm512_set1_ps(scale), l = _mm512_set1_ps(lse);
+    for (size_t j = 0; j < n; j += 16) {
+        const __mmask16 in = vm512_lanes(j, 0, n);
+        __m512 e = vm512_expf(_mm512_fmsub_ps(sc, _mm512_maskz_loadu_ps(in, x + j), l));
+        _mm512_mask_storeu_ps(p + j, in, _mm512_maskz_mov_ps(vm512_lanes(j, a, b), e));
+    }
+}
+
 // Online-softmax step on a transposed tile: st (nk, ATT_BQ) holds the raw dot products of keys k0.. (rows)
 // with queries q0.. (columns); on exit st = exp(z − m_new), 0 where the query may not see the key. m, l (nq)
 // are the running max and sum of each query; columns of ot (hd, ATT_BQ) are rescaled by exp(m_old − m_new).
@@ -296,10 +327,15 @@ ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k
         m[i] = mn;
         l[i] *= corr[i];
     }
+    const bool avx512 = attn_avx512();
     for (size_t j = 0; j < nk; j++) {
         float *z = st + j * ATT_BQ;
         size_t a, b;
         attn_col_range(s, q0, nq, k0 + j, &a, &b);
+        if (avx512) {
+            online_exp_avx512(nq, a, b, z, m, l);
+            continue;
+        }
         if (b < a) b = a;
         // Only the queries that see key j: no per-lane mask, and no exponentials of what the mask hides.
         for (size_t i = 0; i < a; i++) z[i] = 0.0f;
@@ -483,6 +519,7 @@ static size_t bwd_tile_words(size_t hd) { return 2 * ATT_BQ * (hd / 2) + 2 * (AT
 ATT_CLONES static void attn_probs(const attn_shape *s, size_t q0, size_t k0, size_t nq, size_t nk, const float *lse,
                                   float *x, float *p, float *f) {
     float scale = s->scale, cap = s->softcap, inv = cap > 0 ? scale / cap : 0.0f;
+    const bool avx512 = attn_avx512();
     for (size_t i = 0; i < nq; i++) {
         float *xi = x + i * ATT_BK, *pi = p + i * ATT_BK, *fi = f + i * ATT_BK, l = lse[i];
         size_t c0, c1;
@@ -494,6 +531,8 @@ ATT_CLONES static void attn_probs(const attn_shape *s, size_t q0, size_t k0, siz
                 pi[j] = (j >= c0 && j < c1) ? vm_expf(cap * th - l) : 0.0f;
                 fi[j] = scale * (1.0f - th * th);
             }
+        } else if (avx512) {
+            probs_exp_avx512(nk, c0, c1, xi, scale, l, pi);
         } else {
             if (c0 > nk) c0 = nk;   // a window may end before this tile
             if (c1 < c0) c1 = c0;
