@@ -262,13 +262,9 @@ static void attn_col_range(const attn_shape *s, size_t q0, size_t nq, size_t key
     *b = hi;
 }
 
-// The exponentials of a tile row in AVX-512 (vscalefps, masks for the lanes outside the range): on a tiny
-// model the portable loops ran the ragged ends of the causal diagonal tile one lane at a time.
-static bool attn_avx512(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
-
+// The exponentials of a tile row in AVX-512 (vscalefps, masks for the lanes outside the range; used where
+// vm512_available()): on a tiny model the portable loops ran the ragged ends of the causal diagonal tile one
+// lane at a time.
 // z[i] = exp(z[i] − m[i]) for i in [a, b), 0 for the rest of [0, n); l[i] += z[i].
 __attribute__((target("avx512f"))) static void online_exp_avx512(size_t n, size_t a, size_t b, float *z,
                                                                   const float *m, float *l) {
@@ -327,7 +323,7 @@ ATT_CLONES static void attn_online_tile(const attn_shape *s, size_t q0, size_t k
         m[i] = mn;
         l[i] *= corr[i];
     }
-    const bool avx512 = attn_avx512();
+    const bool avx512 = vm512_available();
     for (size_t j = 0; j < nk; j++) {
         float *z = st + j * ATT_BQ;
         size_t a, b;
@@ -519,7 +515,7 @@ static size_t bwd_tile_words(size_t hd) { return 2 * ATT_BQ * (hd / 2) + 2 * (AT
 ATT_CLONES static void attn_probs(const attn_shape *s, size_t q0, size_t k0, size_t nq, size_t nk, const float *lse,
                                   float *x, float *p, float *f) {
     float scale = s->scale, cap = s->softcap, inv = cap > 0 ? scale / cap : 0.0f;
-    const bool avx512 = attn_avx512();
+    const bool avx512 = vm512_available();
     for (size_t i = 0; i < nq; i++) {
         float *xi = x + i * ATT_BK, *pi = p + i * ATT_BK, *fi = f + i * ATT_BK, l = lse[i];
         size_t c0, c1;

@@ -6,7 +6,14 @@
 #ifndef SEXTANT_KERNELS_VECMATH_AVX512_H
 #define SEXTANT_KERNELS_VECMATH_AVX512_H
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+// Whether this CPU runs the functions below (callers keep a portable path for the others).
+static inline bool vm512_available(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
 
 __attribute__((target("avx512f"))) static inline __m512 vm512_expf(__m512 x) {
     const __mmask16 kept = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_GE_OQ);

@@ -106,11 +106,6 @@ __attribute__((target("avx512f"))) static float exp_sum_avx512(size_t V, const f
     return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
 }
 
-static exp_sum_fn pick_exp_sum(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? exp_sum_avx512 : exp_sum_portable;
-}
-
 // One row: returns loss = logsumexp(z) − z[tgt] and, if d is non-NULL, writes
 // d = grad_scale·((1 + Σw)·softmax(z) − onehot(tgt) − Σ_k w_k·onehot(tx_k)) ⊙ ∂z/∂ℓ; *aux = Σ_k w_k·(lse − z[tx_k])
 // over the n_x extra targets tx (those < 0 skipped). ebuf (V) is scratch. l and d may alias: each l[j] is
@@ -184,7 +179,7 @@ double xent_forward_backward(size_t N, size_t V, const float *logits, const int3
     float *ebufs = work + slots_floats(N);
     const size_t fit = (work_floats - slots_floats(N)) / ebuf_stride(V);
     const int threads = (int)(fit < (size_t)omp_get_max_threads() ? fit : (size_t)omp_get_max_threads());
-    const exp_sum_fn exp_sum = pick_exp_sum();
+    const exp_sum_fn exp_sum = vm512_available() ? exp_sum_avx512 : exp_sum_portable;
 #pragma omp parallel num_threads(threads) if (N * V >= (1u << 16))
     {
         float *ebuf = ebufs + (size_t)omp_get_thread_num() * ebuf_stride(V);
