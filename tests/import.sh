@@ -173,6 +173,7 @@ refuse_runs "r.csv:2: run 'a-1k': total steps 100.5 is not a whole number in \[1
 refuse_runs "r.csv:2: run 'a-1k': seed 1e+80 is not a whole number in \[0, 2^53\]" '2s/,\([0-9]\)$/,1e80/'
 refuse_runs "r.csv:2: run 'a-1k': schedule 'bogus': " '2s/cosine:min=0.1/bogus/'
 refuse_runs "r.csv:2: column 'name': empty run id" '2s/^a-1k//'
+refuse_runs "r.csv: no runs: the table has a header and no rows" '2,$d'
 refuse_runs "r.csv: run 'c-3k' has no rows in .*curves.csv" '$a c-3k,l,3000000,2500000,4096,100,0.002,10,cosine:min=0.1,1'
 refuse_runs "curves.csv: run 'a-1k' has neither a schedule nor an lr column" '2s/cosine:min=0.1//'
 out=$("$S" import --curves "$tmp/curves.csv" --loss-col val_c4 --out "$tmp/bad" 2>&1)

@@ -733,6 +733,8 @@ sx_status import_read_tables(const import_options *o, import_ladder *out) {
         if (o->value[f] && *o->value[f] && !took && used < sizeof out->unused_values)
             snprintf(out->unused_values + used, sizeof out->unused_values - used, "%s--%s", used ? ", " : "", flag_of(f));
     }
+    if (!st && out->n_runs == 0)   // a header alone would make a ladder that every command then reads as empty
+        st = sx_fail(SX_ERR_FORMAT, "%s: no runs: the table has a header and no rows", have_runs ? o->runs_path : o->curves_path);
     if (!st) st = read_curves(&curves, &mc, out);
     int lr_given = !st && mc.col[IF_LR] >= 0;
     for (size_t i = 0; i < out->n_runs && !st; i++) {
