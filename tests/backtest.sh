@@ -214,6 +214,9 @@ out=$("$S" forecast "${TGT[@]}" --n-params-nonembed 2.2e7 2>/dev/null) && echo "
     grep -q '"flops_rule": "6ND (N without embeddings: no count with them given)"' "$tmp/fc_ne.json" || fail "target by N without embeddings: $out"
 out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"
+# A negative value is named (before: the generic "describe the target", as if the flag were missing).
+out=$("$S" forecast "${TGT[@]}" --n-params-nonembed -5 2>&1 >/dev/null); [ $? -eq 2 ] &&
+    echo "$out" | grep -q -- "--n-params-nonembed must be positive, not -5" || fail "negative N: $out"
 # Flags out of range (before: "forecasting the largest 0 needs at least 3"; a report scoring no point after 200%).
 for f in "--holdout 0:--holdout: give the number of largest sizes" "--score-from 2:--score-from: give a fraction of each run in" \
          "--fit-from -1:--fit-from: give a fraction of each run in" "--protocol role --holdout 2:--holdout is for --protocol size" \

@@ -149,6 +149,11 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
     if (!st && *a->run) {
         if (!(st = find_run(&l, a->ladder, a->run, &row))) t = *row;
     } else if (!st) {
+        const struct { const char *flag; double v; } given[] = {
+            {"n-params", a->n_params}, {"n-params-nonembed", a->n_nonembed}, {"tokens-per-step", a->tokens_per_step},
+            {"total-steps", (double)a->total_steps}, {"tokens", a->tokens}, {"peak-lr", a->peak_lr}};
+        for (size_t i = 0; i < sizeof given / sizeof *given && !st; i++)   // 0 is the flags' "not given"
+            if (!(given[i].v >= 0)) st = sx_fail(SX_ERR_ARG, "--%s must be positive, not %g", given[i].flag, given[i].v);
         snprintf(t.id, sizeof t.id, "target");
         t.n_params = a->n_params > 0 ? a->n_params : a->n_nonembed;
         t.n_nonembed = a->n_nonembed > 0 ? a->n_nonembed : a->n_params;
@@ -159,7 +164,7 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
         t.warmup_steps = a->warmup_steps >= 0 ? a->warmup_steps : a->warmup > 0 ? lround(a->warmup * (double)t.total_steps) : 0;
         t.flops_per_token = NAN;
         snprintf(t.schedule, sizeof t.schedule, "%s", a->schedule);
-        if (!(t.n_params > 0) || !(t.tokens_per_step > 0) || t.total_steps < 1 || !*t.schedule)
+        if (!st && (!(t.n_params > 0) || !(t.tokens_per_step > 0) || t.total_steps < 1 || !*t.schedule))
             st = sx_fail(SX_ERR_ARG, "describe the target: --n-params (or --n-params-nonembed), --tokens-per-step, --total-steps "
                          "(or --tokens), --schedule [--warmup-steps] -- or give --ladder DIR --run ID");
     }
