@@ -135,8 +135,11 @@ static void test_rope_backward_fd(void) {
 // Table angles are rounded to fp32 once (|θ| up to T, so cos/sin have abs error ~T·6e-8 in the tables
 // vs double in the reference): atol 1e-5 at T <= 70.
 static void test_rope_fast(void) {
-    // The last shape is large enough for the rows to be split over the threads.
-    size_t shapes[][5] = {{1, 1, 1, 2, 2}, {2, 37, 3, 64, 64}, {1, 70, 4, 64, 32}, {3, 9, 2, 10, 6}, {5, 60, 4, 64, 48}};
+    // The last shapes are large enough for the rows to be split over the threads; head dimensions 8 and 16
+    // rotated whole take the lane-permutation path on AVX-512 (odd head counts at 8: a half vector).
+    size_t shapes[][5] = {{1, 1, 1, 2, 2},   {2, 37, 3, 64, 64}, {1, 70, 4, 64, 32}, {3, 9, 2, 10, 6},
+                          {2, 37, 3, 8, 8},  {1, 9, 5, 8, 8},    {3, 20, 2, 16, 16}, {2, 11, 3, 8, 4},
+                          {5, 60, 4, 64, 48}, {8, 70, 15, 8, 8}, {4, 64, 17, 16, 16}};
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
         size_t B = shapes[si][0], T = shapes[si][1], nh = shapes[si][2], hd = shapes[si][3], rot = shapes[si][4];
         size_t n = B * T * nh * hd;
