@@ -210,7 +210,7 @@ out=$("$S" backtest "$tmp/L" --n nonembed 2>&1 >/dev/null); [ $? -eq 2 ] &&
 TGT=(--fit "$tmp/fit_ne.json" --tokens-per-step 16384 --total-steps 800 --schedule cosine:min=0.1 --warmup-steps 20 --out "$tmp/fc_ne.json")
 out=$("$S" forecast "${TGT[@]}" --n-params 2.2e7 2>&1 >/dev/null); [ $? -eq 2 ] &&
     echo "$out" | grep -q "the fit's law reads N without embeddings: give --n-params-nonembed" || fail "target without the law's count: $out"
-out=$("$S" forecast "${TGT[@]}" --n-params-nonembed 2.2e7 2>/dev/null) && echo "$out" | grep -q "N 2.2e+07 without embeddings, 800 steps" &&
+out=$("$S" forecast "${TGT[@]}" --n-params-nonembed 2.2e7 2>/dev/null) && echo "$out" | grep -q "^target: N 2.2e+07 without embeddings, 800 steps" &&
     grep -q '"flops_rule": "6ND (N without embeddings: no count with them given)"' "$tmp/fc_ne.json" || fail "target by N without embeddings: $out"
 out=$("$S" backtest "$tmp/L" --holdout 3 2>&1 >/dev/null)
 echo "$out" | grep -q "5 groups (sizes); forecasting the largest 3 needs at least 6" || fail "too few sizes: $out"

@@ -184,6 +184,24 @@ static void test_fast_matches_ref_tiles(void) {
     compare_case(1, 77, 2, 1, 12, 0, 3.0f);    // hd 12: an 8-lane panel plus a scalar remainder
 }
 
+// Head dimensions 8 and 16 run the fused kernels of attention_small.c where the CPU has AVX-512 (the tiled
+// ones elsewhere): 16 queries (forward) or 16 keys (backward) a vector, keys in chunks of 64 (forward),
+// queries in chunks of 64 (backward). Partial vectors (T % 16), several chunks, windows that end inside a
+// vector or a chunk, groups, and the soft-cap (which stays on the tiled kernels).
+static void test_fast_matches_ref_small_heads(void) {
+    for (size_t hd = 8; hd <= 16; hd += 8) {
+        compare_case(1, 1, 2, 1, hd, 0, 0);       // one query, one key
+        compare_case(2, 13, 4, 2, hd, 0, 0);      // one partial vector
+        compare_case(1, 200, 4, 1, hd, 0, 0);     // four key chunks, four query chunks, MQA
+        compare_case(2, 150, 6, 2, hd, 0, 0);     // groups of 3, last vector of 6
+        compare_case(1, 200, 2, 2, hd, 1, 0);     // window 1: each query sees itself
+        compare_case(1, 200, 4, 2, hd, 21, 0);    // window ends inside a vector
+        compare_case(1, 200, 2, 1, hd, 70, 0);    // window straddles a chunk
+        compare_case(1, 77, 2, 2, hd, 300, 0);    // window > T
+        compare_case(1, 150, 4, 2, hd, 0, 4.0f);  // soft-cap
+    }
+}
+
 // bf16 operands (GEMM_BF16 on the avx512bf16 path): each product rounds its two operands (q, k, v, P, dout,
 // dS) to bf16, a relative error of up to 2^-9 each, accumulated in fp32. Against the double reference the
 // relative error norms measure 0.03-0.4% on out and lse and 0.2-0.8% on the gradients; the bounds are 1%
@@ -231,11 +249,11 @@ static void test_bf16_products(void) {
 // result must not depend on the number of threads either, since no reduction crosses threads. In the
 // current precision (test_fast_deterministic runs it in both). Runs: all threads; one thread; all threads
 // allowed but a workspace for one (the kernels then run on the threads their workspace holds).
-static void deterministic_case(void) {
+static void deterministic_case(size_t hd) {
     rng_state r;
     rng_seed(&r, 99);
-    attn_shape s = {2, 150, 4, 2, 64, 0.125f, 0, 0};
-    size_t nq = 2 * 150 * 4 * 64, nk = nq / 2, nl = 2 * 4 * 150;
+    attn_shape s = {2, 150, 4, 2, hd, 0.125f, 0, 0};
+    size_t nq = 2 * 150 * 4 * hd, nk = nq / 2, nl = 2 * 4 * 150;
     float *q = randn(&r, nq, 1), *k = randn(&r, nk, 1), *v = randn(&r, nk, 1), *dout = randn(&r, nq, 1);
     float *o[3], *l[3], *dq[3], *dk[3], *dv[3];
     int saved = omp_get_max_threads();
@@ -260,16 +278,19 @@ static void deterministic_case(void) {
 }
 
 static void test_fast_deterministic(void) {
-    deterministic_case();
-    gemm_set_precision(GEMM_BF16);
-    deterministic_case();
-    gemm_set_precision(GEMM_FP32);
+    for (size_t hd = 8; hd <= 64; hd *= 2) {   // 8 and 16: attention_small.c's kernels where they run
+        deterministic_case(hd);
+        gemm_set_precision(GEMM_BF16);
+        deterministic_case(hd);
+        gemm_set_precision(GEMM_FP32);
+    }
 }
 
 int main(void) {
     TEST_RUN(test_ref_backward_matches_finite_differences);
     TEST_RUN(test_fast_matches_ref_tiny);
     TEST_RUN(test_fast_matches_ref_tiles);
+    TEST_RUN(test_fast_matches_ref_small_heads);
     TEST_RUN(test_fast_deterministic);
     TEST_RUN(test_bf16_products);
     return testlib_finish("attention");

@@ -199,8 +199,8 @@ static sx_status curve_forecast(json_t *fit, const curve_args *a) {
         if (t.n_given == IMPORT_N_BOTH) snprintf(counts, sizeof counts, "%.4g (%.4g without embeddings)", t.n_params, t.n_nonembed);
         else if (t.n_given & IMPORT_N_WITH) snprintf(counts, sizeof counts, "%.4g with embeddings", t.n_params);
         else snprintf(counts, sizeof counts, "%.4g without embeddings", t.n_nonembed);
-        printf("target %s: N %s, %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s; "
-               "law %s%s\n", t.id, counts, t.total_steps, t.tokens_per_step,
+        printf("target%s%s: N %s, %ld steps x %.0f tokens, schedule %s, warmup %ld steps; FLOPs %s; "
+               "law %s%s\n", *a->run ? " " : "", *a->run ? t.id : "", counts, t.total_steps, t.tokens_per_step,
                t.schedule[0] ? t.schedule : "(LR column)", t.warmup_steps, json_string_value(json_object_get(fc, "flops_rule")),
                used, sched_law ? " (one size, chosen leaving one curve out)"
                      : !strcmp(used, "perfrac") ? " (the per-fraction law, the joint law's shape outside its fractions: the "

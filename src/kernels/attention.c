@@ -4,7 +4,9 @@
 // exists, skip causal and out-of-window tiles, share each K/V tile across the query heads of its group,
 // and recompute probabilities from lse in the backward (FlashAttention-2). The forward works on transposed
 // tiles (queries along the vectors); the backward on key-major blocks. Small head dimensions (8, 16, 32)
-// get register tiles of their own (see tile_mm). In GEMM_BF16 precision on a CPU with AVX-512 BF16 the
+// get register tiles of their own (see tile_mm); at 8 and 16 in fp32 on AVX-512 (no soft-cap) the same tasks
+// run fused kernels instead (attention_small.c), where the tiles' trips through memory cost more than their
+// products. In GEMM_BF16 precision on a CPU with AVX-512 BF16 the
 // products take bf16 operands instead (attention_bf16.c, as the model's other products do); the softmax,
 // its statistics and every accumulator stay fp32.
 // -std=c11 turns off FMA contraction; the tile products and exp polynomials need it (2x the FLOP rate). It
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #include "kernels/attention_bf16.h"
+#include "kernels/attention_small.h"
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h"
 #include "kernels/vecmath_avx512.h"
@@ -471,7 +474,8 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
     attn_check_shape(s);
     size_t nqb = (s->T + ATT_BQ - 1) / ATT_BQ, nbh = s->B * s->Hkv, per_thread = fwd_thread_floats(s);
     double flops = (double)s->B * s->H * s->T * (double)(s->window ? s->window : s->T) * s->hd;
-    const bool bf = attn_use_bf16(s);
+    const bool bf = attn_use_bf16(s), small = !bf && attn_small_applies(s);
+    SX_CHECK(!small || attn_small_scratch_floats(s) <= ATT_BK * ATT_BQ, "attention_small: its scratch outgrew a tile");
 #pragma omp parallel num_threads(attn_team(work_floats, per_thread)) if (flops > 1e6)
     {
         attn_fwd_scratch w;
@@ -481,7 +485,8 @@ void attention_forward(const attn_shape *s, const float *q, const float *k, cons
         for (size_t task = 0; task < nqb * nbh; task++) {
             size_t qb = nqb - 1 - task / nbh, bh = task % nbh;
             size_t q0 = qb * ATT_BQ, nq = s->T - q0 < ATT_BQ ? s->T - q0 : ATT_BQ;
-            attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
+            if (small) attn_small_forward(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, w.st);
+            else attn_forward_block(s, q, k, v, out, lse, bh / s->Hkv, bh % s->Hkv, q0, nq, &w);
         }
     }
 }
@@ -678,7 +683,8 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
     attn_check_shape(s);
     size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv, per_thread = bwd_thread_floats(s);
     double flops = (double)s->B * H * T * (double)(s->window ? s->window : T) * hd;
-    const bool bf = attn_use_bf16(s);
+    const bool bf = attn_use_bf16(s), small = !bf && attn_small_applies(s);
+    SX_CHECK(!small || attn_small_scratch_floats(s) <= 3 * ATT_BQ * ATT_BK, "attention_small: its scratch outgrew p, ds and f");
 #pragma omp parallel num_threads(attn_team(work_floats, per_thread)) if (flops > 1e6)
     {
         attn_bwd_scratch w;
@@ -697,9 +703,13 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
                     w.D[g * T + t] = acc;
                 }
             }
-            for (size_t k0 = 0; k0 < T; k0 += ATT_BK)
-                attn_backward_block(s, q, k, v, lse, dout, dq, dk, dv, b, kvh, k0,
-                                    T - k0 < ATT_BK ? T - k0 : ATT_BK, &w);
+            if (small)   // p, ds and f are contiguous: the fused kernel's scratch
+                for (size_t k0 = 0; k0 < T; k0 += 16)
+                    attn_small_backward(s, q, k, v, lse, dout, w.D, dq, dk, dv, b, kvh, k0, T - k0 < 16 ? T - k0 : 16, w.p);
+            else
+                for (size_t k0 = 0; k0 < T; k0 += ATT_BK)
+                    attn_backward_block(s, q, k, v, lse, dout, dq, dk, dv, b, kvh, k0,
+                                        T - k0 < ATT_BK ? T - k0 : ATT_BK, &w);
         }
     }
 }
