@@ -24,7 +24,7 @@ bool attn_small_applies(const attn_shape *s) {
 }
 
 size_t attn_small_scratch_floats(const attn_shape *s) {
-    const size_t fwd = KEY_CHUNK * LANES, bwd = 2 * s->hd * LANES + 2 * QUERY_CHUNK * LANES;
+    const size_t fwd = KEY_CHUNK * LANES, bwd = 4 * s->hd * LANES + 2 * QUERY_CHUNK * LANES;
     return fwd > bwd ? fwd : bwd;
 }
 
@@ -180,38 +180,41 @@ SMALL_INLINE void add_ds_times_keys(int HD, size_t n, const float *ds, const flo
     }
 }
 
-// Keys k0..k0+nk−1 against the queries of one head h, QUERY_CHUNK at a time: P and scale·dS of each query
-// row over the 16 keys (pass 1), then dV += Pᵀ dO, dK += scale·dSᵀ Q (accumulated at dvt, dkt) and
-// dQ += scale·dS K.
-SMALL_INLINE void bwd_keys(const attn_shape *s, int HD, const float *q, const float *k, const float *v, const float *lse,
+// Keys k0..k0+nk−1 against the queries of one head h, QUERY_CHUNK at a time: P of each query row over the
+// 16 keys, then scale·dS (each pass with its HD vectors of the block, ktile = scale·Kᵀ or vtile = Vᵀ, in
+// registers), then dV += Pᵀ dO, dK += scale·dSᵀ Q (accumulated at dvt, dkt) and dQ += scale·dS K.
+SMALL_INLINE void bwd_keys(const attn_shape *s, int HD, const float *q, const float *k, const float *lse,
                            const float *dout, const float *Dh, float *dq, size_t b, size_t kvh, size_t h, size_t k0,
-                           size_t nk, float *dkt, float *dvt, float *pb, float *dsb) {
-    const size_t T = s->T, H = s->H, Hkv = s->Hkv, kv_row = ((b * T + k0) * Hkv + kvh) * HD;
+                           size_t nk, const float *ktile, const float *vtile, float *dkt, float *dvt, float *pb,
+                           float *dsb) {
+    const size_t T = s->T, H = s->H, Hkv = s->Hkv;
     const __m512 scale = _mm512_set1_ps(s->scale);
-    __m512 kt[16], vt[16];
-    load_transposed(k + kv_row, Hkv * HD, nk, HD, kt);
-    load_transposed(v + kv_row, Hkv * HD, nk, HD, vt);
-#pragma GCC unroll 16
-    for (int d = 0; d < HD; d++) kt[d] = _mm512_mul_ps(kt[d], scale);
     // The last query that sees key k0+nk−1 is k0+nk−1 + window−1.
     const size_t qend = s->window && k0 + nk - 1 + s->window < T ? k0 + nk - 1 + s->window : T;
     const __mmask16 all_keys = vm512_lanes(0, 0, nk);
     for (size_t c0 = k0; c0 < qend; c0 += QUERY_CHUNK) {
         const size_t n = qend - c0 < QUERY_CHUNK ? qend - c0 : QUERY_CHUNK;
         const float *qc = q + ((b * T + c0) * H + h) * HD, *dc = dout + ((b * T + c0) * H + h) * HD;
+        __m512 t[16];
+#pragma GCC unroll 16
+        for (int d = 0; d < HD; d++) t[d] = _mm512_loadu_ps(ktile + d * LANES);
         for (size_t i = 0; i < n; i++) {
-            const size_t t = c0 + i;
-            const size_t first = first_key(s, t);
-            const __mmask16 seen = t + 1 >= k0 + nk && first <= k0 ? all_keys : vm512_lanes(k0, first, t + 1 < k0 + nk ? t + 1 : k0 + nk);
-            const __m512 z = dot(kt, qc + i * H * HD, HD);
-            const __m512 p = _mm512_maskz_mov_ps(seen, vm512_expf(_mm512_sub_ps(z, _mm512_set1_ps(lse[t]))));
-            const __m512 dp = dot(vt, dc + i * H * HD, HD);
-            const __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(dp, _mm512_set1_ps(Dh[t]))), scale);
-            _mm512_storeu_ps(pb + i * LANES, p), _mm512_storeu_ps(dsb + i * LANES, ds);
+            const size_t tq = c0 + i, first = first_key(s, tq);
+            const __mmask16 seen = tq + 1 >= k0 + nk && first <= k0
+                                       ? all_keys
+                                       : vm512_lanes(k0, first, tq + 1 < k0 + nk ? tq + 1 : k0 + nk);
+            const __m512 z = dot(t, qc + i * H * HD, HD);
+            _mm512_storeu_ps(pb + i * LANES, _mm512_maskz_mov_ps(seen, vm512_expf(_mm512_sub_ps(z, _mm512_set1_ps(lse[tq])))));
+        }
+#pragma GCC unroll 16
+        for (int d = 0; d < HD; d++) t[d] = _mm512_loadu_ps(vtile + d * LANES);
+        for (size_t i = 0; i < n; i++) {
+            const __m512 dp = dot(t, dc + i * H * HD, HD), p = _mm512_loadu_ps(pb + i * LANES);
+            _mm512_storeu_ps(dsb + i * LANES, _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(dp, _mm512_set1_ps(Dh[c0 + i]))), scale));
         }
         accumulate_outer(HD, n, pb, dc, H * HD, dvt);
         accumulate_outer(HD, n, dsb, qc, H * HD, dkt);
-        add_ds_times_keys(HD, n, dsb, k + kv_row, Hkv * HD, nk, dq + ((b * T + c0) * H + h) * HD,
+        add_ds_times_keys(HD, n, dsb, k + ((b * T + k0) * Hkv + kvh) * HD, Hkv * HD, nk, dq + ((b * T + c0) * H + h) * HD,
                           H * HD);
     }
 }
@@ -220,15 +223,20 @@ SMALL void attn_small_backward(const attn_shape *s, const float *q, const float 
                                const float *dout, const float *D, float *dq, float *dk, float *dv, size_t b, size_t kvh,
                                size_t k0, size_t nk, float *scratch) {
     const size_t T = s->T, H = s->H, Hkv = s->Hkv, hd = s->hd, G = H / Hkv, kv_row = ((b * T + k0) * Hkv + kvh) * hd;
-    float *dkt = scratch, *dvt = dkt + hd * LANES, *pb = dvt + hd * LANES, *dsb = pb + QUERY_CHUNK * LANES;
+    float *dkt = scratch, *dvt = dkt + hd * LANES, *ktile = dvt + hd * LANES, *vtile = ktile + hd * LANES;
+    float *pb = vtile + hd * LANES, *dsb = pb + QUERY_CHUNK * LANES;
     memset(dkt, 0, 2 * hd * LANES * sizeof(float));
+    __m512 t[16];
+    for (int pass = 0; pass < 2; pass++) {   // scale·Kᵀ, then Vᵀ
+        load_transposed((pass ? v : k) + kv_row, Hkv * hd, nk, (int)hd, t);
+        for (size_t d = 0; d < hd; d++) _mm512_storeu_ps((pass ? vtile : ktile) + d * LANES, pass ? t[d] : _mm512_mul_ps(t[d], _mm512_set1_ps(s->scale)));
+    }
     for (size_t g = 0; g < G; g++) {
         const size_t h = kvh * G + g;
         const float *lse_h = lse + (b * H + h) * T, *Dh = D + g * T;
-        if (hd == 8) bwd_keys(s, 8, q, k, v, lse_h, dout, Dh, dq, b, kvh, h, k0, nk, dkt, dvt, pb, dsb);
-        else bwd_keys(s, 16, q, k, v, lse_h, dout, Dh, dq, b, kvh, h, k0, nk, dkt, dvt, pb, dsb);
+        if (hd == 8) bwd_keys(s, 8, q, k, lse_h, dout, Dh, dq, b, kvh, h, k0, nk, ktile, vtile, dkt, dvt, pb, dsb);
+        else bwd_keys(s, 16, q, k, lse_h, dout, Dh, dq, b, kvh, h, k0, nk, ktile, vtile, dkt, dvt, pb, dsb);
     }
-    __m512 t[16];
     for (int pass = 0; pass < 2; pass++) {   // dK, then dV
         const float *acc = pass ? dvt : dkt;
         for (size_t d = 0; d < hd; d++) t[d] = _mm512_loadu_ps(acc + d * LANES);
