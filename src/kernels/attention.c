@@ -6,9 +6,9 @@
 // tiles (queries along the vectors); the backward on key-major blocks. Small head dimensions (8, 16, 32)
 // get register tiles of their own (see tile_mm); at 8 and 16 in fp32 on AVX-512 (no soft-cap) the same tasks
 // run fused kernels instead (attention_small.c), where the tiles' trips through memory cost more than their
-// products. In GEMM_BF16 precision on a CPU with AVX-512 BF16 the
-// products take bf16 operands instead (attention_bf16.c, as the model's other products do); the softmax,
-// its statistics and every accumulator stay fp32.
+// products. In GEMM_BF16 precision on a CPU with AVX-512 BF16 the products take bf16 operands instead
+// (attention_bf16.c, as the model's other products do); the softmax, its statistics and every accumulator
+// stay fp32.
 // -std=c11 turns off FMA contraction; the tile products and exp polynomials need it (2x the FLOP rate). It
 // only fuses a·b+c in this file's own expressions, deterministically for a given build.
 #pragma GCC optimize("fp-contract=fast")
@@ -704,8 +704,9 @@ void attention_backward(const attn_shape *s, const float *q, const float *k, con
                 }
             }
             if (small)   // p, ds and f are contiguous: the fused kernel's scratch
-                for (size_t k0 = 0; k0 < T; k0 += 16)
-                    attn_small_backward(s, q, k, v, lse, dout, w.D, dq, dk, dv, b, kvh, k0, T - k0 < 16 ? T - k0 : 16, w.p);
+                for (size_t k0 = 0; k0 < T; k0 += ATTN_SMALL_KEYS)
+                    attn_small_backward(s, q, k, v, lse, dout, w.D, dq, dk, dv, b, kvh, k0,
+                                        T - k0 < ATTN_SMALL_KEYS ? T - k0 : ATTN_SMALL_KEYS, w.p);
             else
                 for (size_t k0 = 0; k0 < T; k0 += ATT_BK)
                     attn_backward_block(s, q, k, v, lse, dout, dq, dk, dv, b, kvh, k0,

@@ -1,6 +1,9 @@
 // attention_small: see attention_small.h. A vector's lane i is query i0+i (forward) or key k0+i (backward);
-// "transposed" scratch holds hd vectors of 16 lanes. The scale goes into the queries (forward) or the keys
-// (backward) once, so a pair's scaled logit is one dot product; masked pairs get −inf, whose exponential is 0.
+// a tile's rows come in and go out through a register transpose. The scale goes into the queries (forward) or
+// the keys (backward) once, so a pair's scaled logit is one dot product; a masked pair gets the logit −inf
+// (forward: its exponential is 0) or the probability 0 (backward). Scratch holds the logits of a key chunk
+// (forward), or the block's scaled Kᵀ and Vᵀ, its dK and dV accumulators and a query chunk's P and dS
+// (backward).
 #include "kernels/attention_small.h"
 
 #include <immintrin.h>

@@ -23,7 +23,10 @@ size_t attn_small_scratch_floats(const attn_shape *s);
 void attn_small_forward(const attn_shape *s, const float *q, const float *k, const float *v, float *out, float *lse,
                         size_t b, size_t kvh, size_t q0, size_t nq, float *scratch);
 
-// Backward of keys k0..k0+nk−1 (nk <= 16) of KV head kvh of sequence b against every query of its G heads
+// Keys per backward call (one vector).
+enum { ATTN_SMALL_KEYS = 16 };
+
+// Backward of keys k0..k0+nk−1 (nk <= ATTN_SMALL_KEYS) of KV head kvh of sequence b against every query of its G heads
 // that sees them: overwrites those rows of dk and dv, adds into dq. D (G, T) holds rowsum(dout ⊙ out) of each
 // query row of the group's heads.
 void attn_small_backward(const attn_shape *s, const float *q, const float *k, const float *v, const float *lse,
