@@ -28,11 +28,6 @@
 #include "kernels/vecmath.h"
 #include "kernels/vecmath_avx512.h"
 
-// First key query t may see.
-static size_t attn_first_key(const attn_shape *s, size_t t) {
-    return (s->window > 0 && t + 1 > s->window) ? t + 1 - s->window : 0;
-}
-
 static void attn_check_shape(const attn_shape *s) {
     SX_CHECK(s->Hkv > 0 && s->H % s->Hkv == 0, "H must be a multiple of Hkv");
     SX_CHECK(s->hd > 0, "attention: set the head dimension in the attn_shape");

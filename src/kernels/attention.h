@@ -14,6 +14,11 @@ typedef struct {
     float softcap;    // 0 = off; else logits s -> softcap·tanh(s/softcap) (before the mask)
 } attn_shape;
 
+// First key query t may see (0, or the window's first).
+static inline size_t attn_first_key(const attn_shape *s, size_t t) {
+    return (s->window > 0 && t + 1 > s->window) ? t + 1 - s->window : 0;
+}
+
 // The fast kernels take their per-thread scratch from the caller, so they allocate nothing and cannot fail:
 // work holds work_floats floats (contents on entry do not matter), at least one thread's worth, i.e.
 // attention_*_workspace_floats(s, 1); a pass runs on as many threads as OpenMP allows and work holds, so

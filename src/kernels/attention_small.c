@@ -31,11 +31,6 @@ size_t attn_small_scratch_floats(const attn_shape *s) {
     return fwd > bwd ? fwd : bwd;
 }
 
-// First key query t sees (attention.c's rule).
-static size_t first_key(const attn_shape *s, size_t t) {
-    return (s->window > 0 && t + 1 > s->window) ? t + 1 - s->window : 0;
-}
-
 // Lanes (queries i0 + lane) that see key j: j <= i0 + lane, and within the window.
 static inline __mmask16 queries_seeing(const attn_shape *s, size_t i0, size_t j) {
     if (j <= i0 && (s->window == 0 || j + s->window >= i0 + LANES)) return 0xffff;   // the common case
@@ -91,7 +86,7 @@ SMALL_INLINE void fwd_queries(const attn_shape *s, int HD, const float *q, const
     // Lanes without a query see every key (finite maxima; their results are not stored). The first chunk
     // holds each query's own key, so every running max is finite after it.
     const __mmask16 no_query = (__mmask16)~((1u << nl) - 1);
-    const size_t kbeg = first_key(s, i0);
+    const size_t kbeg = attn_first_key(s, i0);
     for (size_t hi = i0 + nl; hi > kbeg;) {
         const size_t c0 = hi - kbeg > KEY_CHUNK ? hi - KEY_CHUNK : kbeg, n = hi - c0;
         __m512 mc = m;
@@ -151,37 +146,27 @@ SMALL_INLINE void accumulate_outer(int HD, size_t n, const float *xs, const floa
 }
 
 // rows[i][0..HD) += Σ_lane ds[i][lane]·kr[lane][0..HD) for n rows (row stride ld): dQ += dS·K over the
-// block's keys, kr its nk key rows (the rest zero, as their dS lanes are).
-SMALL_INLINE void add_ds_times_keys(int HD, size_t n, const float *ds, const float *kr, size_t kld, size_t nk,
-                                    float *rows, size_t ld) {
-    if (HD == 16) {
-        __m512 kv[LANES];
-        for (int j = 0; j < LANES; j++) kv[j] = (size_t)j < nk ? _mm512_loadu_ps(kr + j * kld) : _mm512_setzero_ps();
-        for (size_t i = 0; i < n; i++) {
-            const float *x = ds + i * LANES;
-            __m512 a[4];
-#pragma GCC unroll 4
-            for (int u = 0; u < 4; u++) a[u] = _mm512_mul_ps(_mm512_set1_ps(x[u]), kv[u]);
-#pragma GCC unroll 16
-            for (int j = 4; j < LANES; j++) a[j % 4] = _mm512_fmadd_ps(_mm512_set1_ps(x[j]), kv[j], a[j % 4]);
-            float *r = rows + i * ld;
-            _mm512_storeu_ps(r, _mm512_add_ps(_mm512_loadu_ps(r), _mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3]))));
-        }
-    } else {
-        __m256 kv[LANES];
-        for (int j = 0; j < LANES; j++) kv[j] = (size_t)j < nk ? _mm256_loadu_ps(kr + j * kld) : _mm256_setzero_ps();
-        for (size_t i = 0; i < n; i++) {
-            const float *x = ds + i * LANES;
-            __m256 a[4];
-#pragma GCC unroll 4
-            for (int u = 0; u < 4; u++) a[u] = _mm256_mul_ps(_mm256_set1_ps(x[u]), kv[u]);
-#pragma GCC unroll 16
-            for (int j = 4; j < LANES; j++) a[j % 4] = _mm256_fmadd_ps(_mm256_set1_ps(x[j]), kv[j], a[j % 4]);
-            float *r = rows + i * ld;
-            _mm256_storeu_ps(r, _mm256_add_ps(_mm256_loadu_ps(r), _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]))));
-        }
+// block's keys, kr its nk key rows (the rest zero, as their dS lanes are). A key row is one vector: 512 bits
+// at HD 16, 256 at HD 8 (ds_times_keys_W, one body for both widths).
+#define DS_TIMES_KEYS(W, vec)                                                                                    \
+    SMALL_INLINE void ds_times_keys_##W(size_t n, const float *ds, const float *kr, size_t kld, size_t nk,       \
+                                        float *rows, size_t ld) {                                                \
+        vec kv[LANES];                                                                                           \
+        for (int j = 0; j < LANES; j++) kv[j] = (size_t)j < nk ? _mm##W##_loadu_ps(kr + j * kld) : _mm##W##_setzero_ps(); \
+        for (size_t i = 0; i < n; i++) {                                                                         \
+            const float *x = ds + i * LANES;                                                                     \
+            vec a[4];                                                                                            \
+            _Pragma("GCC unroll 4") for (int u = 0; u < 4; u++) a[u] = _mm##W##_mul_ps(_mm##W##_set1_ps(x[u]), kv[u]); \
+            _Pragma("GCC unroll 16") for (int j = 4; j < LANES; j++)                                            \
+                a[j % 4] = _mm##W##_fmadd_ps(_mm##W##_set1_ps(x[j]), kv[j], a[j % 4]);                           \
+            float *r = rows + i * ld;                                                                            \
+            const vec sum = _mm##W##_add_ps(_mm##W##_add_ps(a[0], a[1]), _mm##W##_add_ps(a[2], a[3]));           \
+            _mm##W##_storeu_ps(r, _mm##W##_add_ps(_mm##W##_loadu_ps(r), sum));                                  \
+        }                                                                                                        \
     }
-}
+DS_TIMES_KEYS(512, __m512)
+DS_TIMES_KEYS(256, __m256)
+#undef DS_TIMES_KEYS
 
 // Keys k0..k0+nk−1 against the queries of one head h, QUERY_CHUNK at a time: P of each query row over the
 // 16 keys, then scale·dS (each pass with its HD vectors of the block, ktile = scale·Kᵀ or vtile = Vᵀ, in
@@ -202,7 +187,7 @@ SMALL_INLINE void bwd_keys(const attn_shape *s, int HD, const float *q, const fl
 #pragma GCC unroll 16
         for (int d = 0; d < HD; d++) t[d] = _mm512_loadu_ps(ktile + d * LANES);
         for (size_t i = 0; i < n; i++) {
-            const size_t tq = c0 + i, first = first_key(s, tq);
+            const size_t tq = c0 + i, first = attn_first_key(s, tq);
             const __mmask16 seen = tq + 1 >= k0 + nk && first <= k0
                                        ? all_keys
                                        : vm512_lanes(k0, first, tq + 1 < k0 + nk ? tq + 1 : k0 + nk);
@@ -217,8 +202,10 @@ SMALL_INLINE void bwd_keys(const attn_shape *s, int HD, const float *q, const fl
         }
         accumulate_outer(HD, n, pb, dc, H * HD, dvt);
         accumulate_outer(HD, n, dsb, qc, H * HD, dkt);
-        add_ds_times_keys(HD, n, dsb, k + ((b * T + k0) * Hkv + kvh) * HD, Hkv * HD, nk, dq + ((b * T + c0) * H + h) * HD,
-                          H * HD);
+        const float *kr = k + ((b * T + k0) * Hkv + kvh) * HD;
+        float *dqc = dq + ((b * T + c0) * H + h) * HD;
+        if (HD == 16) ds_times_keys_512(n, dsb, kr, Hkv * HD, nk, dqc, H * HD);
+        else ds_times_keys_256(n, dsb, kr, Hkv * HD, nk, dqc, H * HD);
     }
 }
 
