@@ -40,6 +40,15 @@ awk '$1 == "start" { f = $(NF-1); if (n++ && f > last + 0) bad = 1; last = f } E
 grep -q "stopped (budget spent) after 1 round, 3 seeds per rung" "$tmp/until.out" || fail "one round expected: $(cat "$tmp/until.out")"
 [ "$(grep -c '^  start .*-s3 ' "$tmp/until.log")" -eq 9 ] && grep -q "^3 ladders in one pool" "$tmp/until.log" ||
     fail "the round should train the 9 seed-3 runs in one pool: $(cat "$tmp/until.log")"
+# On ladders not trained yet, their own seeds count against the budget: the one round's budget is spent on
+# them (about twice the round), so no round follows.
+mkdir -p "$tmp/fresh"
+cp "$tmp/pool/"*.ladder "$tmp/fresh/"
+(cd "$tmp/fresh" && "$S" compare "${specs[@]}" --until-decided --budget-flops "$(awk -v r=$round 'BEGIN { print 1.01 * r }')" --jobs 2) \
+    > "$tmp/fresh.out" 2> "$tmp/fresh.log" || { fail "compare --until-decided on fresh ladders"; cat "$tmp/fresh.log"; }
+grep -q "stopped (budget spent) after 0 rounds, 2 seeds per rung, 0 FLOPs added after [0-9.e+]* FLOPs of the ladders' own seeds" \
+    "$tmp/fresh.out" && [ "$(grep -c '^  start ' "$tmp/fresh.log")" -eq 18 ] ||
+    fail "the first seeds should train inside the budget and leave none for a round: $(cat "$tmp/fresh.out")"
 # The ladder directories record the added seeds (seeds.json): the plan and a plain compare find them.
 (cd "$tmp/pool" && "$S" ladder plan pa.ladder) | grep -q " w24-s3 " || fail "ladder plan should read runs/pa/seeds.json"
 (cd "$tmp/pool" && "$S" compare "${specs[@]}" --out cmp.json > "$tmp/plain.out") && grep -q '"seeds": 3' "$tmp/pool/cmp.json" ||

@@ -569,7 +569,8 @@ static void test_ladder_open(void) {
 // One rung far noisier than the others (own noise 0.05 at w32, 0.002 at the other rungs): the jackknife puts
 // most of the paired interval's variance there, and --until-decided places more seeds at that rung than at
 // any other although it costs the second most (a round serves the one variant; the last round fills what the
-// budget leaves with cheaper seeds), and records them in the ladder directories.
+// budget leaves with cheaper seeds), but no round more than doubles a rung's seeds (the need, sized on the
+// variance of 5 seeds, is more), and records them in the ladder directories.
 static void test_noisy_rung(void) {
     fake_law f[2] = {{.own = 0.0002, .tag = 5, .noisy_width = 32, .noisy = 0.002},
                      {.own = 0.0002, .tag = 6, .noisy_width = 32, .noisy = 0.002}};
@@ -599,6 +600,7 @@ static void test_noisy_rung(void) {
         json_int_t sum = 0, most = 0;
         for (size_t k = 0; k < 5; k++) {
             json_int_t x = json_integer_value(json_array_get(added, k));
+            if (!CHECK(x <= 5 + at[k])) fprintf(stderr, "  round %zu: %lld seeds added to %lld at rung %zu\n", a + 1, (long long)x, (long long)(5 + at[k]), k);
             at[k] += x;
             sum += x;
             most = x > most ? x : most;

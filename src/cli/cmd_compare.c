@@ -45,8 +45,8 @@ int cmd_compare(int argc, char **argv) {
         {"width", FLAG_DOUBLE, &width, "0", "with --until-decided: also stop when every undecided paired interval is narrower"},
         {"precision", FLAG_DOUBLE, &precision, "0", "with --until-decided: stop only when every paired interval is within "
                                                      "+-this fraction of its multiplier (0.15: +-15%), decided or not"},
-        {"budget", FLAG_DOUBLE, &budget_h, "0", "with --until-decided: wall-clock hours the added seeds may take"},
-        {"budget-flops", FLAG_DOUBLE, &budget_flops, "0", "with --until-decided: training FLOPs the added seeds may spend"},
+        {"budget", FLAG_DOUBLE, &budget_h, "0", "with --until-decided: wall-clock hours the command may take (training the ladders first included)"},
+        {"budget-flops", FLAG_DOUBLE, &budget_flops, "0", "with --until-decided: training FLOPs the command may spend (the ladders' own seeds included)"},
         {"spending", FLAG_STR, &spending, "pocock", "with --until-decided: the alpha spending that keeps the family-wise "
                                                      "error at 5% over the looks: pocock (an early look can decide) or obf "
                                                      "(O'Brien-Fleming: nearly all of it at the budget's end)"},
@@ -92,7 +92,7 @@ int cmd_compare(int argc, char **argv) {
         st = sx_fail(SX_ERR_ARG, "--run and --until-decided train ladders: a curve ladder directory has nothing to train");
     if (st) return cli_report("compare", st);
     const char *exe = "/proc/self/exe";   // this binary, even if a rebuild replaces its file meanwhile (cmd_ladder.c)
-    if (run || until) st = ladder_execute(specs, dp, (size_t)a.npos, exe, (int)jobs, -1);   // one pool over all ladders
+    if (run && !until) st = ladder_execute(specs, dp, (size_t)a.npos, exe, (int)jobs, -1);   // one pool over all ladders (until: inside its budget)
     if (!st && !(target > 0) && !curves) {
         ladder_run *plan;
         size_t nr;

@@ -20,6 +20,12 @@
 // A round placed by the noise that would narrow no interval still wanting seeds by this much (relative, its
 // standard error) is not trained: near the budget's end the FLOPs left can buy only seeds where they hardly matter.
 #define NARROW_MIN 0.005
+// A round at most multiplies a rung's seeds by this. The seeds a goal needs are sized on a variance estimated
+// from the seeds so far, whose relative error is about sqrt(2/(S-1)) (71% at 5 seeds). Replays of the KV study
+// (README) from 32-50 stored seeds per rung in shuffled orders, at its budget: uncapped, a round asked for up
+// to 187 seeds from 5 per rung, and 4 of 6 orders reached +-15% (two of them only by spending the whole
+// budget); at most doubling, 9 of 10, in a median of 74% of the budget.
+#define ROUND_GROWTH 2
 
 static double now_s(void) {
     struct timespec t;
@@ -64,6 +70,21 @@ static sx_status added_flops(const ladder_spec *now, const ladder_spec *next, co
     for (size_t i = 0; i < n; i++) {
         size_t m = main_run(next, runs, i, &r);
         if (m != SIZE_MAX && runs[m].seed > ladder_rung_seeds(now, r)) *flops += run_cost(next, runs, i, m, dir);
+    }
+    free(runs);
+    return SX_OK;
+}
+
+// FLOPs of the runs of spec's plan not DONE under dir.
+static sx_status pending_flops(const ladder_spec *spec, const char *dir, double *flops) {
+    ladder_run *runs;
+    size_t n, r;
+    sx_status st = ladder_plan(spec, &runs, &n);
+    if (st) return st;
+    *flops = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t m = main_run(spec, runs, i, &r);
+        *flops += run_cost(spec, runs, i, m == SIZE_MAX ? i : m, dir);
     }
     free(runs);
     return SX_OK;
@@ -300,17 +321,18 @@ static double seed_shrink(const double *var, size_t R, size_t i, size_t r, const
     return 1 - sqrt(fmax(0, total - var[i * R + r] / (double)(seeds[r] + 1)) / total);
 }
 
-// The rung, among those whose next seed costs at most max_cost FLOPs, whose next seed narrows the variants'
-// intervals most per FLOP (the sum over variants of seed_shrink over the rung's cost); *score receives that,
-// per FLOP (-1: no rung). variants: n rows of var.
-static size_t best_rung(const double *var, size_t n, const size_t *seeds, const rungs_state *g, double max_cost, double *score) {
+// The rung, among those below their seed limit (most: per rung; NULL: MAX_SEEDS) whose next seed costs at most
+// max_cost FLOPs, whose next seed narrows the variants' intervals most per FLOP (the sum over variants of
+// seed_shrink over the rung's cost); *score receives that, per FLOP (-1: no rung). variants: n rows of var.
+static size_t best_rung(const double *var, size_t n, const size_t *seeds, const size_t *most, const rungs_state *g,
+                        double max_cost, double *score) {
     size_t best = 0;
     *score = -1;
     for (size_t r = 0; r < g->R; r++) {
         double gain = 0, cost = seed_cost(g, r, seeds[r]);
         for (size_t i = 0; i < n; i++) gain += seed_shrink(var, g->R, i, r, seeds);
         double sc = gain / fmax(cost, 1);
-        if (seeds[r] < MAX_SEEDS && cost <= max_cost && sc > *score) { *score = sc; best = r; }
+        if (seeds[r] < (most ? most[r] : MAX_SEEDS) && cost <= max_cost && sc > *score) { *score = sc; best = r; }
     }
     return best;
 }
@@ -337,7 +359,7 @@ static double place_for(const double *var0, size_t i, const rungs_state *g, doub
     *flops = 0;
     bool out_of_reach = false;
     while (now > ratio * ratio * total) {
-        size_t r = best_rung(var, 1, seeds, g, max_flops - *flops, &score);
+        size_t r = best_rung(var, 1, seeds, NULL, g, max_flops - *flops, &score);
         if (score < 0) break;   // no seed fits
         if (!(score > 0)) { out_of_reach = ratio > 0; break; }
         *flops += seed_cost(g, r, seeds[r]);
@@ -571,32 +593,39 @@ static size_t nearest(json_t *report, const rungs_state *g, const double *var, c
 }
 
 // Seeds for report row i (var: noise_of's rows) up to 80% power at the level its test would have at the look
-// after them (or to the width when sooner), within flops_left: add (R) overwritten. That level depends on the
+// after them (or to the width when sooner), within flops_left, each rung's cut to its limit (most, per rung):
+// add (R) overwritten. Returns whether a limit cut the round. That level depends on the
 // information the round adds (a larger round spends more alpha at its look), so the round and its level are
 // solved together: a few damped steps from the level of its last test.
-static void round_for(json_t *report, size_t i, const rungs_state *g, const double *var, look_log *L, double flops_left,
-                      const sequential_options *o, const look_verdict *v, size_t *add) {
+static bool round_for(json_t *report, size_t i, const rungs_state *g, const double *var, const size_t *most, look_log *L,
+                      double flops_left, const sequential_options *o, const look_verdict *v, size_t *add) {
     json_t *e = json_array_get(json_object_get(report, "variants"), i);
     double alpha = undecided_level(report), a = v[i].level > 0 ? v[i].level : alpha, fl;
     size_t next[LADDER_MAX_RUNGS];
+    bool cut = false;
     for (int step = 0; step < 8; step++) {
         place_for(var, i, g, narrow_ratio(e, fewest_seeds(g), a, o), flops_left, add, &fl);
-        if (o->precision > 0) return;   // a precision does not depend on the level
+        cut = false;
+        for (size_t r = 0; r < g->R; r++)
+            if (g->seeds[r] + add[r] > most[r]) { add[r] = most[r] - g->seeds[r]; cut = true; }
+        if (o->precision > 0) return cut;   // a precision does not depend on the level
         for (size_t r = 0; r < g->R; r++) next[r] = g->seeds[r] + add[r];
-        if (look_add(L, next)) return;
+        if (look_add(L, next)) return cut;
         double level = look_level(e, i, g, L, flops_left, false, o->spend, alpha, NULL);
         L->n--;
-        if (!(level > 0) || fabs(log(level / a)) < 0.05) return;
+        if (!(level > 0) || fabs(log(level / a)) < 0.05) return cut;
         a = sqrt(a * level);   // damped: a larger level makes a smaller round, which spends less
     }
+    return cut;
 }
 
 // This round's seeds: target (R) overwritten with every rung's seed count after it (the same for every
 // ladder, so seed k stays paired). Placed by the noise: for the undecided variant nearest a decision (nearest),
 // up to its target or the FLOPs left (flops_left; NAN: unknown), so a round is as large as a decision needs and
-// the looks are few; then, to reach jobs runs over the n ladders and at least one seed, at the rung with the
-// most narrowing summed over the undecided variants per FLOP; a round that would leave less than it costs
-// takes the rest of the budget too. When the noise cannot place them (noise_of): every rung up to
+// the looks are few, but no rung's seeds more than ROUND_GROWTH times over; then, to reach jobs runs over the n
+// ladders and at least one seed, at the rung with the most narrowing summed over the undecided variants per
+// FLOP; a round that would leave less than it costs takes the rest of the budget too, unless ROUND_GROWTH cut
+// it (the next round will want the rest). When the noise cannot place them (noise_of): every rung up to
 // PLACE_MIN_SEEDS, or as far as the FLOPs left go, while a rung has fewer; else one more at every rung.
 // Returns the round's entry of the report's allocation (without its FLOPs), and says it on stderr.
 static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const sequential_options *o, const look_verdict *v,
@@ -625,21 +654,24 @@ static json_t *plan_round(json_t *report, const rungs_state *g, size_t n, const 
     } else {
         memcpy(before, var, nv * g->R * sizeof *var);
         size_t want = (size_t)o->jobs > n ? ((size_t)o->jobs + n - 1) / n : 1, placed_n = 0, add[LADDER_MAX_RUNGS];
+        size_t most[LADDER_MAX_RUNGS];
+        for (size_t r = 0; r < g->R; r++) most[r] = ROUND_GROWTH * g->seeds[r] < MAX_SEEDS ? ROUND_GROWTH * g->seeds[r] : MAX_SEEDS;
+        bool cut = false;   // the next round will need the FLOPs left
         if ((near = nearest(report, g, var, v, o))) {
-            round_for(report, near, g, var, L, isfinite(flops_left) ? flops_left : INFINITY, o, v, add);
+            cut = round_for(report, near, g, var, most, L, isfinite(flops_left) ? flops_left : INFINITY, o, v, add);
             for (size_t r = 0; r < g->R; r++)
                 for (size_t k = 0; k < add[r]; k++, placed_n++) place_seed(var, nv, g->R, r, target);
         }
         for (; placed_n < want; placed_n++) {
             double score;
-            size_t r = best_rung(var, nv, target, g, INFINITY, &score);
+            size_t r = best_rung(var, nv, target, most, g, INFINITY, &score);
             if (!(score > 0)) break;
             place_seed(var, nv, g->R, r, target);
         }
         double cost = round_flops(g, target);
-        while (flops_left - cost < cost) {   // what would be left buys less than this round: it takes that too
+        while (!cut && flops_left - cost < cost) {   // what would be left buys less than this round: it takes that too
             double score;
-            size_t r = best_rung(var, nv, target, g, flops_left - cost, &score);
+            size_t r = best_rung(var, nv, target, most, g, flops_left - cost, &score);
             if (!(score > 0)) break;
             cost += seed_cost(g, r, target[r]);
             place_seed(var, nv, g->R, r, target);
@@ -881,6 +913,20 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
     for (size_t i = 0; i < n && names; i++) names[i] = specs[i].name;
     size_t earlier_looks = 0;
     look_key key;
+    // The ladders' own seeds not trained yet are trained first, and count against the budget as a round's runs
+    // do: the budget bounds what the command trains and how long it takes.
+    double first = 0;
+    for (size_t i = 0; i < n && !st; i++) {
+        double c = 0;
+        st = pending_flops(&specs[i], dirs[i], &c);
+        first += c;
+    }
+    if (!st && first > 0) {
+        double t1 = now_s();
+        st = ladder_execute(specs, dirs, n, o->exe, o->jobs, -1);
+        train_s += now_s() - t1;
+        spent += first;
+    }
     while (!st) {
         json_decref(r);
         r = NULL;
@@ -972,6 +1018,7 @@ sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t
                           "flops_spent", spent, "seconds", now_s() - t0, "width", o->width, "budget_flops", o->budget_flops,
                           "budget_hours", o->budget_hours, "more_seeds", more);
     json_object_set_new(u, "precision", json_real(o->precision));
+    json_object_set_new(u, "flops_first", json_real(first));
     json_object_set_new(u, "earlier_looks", json_integer((json_int_t)earlier_looks));
     json_object_set_new(u, "widths", sizes(g.width, g.R));
     json_object_set_new(u, "rung_seeds", sizes(g.seeds, g.R));
@@ -1042,7 +1089,10 @@ void sequential_print(FILE *out, json_t *r) {
     json_t *added = json_object_get(u, "rungs_added");
     for (size_t k = 0; k < json_array_size(added); k++)
         fprintf(out, "%s%lld", k ? ", w" : " (a rung added: w", (long long)json_integer_value(json_array_get(added, k)));
-    fprintf(out, "%s, %.3g FLOPs added, %.0f s\n", json_array_size(added) ? ")" : "", num(u, "flops_spent"), num(u, "seconds"));
+    double first = num(u, "flops_first");
+    fprintf(out, "%s, %.3g FLOPs added", json_array_size(added) ? ")" : "", num(u, "flops_spent") - first);
+    if (first > 0) fprintf(out, " after %.3g FLOPs of the ladders' own seeds", first);
+    fprintf(out, ", %.0f s in all\n", num(u, "seconds"));
     json_int_t looks = json_integer_value(json_object_get(u, "looks"));
     for (size_t i = 1; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i), *k = json_array_get(json_object_get(u, "more_seeds"), i);

@@ -30,7 +30,9 @@
 // in every ladder, up to 80% power at the level its next look would have (solved with the round: a larger
 // round spends more alpha at its look) or the budget; so a round is as large as a decision needs and the looks
 // are few (one seed a round, by the narrowing summed over the variants, gave 44 rounds of cheap seeds and
-// left the largest rung, which one variant needed, at 3 seeds). Then, up to `jobs` runs and at least one seed,
+// left the largest rung, which one variant needed, at 3 seeds), but no rung's seeds more than doubled in one
+// round: the need is sized on a variance estimated from the seeds so far, and from 5 seeds per rung it asked
+// for up to 187 seeds at once in replays of the KV study. Then, up to `jobs` runs and at least one seed,
 // at the rung with the most narrowing summed over the undecided variants; and a round that would leave less
 // of the budget than it costs takes the rest too (no trail of ever smaller rounds). A seed goes to that rung of every
 // ladder alike (seed k stays paired across them) and every ladder directory records its rungs' seed counts
@@ -72,11 +74,13 @@ typedef struct {
     double width;          // > 0: stop when every undecided paired interval is narrower (multiplier units)
     double precision;      // > 0: stop only when every paired interval is within +-precision of its multiplier
                            // (relative: 0.15 for +-15%); seeds go to the variants short of it; width unused
-    double budget_flops;   // > 0: training FLOPs the added runs may spend
-    double budget_hours;   // > 0: wall-clock time the rounds may take; a round starts only if the time
-                           // left covers its estimate: its FLOPs x the seconds per FLOP of the rounds
-                           // before, or for the first round those the baseline's largest run logged
-                           // (no estimate when it logged no throughput)
+    double budget_flops;   // > 0: training FLOPs the command may spend (the ladders' own seeds not trained yet,
+                           // which it trains first, count)
+    double budget_hours;   // > 0: wall-clock time the command may take (those first seeds' training
+                           // counts); a round starts only if the time left covers its estimate: its
+                           // FLOPs x the seconds per FLOP of the training before, or where it trained
+                           // nothing yet those the baseline's largest run logged (no estimate when it
+                           // logged no throughput)
     const char *exe;       // the sextant binary the ladder runner starts (`exe train ...`)
     int jobs;              // runs trained at once
     double (*spend)(double t, double alpha);   // the alpha spending function (scale/spending.h)
@@ -90,7 +94,8 @@ typedef struct {
 // "sequential_level" (the nominal level of its last test), the report's "verdict_rule" (in words), and
 // "until_decided": {"stop": "decided"|"width"|"precision"|"budget"|"narrowing", "rounds", "looks" (an earlier run's
 // too), "earlier_looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
-// plan order), "widths" (the baseline's rungs), "flops_spent", "seconds", "width", "precision", "budget_flops",
+// plan order), "widths" (the baseline's rungs), "flops_spent" (training FLOPs, the first seeds' included),
+// "flops_first" (the ladders' own seeds it trained before the first look), "seconds" (the whole command's), "width", "precision", "budget_flops",
 // "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung"|"new rung", "widths",
 // "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "for" (the
 // variant it served, or null), "new_width" (a new rung only), "flops"}], "rungs_added": [widths, this run],
