@@ -500,17 +500,18 @@ static a_panels packed_a(const gemm_job *j, const unsigned char *abuf, size_t ap
 }
 
 // Rows ia..ia+ma of the K block pc..pc+kc of op(A) for the micro-kernel: packed into abuf (panels apanel
-// bytes apart), or with in_place read where they lie but for the rows past the last whole tile, which are
-// packed. Sets *a to where the rows start; returns how many of them it covers (ma, or the whole tiles read
-// in place: the rest is then the packed_a at abuf).
+// bytes apart), or with in_place read where they lie. A partial last tile is read in place too when the
+// kernel has a row-limited variant (that reads no row past the tile's), else packed. Sets *a to where the
+// rows start; returns how many of them it covers (ma, or the whole tiles read in place: the rest is then the
+// packed_a at abuf).
 static size_t prepare_a(const gemm_job *j, size_t ia, size_t ma, size_t pc, size_t kc, size_t kcp, bool in_place,
                         unsigned char *abuf, size_t apanel, a_panels *a) {
-    const size_t mr = j->uk->mr, whole = in_place ? ma / mr * mr : 0, r0 = ia + whole;
-    if (j->trans_a)
-        pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + r0, j->lda, ma - whole, mr, kc, j->cv);
-    else
-        pack_rows(abuf, apanel, j->mode, j->A + r0 * j->lda + pc, j->lda, ma - whole, mr, kc, kcp, j->cv, !j->uk->rows);
-    if (!whole) {
+    const size_t mr = j->uk->mr, direct = in_place ? (j->uk->rows ? ma : ma / mr * mr) : 0, r0 = ia + direct;
+    if (direct < ma && j->trans_a)
+        pack_kmajor(abuf, apanel, j->mode, j->A + pc * j->lda + r0, j->lda, ma - direct, mr, kc, j->cv);
+    else if (direct < ma)
+        pack_rows(abuf, apanel, j->mode, j->A + r0 * j->lda + pc, j->lda, ma - direct, mr, kc, kcp, j->cv, !j->uk->rows);
+    if (!direct) {
         *a = packed_a(j, abuf, apanel, kcp);
         return ma;
     }
@@ -518,13 +519,13 @@ static size_t prepare_a(const gemm_job *j, size_t ia, size_t ma, size_t pc, size
         *a = (a_panels){(const unsigned char *)(j->A + pc * j->lda + ia), mr * sizeof(float), 1, j->lda};
     else
         *a = (a_panels){(const unsigned char *)(j->A + ia * j->lda + pc), mr * j->lda * sizeof(float), j->lda, 1};
-    return whole;
+    return direct;
 }
 
 // The rows m0..m1 x columns n0..n1 of C (n0 a multiple of NR), single-threaded. B comes from j->bpacked,
 // or is packed here a KC x NC block at a time into bbuf; A is packed an MA x KC block at a time into abuf
 // and computed on in MC-row blocks. Except: fp32 A against a block of at most A_IN_PLACE_MAX_PANELS panels
-// of B is read where it lies (but for a last partial tile). Each value of A then meets only those few
+// of B is read where it lies (prepare_a). Each value of A then meets only those few
 // panels, and packing it costs about as much as the products (narrow models: the head's gradients, every dx).
 static void gemm_block(const gemm_job *j, size_t m0, size_t m1, size_t n0, size_t n1, unsigned char *bbuf,
                        unsigned char *abuf) {
