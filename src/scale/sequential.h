@@ -53,7 +53,7 @@
 // Rungs: before each round the same weighing is made for a real rung (unless seeds_only): a width one ladder step
 // above the largest (next_width: its runs' FLOPs nearest x0^2/x1, a multiple of the widths' common divisor, taken
 // by every ladder's model), as many seeds as the largest rung has, its real FLOPs within the budget. Where the
-// rung narrows some open interval more than seeds for those FLOPs, the round trains it in every ladder instead
+// rung narrows the open intervals more than seeds for those FLOPs (summed over them), the round trains it in every ladder instead
 // of seeds (recorded in each seeds.json before it trains, so a rerun resumes it). Its estimator is not the one
 // the looks before tested (the law is fitted to other rungs), so a rung starts a new stage of looks: the looks
 // before it spent spend(t, a) by the information fraction t of their last look, and the new stage tests as a
@@ -104,7 +104,7 @@ typedef struct {
 // precision: precise enough), narrow enough, or no estimate is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
 // add at each rung when placed by the noise, or null], "more_seeds_flops": [their FLOPs, or null],
 // "extrapolation" (paired only): {"next_rung_flops", "seeds", "flops", "rung_shrink", "seed_shrink" (per
-// variant, or null), "bound" (a larger rung narrows some undecided interval more than seeds for its FLOPs)}}.
+// variant, or null), "bound" (a larger rung narrows the open intervals more than seeds for its FLOPs, summed)}}.
 sx_status sequential_compare(ladder_spec *specs, const char *const *dirs, size_t n, double target_flops, bool shared_linf,
                              const sequential_options *o, json_t **report);
 // Seeds per rung (in all, from `seeds` now) for 80% power to decide an effect (|ln multiplier|) at two-sided
