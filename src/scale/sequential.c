@@ -753,10 +753,10 @@ static sx_status front_rung_flops(const ladder_spec *specs, const char *const *d
     return SX_OK;
 }
 
-// A larger rung for this round, where the interval is mostly the extrapolation's: with a width for it
-// (next_width) and as many seeds as the largest rung has, in every ladder (grown: the specs with it), its FLOPs
-// (*cost) within flops_left, and the comparison's hypothetical next rung narrowing the variants that want seeds
-// more than seeds placed by the noise for those FLOPs, summed over them (extrapolation's "bound"). Returns the round's allocation
+// A larger rung for this round, where the interval is mostly the extrapolation's: with a width for it (next_width)
+// and as many seeds as the largest rung has, in every ladder (grown: the specs with it), its FLOPs (*cost) within
+// flops_left, and the comparison's hypothetical next rung narrowing the variants that want seeds more than seeds
+// placed by the noise for those FLOPs, summed over them (extrapolation's "bound"). Returns the round's allocation
 // entry (without its FLOPs) and says it on stderr; NULL for a round of seeds.
 static json_t *plan_rung(json_t *report, const rungs_state *g, const ladder_spec *specs, const char *const *dirs, size_t n,
                          const sequential_options *o, double flops_left, int round, ladder_spec *grown, double *cost) {

@@ -51,11 +51,11 @@
 // placed by the noise by so much for the same FLOPs; where the rung buys more, the interval is mostly the
 // extrapolation's leverage and the advice is a larger rung.
 // Rungs: before each round the same weighing is made for a real rung (unless seeds_only): a width one ladder step
-// above the largest (next_width: its runs' FLOPs nearest x0^2/x1, a multiple of the widths' common divisor, taken
-// by every ladder's model), as many seeds as the largest rung has, its real FLOPs within the budget. Where the
-// rung narrows the open intervals more than seeds for those FLOPs (summed over them), the round trains it in every ladder instead
-// of seeds (recorded in each seeds.json before it trains, so a rerun resumes it). Its estimator is not the one
-// the looks before tested (the law is fitted to other rungs), so a rung starts a new stage of looks: the looks
+// above the largest (next_width: its runs' FLOPs nearest x0^2/x1, a multiple of the widths' common divisor, taken by
+// every ladder's model), as many seeds as the largest rung has, its real FLOPs within the budget. Where the rung
+// narrows the open intervals more than seeds for those FLOPs (summed over them), the round trains it in every ladder
+// instead of seeds (recorded in each seeds.json before it trains, so a rerun resumes it). Its estimator is not the
+// one the looks before tested (the law is fitted to other rungs), so a rung starts a new stage of looks: the looks
 // before it spent spend(t, a) by the information fraction t of their last look, and the new stage tests as a
 // group-sequential test of its own at what is left, a - spend(t, a) (Bonferroni over the stages: their errors
 // add at most to a; the stages are recorded with the looks). On fake ladders of three rungs compared 1000x past
@@ -93,12 +93,13 @@ typedef struct {
 // sequential ones, with each row's "decided_look" (0: the ladders as given; null while undecided) and
 // "sequential_level" (the nominal level of its last test), the report's "verdict_rule" (in words), and
 // "until_decided": {"stop": "decided"|"width"|"precision"|"budget"|"narrowing", "rounds", "looks" (an earlier run's
-// too), "earlier_looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung,
-// plan order), "widths" (the baseline's rungs), "flops_spent" (training FLOPs, the first seeds' included),
-// "flops_first" (the ladders' own seeds it trained before the first look), "seconds" (the whole command's), "width", "precision", "budget_flops",
-// "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung"|"new rung", "widths",
-// "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected, or null), "for" (the
-// variant it served, or null), "new_width" (a new rung only), "flops"}], "rungs_added": [widths, this run],
+// too), "earlier_looks", "spending", "seeds" (the fewest of any rung, at the end), "rung_seeds" (per rung, plan
+// order), "widths" (the baseline's rungs), "flops_spent" (training FLOPs, the first seeds' included), "flops_first"
+// (the ladders' own seeds it trained before the first look), "seconds" (the whole command's), "width", "precision",
+// "budget_flops", "budget_hours", "allocation": [per round trained: {"round", "placed": "by noise"|"every rung"|
+// "new rung", "widths", "added" (seeds per rung), "shrink" (per variant: the narrowing the noise model expected,
+// or null), "for" (the variant it served, or null), "new_width" (a new rung only), "flops"}], "rungs_added":
+// [widths, this run],
 // "more_seeds_level": [per variant: the level that power is for, or null],
 // "more_seeds": [per variant: seeds per rung still needed (with precision: for it), or null where decided (with
 // precision: precise enough), narrow enough, or no estimate is possible (multiplier estimate exactly 1 or unbounded)], "more_seeds_rungs": [per variant: the seeds to
