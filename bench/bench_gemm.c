@@ -4,7 +4,8 @@
 // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, so it picks its AVX-512 kernels (see /work/shared/BENCH.md) and
 // no link flags are needed; without it the baseline columns read n/a.
 // Usage: bench_gemm [seconds-per-case [word...]]   (threads: OMP_NUM_THREADS, default all cores)
-// With words, only the cases whose name contains one of them run (e.g. `bench_gemm 1 head proj`).
+// With words, only the cases whose name contains one of them run (e.g. `bench_gemm 1 head proj`), and none
+// whose name contains a word given as -WORD (`bench_gemm 1 -w32 -w64`: all but the ladder rungs' shapes).
 // With OMP_NUM_THREADS=1 every time is the thread's CPU time rather than wall time, so a shared, busy
 // machine (time-sliced in scheduler quanta) still gives usable single-core ratios.
 #include <dlfcn.h>
@@ -181,11 +182,17 @@ static double rel_err(const bench_case *c, int who, const float *A, const float 
     return sqrt(num / den);
 }
 
-// True when no filter words were given or the case's name contains one of them.
+// Whether a case runs: its name contains none of the words given as -WORD, and one of the others (or no
+// others were given).
 static bool selected(const char *name, int nwords, char **words) {
+    bool wanted = true;
     for (int i = 0; i < nwords; i++)
-        if (strstr(name, words[i])) return true;
-    return nwords == 0;
+        if (words[i][0] == '-' && strstr(name, words[i] + 1)) return false;
+    for (int i = 0; i < nwords; i++)
+        if (words[i][0] != '-') wanted = false;
+    for (int i = 0; i < nwords && !wanted; i++)
+        if (words[i][0] != '-' && strstr(name, words[i])) wanted = true;
+    return wanted;
 }
 
 int main(int argc, char **argv) {
@@ -217,6 +224,32 @@ int main(int argc, char **argv) {
         {"d2 dy·W fc   2048x128x512", false, false, false, 2048, 128, 512, 0},
         {"d2 dy·W head 2048x128x8192 by 1024", false, false, false, 2048, 128, 8192, 1024},
         {"d2 dyᵀ·x head 8192x128x2048 by 1024", true, false, true, 8192, 128, 2048, 1024},
+        // Ladder rungs (d2-hd16-w32 and -w64 at 8 x 128 tokens, vocab 2048, F = 4C; q, k, v and o are each
+        // C x C), which ladder run trains one thread each: run these with OMP_NUM_THREADS=1.
+        {"w32 x·Wᵀ head    1024x2048x32", false, true, false, 1024, 2048, 32, 0},
+        {"w32 dy·W head    1024x32x2048", false, false, false, 1024, 32, 2048, 0},
+        {"w32 dyᵀ·x head   2048x32x1024", true, false, true, 2048, 32, 1024, 0},
+        {"w32 x·Wᵀ q       1024x32x32", false, true, false, 1024, 32, 32, 0},
+        {"w32 dy·W q       1024x32x32", false, false, false, 1024, 32, 32, 0},
+        {"w32 dyᵀ·x q      32x32x1024", true, false, true, 32, 32, 1024, 0},
+        {"w32 x·Wᵀ fc      1024x128x32", false, true, false, 1024, 128, 32, 0},
+        {"w32 x·Wᵀ proj    1024x32x128", false, true, false, 1024, 32, 128, 0},
+        {"w32 dy·W fc      1024x32x128", false, false, false, 1024, 32, 128, 0},
+        {"w32 dy·W proj    1024x128x32", false, false, false, 1024, 128, 32, 0},
+        {"w32 dyᵀ·x fc     128x32x1024", true, false, true, 128, 32, 1024, 0},
+        {"w32 dyᵀ·x proj   32x128x1024", true, false, true, 32, 128, 1024, 0},
+        {"w64 x·Wᵀ head    1024x2048x64", false, true, false, 1024, 2048, 64, 0},
+        {"w64 dy·W head    1024x64x2048", false, false, false, 1024, 64, 2048, 0},
+        {"w64 dyᵀ·x head   2048x64x1024", true, false, true, 2048, 64, 1024, 0},
+        {"w64 x·Wᵀ q       1024x64x64", false, true, false, 1024, 64, 64, 0},
+        {"w64 dy·W q       1024x64x64", false, false, false, 1024, 64, 64, 0},
+        {"w64 dyᵀ·x q      64x64x1024", true, false, true, 64, 64, 1024, 0},
+        {"w64 x·Wᵀ fc      1024x256x64", false, true, false, 1024, 256, 64, 0},
+        {"w64 x·Wᵀ proj    1024x64x256", false, true, false, 1024, 64, 256, 0},
+        {"w64 dy·W fc      1024x64x256", false, false, false, 1024, 64, 256, 0},
+        {"w64 dy·W proj    1024x256x64", false, false, false, 1024, 256, 64, 0},
+        {"w64 dyᵀ·x fc     256x64x1024", true, false, true, 256, 64, 1024, 0},
+        {"w64 dyᵀ·x proj   64x256x1024", true, false, true, 64, 256, 1024, 0},
         {"square 512", false, false, false, 512, 512, 512, 0},
         {"square 1024", false, false, false, 1024, 1024, 1024, 0},
         {"square 2048", false, false, false, 2048, 2048, 2048, 0},
