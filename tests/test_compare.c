@@ -39,6 +39,8 @@ typedef struct {
     int tag;
     size_t noisy_width;   // this rung's own noise is `noisy` instead of `own` (0: none)
     double noisy;
+    size_t bent_width;    // this rung's losses lie `bend` above the law (0: none; in-memory ladders only, fake_finals)
+    double bend;
 } fake_law;
 
 static double fake_loss(const fake_law *f, size_t width, size_t seed) {
@@ -48,7 +50,8 @@ static double fake_loss(const fake_law *f, size_t width, size_t seed) {
     rng_seed(&r, (seed * 1000003u + width) * 7919u + (uint64_t)f->tag);
     double z_own = rng_normal(&r);
     double own = f->noisy_width == width ? f->noisy : f->own;
-    return 2 + 3 * pow((double)width / 8, -0.8) - f->shift + f->shared * z_shared + own * z_own;
+    return 2 + 3 * pow((double)width / 8, -0.8) - f->shift + (f->bent_width == width ? f->bend : 0) + f->shared * z_shared +
+           own * z_own;
 }
 
 // One finished run directory as the trainer writes it (the fields rundir and the ladder runner read).
@@ -256,13 +259,14 @@ static void fake_finals(const ladder_run *runs, size_t n, const fake_law *f, int
 }
 
 // How many of `reps` replicates (fresh own noise each) compare f[1] with f[0], at seeds per rung and each
-// target, decide; *better counts those decided better; *covered counts paired intervals holding `truth`.
+// target, decide; *better counts those decided better; *covered counts paired intervals holding `truth`;
+// *shifted those whose largest rungs move the multiplier beyond the seeds' noise (largest_rung_shift_p <= 5%).
 static size_t decisions(const fake_law *f, size_t seeds, const double *targets, size_t nt, size_t reps, double truth,
-                        size_t *better, size_t *covered) {
+                        size_t *better, size_t *covered, size_t *shifted) {
     ladder_spec s;
     ladder_run *runs = NULL;
     size_t n = 0, decided = 0, S[5] = {seeds, seeds, seeds, seeds, seeds};
-    *better = *covered = 0;
+    *better = *covered = *shifted = 0;
     if (!write_spec("cover", seeds, &f[0], &s) || !CHECK(ladder_plan(&s, &runs, &n) == SX_OK && n == 5 * seeds)) return SIZE_MAX;
     double flops[5], final[2][5 * 10];
     compare_ladder l[2] = {{"base", 5, flops, S, final[0]}, {"variant", 5, flops, S, final[1]}};
@@ -277,6 +281,7 @@ static size_t decisions(const fake_law *f, size_t seeds, const double *targets, 
             *better += d && !strcmp(verdict(r, 1), "better than the baseline");
             double lo = field(r, 1, "paired_lo"), hi = field(r, 1, "paired_hi");
             *covered += lo <= truth && (truth <= hi || isnan(hi));   // a null upper end is unbounded
+            *shifted += field(r, 1, "largest_rung_shift_p") <= 0.05;
             json_decref(r);
         }
     }
@@ -292,7 +297,7 @@ static size_t decisions(const fake_law *f, size_t seeds, const double *targets, 
 static void test_null_coverage(void) {
     fake_law f[2] = {{.own = 0.002}, {.own = 0.002}};
     const double targets[2] = {1.05e12, 1.05e13};   // the largest rung has 1.05e10 FLOPs
-    size_t better, covered, d = decisions(f, 3, targets, 2, 50, 1, &better, &covered);
+    size_t better, covered, shifted, d = decisions(f, 3, targets, 2, 50, 1, &better, &covered, &shifted);
     printf("identical laws, 3 seeds, 50 noise draws x 2 targets: %zu decided, paired interval holds 1 in %zu\n", d, covered);
     CHECK(d <= 5 && covered >= 95);
 }
@@ -302,7 +307,7 @@ static void test_null_coverage(void) {
 static void test_planted_decided(void) {
     fake_law f[2] = {{.own = 0.002}, {.own = 0.002, .shift = 0.03}};
     const double targets[2] = {1e9, 1.05e11};
-    size_t better, covered, d = decisions(f, 3, targets, 2, 20, NAN, &better, &covered);
+    size_t better, covered, shifted, d = decisions(f, 3, targets, 2, 20, NAN, &better, &covered, &shifted);
     printf("planted shift 0.03, 3 seeds, 20 noise draws x 2 targets: %zu decided, %zu better\n", d, better);
     CHECK(d == 40 && better == 40);
 }
@@ -746,6 +751,37 @@ static bool printed_has(json_t *r, const char *needle) {
     return has;
 }
 
+// The largest rung's shift (compare's largest_rung_shift_p): two laws of one form (own noise 0.002, 3 seeds, 5
+// rungs, 50 noise draws at 10x the largest rung) are flagged about as often as the 5% test allows (at most 7 of
+// 50: 0.3% likely by chance at 5%); a variant whose largest rung lies 0.04 off its law (20 times a run's noise)
+// is flagged in every one of 20 draws, and the table says why its interval is too narrow.
+static void test_largest_rung_shift(void) {
+    const double target = 1.05e11;
+    fake_law same[2] = {{.own = 0.002}, {.own = 0.002}}, bent[2] = {{.own = 0.002}, {.own = 0.002, .bent_width = 48, .bend = 0.04}};
+    size_t better, covered, null_flags, bent_flags;
+    decisions(same, 3, &target, 1, 50, NAN, &better, &covered, &null_flags);
+    decisions(bent, 3, &target, 1, 20, NAN, &better, &covered, &bent_flags);
+    printf("largest rung's shift flagged: one form %zu of 50 draws, largest rung bent %zu of 20\n", null_flags, bent_flags);
+    CHECK(null_flags <= 7 && bent_flags == 20);
+    ladder_spec s;
+    ladder_run *runs = NULL;
+    size_t n = 0, S[5] = {3, 3, 3, 3, 3};
+    double flops[5], final[2][15];
+    if (!write_spec("bent", 3, &bent[0], &s) || !CHECK(ladder_plan(&s, &runs, &n) == SX_OK && n == 15)) return;
+    fake_finals(runs, n, &bent[0], 1000, flops, final[0]);
+    fake_finals(runs, n, &bent[1], 1001, flops, final[1]);
+    compare_ladder l[2] = {{"base", 5, flops, S, final[0]}, {"variant", 5, flops, S, final[1]}};
+    json_t *r = NULL;
+    if (CHECK(compare_finals(l, 2, target, false, &r) == SX_OK)) {
+        char *text = printed(r, compare_print);
+        if (text) printf("%s", text);
+        CHECK(text && strstr(text, "variant: the largest rung moves the multiplier more than the seeds' noise explains"));
+        free(text);
+    }
+    json_decref(r);
+    free(runs);
+}
+
 // --width's estimate of the seeds needed, on t quantiles as the power estimate: the N where the paired interval
 // exp(ln m +- t(0.975) se sqrt(S/N)), t on df (N-1)/(S-1) degrees of freedom, is W wide (solved apart: a scan and
 // bisection on gsl's quantiles). At m 1, se 0.05, df 2, 3 seeds, W 0.1 (width now 0.434): 14.01 seeds, where the
@@ -1026,6 +1062,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_width_seeds);
     TEST_RUN(test_null_coverage);
     TEST_RUN(test_planted_decided);
+    TEST_RUN(test_largest_rung_shift);
     TEST_RUN(test_identical_variants);
     TEST_RUN(test_planted_improvement);
     TEST_RUN(test_until_decided);
