@@ -631,12 +631,15 @@ static const char *unbounded_reason_of(json_t *rows, size_t i) {
 // and the variants whose shift the seeds' noise does not explain.
 static void print_largest_rung_shift(FILE *out, json_t *rows, double alpha) {
     size_t flagged = 0;
+    for (size_t i = 1; i < json_array_size(rows); i++)   // all or nothing: a line that stops short would mislead
+        if (!isfinite(row_number(json_array_get(rows, i), "largest_rung_shift_p"))) return;
     for (size_t i = 1; i < json_array_size(rows); i++) {
         json_t *e = json_array_get(rows, i);
         double m = row_number(e, "multiplier_without_largest"), p = row_number(e, "largest_rung_shift_p");
-        if (!isfinite(m) || !isfinite(p)) return;
-        fprintf(out, "%s %s %.3fx (shift p %s%.3f)", i == 1 ? "without each ladder's largest rung:" : ",",
-                json_string_value(json_object_get(e, "name")), m, p < 0.001 ? "<" : "", p < 0.001 ? 0.001 : p);
+        fprintf(out, "%s %s ", i == 1 ? "without each ladder's largest rung:" : ",", json_string_value(json_object_get(e, "name")));
+        if (isfinite(m)) fprintf(out, "%.3fx", m);
+        else fprintf(out, "unbounded");
+        fprintf(out, " (shift p %s%.3f)", p < 0.001 ? "<" : "", p < 0.001 ? 0.001 : p);
         flagged += p <= alpha;
     }
     if (json_array_size(rows) < 2) return;
