@@ -780,6 +780,16 @@ static void test_largest_rung_shift(void) {
     }
     json_decref(r);
     free(runs);
+    // a rung of one seed in both ladders: paired, but the shift's noise is unknown, so no p and no line
+    double fl[4] = {1e11, 1e10, 1e9, 1e8}, one[2][7] = {{3, 3.01, 3.5, 4, 4.01, 5, 5.02}, {3.1, 3.12, 3.55, 4.1, 4.1, 5.1, 5.1}};
+    size_t seeds[4] = {2, 1, 2, 2};
+    compare_ladder m[2] = {{"base", 4, fl, seeds, one[0]}, {"one", 4, fl, seeds, one[1]}};
+    if (!CHECK(compare_finals(m, 2, 1e12, false, &r) == SX_OK)) return;
+    char *text = printed(r, compare_print);
+    CHECK(json_is_true(json_object_get(r, "paired")) && isnan(field(r, 1, "largest_rung_shift_p")) && text &&
+          !strstr(text, "without each ladder's largest rung"));
+    free(text);
+    json_decref(r);
 }
 
 // --width's estimate of the seeds needed, on t quantiles as the power estimate: the N where the paired interval

@@ -435,7 +435,7 @@ static bool fit_less(const variant *v, const double *y, const double *pin, doubl
 // multiplier at C with every ladder refitted without its largest rung (lm, n), and the paired jackknife t test
 // of its shift from the full fit's (p, n: seed k of a rung left out of every ladder and of both fits alike).
 // NaN for the baseline, and for every variant where the ladders are not paired, a ladder has fewer than 4
-// rungs or a refit fails. The seed intervals hold the rungs' noise at the law's form; a shift beyond it is the
+// rungs or a refit fails; p NaN too where a rung's seed noise is unknown (one seed). The seed intervals hold the rungs' noise at the law's form; a shift beyond it is the
 // form's (in the KV study a w144 rung moved every multiplier out of its 4-rung interval).
 static void largest_rung_shift(const variant *v, size_t n, double C, bool shared_linf, bool paired, double *lm, double *p) {
     const size_t P = LAW_POW_NPARAM, R = v[0].R, all = v[0].off[R];
@@ -468,7 +468,8 @@ static void largest_rung_shift(const variant *v, size_t n, double C, bool shared
             }
             jack_add(&j, jack_rows_var(&rows), v[0].S[r]);
         }
-        p[i] = t_interval(ln_multiplier(v[0].p, v[i].p, C) - lm[i], &j).p;
+        t_stat t = t_interval(ln_multiplier(v[0].p, v[i].p, C) - lm[i], &j);
+        p[i] = isfinite(t.df) || t.var == 0 ? t.p : NAN;   // NaN, not t_interval's 1, where the noise is unknown
     }
     free(q);
 }
