@@ -188,6 +188,12 @@ static double multiplier(const double *p, double C, double l_var) {
     return pow((l_base - p[LAW_POW_LINF]) / (l_var - p[LAW_POW_LINF]), 1 / p[LAW_POW_ALPHA]);
 }
 
+// The rung means with seed k of rung r (of two or more seeds) left out: y (R) overwritten.
+static void means_without(const variant *v, size_t r, size_t k, double *y) {
+    memcpy(y, v->y, v->R * sizeof *y);
+    y[r] = (y[r] * (double)v->S[r] - v->final[v->off[r] + k]) / (double)(v->S[r] - 1);
+}
+
 // Every leave-one-seed-out refit: row off[r] + k of v->loo refits the law with seed k of rung r left out (the
 // other rungs as they are); NaN rows at a rung of one seed.
 static void variant_loo(variant *v) {
@@ -199,8 +205,7 @@ static void variant_loo(variant *v) {
                 for (size_t j = 0; j < LAW_POW_NPARAM; j++) out[j] = NAN;
                 continue;
             }
-            memcpy(y, v->y, v->R * sizeof *y);
-            y[r] = (y[r] * (double)S - v->final[v->off[r] + k]) / (double)(S - 1);
+            means_without(v, r, k, y);
             variant_refit_means(v, y, out);
         }
     }
@@ -449,8 +454,7 @@ static void largest_rung_shift(const variant *v, size_t n, double C, bool shared
         for (size_t r = 1; ok && r < R; r++)   // the largest rung's seeds do not enter this fit: its rows stay unused
             for (size_t k = 0; ok && k < v[i].S[r] && v[i].S[r] > 1; k++) {
                 double y[LADDER_MAX_RUNGS];
-                memcpy(y, v[i].y, R * sizeof *y);
-                y[r] = (y[r] * (double)v[i].S[r] - v[i].final[v[i].off[r] + k]) / (double)(v[i].S[r] - 1);
+                means_without(&v[i], r, k, y);
                 if (i && shared_linf) pin[LAW_POW_LINF] = q[(1 + v[0].off[r] + k) * P + LAW_POW_LINF];
                 ok = fit_less(&v[i], y, i && shared_linf ? pin : NULL, qi + (1 + v[i].off[r] + k) * P);
             }
