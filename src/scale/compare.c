@@ -419,45 +419,52 @@ static void unbounded_reason(const variant *v, const char *base, size_t i, doubl
              "loss at or below the baseline's floor): the seed noise cannot be estimated there", rungs, *rungs ? ")" : "");
 }
 
-// The law fitted to rung means y of every rung but the largest (x + 1, R − 1; L∞ pinned where pin's is not NaN);
-// out (LAW_POW_NPARAM) overwritten. False where the fit fails.
-static bool fit_less(const variant *v, const double *y, const double *pin, double *out) {
+// Ladder v's law without its largest rung (rungs x + 1, R − 1; L∞ pinned where pin's is not NaN), as
+// variant_fit and variant_loo fit the whole ladder: fitted (out[0..P)), then refitted from that fit with each
+// seed k of each other rung r of two or more seeds left out (row 1 + off[r] + k of out; the point fit where a
+// refit fails). pins, when given, holds each row's L∞ to pin (a value pin_stride apart per row: the baseline's
+// fits of the same rows, where L∞ is shared). False where the fit fails.
+static bool fit_less(const variant *v, double *pin, const double *pins, size_t pin_stride, double *out) {
+    const size_t P = LAW_POW_NPARAM;
     fit_law law;
     fit_options fo;
     fit_result res;
     fit_options_default(&fo);
     fo.pin = pin;
     if (law_power_bind(v->x + 1, v->R - 1, &law)) return false;
-    sx_status st = fit_law_run(&law, y + 1, NULL, &fo, &res);
+    bool ok = !fit_law_run(&law, v->y + 1, NULL, &fo, &res);
+    if (ok) {
+        memcpy(out, res.params, P * sizeof *out);
+        fit_result_free(&res);
+    }
+    for (size_t r = 1; ok && r < v->R; r++)   // the largest rung's seeds do not enter this fit: its rows stay unused
+        for (size_t k = 0; k < v->S[r] && v->S[r] > 1; k++) {
+            double y[LADDER_MAX_RUNGS], obj, *row = out + (1 + v->off[r] + k) * P;
+            means_without(v, r, k, y);
+            if (pins) pin[LAW_POW_LINF] = pins[(1 + v->off[r] + k) * pin_stride];
+            if (fit_refine(&law, y + 1, NULL, &fo, out, row, &obj)) memcpy(row, out, P * sizeof *row);
+        }
     fit_law_free(&law);
-    if (st) return false;
-    memcpy(out, res.params, LAW_POW_NPARAM * sizeof *out);
-    fit_result_free(&res);
-    return true;
+    return ok;
 }
 
 // Does the largest rung move the multipliers more than the seeds' noise explains? For each variant, ln of its
 // multiplier at C with every ladder refitted without its largest rung (lm, n), and the paired jackknife t test
 // of its shift from the full fit's (p, n: seed k of a rung left out of every ladder and of both fits alike).
 // NaN for the baseline, and for every variant where the ladders are not paired, a ladder has fewer than 4
-// rungs or a refit fails; p NaN too where a rung's seed noise is unknown (one seed). The seed intervals hold the rungs' noise at the law's form; a shift beyond it is the
-// form's (in the KV study a w144 rung moved every multiplier out of its 4-rung interval).
+// rungs or a fit fails; p NaN too where a rung's seed noise is unknown (one seed). The seed intervals hold the
+// rungs' noise at the law's form; a shift beyond it is the form's (in the KV study a w144 rung moved every
+// multiplier out of its 4-rung interval).
 static void largest_rung_shift(const variant *v, size_t n, double C, bool shared_linf, bool paired, double *lm, double *p) {
     const size_t P = LAW_POW_NPARAM, R = v[0].R, all = v[0].off[R];
     double *q = sx_calloc_n(n * (all + 1), P * sizeof *q, "compare less");   // per ladder: the fit, then its loo rows
     bool ok = q && paired && R >= 4;
     for (size_t i = 0; i < n; i++) lm[i] = p[i] = NAN;
     for (size_t i = 0; ok && i < n; i++) {
-        double *qi = q + i * (all + 1) * P, pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
-        if (i && shared_linf) pin[LAW_POW_LINF] = q[LAW_POW_LINF];
-        ok = fit_less(&v[i], v[i].y, i && shared_linf ? pin : NULL, qi);
-        for (size_t r = 1; ok && r < R; r++)   // the largest rung's seeds do not enter this fit: its rows stay unused
-            for (size_t k = 0; ok && k < v[i].S[r] && v[i].S[r] > 1; k++) {
-                double y[LADDER_MAX_RUNGS];
-                means_without(&v[i], r, k, y);
-                if (i && shared_linf) pin[LAW_POW_LINF] = q[(1 + v[0].off[r] + k) * P + LAW_POW_LINF];
-                ok = fit_less(&v[i], y, i && shared_linf ? pin : NULL, qi + (1 + v[i].off[r] + k) * P);
-            }
+        double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
+        bool shared = i && shared_linf;   // L∞ pinned to the baseline's fit of the same rows
+        if (shared) pin[LAW_POW_LINF] = q[LAW_POW_LINF];
+        ok = fit_less(&v[i], shared ? pin : NULL, shared ? q + LAW_POW_LINF : NULL, P, q + i * (all + 1) * P);
     }
     for (size_t i = 1; ok && i < n; i++) {
         const double *q0 = q, *qi = q + i * (all + 1) * P;
@@ -636,6 +643,7 @@ static const char *unbounded_reason_of(json_t *rows, size_t i) {
 // and the variants whose shift the seeds' noise does not explain.
 static void print_largest_rung_shift(FILE *out, json_t *rows, double alpha) {
     size_t flagged = 0;
+    if (json_array_size(rows) < 2) return;
     for (size_t i = 1; i < json_array_size(rows); i++)   // all or nothing: a line that stops short would mislead
         if (!isfinite(row_number(json_array_get(rows, i), "largest_rung_shift_p"))) return;
     for (size_t i = 1; i < json_array_size(rows); i++) {
@@ -647,7 +655,6 @@ static void print_largest_rung_shift(FILE *out, json_t *rows, double alpha) {
         fprintf(out, " (shift p %s%.3f)", p < 0.001 ? "<" : "", p < 0.001 ? 0.001 : p);
         flagged += p <= alpha;
     }
-    if (json_array_size(rows) < 2) return;
     fprintf(out, "\n");
     if (!flagged) return;
     fprintf(out, " ");
