@@ -62,10 +62,10 @@ for seed in 1 2 3 4 5; do
 done
 
 # 2. Kill -9 while a checkpoint is being written. SEXTANT_STALL_WRITE_AFTER=n stalls the process's nth
-#    checkpoint write() until it is killed (a random n: the cut falls in different checkpoints and tensors).
-#    The kill is sent once this process's temporary checkpoint exists and no step has been logged for half a
-#    second, so it lands inside a write however loaded the machine is; the temporary file left behind proves
-#    it. The wait is capped at two minutes so that a stall outside a checkpoint cannot hang the suite.
+#    checkpoint write() until it is killed (a random n: the cut falls in different checkpoints and tensors)
+#    and says so on stderr; the kill is sent once that line is there, so it lands inside the write however
+#    loaded the machine is, and the temporary file left behind proves it. The wait is capped at two minutes
+#    so that a run that never stalls cannot hang the suite.
 #    A 2048-token vocabulary makes the checkpoint 0.9 MB (many write() calls to choose from).
 args=(--model d1-w32-hd16 --train synthetic:2048 --batch 4 --seq 32 --steps 300 --lr 1e-2 --threads 2 --quiet
       --ckpt-every 5 --eval-every 50 --eval-batches 2)
@@ -75,16 +75,11 @@ midwrite=0
 for seed in 1 2 3; do
     RANDOM=$((seed + 100))
     dir=$tmp/mid$seed
-    SEXTANT_STALL_WRITE_AFTER=$((1 + RANDOM % 60)) "$S" train "${args[@]}" --out "$dir" --resume-or-start >/dev/null 2>&1 &
+    SEXTANT_STALL_WRITE_AFTER=$((1 + RANDOM % 60)) "$S" train "${args[@]}" --out "$dir" --resume-or-start \
+        >/dev/null 2>"$dir.err" &
     pid=$!
     deadline=$((SECONDS + 120))
-    while alive $pid && [ $SECONDS -lt $deadline ]; do
-        count_lines "$dir/metrics.jsonl"; before=$lines
-        [ -e "$dir/checkpoint.sxt.tmp$pid" ] || { nap; continue; }
-        for _ in $(seq 50); do nap; done
-        count_lines "$dir/metrics.jsonl"
-        [ $lines -eq $before ] && [ -e "$dir/checkpoint.sxt.tmp$pid" ] && break
-    done
+    until grep -q "write stalled" "$dir.err" || ! alive $pid || [ $SECONDS -ge $deadline ]; do nap; done
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
     [ -e "$dir/checkpoint.sxt.tmp$pid" ] && midwrite=$((midwrite+1))

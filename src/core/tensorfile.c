@@ -36,9 +36,12 @@ static int write_all(int fd, const void *buf, size_t n, uLong *crc) {
             return -1;
         }
         // A disk that stalls until the process is killed (ten minutes at most), so that a test's kill lands
-        // inside this write however loaded the machine is. sleep() returns early on a signal: sleep the rest.
-        if (tf_stall_write_after > 0 && --tf_stall_write_after == 0)
+        // inside this write however loaded the machine is; the test waits for the line, not for a quiet
+        // moment. sleep() returns early on a signal: sleep the rest.
+        if (tf_stall_write_after > 0 && --tf_stall_write_after == 0) {
+            fprintf(stderr, "tensorfile: write stalled (SEXTANT_STALL_WRITE_AFTER)\n");
             for (unsigned left = 600; left; ) left = sleep(left);
+        }
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;

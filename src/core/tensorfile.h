@@ -39,8 +39,8 @@ size_t tf_dtype_size(tf_dtype d);
 
 // Test hook: when > 0, the Nth write() call made by tf_write from now fails with ENOSPC (fault injection).
 extern int tf_fail_write_after;
-// Test hook: when > 0, the Nth write() call made by tf_write from now first sleeps 10 s (a stalled disk), so
-// that a test can kill the process inside a checkpoint write at a chosen moment.
+// Test hook: when > 0, the Nth write() call made by tf_write from now says so on stderr and sleeps until the
+// process is killed (ten minutes at most: a stalled disk), so that a test can kill it inside a checkpoint write.
 extern int tf_stall_write_after;
 
 #endif

@@ -3,7 +3,7 @@
 // with a diagnosis (or rolls back and skips the batches) on a non-finite or spiking loss. Test hooks read
 // from the environment: SEXTANT_INJECT_NAN_AT_STEP=k / SEXTANT_INJECT_SPIKE_AT_STEP=k make the loss of step
 // k NaN / 100x (once per process); SEXTANT_FAIL_WRITE_AFTER=n makes the nth checkpoint write() fail.
-// SEXTANT_STALL_WRITE_AFTER=n makes the nth one stall for 10 s first (a kill then lands inside the write).
+// SEXTANT_STALL_WRITE_AFTER=n makes the nth one stall, saying so on stderr (a kill then lands inside the write).
 // Under mpirun (dist/dist.h) --batch is the global batch: every rank draws the same batches and trains its
 // slice of the rows, gradients are summed over the ranks, and only rank 0 writes the run directory; the
 // data stream does not depend on the number of ranks, so a checkpoint resumes with any other count
