@@ -185,14 +185,14 @@ static double rel_err(const bench_case *c, int who, const float *A, const float 
 // Whether a case runs: its name contains none of the words given as -WORD, and one of the others (or no
 // others were given).
 static bool selected(const char *name, int nwords, char **words) {
-    bool wanted = true;
-    for (int i = 0; i < nwords; i++)
-        if (words[i][0] == '-' && strstr(name, words[i] + 1)) return false;
-    for (int i = 0; i < nwords; i++)
-        if (words[i][0] != '-') wanted = false;
-    for (int i = 0; i < nwords && !wanted; i++)
-        if (words[i][0] != '-' && strstr(name, words[i])) wanted = true;
-    return wanted;
+    bool asked = false, matched = false;   // some word without '-' given; one of those in the name
+    for (int i = 0; i < nwords; i++) {
+        bool excludes = words[i][0] == '-', in_name = strstr(name, words[i] + excludes) != NULL;
+        if (excludes && in_name) return false;
+        asked |= !excludes;
+        matched |= !excludes && in_name;
+    }
+    return !asked || matched;
 }
 
 int main(int argc, char **argv) {

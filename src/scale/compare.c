@@ -423,21 +423,22 @@ static void unbounded_reason(const variant *v, const char *base, size_t i, doubl
 // variant_fit and variant_loo fit the whole ladder: fitted (out[0..P)), then refitted from that fit with each
 // seed k of each other rung r of two or more seeds left out (row 1 + off[r] + k of out; the point fit where a
 // refit fails). pins, when given, holds each row's L∞ to pin (a value pin_stride apart per row: the baseline's
-// fits of the same rows, where L∞ is shared). False where the fit fails.
-static bool fit_less(const variant *v, double *pin, const double *pins, size_t pin_stride, double *out) {
+// fits of the same rows, where L∞ is shared). The binding's or the fit's status.
+static sx_status fit_less(const variant *v, double *pin, const double *pins, size_t pin_stride, double *out) {
     const size_t P = LAW_POW_NPARAM;
     fit_law law;
     fit_options fo;
     fit_result res;
     fit_options_default(&fo);
     fo.pin = pin;
-    if (law_power_bind(v->x + 1, v->R - 1, &law)) return false;
-    bool ok = !fit_law_run(&law, v->y + 1, NULL, &fo, &res);
-    if (ok) {
+    sx_status st = law_power_bind(v->x + 1, v->R - 1, &law);
+    if (st) return st;
+    st = fit_law_run(&law, v->y + 1, NULL, &fo, &res);
+    if (!st) {
         memcpy(out, res.params, P * sizeof *out);
         fit_result_free(&res);
     }
-    for (size_t r = 1; ok && r < v->R; r++)   // the largest rung's seeds do not enter this fit: its rows stay unused
+    for (size_t r = 1; !st && r < v->R; r++)   // the largest rung's seeds do not enter this fit: its rows stay unused
         for (size_t k = 0; k < v->S[r] && v->S[r] > 1; k++) {
             double y[LADDER_MAX_RUNGS], obj, *row = out + (1 + v->off[r] + k) * P;
             means_without(v, r, k, y);
@@ -445,7 +446,7 @@ static bool fit_less(const variant *v, double *pin, const double *pins, size_t p
             if (fit_refine(&law, y + 1, NULL, &fo, out, row, &obj)) memcpy(row, out, P * sizeof *row);
         }
     fit_law_free(&law);
-    return ok;
+    return st;
 }
 
 // Does the largest rung move the multipliers more than the seeds' noise explains? For each variant, ln of its
@@ -454,17 +455,22 @@ static bool fit_less(const variant *v, double *pin, const double *pins, size_t p
 // NaN for the baseline, and for every variant where the ladders are not paired, a ladder has fewer than 4
 // rungs or a fit fails; p NaN too where a rung's seed noise is unknown (one seed). The seed intervals hold the
 // rungs' noise at the law's form; a shift beyond it is the form's (in the KV study a w144 rung moved every
-// multiplier out of its 4-rung interval).
-static void largest_rung_shift(const variant *v, size_t n, double C, bool shared_linf, bool paired, double *lm, double *p) {
+// multiplier out of its 4-rung interval). SX_ERR_NOMEM where memory ran out (as next_rung_noise).
+static sx_status largest_rung_shift(const variant *v, size_t n, double C, bool shared_linf, bool paired, double *lm,
+                                    double *p) {
     const size_t P = LAW_POW_NPARAM, R = v[0].R, all = v[0].off[R];
-    double *q = sx_calloc_n(n * (all + 1), P * sizeof *q, "compare less");   // per ladder: the fit, then its loo rows
-    bool ok = q && paired && R >= 4;
     for (size_t i = 0; i < n; i++) lm[i] = p[i] = NAN;
+    if (!paired || R < 4) return SX_OK;
+    double *q = sx_calloc_n(n * (all + 1), P * sizeof *q, "compare less");   // per ladder: the fit, then its loo rows
+    sx_status st = q ? SX_OK : sx_fail(SX_ERR_NOMEM, "out of memory");
+    bool ok = !st;
     for (size_t i = 0; ok && i < n; i++) {
         double pin[LAW_POW_NPARAM] = {NAN, NAN, NAN};
         bool shared = i && shared_linf;   // L∞ pinned to the baseline's fit of the same rows
         if (shared) pin[LAW_POW_LINF] = q[LAW_POW_LINF];
-        ok = fit_less(&v[i], shared ? pin : NULL, shared ? q + LAW_POW_LINF : NULL, P, q + i * (all + 1) * P);
+        sx_status e = fit_less(&v[i], shared ? pin : NULL, shared ? q + LAW_POW_LINF : NULL, P, q + i * (all + 1) * P);
+        if (e == SX_ERR_NOMEM) st = e;
+        ok = !e;
     }
     for (size_t i = 1; ok && i < n; i++) {
         const double *q0 = q, *qi = q + i * (all + 1) * P;
@@ -483,6 +489,7 @@ static void largest_rung_shift(const variant *v, size_t n, double C, bool shared
         p[i] = isfinite(t.df) || t.var == 0 ? t.p : NAN;   // NaN, not t_interval's 1, where the noise is unknown
     }
     free(q);
+    return st;
 }
 
 // The comparison of read ladders v (n; v[0] the baseline, names[i] v[i]'s): fits, intervals, verdicts. v is
@@ -505,7 +512,7 @@ static sx_status compare_variants(variant *v, const char *const *names, size_t n
     bool paired_ok = !st;
     for (size_t i = 1; i < n && !st; i++) paired_ok = paired_ok && v[i].R == v[0].R && !memcmp(v[i].S, v[0].S, v[0].R * sizeof *v[0].S);
     if (!st && paired_ok) rung_jackknife(v, n, C, var);   // where the paired interval's noise comes from
-    if (!st) largest_rung_shift(v, n, C, shared_linf, paired_ok, lm_less, p_shift);
+    if (!st) st = largest_rung_shift(v, n, C, shared_linf, paired_ok, lm_less, p_shift);
     if (!st && paired_ok) st = next_rung_noise(v, n, C, next_var, next_x);
     const size_t P = LAW_POW_NPARAM;
     for (size_t i = 0; i < n && !st; i++) {   // each ladder's loss; each variant's ln multiplier and gain, paired
